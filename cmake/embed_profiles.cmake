@@ -1,0 +1,16 @@
+# Writes a C++ source holding every built-in profile's JSON text.
+# Inputs: OUT (the .cpp to write), FILES (list of profiles/*.json).
+set(body "// Generated from profiles/*.json by cmake/embed_profiles.cmake. Do not edit.\n")
+string(APPEND body "#include <string_view>\n#include <utility>\n#include <vector>\n\n")
+string(APPEND body "namespace cordon::detail {\n")
+string(APPEND body "const std::vector<std::pair<std::string_view, std::string_view>>& embedded_profiles() {\n")
+string(APPEND body "  static const std::vector<std::pair<std::string_view, std::string_view>> profiles = {\n")
+list(SORT FILES)
+foreach(f IN LISTS FILES)
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "    {\"${name}\", R\"cordon_json(${text})cordon_json\"},\n")
+endforeach()
+string(APPEND body "  };\n  return profiles;\n}\n}  // namespace cordon::detail\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(RENAME ${OUT}.tmp ${OUT})

@@ -1,0 +1,68 @@
+// cordon/plan.h — sandbox_plan: the immutable result of a backend's compile.
+//
+// A plan is evidence produced by one backend's compiler in this process, not
+// a portable token: it cannot be built by hand (private constructor), copied,
+// or serialized. A launcher rejects null, foreign, other-platform and stale
+// plans with typed errors (DESIGN.md, "Backends").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cordon/enforcement.h"
+#include "cordon/policy.h"
+
+namespace cordon {
+
+class sandbox_backend;
+
+// Backend-private compiled state (mount table, Landlock rules, seccomp
+// program). Each backend derives its own type.
+class plan_payload {
+ public:
+  virtual ~plan_payload() = default;
+};
+
+class sandbox_plan {
+ public:
+  sandbox_plan(const sandbox_plan&) = delete;
+  sandbox_plan& operator=(const sandbox_plan&) = delete;
+
+  // The normalized policy with root tokens resolved to absolute paths.
+  const sandbox_policy& policy() const noexcept { return policy_; }
+  const std::string& backend_name() const noexcept { return backend_name_; }
+  std::uint32_t format_version() const noexcept { return format_version_; }
+  const std::string& platform() const noexcept { return platform_; }
+  // What each control will be in a run of this plan.
+  const enforcement_contract& contract() const noexcept { return contract_; }
+  // Relaxations and known weaker controls, one line each; repeated in reports.
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+  // Unique within this process; with process_token() it binds the plan to it.
+  std::uint64_t identity() const noexcept { return identity_; }
+  std::uint64_t process_token() const noexcept { return process_token_; }
+  const sandbox_backend* backend() const noexcept { return backend_; }
+  const plan_payload* payload() const noexcept { return payload_.get(); }
+
+ private:
+  friend class sandbox_backend;
+  sandbox_plan() = default;
+
+  sandbox_policy policy_;
+  std::string backend_name_;
+  std::uint32_t format_version_ = 0;
+  std::string platform_;
+  enforcement_contract contract_;
+  std::vector<std::string> warnings_;
+  std::uint64_t identity_ = 0;
+  std::uint64_t process_token_ = 0;
+  const sandbox_backend* backend_ = nullptr;
+  std::shared_ptr<const plan_payload> payload_;
+};
+
+// A random value chosen once per process; plans carry it so that a plan
+// cannot outlive or leave the process that compiled it.
+std::uint64_t current_process_token() noexcept;
+
+}  // namespace cordon

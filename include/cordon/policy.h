@@ -1,0 +1,112 @@
+// cordon/policy.h — sandbox_policy, the portable intent (JSON schema v1).
+//
+// Only cross-platform decisions live here (DESIGN.md, "sandbox_policy").
+// A policy grants nothing by itself: a backend compiles it into a plan, or
+// refuses. JSON spelling: schemas/policy.v1.schema.json and docs/policy.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cordon/enforcement.h"
+
+namespace cordon {
+
+inline constexpr int policy_schema_version = 1;
+
+// Ordered isolation levels: none < process < os_sandbox < container < vm.
+enum class isolation_level { none, process, os_sandbox, container, vm };
+std::string_view to_string(isolation_level level) noexcept;
+std::optional<isolation_level> isolation_level_from_string(std::string_view name) noexcept;
+
+enum class read_mode { full, restricted };
+enum class network_mode { denied, unrestricted, filtered };
+enum class rule_action { allow, deny };
+enum class environment_inherit { none, all };
+
+// Path entries are absolute, or start with a root token resolved at compile
+// time: "{workspace}", "{home}" (the invoking user's home), "{run_tmp}" (a
+// private per-run temporary directory, seen as /tmp inside the sandbox).
+inline constexpr std::string_view token_workspace = "{workspace}";
+inline constexpr std::string_view token_home = "{home}";
+inline constexpr std::string_view token_run_tmp = "{run_tmp}";
+
+struct filesystem_policy {
+  read_mode read = read_mode::restricted;
+  // Minimal system paths a process needs to start (listed in the report).
+  bool include_platform_defaults = true;
+  std::vector<std::string> readable;
+  std::vector<std::string> writable;
+  std::vector<std::string> protected_read_only;
+  std::vector<std::string> denied;
+  // Protect .git/hooks, .git/config and .gitmodules of every repository found
+  // under the writable roots at launch (deferred execution, DESIGN.md).
+  bool protect_vcs_metadata = false;
+  bool operator==(const filesystem_policy&) const = default;
+};
+
+struct network_rule {
+  std::string host;          // "example.com", "*.example.com", "**.example.com", "*", IP literal
+  std::optional<int> port;   // 1..65535; absent = every port
+  rule_action action = rule_action::deny;
+  bool operator==(const network_rule&) const = default;
+};
+
+struct network_policy {
+  network_mode mode = network_mode::denied;
+  // May the command listen on loopback inside its own network namespace.
+  bool allow_local_binding = false;
+  std::vector<network_rule> rules;               // only in `filtered` mode
+  rule_action default_action = rule_action::deny;  // must stay deny outside `filtered`
+  bool operator==(const network_policy&) const = default;
+};
+
+struct environment_policy {
+  environment_inherit inherit = environment_inherit::none;
+  std::vector<std::string> allow;                          // names passed through from the host
+  std::vector<std::pair<std::string, std::string>> set;    // explicit values, applied last, in order
+  bool operator==(const environment_policy&) const = default;
+};
+
+// Absent means unlimited; zero is a validation error.
+struct process_policy {
+  bool tree_cleanup = true;
+  std::optional<std::uint64_t> max_processes;
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> cpu_seconds;
+  std::optional<std::uint64_t> timeout_ms;  // JSON: "timeout_seconds" (number, may be fractional)
+  bool operator==(const process_policy&) const = default;
+};
+
+struct sandbox_policy {
+  int schema_version = policy_schema_version;
+  std::string name;
+  isolation_level isolation = isolation_level::os_sandbox;
+  filesystem_policy filesystem;
+  network_policy network;
+  environment_policy environment;
+  process_policy process;
+  // Per-control minimum acceptable level. Overrides the requirement the
+  // policy's content implies; a value below the implied one is a relaxation
+  // and is repeated as a warning in every report.
+  std::map<control, enforcement_level> enforcement;
+  // Free host labels. They grant nothing.
+  std::map<std::string, std::string> metadata;
+  bool operator==(const sandbox_policy&) const = default;
+};
+
+// The level each control must reach for this policy: what its content implies
+// (e.g. network denied -> network_deny enforced), then the explicit
+// `enforcement` entries on top. Controls absent from the map are not required.
+std::map<control, enforcement_level> required_enforcement(const sandbox_policy& policy);
+
+// The explicit entries that lower an implied requirement, as one warning line
+// each (e.g. "memory: host accepts partial (implied enforced)").
+std::vector<std::string> relaxation_warnings(const sandbox_policy& policy);
+
+}  // namespace cordon

@@ -1,0 +1,109 @@
+// `cordon probe`, `cordon profile list|show`, `cordon policy validate|normalize`.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cordon/cordon.h"
+
+namespace cordon::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+int g_info_result = 0;  // set by the info subcommands' callbacks
+
+int probe_command() {
+  auto backend = make_host_backend();
+  host_capabilities caps = backend->probe();
+  json j;
+  j["platform"] = caps.platform;
+  j["backend"] = caps.backend;
+  j["available"] = caps.available;
+  j["isolation"] = std::string(to_string(caps.isolation));
+  json best = json::object();
+  for (const auto& [which, status] : caps.best) {
+    json c = {{"level", std::string(to_string(status.level))}};
+    if (!status.mechanism.empty()) c["mechanism"] = status.mechanism;
+    if (!status.detail.empty()) c["detail"] = status.detail;
+    best[std::string(to_string(which))] = c;
+  }
+  j["best"] = best;
+  json blockers = json::array();
+  for (const auto& b : caps.blockers) {
+    blockers.push_back(
+        {{"control", b.control}, {"required", b.required}, {"available", b.available}, {"reason", b.reason}});
+  }
+  j["blockers"] = blockers;
+  j["facts"] = caps.facts;
+  std::cout << j.dump(2) << "\n";
+  return caps.available ? 0 : 1;
+}
+
+int profile_show(const std::string& name) {
+  auto text = builtin_profile_json(name);
+  if (!text) {
+    print_error(std::string(to_string(text.error_value().code)), text.error_value().message);
+    return exit_cordon_failed;
+  }
+  std::cout << *text;
+  return 0;
+}
+
+int policy_check(const std::string& file, bool print_normalized) {
+  auto policy = load_sandbox_policy(file);
+  if (!policy) {
+    const error& err = policy.error_value();
+    print_error(std::string(to_string(err.code)), (err.location.empty() ? "" : err.location + ": ") + err.message);
+    return exit_cordon_failed;
+  }
+  validation_result validated = validate_sandbox_policy(*policy);
+  if (!validated.ok()) {
+    for (const auto& e : validated.errors) print_error("invalid_policy", e.location + ": " + e.reason);
+    return exit_cordon_failed;
+  }
+  if (print_normalized) {
+    std::cout << sandbox_policy_to_json(validated.policy);
+  } else {
+    std::cout << file << ": valid\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_info_commands(CLI::App& app) {
+  app.add_subcommand("probe", "Print this host's capabilities for the Linux backend as JSON")
+      ->final_callback([] { g_info_result = probe_command(); });
+
+  CLI::App* profile = app.add_subcommand("profile", "Built-in profiles");
+  profile->require_subcommand(1);
+  profile->add_subcommand("list", "List the built-in profiles")->final_callback([] {
+    for (const auto& name : builtin_profile_names()) std::cout << name << "\n";
+    g_info_result = 0;
+  });
+  static std::string profile_name;
+  profile->add_subcommand("show", "Print a built-in profile's JSON")
+      ->final_callback([] { g_info_result = profile_show(profile_name); })
+      ->add_option("name", profile_name, "Profile name")
+      ->required();
+
+  CLI::App* policy = app.add_subcommand("policy", "Check policy files");
+  policy->require_subcommand(1);
+  static std::string policy_file;
+  policy->add_subcommand("validate", "Check a policy file; print every error with its location")
+      ->final_callback([] { g_info_result = policy_check(policy_file, false); })
+      ->add_option("file", policy_file, "Policy file")
+      ->required();
+  policy->add_subcommand("normalize", "Print the normalized form of a valid policy file")
+      ->final_callback([] { g_info_result = policy_check(policy_file, true); })
+      ->add_option("file", policy_file, "Policy file")
+      ->required();
+}
+
+int dispatch(CLI::App& app, const run_options& run) {
+  if (app.got_subcommand("run")) return run_command(run);
+  return g_info_result;
+}
+
+}  // namespace cordon::cli

@@ -1,0 +1,25 @@
+// cordon — command-line entry point. Subcommands live in their own files.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "cordon confines one command tree and reports, control by control, what it enforced.\n"
+      "Run `cordon run -- CMD` to confine CMD under the default profile (workspace-write)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "cordon 0.1.0");
+  cordon::cli::run_options run;
+  cordon::cli::add_run_command(app, run);
+  cordon::cli::add_info_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "cordon: usage_error: " << e.what() << " (see cordon --help)\n";
+    return cordon::cli::exit_cordon_failed;
+  }
+  return cordon::cli::dispatch(app, run);
+}

@@ -1,0 +1,70 @@
+// Plans are made and checked only here, so the binding rules live in one place.
+#include "cordon/backend.h"
+
+#include <sys/random.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "cordon/linux_backend.h"
+
+namespace cordon {
+namespace {
+
+std::uint64_t random_u64() noexcept {
+  std::uint64_t value = 0;
+  if (getrandom(&value, sizeof value, 0) != static_cast<ssize_t>(sizeof value)) {
+    // getrandom cannot fail for 8 bytes once the pool is ready; fall back to the clock.
+    value = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  return value | 1;  // never 0: 0 marks "no process"
+}
+
+std::atomic<std::uint64_t> next_plan_identity{1};
+
+}  // namespace
+
+std::uint64_t current_process_token() noexcept {
+  static const std::uint64_t token = random_u64();
+  return token;
+}
+
+std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(
+    sandbox_policy normalized, std::string platform, enforcement_contract contract,
+    std::vector<std::string> warnings, std::shared_ptr<const plan_payload> payload) const {
+  std::shared_ptr<sandbox_plan> plan(new sandbox_plan());
+  plan->policy_ = std::move(normalized);
+  plan->backend_name_ = std::string(name());
+  plan->format_version_ = plan_format_version();
+  plan->platform_ = std::move(platform);
+  plan->contract_ = std::move(contract);
+  plan->warnings_ = std::move(warnings);
+  plan->identity_ = next_plan_identity.fetch_add(1);
+  plan->process_token_ = current_process_token();
+  plan->backend_ = this;
+  plan->payload_ = std::move(payload);
+  return plan;
+}
+
+result<void> sandbox_backend::check_plan(const sandbox_plan* plan, std::string_view platform) const {
+  if (plan == nullptr) return make_error(error_code::plan_null, "no plan was given to the launcher");
+  if (plan->backend_name() != name() || plan->backend() != this) {
+    return make_error(error_code::plan_foreign, "plan was compiled by backend '" + plan->backend_name() +
+                                                    "', not by this '" + std::string(name()) + "' instance");
+  }
+  if (plan->platform() != platform) {
+    return make_error(error_code::plan_other_platform,
+                      "plan targets platform '" + plan->platform() + "', this host is '" +
+                          std::string(platform) + "'");
+  }
+  if (plan->format_version() != plan_format_version() || plan->process_token() != current_process_token()) {
+    return make_error(error_code::plan_stale,
+                      "plan has format version " + std::to_string(plan->format_version()) +
+                          " from another process or build; recompile the policy");
+  }
+  return ok;
+}
+
+std::unique_ptr<sandbox_backend> make_host_backend() { return make_linux_backend(); }
+
+}  // namespace cordon

@@ -1,0 +1,644 @@
+// src/core/policy_json.cpp — strict reading and stable writing of policy JSON v1.
+//
+// Reading checks structure only (fields, types, enum spellings); meaning is
+// validate_sandbox_policy()'s job. Unknown fields are errors because a typo
+// ("writeable") must never silently weaken a policy.
+#include "cordon/policy_json.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <set>
+#include <span>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/json_pointer.h"
+
+namespace cordon {
+namespace {
+
+using json = nlohmann::ordered_json;
+using detail::pointer_join;
+
+template <class E>
+using names_t = std::span<const std::pair<E, std::string_view>>;
+
+constexpr std::pair<read_mode, std::string_view> read_mode_names[] = {
+    {read_mode::full, "full"}, {read_mode::restricted, "restricted"}};
+constexpr std::pair<network_mode, std::string_view> network_mode_names[] = {
+    {network_mode::denied, "denied"},
+    {network_mode::unrestricted, "unrestricted"},
+    {network_mode::filtered, "filtered"}};
+constexpr std::pair<rule_action, std::string_view> rule_action_names[] = {
+    {rule_action::allow, "allow"}, {rule_action::deny, "deny"}};
+constexpr std::pair<environment_inherit, std::string_view> inherit_names[] = {
+    {environment_inherit::none, "none"}, {environment_inherit::all, "all"}};
+constexpr std::pair<isolation_level, std::string_view> isolation_names[] = {
+    {isolation_level::none, "none"},
+    {isolation_level::process, "process"},
+    {isolation_level::os_sandbox, "os_sandbox"},
+    {isolation_level::container, "container"},
+    {isolation_level::vm, "vm"}};
+
+template <class E>
+std::string_view name_of(E value, names_t<E> names) {
+  for (const auto& [v, n] : names) {
+    if (v == value) return n;
+  }
+  return "unknown";
+}
+
+template <class E>
+std::string one_of(names_t<E> names) {
+  std::string out = "must be one of";
+  const char* sep = " ";
+  for (const auto& entry : names) {
+    out += sep;
+    out += '"';
+    out += entry.second;
+    out += '"';
+    sep = ", ";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Parsing. nlohmann's DOM parser silently keeps the last of duplicated keys
+// and loses the position of number-overflow errors, so the document is built
+// by this SAX handler instead, which records both.
+
+class strict_builder final : public nlohmann::json_sax<json> {
+ public:
+  json root;
+  std::vector<policy_error> duplicates;  // one per duplicated key, document order
+  bool failed = false;
+  std::size_t error_position = 0;         // bytes read when the parser gave up
+  std::string error_message;
+
+  bool null() override { return add(json(nullptr)); }
+  bool boolean(bool v) override { return add(json(v)); }
+  bool number_integer(number_integer_t v) override { return add(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return add(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return add(json(v)); }
+  bool string(string_t& v) override { return add(json(std::move(v))); }
+  bool binary(binary_t& v) override { return add(json::binary(std::move(v))); }
+
+  bool start_object(std::size_t) override { return open(json::object(), true); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(json::array(), false); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& k) override {
+    frame& top = stack_.back();
+    top.key = k;
+    if (!top.keys.insert(k).second) {
+      duplicates.push_back({pointer(), "duplicate key \"" + k + "\""});
+    }
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    failed = true;
+    error_position = position;
+    error_message = strip_prefix(ex.what());
+    return false;
+  }
+
+ private:
+  struct frame {
+    json* node;
+    bool object;
+    std::set<std::string> keys;
+    std::string key;
+  };
+  std::vector<frame> stack_;
+
+  // JSON pointer of the element currently being built.
+  std::string pointer() const {
+    std::string out;
+    for (const frame& f : stack_) {
+      if (f.object) {
+        out = pointer_join(out, f.key);
+      } else {
+        out = pointer_join(out, f.node->size() - 1);
+      }
+    }
+    return out;
+  }
+
+  json* insert(json&& value) {
+    if (stack_.empty()) {
+      root = std::move(value);
+      return &root;
+    }
+    frame& top = stack_.back();
+    if (top.object) {
+      json& slot = (*top.node)[top.key];  // a duplicate overwrites; it is reported anyway
+      slot = std::move(value);
+      return &slot;
+    }
+    top.node->push_back(std::move(value));
+    return &top.node->back();
+  }
+
+  bool add(json&& value) {
+    insert(std::move(value));
+    return true;
+  }
+
+  bool open(json&& container, bool object) {
+    // Children are only added to the innermost container, so pointers to
+    // the outer ones stay valid while it is open.
+    json* node = insert(std::move(container));
+    stack_.push_back(frame{node, object, {}, {}});
+    return true;
+  }
+
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax
+  // error ..." -> "syntax error ..."; our own location replaces theirs.
+  static std::string strip_prefix(std::string_view what) {
+    if (const auto bracket = what.find("] "); bracket != std::string_view::npos) {
+      what.remove_prefix(bracket + 2);
+    }
+    if (what.starts_with("parse error")) {
+      if (const auto colon = what.find(": "); colon != std::string_view::npos) {
+        what.remove_prefix(colon + 2);
+      }
+    }
+    return std::string(what);
+  }
+};
+
+// "line L, column C" (1-based, columns in bytes) of the last byte read.
+std::string line_column(std::string_view text, std::size_t bytes_read) {
+  const std::size_t offset = std::min(bytes_read == 0 ? 0 : bytes_read - 1, text.size());
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
+}
+
+// ---------------------------------------------------------------------------
+// Structure. Each reader walks one object in document order, so errors come
+// out in document order too.
+
+class reader {
+ public:
+  std::vector<policy_error> errors;
+
+  void fail(std::string at, std::string reason) {
+    errors.push_back({std::move(at), std::move(reason)});
+  }
+
+  bool object(const json& j, const std::string& at) {
+    if (j.is_object()) return true;
+    fail(at, "must be an object");
+    return false;
+  }
+
+  void unknown(const std::string& at, const std::string& key) {
+    fail(pointer_join(at, key), "unknown field \"" + key + "\"");
+  }
+
+  void boolean(const json& j, const std::string& at, bool& out) {
+    if (j.is_boolean()) {
+      out = j.get<bool>();
+    } else {
+      fail(at, "must be a boolean");
+    }
+  }
+
+  void string(const json& j, const std::string& at, std::string& out) {
+    if (j.is_string()) {
+      out = j.get<std::string>();
+    } else {
+      fail(at, "must be a string");
+    }
+  }
+
+  void string_list(const json& j, const std::string& at, std::vector<std::string>& out) {
+    if (!j.is_array()) {
+      fail(at, "must be an array of strings");
+      return;
+    }
+    out.clear();
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      std::string s;
+      string(j[i], pointer_join(at, i), s);
+      out.push_back(std::move(s));
+    }
+  }
+
+  void string_map(const json& j, const std::string& at,
+                  std::vector<std::pair<std::string, std::string>>& out) {
+    if (!object(j, at)) return;
+    out.clear();
+    for (const auto& [k, v] : j.items()) {
+      std::string s;
+      string(v, pointer_join(at, k), s);
+      out.emplace_back(k, std::move(s));
+    }
+  }
+
+  // A count or size: an integer in 0..2^64-1. Zero is left to validation.
+  void count(const json& j, const std::string& at, std::optional<std::uint64_t>& out) {
+    if (j.is_number_unsigned()) {
+      out = j.get<std::uint64_t>();
+    } else {
+      fail(at, "must be a non-negative integer");
+    }
+  }
+
+  template <class E>
+  void enumeration(const json& j, const std::string& at, E& out, names_t<E> names) {
+    if (j.is_string()) {
+      const auto& s = j.get_ref<const std::string&>();
+      for (const auto& [v, n] : names) {
+        if (n == s) {
+          out = v;
+          return;
+        }
+      }
+    }
+    fail(at, one_of(names));
+  }
+};
+
+void read_filesystem(reader& r, const json& j, const std::string& at, filesystem_policy& fs) {
+  if (!r.object(j, at)) return;
+  for (const auto& [k, v] : j.items()) {
+    const std::string here = pointer_join(at, k);
+    if (k == "read") {
+      r.enumeration<read_mode>(v, here, fs.read, read_mode_names);
+    } else if (k == "include_platform_defaults") {
+      r.boolean(v, here, fs.include_platform_defaults);
+    } else if (k == "readable") {
+      r.string_list(v, here, fs.readable);
+    } else if (k == "writable") {
+      r.string_list(v, here, fs.writable);
+    } else if (k == "protected_read_only") {
+      r.string_list(v, here, fs.protected_read_only);
+    } else if (k == "denied") {
+      r.string_list(v, here, fs.denied);
+    } else if (k == "protect_vcs_metadata") {
+      r.boolean(v, here, fs.protect_vcs_metadata);
+    } else {
+      r.unknown(at, k);
+    }
+  }
+}
+
+void read_port(reader& r, const json& j, const std::string& at, std::optional<int>& out) {
+  // The range 1..65535 is validation's; here the value only has to be an
+  // integer that fits, so that validation can name the bad value.
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT_MAX)) {
+    out = static_cast<int>(j.get<std::uint64_t>());
+  } else if (j.is_number_integer() && !j.is_number_unsigned() &&
+             j.get<std::int64_t>() >= static_cast<std::int64_t>(INT_MIN)) {
+    out = static_cast<int>(j.get<std::int64_t>());
+  } else if (j.is_number_integer()) {
+    r.fail(at, "port must be in 1..65535");
+  } else {
+    r.fail(at, "must be an integer");
+  }
+}
+
+void read_rule(reader& r, const json& j, const std::string& at, network_rule& rule) {
+  if (!r.object(j, at)) return;
+  bool has_host = false;
+  bool has_action = false;
+  for (const auto& [k, v] : j.items()) {
+    const std::string here = pointer_join(at, k);
+    if (k == "host") {
+      has_host = true;
+      r.string(v, here, rule.host);
+    } else if (k == "port") {
+      read_port(r, v, here, rule.port);
+    } else if (k == "action") {
+      has_action = true;
+      r.enumeration<rule_action>(v, here, rule.action, rule_action_names);
+    } else {
+      r.unknown(at, k);
+    }
+  }
+  // A rule must say what it matches and what it does; no silent default.
+  if (!has_host) r.fail(pointer_join(at, "host"), "missing required field \"host\"");
+  if (!has_action) r.fail(pointer_join(at, "action"), "missing required field \"action\"");
+}
+
+void read_network(reader& r, const json& j, const std::string& at, network_policy& net) {
+  if (!r.object(j, at)) return;
+  for (const auto& [k, v] : j.items()) {
+    const std::string here = pointer_join(at, k);
+    if (k == "mode") {
+      r.enumeration<network_mode>(v, here, net.mode, network_mode_names);
+    } else if (k == "allow_local_binding") {
+      r.boolean(v, here, net.allow_local_binding);
+    } else if (k == "rules") {
+      if (!v.is_array()) {
+        r.fail(here, "must be an array of rules");
+        continue;
+      }
+      net.rules.clear();
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        network_rule rule;
+        read_rule(r, v[i], pointer_join(here, i), rule);
+        net.rules.push_back(std::move(rule));
+      }
+    } else if (k == "default_action") {
+      r.enumeration<rule_action>(v, here, net.default_action, rule_action_names);
+    } else {
+      r.unknown(at, k);
+    }
+  }
+}
+
+void read_environment(reader& r, const json& j, const std::string& at, environment_policy& env) {
+  if (!r.object(j, at)) return;
+  for (const auto& [k, v] : j.items()) {
+    const std::string here = pointer_join(at, k);
+    if (k == "inherit") {
+      r.enumeration<environment_inherit>(v, here, env.inherit, inherit_names);
+    } else if (k == "allow") {
+      r.string_list(v, here, env.allow);
+    } else if (k == "set") {
+      r.string_map(v, here, env.set);
+    } else {
+      r.unknown(at, k);
+    }
+  }
+}
+
+// "timeout_seconds": a number of seconds, possibly fractional, kept in ms.
+void read_timeout(reader& r, const json& j, const std::string& at,
+                  std::optional<std::uint64_t>& out_ms) {
+  constexpr std::uint64_t max_seconds = UINT64_MAX / 1000;
+  if (j.is_number_unsigned()) {
+    const auto s = j.get<std::uint64_t>();
+    if (s > max_seconds) {
+      r.fail(at, "timeout is too large");
+    } else {
+      out_ms = s * 1000;
+    }
+    return;
+  }
+  if (!j.is_number()) {
+    r.fail(at, "must be a number of seconds");
+    return;
+  }
+  const double s = j.get<double>();
+  if (!(s >= 0.0)) {  // also catches NaN
+    r.fail(at, "must be a positive number of seconds");
+  } else if (s * 1000.0 >= 9.0e18) {  // llround's range
+    r.fail(at, "timeout is too large");
+  } else {
+    out_ms = static_cast<std::uint64_t>(std::llround(s * 1000.0));
+  }
+}
+
+void read_process(reader& r, const json& j, const std::string& at, process_policy& proc) {
+  if (!r.object(j, at)) return;
+  for (const auto& [k, v] : j.items()) {
+    const std::string here = pointer_join(at, k);
+    if (k == "tree_cleanup") {
+      r.boolean(v, here, proc.tree_cleanup);
+    } else if (k == "max_processes") {
+      r.count(v, here, proc.max_processes);
+    } else if (k == "memory_bytes") {
+      r.count(v, here, proc.memory_bytes);
+    } else if (k == "cpu_seconds") {
+      r.count(v, here, proc.cpu_seconds);
+    } else if (k == "timeout_seconds") {
+      read_timeout(r, v, here, proc.timeout_ms);
+    } else {
+      r.unknown(at, k);
+    }
+  }
+}
+
+void read_enforcement(reader& r, const json& j, const std::string& at,
+                      std::map<control, enforcement_level>& out) {
+  if (!r.object(j, at)) return;
+  for (const auto& [k, v] : j.items()) {
+    const std::string here = pointer_join(at, k);
+    const auto c = control_from_string(k);
+    if (!c) {
+      r.fail(here, "unknown control \"" + k + "\"");
+      continue;
+    }
+    const auto level = v.is_string() ? enforcement_level_from_string(v.get<std::string>())
+                                     : std::nullopt;
+    if (!level) {
+      r.fail(here,
+             "must be one of \"enforced\", \"partial\", \"not_enforced\", \"not_applicable\", "
+             "\"planned\"");
+      continue;
+    }
+    out[*c] = *level;
+  }
+}
+
+void read_metadata(reader& r, const json& j, const std::string& at,
+                   std::map<std::string, std::string>& out) {
+  if (!r.object(j, at)) return;
+  for (const auto& [k, v] : j.items()) {
+    std::string s;
+    r.string(v, pointer_join(at, k), s);
+    out[k] = std::move(s);
+  }
+}
+
+void read_policy(reader& r, const json& root, sandbox_policy& p) {
+  if (!root.is_object()) {
+    r.fail("", "a policy must be a JSON object");
+    return;
+  }
+  // The version decides how everything else is read, so it is checked first
+  // and an unsupported one stops reading.
+  const auto version = root.find("schema_version");
+  if (version == root.end()) {
+    r.fail("/schema_version", "missing required field \"schema_version\"");
+  } else if (!version->is_number_unsigned()) {
+    r.fail("/schema_version", "must be the integer 1");
+  } else if (version->get<std::uint64_t>() != static_cast<std::uint64_t>(policy_schema_version)) {
+    r.fail("/schema_version", "unsupported schema_version " +
+                                  std::to_string(version->get<std::uint64_t>()) +
+                                  " (this version of cordon reads 1)");
+    return;
+  }
+  for (const auto& [k, v] : root.items()) {
+    const std::string here = pointer_join("", k);
+    if (k == "schema_version") {
+      continue;
+    } else if (k == "name") {
+      r.string(v, here, p.name);
+    } else if (k == "isolation") {
+      r.enumeration<isolation_level>(v, here, p.isolation, isolation_names);
+    } else if (k == "filesystem") {
+      read_filesystem(r, v, here, p.filesystem);
+    } else if (k == "network") {
+      read_network(r, v, here, p.network);
+    } else if (k == "environment") {
+      read_environment(r, v, here, p.environment);
+    } else if (k == "process") {
+      read_process(r, v, here, p.process);
+    } else if (k == "enforcement") {
+      read_enforcement(r, v, here, p.enforcement);
+    } else if (k == "metadata") {
+      read_metadata(r, v, here, p.metadata);
+    } else {
+      r.unknown("", k);
+    }
+  }
+}
+
+error policy_errors_to_error(const std::vector<policy_error>& errors) {
+  std::string message = errors.front().reason;
+  for (std::size_t i = 1; i < errors.size(); ++i) {
+    message += '\n';
+    message += errors[i].location.empty() ? std::string("(document)") : errors[i].location;
+    message += ": ";
+    message += errors[i].reason;
+  }
+  return make_error(error_code::invalid_policy, std::move(message), errors.front().location);
+}
+
+}  // namespace
+
+result<sandbox_policy> sandbox_policy_from_json(std::string_view text) {
+  strict_builder builder;
+  // sax_parse reports syntax errors through the handler, never by throwing.
+  const bool parsed = json::sax_parse(text, &builder);
+  if (!parsed || builder.failed) {
+    return make_error(error_code::parse_error, "not valid JSON: " + builder.error_message,
+                      line_column(text, builder.error_position));
+  }
+  reader r;
+  r.errors = builder.duplicates;
+  sandbox_policy policy;
+  read_policy(r, builder.root, policy);
+  if (!r.errors.empty()) return policy_errors_to_error(r.errors);
+  policy.schema_version = policy_schema_version;
+  return policy;
+}
+
+std::string sandbox_policy_to_json(const sandbox_policy& p) {
+  json j = json::object();
+  j["schema_version"] = p.schema_version;
+  j["name"] = p.name;
+  j["isolation"] = name_of<isolation_level>(p.isolation, isolation_names);
+
+  const auto& fs = p.filesystem;
+  json& jfs = j["filesystem"] = json::object();
+  jfs["read"] = name_of<read_mode>(fs.read, read_mode_names);
+  jfs["include_platform_defaults"] = fs.include_platform_defaults;
+  jfs["readable"] = fs.readable;
+  jfs["writable"] = fs.writable;
+  jfs["protected_read_only"] = fs.protected_read_only;
+  jfs["denied"] = fs.denied;
+  jfs["protect_vcs_metadata"] = fs.protect_vcs_metadata;
+
+  const auto& net = p.network;
+  json& jnet = j["network"] = json::object();
+  jnet["mode"] = name_of<network_mode>(net.mode, network_mode_names);
+  jnet["allow_local_binding"] = net.allow_local_binding;
+  jnet["rules"] = json::array();
+  for (const auto& rule : net.rules) {
+    json jr = json::object();
+    jr["host"] = rule.host;
+    if (rule.port) jr["port"] = *rule.port;
+    jr["action"] = name_of<rule_action>(rule.action, rule_action_names);
+    jnet["rules"].push_back(std::move(jr));
+  }
+  jnet["default_action"] = name_of<rule_action>(net.default_action, rule_action_names);
+
+  const auto& env = p.environment;
+  json& jenv = j["environment"] = json::object();
+  jenv["inherit"] = name_of<environment_inherit>(env.inherit, inherit_names);
+  jenv["allow"] = env.allow;
+  jenv["set"] = json::object();
+  for (const auto& [name, value] : env.set) jenv["set"][name] = value;
+
+  const auto& proc = p.process;
+  json& jproc = j["process"] = json::object();
+  jproc["tree_cleanup"] = proc.tree_cleanup;
+  if (proc.max_processes) jproc["max_processes"] = *proc.max_processes;
+  if (proc.memory_bytes) jproc["memory_bytes"] = *proc.memory_bytes;
+  if (proc.cpu_seconds) jproc["cpu_seconds"] = *proc.cpu_seconds;
+  if (proc.timeout_ms) {
+    // Whole seconds are written as integers so hand-written values survive
+    // a round trip looking the same.
+    if (*proc.timeout_ms % 1000 == 0) {
+      jproc["timeout_seconds"] = *proc.timeout_ms / 1000;
+    } else {
+      jproc["timeout_seconds"] = static_cast<double>(*proc.timeout_ms) / 1000.0;
+    }
+  }
+
+  j["enforcement"] = json::object();
+  for (const auto& [c, level] : p.enforcement) {
+    j["enforcement"][std::string(to_string(c))] = to_string(level);
+  }
+  j["metadata"] = json::object();
+  for (const auto& [k, v] : p.metadata) j["metadata"][k] = v;
+
+  // Invalid UTF-8 (only possible in a policy built in code, and rejected by
+  // validation) is replaced rather than thrown.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+result<sandbox_policy> load_sandbox_policy(const std::string& path) {
+  // Policies are small; the cap keeps a mistaken path (a device, a huge log)
+  // from being read forever.
+  constexpr std::size_t max_size = 16U << 20U;
+  std::FILE* f = std::fopen(path.c_str(), "rbe");
+  if (f == nullptr) {
+    const int e = errno;
+    return make_error(error_code::io_error, "cannot open policy file " + path, {}, e);
+  }
+  std::string text;
+  char buf[65536];
+  int read_errno = 0;
+  for (;;) {
+    const std::size_t n = std::fread(buf, 1, sizeof buf, f);
+    text.append(buf, n);
+    if (text.size() > max_size) break;
+    if (n < sizeof buf) {
+      if (std::ferror(f) != 0) read_errno = errno != 0 ? errno : EIO;
+      break;
+    }
+  }
+  std::fclose(f);
+  if (read_errno != 0) {
+    return make_error(error_code::io_error, "cannot read policy file " + path, {}, read_errno);
+  }
+  if (text.size() > max_size) {
+    return make_error(error_code::io_error, "policy file " + path + " is larger than 16 MiB", {},
+                      EFBIG);
+  }
+  auto parsed = sandbox_policy_from_json(text);
+  if (!parsed) {
+    error e = std::move(parsed).error_value();
+    e.message = path + ": " + e.message;
+    return e;
+  }
+  return parsed;
+}
+
+}  // namespace cordon

@@ -1,0 +1,192 @@
+// The run report (schema 1). Field meanings: docs/report.md; shape:
+// schemas/report.v1.schema.json.
+#include "cordon/report.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "cordon/policy_json.h"
+
+namespace cordon {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr const char* kCordonVersion = "0.1.0";
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+json header(const std::string& outcome, const std::string& backend_name, const launch_request& request) {
+  json j;
+  j["schema"] = report_schema_version;
+  j["cordon_version"] = kCordonVersion;
+  j["outcome"] = outcome;
+  j["finished_at"] = now_utc();
+  j["backend"] = {{"name", backend_name}};
+  j["command"] = {{"argv", request.argv}};
+  return j;
+}
+
+json controls_json(const enforcement_contract& contract) {
+  json out = json::object();
+  for (const auto& [which, status] : contract) {
+    json c = {{"level", std::string(to_string(status.level))}};
+    if (!status.mechanism.empty()) c["mechanism"] = status.mechanism;
+    if (!status.detail.empty()) c["detail"] = status.detail;
+    out[std::string(to_string(which))] = c;
+  }
+  return out;
+}
+
+json limits_json(const process_policy& p) {
+  json out = json::object();
+  if (p.timeout_ms) out["timeout_ms"] = *p.timeout_ms;
+  if (p.memory_bytes) out["memory_bytes"] = *p.memory_bytes;
+  if (p.cpu_seconds) out["cpu_seconds"] = *p.cpu_seconds;
+  if (p.max_processes) out["max_processes"] = *p.max_processes;
+  return out;
+}
+
+json plan_part(json j, const sandbox_plan& plan) {
+  j["backend"]["plan_format_version"] = plan.format_version();
+  j["backend"]["platform"] = plan.platform();
+  j["policy"] = {{"name", plan.policy().name},
+                 {"digest", policy_digest(plan.policy())},
+                 {"isolation", std::string(to_string(plan.policy().isolation))}};
+  j["controls"] = controls_json(plan.contract());
+  j["limits"] = limits_json(plan.policy().process);
+  return j;
+}
+
+const char* signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev != nullptr ? abbrev : "UNKNOWN";
+}
+
+}  // namespace
+
+std::string policy_digest(const sandbox_policy& policy) {
+  std::string text = sandbox_policy_to_json(policy);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "sha256:";
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xf];
+  }
+  return out;
+}
+
+std::string run_report_json(const sandbox_plan& plan, const launch_request& request, const run_outcome& outcome) {
+  std::string kind = outcome.timed_out ? "timed_out" : outcome.interrupted ? "interrupted" : "completed";
+  json j = plan_part(header(kind, plan.backend_name(), request), plan);
+  j["command"]["working_directory"] = outcome.working_directory;
+  j["environment"] = {{"names", outcome.environment_names}};
+  j["timeout_fired"] = outcome.timed_out;
+  if (outcome.exited) {
+    j["exit"] = {{"code", outcome.exit_code}};
+  } else {
+    j["exit"] = {{"signal", outcome.signal}, {"signal_name", std::string("SIG") + signal_name(outcome.signal)}};
+  }
+  j["timing"] = {{"wall_ms", outcome.wall_ms},
+                 {"user_cpu_ms", outcome.user_cpu_ms},
+                 {"system_cpu_ms", outcome.system_cpu_ms}};
+  j["resources"] = {{"max_process_rss_bytes", outcome.max_rss_bytes}};
+  j["mounts"] = outcome.mounts;
+  json violations = json::array();
+  for (const auto& v : outcome.violations) {
+    violations.push_back({{"kind", v.kind}, {"target", v.target}, {"count", v.count}});
+  }
+  j["violations"] = violations;
+  std::vector<std::string> warnings = plan.warnings();
+  warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());
+  j["warnings"] = warnings;
+  return j.dump(2) + "\n";
+}
+
+std::string refused_report_json(const std::string& backend_name, const std::string& policy_name,
+                                const launch_request& request, const compile_failure& failure) {
+  json j = header("refused", backend_name, request);
+  j["policy"] = {{"name", policy_name}};
+  j["error"] = {{"code", std::string(to_string(failure.code))}, {"message", failure.message}};
+  json errors = json::array();
+  for (const auto& e : failure.errors) errors.push_back({{"location", e.location}, {"reason", e.reason}});
+  j["policy_errors"] = errors;
+  json blockers = json::array();
+  for (const auto& b : failure.blockers) {
+    blockers.push_back(
+        {{"control", b.control}, {"required", b.required}, {"available", b.available}, {"reason", b.reason}});
+  }
+  j["blockers"] = blockers;
+  return j.dump(2) + "\n";
+}
+
+std::string launch_failed_report_json(const sandbox_plan& plan, const launch_request& request, const error& err) {
+  json j = plan_part(header("launch_failed", plan.backend_name(), request), plan);
+  j["error"] = {{"code", std::string(to_string(err.code))}, {"message", err.describe()}};
+  j["warnings"] = plan.warnings();
+  return j.dump(2) + "\n";
+}
+
+result<void> write_file_atomically(const std::string& path, const std::string& contents) {
+  std::string directory = ".";
+  if (auto slash = path.find_last_of('/'); slash != std::string::npos) {
+    directory = slash == 0 ? "/" : path.substr(0, slash);
+  }
+  std::string temp = path + ".tmp.XXXXXX";
+  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return make_error(error_code::io_error, "cannot create a temporary file beside " + path, {}, errno);
+  auto fail = [&](const char* what) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return make_error(error_code::io_error, std::string(what) + " " + path, {}, err);
+  };
+  ::fchmod(fd, 0644);
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("cannot write");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("cannot sync");
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return make_error(error_code::io_error, "cannot close " + path, {}, err);
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return make_error(error_code::io_error, "cannot rename into " + path, {}, err);
+  }
+  // Make the rename itself durable.
+  int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return ok;
+}
+
+}  // namespace cordon

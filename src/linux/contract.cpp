@@ -1,0 +1,122 @@
+#include "linux/contract.h"
+
+#include <string>
+
+namespace cordon::linux_impl {
+namespace {
+
+std::string landlock_suffix(const host_facts& facts) {
+  if (facts.landlock_abi == 0) return "";
+  return " + landlock abi " + std::to_string(facts.landlock_abi);
+}
+
+control_status status(enforcement_level level, std::string mechanism, std::string detail = {}) {
+  return {level, std::move(mechanism), std::move(detail)};
+}
+
+const std::string kRlimitDetail =
+    "per-process rlimit only; a tree-wide cgroup limit is not implemented yet";
+
+}  // namespace
+
+enforcement_contract linux_contract(const sandbox_policy& policy, const linux_plan_payload& payload,
+                                    const host_facts& facts) {
+  using L = enforcement_level;
+  enforcement_contract c;
+  const auto& fs = policy.filesystem;
+  const std::string ll = landlock_suffix(facts);
+
+  if (fs.read == read_mode::restricted) {
+    c[control::filesystem_read] =
+        status(L::enforced, "mount namespace (fresh root of read-only binds)" + ll);
+  } else {
+    c[control::filesystem_read] = status(L::not_applicable, "", "read = full: every path not denied is readable");
+  }
+  c[control::filesystem_write] =
+      status(L::enforced, "mount namespace (read-only binds; writable binds only for writable roots)" + ll);
+  c[control::filesystem_deny] = status(
+      L::enforced, "mount namespace (denied paths masked; protected paths re-bound read-only)",
+      facts.landlock_abi > 0 ? "Landlock cannot subtract from a granted tree, so masks are the only layer here"
+                             : "");
+
+  switch (policy.network.mode) {
+    case network_mode::denied:
+      c[control::network_deny] =
+          status(L::enforced,
+                 std::string("network namespace (loopback only)") + " + seccomp (socket families other than AF_UNIX)" +
+                     (facts.landlock_abi >= 4 ? " + landlock tcp bind/connect" : ""));
+      c[control::network_filter] = status(L::not_applicable, "", "network mode is denied");
+      break;
+    case network_mode::unrestricted:
+      c[control::network_deny] = status(L::not_applicable, "", "network mode is unrestricted");
+      c[control::network_filter] = status(L::not_applicable, "", "network mode is unrestricted");
+      break;
+    case network_mode::filtered:
+      c[control::network_deny] = status(L::enforced, "network namespace (loopback only) + seccomp");
+      c[control::network_filter] = status(L::planned, "", "the filtering network broker is not implemented yet");
+      break;
+  }
+  {
+    std::string mechanism = "private /tmp and /dev";
+    if (payload.new_network_namespace) mechanism += ", network namespace (abstract sockets)";
+    if (facts.landlock_abi >= 6) mechanism += ", landlock abstract-socket scope";
+    c[control::unix_sockets] = status(
+        L::partial, mechanism,
+        "a named socket under a readable or writable root stays connectable; "
+        "no Landlock ABI here restricts connect(2) to named sockets");
+  }
+  c[control::environment] = status(L::enforced, "clean environment built by the supervisor");
+  c[control::process_tree_cleanup] =
+      status(L::enforced, "PID namespace (every descendant dies with its init) + supervisor");
+
+  auto limit = [&](control which, bool set, int resource) {
+    if (!set) {
+      c[which] = status(L::not_applicable, "", "no limit set");
+      return;
+    }
+    bool applied = false;
+    for (const auto& r : payload.rlimits) applied = applied || r.resource == resource;
+    c[which] = applied ? status(L::partial, "rlimit", kRlimitDetail)
+                       : status(L::not_enforced, "", "no mechanism for this limit for this user");
+  };
+  limit(control::process_count, policy.process.max_processes.has_value(), RLIMIT_NPROC);
+  limit(control::memory, policy.process.memory_bytes.has_value(), RLIMIT_AS);
+  limit(control::cpu, policy.process.cpu_seconds.has_value(), RLIMIT_CPU);
+  if (policy.process.timeout_ms) {
+    c[control::timeout] = status(L::enforced, "supervisor deadline; SIGKILL of the PID namespace's init");
+  } else {
+    c[control::timeout] = status(L::not_applicable, "", "no timeout set");
+  }
+  c[control::privilege] = status(
+      L::enforced, "user namespace, no_new_privs, empty capability sets (bounding, ambient), locked securebits");
+  c[control::descriptor_hygiene] = status(L::enforced, "close_range(3, ~0, CLOSE_RANGE_CLOEXEC) before exec");
+  if (facts.seccomp) {
+    c[control::syscall_filter] =
+        status(L::enforced, "seccomp (libseccomp), " + std::to_string(payload.seccomp.blocked.size()) + " rules");
+  } else {
+    c[control::syscall_filter] = status(L::not_enforced, "", "seccomp is not available in this kernel");
+  }
+  c[control::terminal] = status(L::enforced, facts.seccomp ? "new session (setsid) + seccomp (TIOCSTI, TIOCLINUX)"
+                                                           : "new session (setsid)");
+  c[control::devices] = status(L::enforced, "private /dev (null zero full random urandom tty, devpts, shm)");
+  return c;
+}
+
+enforcement_contract linux_best_contract(const host_facts& facts) {
+  sandbox_policy strict;
+  strict.filesystem.read = read_mode::restricted;
+  strict.network.mode = network_mode::denied;
+  strict.process.max_processes = 1;
+  strict.process.memory_bytes = 1;
+  strict.process.cpu_seconds = 1;
+  strict.process.timeout_ms = 1;
+  linux_plan_payload payload;
+  payload.rlimits = {{RLIMIT_NPROC, 1, "RLIMIT_NPROC"}, {RLIMIT_AS, 1, "RLIMIT_AS"}, {RLIMIT_CPU, 1, "RLIMIT_CPU"}};
+  payload.seccomp.blocked.resize(1);
+  enforcement_contract best = linux_contract(strict, payload, facts);
+  best[control::network_filter] = {enforcement_level::planned, "", "the filtering network broker is not implemented yet"};
+  best[control::syscall_filter].mechanism = facts.seccomp ? "seccomp (libseccomp)" : "";
+  return best;
+}
+
+}  // namespace cordon::linux_impl

@@ -1,0 +1,35 @@
+// linux_plan.h — the Linux backend's private compiled state, carried by a
+// sandbox_plan. Built once at compile time; read-only afterwards.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <string>
+#include <vector>
+
+#include "cordon/plan.h"
+#include "linux/landlock.h"
+#include "linux/mount_table.h"
+#include "linux/seccomp_filter.h"
+
+namespace cordon::linux_impl {
+
+inline constexpr std::uint32_t linux_plan_format_version = 1;
+
+struct rlimit_setting {
+  int resource = 0;      // RLIMIT_*
+  rlim_t value = 0;
+  const char* name = "";  // for the report
+};
+
+struct linux_plan_payload final : plan_payload {
+  mount_table mounts;
+  landlock_ruleset_plan landlock;
+  seccomp_program seccomp;
+  bool new_network_namespace = true;  // network denied: no interface but loopback
+  bool loopback_up = false;           // allow_local_binding
+  std::string workspace;              // resolved; default working directory
+  std::vector<rlimit_setting> rlimits;
+};
+
+}  // namespace cordon::linux_impl

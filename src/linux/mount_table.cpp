@@ -1,0 +1,220 @@
+#include "linux/mount_table.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "linux/paths.h"
+
+namespace cordon::linux_impl {
+namespace {
+
+// What a process needs to start from a restricted root. /proc and /dev are
+// always private and are not listed here.
+constexpr const char* kPlatformDefaults[] = {"/usr", "/bin",  "/sbin", "/lib", "/lib32",
+                                             "/lib64", "/libx32", "/etc", "/opt", "/sys"};
+
+struct entry {
+  std::string path;  // resolved host path
+  bool exists = false;
+  bool directory = false;
+};
+
+bool within_any(const std::string& path, const std::vector<entry>& roots) {
+  return std::any_of(roots.begin(), roots.end(),
+                     [&](const entry& r) { return path_is_within(path, r.path); });
+}
+
+bool within_any(const std::string& path, const std::vector<std::string>& roots) {
+  return std::any_of(roots.begin(), roots.end(),
+                     [&](const std::string& r) { return path_is_within(path, r); });
+}
+
+void sort_shallow_first(std::vector<entry>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
+    return path_depth(a.path) < path_depth(b.path);
+  });
+}
+
+bool under_dev(const std::string& path) { return path_is_within(path, "/dev"); }
+
+}  // namespace
+
+std::vector<std::string> platform_default_roots() {
+  std::vector<std::string> roots;
+  for (const char* p : kPlatformDefaults) {
+    struct stat st {};
+    if (::lstat(p, &st) == 0) roots.emplace_back(p);
+  }
+  return roots;
+}
+
+mount_table_result build_mount_table(const mount_table_input& input) {
+  const sandbox_policy& policy = *input.policy;
+  const filesystem_policy& fs = policy.filesystem;
+  mount_table_result out;
+  mount_table& table = out.table;
+  table.full_root = fs.read == read_mode::full;
+
+  auto resolve_list = [&](const std::vector<std::string>& paths, const char* list_name) {
+    std::vector<entry> entries;
+    for (const auto& raw : paths) {
+      if (raw == token_run_tmp) continue;
+      resolved_path r = resolve_on_host(raw);
+      if (r.was_symlink) {
+        out.notes.push_back(std::string(list_name) + " path " + raw + " resolved to " + r.path +
+                            " (symlinks are followed once, at compile time)");
+      }
+      entries.push_back({r.path, r.exists, r.is_directory});
+    }
+    sort_shallow_first(entries);
+    return entries;
+  };
+
+  table.private_tmp = std::find(fs.writable.begin(), fs.writable.end(), std::string(token_run_tmp)) !=
+                      fs.writable.end();
+  std::vector<entry> readable = resolve_list(fs.readable, "readable");
+  std::vector<entry> writable = resolve_list(fs.writable, "writable");
+  std::vector<std::string> protected_paths = fs.protected_read_only;
+  protected_paths.insert(protected_paths.end(), input.vcs_protected.begin(), input.vcs_protected.end());
+  std::vector<entry> protect = resolve_list(protected_paths, "protected_read_only");
+  std::vector<entry> denied = resolve_list(fs.denied, "denied");
+
+  std::vector<std::string> defaults;
+  if (!table.full_root && fs.include_platform_defaults) defaults = platform_default_roots();
+
+  // Is a host path visible inside at all (before masks)?
+  auto visible = [&](const std::string& path) {
+    bool hidden_by_private_tmp = table.private_tmp && path_is_within(path, "/tmp");
+    if (table.full_root && !hidden_by_private_tmp) return true;
+    return within_any(path, defaults) || within_any(path, readable) || within_any(path, writable);
+  };
+  // Could the command create this path? Only beneath a writable root that is
+  // not itself under a protected or denied entry.
+  auto creatable = [&](const std::string& path) {
+    if (!within_any(path, writable)) return false;
+    for (const auto& p : protect) {
+      if (p.exists && path_is_within(path, p.path)) return false;
+    }
+    for (const auto& d : denied) {
+      if (d.exists && path_is_within(path, d.path) && d.path != path) return false;
+    }
+    return true;
+  };
+
+  // Platform defaults: restricted root only. Merged-/usr symlinks are recreated.
+  for (const auto& root : defaults) {
+    struct stat st {};
+    if (::lstat(root.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      char buffer[4096];
+      ssize_t n = ::readlink(root.c_str(), buffer, sizeof buffer - 1);
+      if (n <= 0) continue;
+      table.ops.push_back({mount_kind::symlink, root, std::string(buffer, static_cast<std::size_t>(n)),
+                           false, "platform default"});
+    } else {
+      table.ops.push_back({mount_kind::bind_read_only, root, {}, S_ISDIR(st.st_mode), "platform default"});
+    }
+  }
+  if (table.private_tmp) table.ops.push_back({mount_kind::private_tmpfs, "/tmp", {}, true, "{run_tmp}"});
+
+  for (const auto& r : readable) {
+    if (!r.exists) {
+      table.skipped.push_back("readable " + r.path + ": does not exist");
+      continue;
+    }
+    bool hidden_by_private_tmp = table.private_tmp && path_is_within(r.path, "/tmp");
+    if ((table.full_root && !hidden_by_private_tmp) || within_any(r.path, defaults)) {
+      table.skipped.push_back("readable " + r.path + ": already visible read-only");
+      continue;
+    }
+    table.ops.push_back({mount_kind::bind_read_only, r.path, {}, r.directory, "readable"});
+  }
+  for (const auto& w : writable) {
+    if (!w.exists) {
+      table.skipped.push_back("writable " + w.path + ": does not exist");
+      continue;
+    }
+    table.ops.push_back({mount_kind::bind_writable, w.path, {}, w.directory, "writable"});
+  }
+  for (const auto& p : protect) {
+    if (!within_any(p.path, writable)) {
+      table.skipped.push_back("protected " + p.path + ": not beneath a writable root, already read-only");
+      continue;
+    }
+    if (!p.exists) {
+      out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+                              "protected path " + p.path +
+                                  " does not exist and could be created inside a writable root; "
+                                  "create it or remove the entry"});
+      continue;
+    }
+    table.ops.push_back({mount_kind::bind_read_only, p.path, {}, p.directory, "protected"});
+  }
+  for (const auto& d : denied) {
+    if (!visible(d.path)) {
+      table.skipped.push_back("denied " + d.path + ": not visible in the sandbox");
+      continue;
+    }
+    if (!d.exists && creatable(d.path)) {
+      out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+                              "denied path " + d.path +
+                                  " does not exist and could be created inside a writable root"});
+      continue;
+    }
+    table.ops.push_back({mount_kind::mask, d.path, {}, d.directory, "denied"});
+  }
+  return out;
+}
+
+std::vector<landlock_path_rule> landlock_rules_for(const mount_table& table) {
+  std::vector<landlock_path_rule> rules;
+  if (table.full_root) rules.push_back({"/", landlock_access::read});
+  for (const auto& op : table.ops) {
+    switch (op.kind) {
+      case mount_kind::bind_read_only:
+        if (op.why != "protected") rules.push_back({op.path, landlock_access::read});
+        break;
+      case mount_kind::bind_writable:
+      case mount_kind::private_tmpfs:
+        rules.push_back({op.path, under_dev(op.path) ? landlock_access::device : landlock_access::read_write});
+        break;
+      case mount_kind::mask:
+      case mount_kind::symlink:
+        break;
+    }
+  }
+  rules.push_back({"/dev", landlock_access::device});
+  rules.push_back({"/dev/shm", landlock_access::read_write});
+  rules.push_back({"/proc", landlock_access::device});
+  return rules;
+}
+
+std::vector<std::string> describe_mounts(const mount_table& table) {
+  std::vector<std::string> lines;
+  lines.emplace_back(table.full_root ? "ro-rbind / (host root, read-only)" : "tmpfs / (read-only after setup)");
+  lines.emplace_back("proc /proc (this PID namespace)");
+  lines.emplace_back("tmpfs /dev (private: null zero full random urandom tty, devpts, shm)");
+  for (const auto& op : table.ops) {
+    switch (op.kind) {
+      case mount_kind::bind_read_only:
+        lines.push_back("ro-bind " + op.path + " (" + op.why + ")");
+        break;
+      case mount_kind::bind_writable:
+        lines.push_back("rw-bind " + op.path + " (" + op.why + ")");
+        break;
+      case mount_kind::private_tmpfs:
+        lines.push_back("tmpfs " + op.path + " (private, writable)");
+        break;
+      case mount_kind::mask:
+        lines.push_back("mask " + op.path + " (denied)");
+        break;
+      case mount_kind::symlink:
+        lines.push_back("symlink " + op.path + " -> " + op.link_target);
+        break;
+    }
+  }
+  return lines;
+}
+
+}  // namespace cordon::linux_impl

@@ -1,0 +1,156 @@
+#include "linux/paths.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <string_view>
+
+#include "cordon/policy.h"
+
+namespace cordon::linux_impl {
+
+result<std::string> resolve_token(const std::string& path, const token_roots& roots,
+                                  const std::string& location) {
+  auto replace = [&](std::string_view token, const std::string& root) -> result<std::string> {
+    if (root.empty()) {
+      return make_error(error_code::invalid_policy,
+                        "path uses " + std::string(token) + " but no such root is known for this run",
+                        location);
+    }
+    std::string rest = path.substr(token.size());
+    if (root == "/") return rest.empty() ? std::string("/") : rest;
+    return root + rest;
+  };
+  if (path.rfind(token_workspace, 0) == 0) return replace(token_workspace, roots.workspace);
+  if (path.rfind(token_home, 0) == 0) return replace(token_home, roots.home);
+  return path;
+}
+
+resolved_path resolve_on_host(const std::string& absolute) {
+  resolved_path out;
+  // Walk back to the longest prefix that exists, resolve it, re-append the rest.
+  std::string prefix = absolute;
+  std::string rest;
+  while (true) {
+    char buffer[PATH_MAX];
+    if (::realpath(prefix.c_str(), buffer) != nullptr) {
+      std::string resolved = buffer;
+      if (!rest.empty()) resolved = (resolved == "/" ? "" : resolved) + rest;
+      out.path = resolved;
+      out.exists = rest.empty();
+      break;
+    }
+    auto slash = prefix.find_last_of('/');
+    if (slash == std::string::npos || prefix == "/") {
+      out.path = absolute;
+      break;
+    }
+    rest = prefix.substr(slash) + rest;
+    prefix = slash == 0 ? "/" : prefix.substr(0, slash);
+  }
+  struct stat st {};
+  if (out.exists && ::stat(out.path.c_str(), &st) == 0) out.is_directory = S_ISDIR(st.st_mode);
+  out.was_symlink = out.path != absolute;
+  return out;
+}
+
+bool path_is_within(const std::string& path, const std::string& root) {
+  if (root == "/") return !path.empty() && path[0] == '/';
+  if (path.size() < root.size() || path.compare(0, root.size(), root) != 0) return false;
+  return path.size() == root.size() || path[root.size()] == '/';
+}
+
+std::size_t path_depth(const std::string& path) {
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '/' && i + 1 < path.size()) ++depth;
+  }
+  return depth;
+}
+
+namespace {
+
+bool lstat_kind(const std::string& path, mode_t& mode) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  mode = st.st_mode;
+  return true;
+}
+
+void protect_git_dir(const std::string& git_dir, vcs_scan& scan, int depth) {
+  mode_t mode = 0;
+  for (const char* name : {"hooks", "config"}) {
+    std::string p = git_dir + "/" + name;
+    if (lstat_kind(p, mode)) {
+      scan.protect.push_back(p);
+    } else {
+      scan.missing.push_back(p);
+    }
+  }
+  // Submodules keep their own hooks and config under .git/modules/<name>/.
+  if (depth > 8) return;
+  std::string modules = git_dir + "/modules";
+  DIR* dir = ::opendir(modules.c_str());
+  if (dir == nullptr) return;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    std::string sub = modules + "/" + entry->d_name;
+    if (lstat_kind(sub, mode) && S_ISDIR(mode) && lstat_kind(sub + "/config", mode)) {
+      protect_git_dir(sub, scan, depth + 1);
+    }
+  }
+  ::closedir(dir);
+}
+
+void walk(const std::string& dir_path, vcs_scan& scan, std::uint64_t max_entries) {
+  DIR* dir = ::opendir(dir_path.c_str());
+  if (dir == nullptr) return;
+  std::vector<std::string> subdirs;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (++scan.entries_seen > max_entries) {
+      scan.truncated = true;
+      break;
+    }
+    std::string child = dir_path == "/" ? "/" + std::string(name) : dir_path + "/" + std::string(name);
+    mode_t mode = 0;
+    bool is_dir = entry->d_type == DT_DIR;
+    if (entry->d_type == DT_UNKNOWN && lstat_kind(child, mode)) is_dir = S_ISDIR(mode);
+    if (name == ".git") {
+      if (is_dir) {
+        protect_git_dir(child, scan, 0);
+      } else {
+        scan.protect.push_back(child);  // a gitdir pointer must not be redirected
+      }
+      std::string gitmodules = dir_path + "/.gitmodules";
+      if (lstat_kind(gitmodules, mode)) {
+        scan.protect.push_back(gitmodules);
+      } else {
+        scan.absent_gitmodules.push_back(gitmodules);
+      }
+      continue;
+    }
+    if (is_dir) subdirs.push_back(std::move(child));
+  }
+  ::closedir(dir);
+  for (const auto& sub : subdirs) {
+    if (scan.truncated) return;
+    walk(sub, scan, max_entries);
+  }
+}
+
+}  // namespace
+
+vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries) {
+  vcs_scan scan;
+  walk(root, scan, max_entries);
+  return scan;
+}
+
+}  // namespace cordon::linux_impl

@@ -1,0 +1,55 @@
+// paths.h — compile-time path facts: token resolution, symlink resolution,
+// containment, and discovery of repositories whose metadata must be protected.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/result.h"
+
+namespace cordon::linux_impl {
+
+struct token_roots {
+  std::string workspace;  // absolute, resolved; empty when none was given
+  std::string home;       // absolute; empty when unknown
+};
+
+// Replaces a leading "{workspace}" or "{home}" token. Errors (invalid_policy)
+// when the token's root is unknown. "{run_tmp}" is returned unchanged.
+result<std::string> resolve_token(const std::string& path, const token_roots& roots,
+                                  const std::string& location);
+
+// Resolves symlinks in the longest existing prefix of an absolute path and
+// appends the missing rest unchanged (realpath(3) semantics for the prefix).
+// `exists` tells whether the whole path exists.
+struct resolved_path {
+  std::string path;
+  bool exists = false;
+  bool is_directory = false;
+  bool was_symlink = false;  // the resolved path differs from the input
+};
+resolved_path resolve_on_host(const std::string& absolute);
+
+// True when `path` is `root` or lies beneath it (component-wise).
+bool path_is_within(const std::string& path, const std::string& root);
+
+// Number of components of an absolute path ("/" = 0, "/a/b" = 2).
+std::size_t path_depth(const std::string& path);
+
+// Repository metadata to protect under one writable root: for every `.git`
+// directory, its hooks/ and config (and those of .git/modules/*), and the
+// `.gitmodules` beside it; for every `.git` file (worktree or submodule
+// pointer), the file itself. Stops with an error (enforcement is then
+// impossible) after `max_entries` directory entries.
+struct vcs_scan {
+  std::vector<std::string> protect;  // existing paths to re-bind read-only
+  std::vector<std::string> missing;  // hooks/ or config that should exist but do not
+  std::vector<std::string> absent_gitmodules;  // repositories without a .gitmodules
+  std::uint64_t entries_seen = 0;
+  bool truncated = false;
+};
+vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries);
+
+}  // namespace cordon::linux_impl

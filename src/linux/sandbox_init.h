@@ -1,0 +1,63 @@
+// sandbox_init.h — what runs inside the new namespaces, as PID 1.
+//
+// The supervisor prepares every string and array before clone3(), so the
+// child does no allocation and no path logic: it writes its identity maps,
+// builds the root from the plan's mount table, locks itself down (no_new_privs,
+// Landlock, capabilities, seccomp), forks the command as PID 2 in a new
+// session, reaps every process, and reports the command's status. When PID 1
+// exits the kernel kills everything left in the PID namespace: that is the
+// tree cleanup (pid_namespaces(7)).
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "linux/linux_plan.h"
+
+namespace cordon::linux_impl {
+
+// Steps, for error messages. Stable numbering is not needed: only the
+// supervisor of the same binary reads them.
+enum class init_step : std::int32_t {
+  wait_for_supervisor, identity_maps, hostname, mount_private, staging_root, pivot_staging,
+  new_root, proc, dev, mount_op, finalize_root, pivot_new_root, loopback, working_directory,
+  no_new_privs, landlock, capabilities, seccomp, signals, fork_command,
+};
+const char* describe_step(init_step step) noexcept;
+
+enum class init_message_kind : std::int32_t { setup_failed = 1, exec_failed = 2, exited = 3 };
+
+struct init_message {
+  init_message_kind kind = init_message_kind::exited;
+  init_step step = init_step::wait_for_supervisor;
+  std::int32_t error = 0;      // errno
+  std::int32_t op_index = -1;  // mount op, when step == mount_op
+  std::int32_t wait_status = 0;  // of the command (PID 2)
+  std::int64_t user_cpu_us = 0;
+  std::int64_t system_cpu_us = 0;
+  std::int64_t max_rss_kib = 0;
+};
+
+// Everything the child needs, as C strings owned by this struct.
+struct prepared_launch {
+  const linux_plan_payload* payload = nullptr;
+  std::string uid_map;  // "U U 1\n"
+  std::string gid_map;
+  bool uts_namespace = true;
+  // Mount op paths with the staging prefixes, index-aligned with payload->mounts.ops.
+  std::vector<std::string> op_source;  // "/oldroot" + path
+  std::vector<std::string> op_target;  // "/newroot" + path
+  std::string working_directory;
+  std::vector<std::string> argv_storage, env_storage;
+  std::vector<char*> argv, envp;  // null-terminated
+  int sync_read_fd = -1;          // EOF without a byte = supervisor gone: exit
+  int status_write_fd = -1;       // init_message stream to the supervisor
+};
+
+// Runs as PID 1 of the new namespaces. Never returns.
+[[noreturn]] void run_sandbox_init(const prepared_launch& launch) noexcept;
+
+}  // namespace cordon::linux_impl

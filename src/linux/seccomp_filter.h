@@ -1,0 +1,40 @@
+// seccomp_filter.h — the baseline seccomp filter, built with libseccomp in the
+// parent at compile time and installed in the sandbox just before exec.
+//
+// Compile in the parent, apply in the child: building the BPF program once
+// keeps launch fast and lets tests inspect the exact program a plan applies.
+// Every blocked syscall and argument is listed in docs/seccomp.md with its
+// errno.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <string>
+#include <vector>
+
+#include "cordon/result.h"
+
+namespace cordon::linux_impl {
+
+struct seccomp_options {
+  // Network denied: socket()/socketpair() for every family but AF_UNIX fail
+  // with EAFNOSUPPORT.
+  bool deny_non_unix_sockets = true;
+};
+
+struct seccomp_program {
+  std::vector<sock_filter> bpf;        // the exported program (native arch)
+  std::vector<std::string> blocked;    // human-readable rules, e.g. "ptrace: EPERM"
+};
+
+// Builds the filter. Default action allow; blocked syscalls fail with the
+// errno docs/seccomp.md gives; syscalls of other ABIs (i386, x32) kill the
+// process. Errors: error_code::launch_failed when libseccomp fails.
+result<seccomp_program> build_seccomp_program(const seccomp_options& options);
+
+// Installs the program on the calling thread with
+// seccomp(SECCOMP_SET_MODE_FILTER). Requires no_new_privs (or CAP_SYS_ADMIN).
+// Allocation-free; returns 0 or an errno value. Irreversible.
+int install_seccomp_program(const seccomp_program& program) noexcept;
+
+}  // namespace cordon::linux_impl

@@ -1,0 +1,243 @@
+#include "linux/supervisor.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+#include "linux/sandbox_init.h"
+
+namespace cordon::linux_impl {
+namespace {
+
+using steady = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kGraceAfterSignal{2000};
+
+struct fd_guard {
+  int fd = -1;
+  ~fd_guard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string name_of(const std::string& entry) { return entry.substr(0, entry.find('=')); }
+
+prepared_launch prepare(const sandbox_plan& plan, const linux_plan_payload& payload,
+                        const launch_request& request, std::vector<std::string>& env_names) {
+  prepared_launch p;
+  p.payload = &payload;
+  unsigned uid = ::getuid(), gid = ::getgid();
+  p.uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
+  p.gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
+  for (const auto& op : payload.mounts.ops) {
+    p.op_source.push_back("/oldroot" + op.path);
+    p.op_target.push_back("/newroot" + op.path);
+  }
+  p.working_directory = !request.working_directory.empty() ? request.working_directory
+                        : !payload.workspace.empty()      ? payload.workspace
+                                                          : "/";
+  p.argv_storage = request.argv;
+  p.env_storage = build_environment(plan.policy(), request.host_environment);
+  for (auto& s : p.argv_storage) p.argv.push_back(s.data());
+  p.argv.push_back(nullptr);
+  for (auto& s : p.env_storage) {
+    p.envp.push_back(s.data());
+    env_names.push_back(name_of(s));
+  }
+  p.envp.push_back(nullptr);
+  return p;
+}
+
+error setup_error(const init_message& m, const prepared_launch& p) {
+  std::string message = std::string("sandbox setup failed while ") + describe_step(m.step);
+  if (m.step == init_step::mount_op && m.op_index >= 0 &&
+      static_cast<std::size_t>(m.op_index) < p.payload->mounts.ops.size()) {
+    message += " (" + p.payload->mounts.ops[static_cast<std::size_t>(m.op_index)].path + ")";
+  }
+  if (m.step == init_step::working_directory) {
+    message = "working directory " + p.working_directory + " is not visible inside the sandbox";
+  }
+  return make_error(error_code::launch_failed, message, {}, m.error);
+}
+
+}  // namespace
+
+std::vector<std::string> build_environment(const sandbox_policy& policy,
+                                           const std::vector<std::string>& host_environment) {
+  const auto& env = policy.environment;
+  std::vector<std::string> out;
+  auto present = [&](const std::string& name) {
+    return std::any_of(out.begin(), out.end(), [&](const std::string& e) { return name_of(e) == name; });
+  };
+  for (const auto& entry : host_environment) {
+    std::string name = name_of(entry);
+    if (name.empty() || name.size() == entry.size()) continue;
+    bool wanted = env.inherit == environment_inherit::all ||
+                  std::find(env.allow.begin(), env.allow.end(), name) != env.allow.end();
+    if (wanted && !present(name)) out.push_back(entry);
+  }
+  for (const auto& [name, value] : env.set) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const std::string& e) { return name_of(e) == name; });
+    if (it != out.end()) out.erase(it);
+    out.push_back(name + "=" + value);
+  }
+  return out;
+}
+
+result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
+                                     const launch_request& request) {
+  if (request.argv.empty() || request.argv[0].empty()) {
+    return make_error(error_code::usage_error, "no command to run");
+  }
+  run_outcome outcome;
+  prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
+  outcome.working_directory = launch.working_directory;
+
+  int sync_pipe[2], status_pipe[2];
+  if (::pipe2(sync_pipe, O_CLOEXEC) != 0) return make_error(error_code::launch_failed, "pipe2", {}, errno);
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+    int err = errno;
+    ::close(sync_pipe[0]);
+    ::close(sync_pipe[1]);
+    return make_error(error_code::launch_failed, "pipe2", {}, err);
+  }
+  fd_guard sync_write{sync_pipe[1]}, status_read{status_pipe[0]};
+  launch.sync_read_fd = sync_pipe[0];
+  launch.status_write_fd = status_pipe[1];
+
+  // Forwarded signals are taken through a signalfd, never by default action.
+  sigset_t forwarded, previous;
+  ::sigemptyset(&forwarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaddset(&forwarded, sig);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &previous);
+  fd_guard signals{::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK)};
+
+  std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                        CLONE_NEWCGROUP | CLONE_PIDFD;
+  if (payload.new_network_namespace) flags |= CLONE_NEWNET;
+  int pidfd = -1;
+  struct clone_args args {};
+  args.flags = flags;
+  args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
+  args.exit_signal = SIGCHLD;
+  auto started = steady::now();
+  long pid = ::syscall(SYS_clone3, &args, sizeof args);
+  if (pid == 0) run_sandbox_init(launch);
+  int clone_errno = errno;
+  ::close(sync_pipe[0]);
+  ::close(status_pipe[1]);
+  if (pid < 0) {
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    return make_error(error_code::launch_failed, "clone3 into new namespaces failed", {}, clone_errno);
+  }
+  fd_guard pid_guard{pidfd};
+  char go = 1;
+  if (::write(sync_write.fd, &go, 1) != 1) { /* the child will see EOF and exit */ }
+  ::close(sync_write.fd);
+  sync_write.fd = -1;
+
+  std::optional<steady::time_point> deadline;
+  if (plan.policy().process.timeout_ms) {
+    deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
+  }
+  std::optional<steady::time_point> kill_at;
+  init_message message;
+  bool have_message = false;
+  bool killed = false;
+  while (true) {
+    int timeout_ms = -1;
+    auto now = steady::now();
+    for (auto limit : {deadline, kill_at}) {
+      if (!limit || killed) continue;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*limit - now).count();
+      int bounded = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+      timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
+    }
+    pollfd fds[3] = {{pidfd, POLLIN, 0}, {status_read.fd, POLLIN, 0}, {signals.fd, POLLIN, 0}};
+    int ready = ::poll(fds, 3, timeout_ms);
+    if (ready < 0 && errno != EINTR) break;
+    if (fds[1].revents & (POLLIN | POLLHUP)) {
+      init_message incoming;
+      ssize_t n = ::read(status_read.fd, &incoming, sizeof incoming);
+      if (n == static_cast<ssize_t>(sizeof incoming)) {
+        message = incoming;
+        have_message = true;
+      } else if (n == 0) {
+        ::close(status_read.fd);  // PID 1 is gone or going
+        status_read.fd = -1;
+      }
+    }
+    if (fds[2].revents & POLLIN) {
+      signalfd_siginfo info{};
+      while (::read(signals.fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+        outcome.interrupted = true;
+        ::syscall(SYS_pidfd_send_signal, pidfd, static_cast<int>(info.ssi_signo), nullptr, 0);
+        if (!kill_at) kill_at = steady::now() + kGraceAfterSignal;
+      }
+    }
+    if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
+    now = steady::now();
+    if (!killed && ((deadline && now >= *deadline) || (kill_at && now >= *kill_at))) {
+      outcome.timed_out = deadline && now >= *deadline;
+      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      killed = true;
+    }
+  }
+  int wait_status = 0;
+  struct rusage usage {};
+  while (::wait4(static_cast<pid_t>(pid), &wait_status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
+  if (status_read.fd >= 0) {
+    init_message incoming;
+    if (::read(status_read.fd, &incoming, sizeof incoming) == static_cast<ssize_t>(sizeof incoming)) {
+      message = incoming;
+      have_message = true;
+    }
+  }
+  // Discard forwarded signals still pending before unblocking them.
+  signalfd_siginfo drained{};
+  while (::read(signals.fd, &drained, sizeof drained) > 0) {
+  }
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+
+  if (have_message && message.kind == init_message_kind::setup_failed) return setup_error(message, launch);
+  if (have_message && message.kind == init_message_kind::exec_failed) {
+    std::string what = "'" + request.argv[0] + "'";
+    if (message.error == ENOENT || message.error == ENOTDIR) {
+      return make_error(error_code::command_not_found, what + " not found inside the sandbox", {}, message.error);
+    }
+    return make_error(error_code::command_not_executable, what + " cannot be executed inside the sandbox", {},
+                      message.error);
+  }
+  outcome.user_cpu_ms = usage.ru_utime.tv_sec * 1000 + usage.ru_utime.tv_usec / 1000;
+  outcome.system_cpu_ms = usage.ru_stime.tv_sec * 1000 + usage.ru_stime.tv_usec / 1000;
+  outcome.max_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  if (have_message && message.kind == init_message_kind::exited && !killed) {
+    int st = message.wait_status;
+    outcome.exited = WIFEXITED(st);
+    outcome.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+    outcome.signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    outcome.user_cpu_ms = message.user_cpu_us / 1000;
+    outcome.system_cpu_ms = message.system_cpu_us / 1000;
+    outcome.max_rss_bytes = static_cast<std::uint64_t>(message.max_rss_kib) * 1024;
+  } else {
+    // The tree was killed (timeout, or no exit after a forwarded signal), or
+    // PID 1 died before reporting: report how PID 1 ended.
+    outcome.exited = false;
+    outcome.signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : SIGKILL;
+  }
+  return outcome;
+}
+
+}  // namespace cordon::linux_impl

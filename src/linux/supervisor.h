@@ -1,0 +1,27 @@
+// supervisor.h — the parent side of a launch: clone3 into new namespaces,
+// wait for the command, enforce the wall-clock deadline, forward signals,
+// and collect the outcome.
+#pragma once
+
+#include "cordon/launch.h"
+#include "cordon/plan.h"
+#include "cordon/result.h"
+#include "linux/linux_plan.h"
+
+namespace cordon::linux_impl {
+
+// Runs request.argv under the plan. Blocks until the whole tree is gone.
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked in the calling thread for the
+// duration and forwarded to the sandbox; if the tree is still alive 2 s later it
+// is killed. Errors: command_not_found, command_not_executable, launch_failed.
+// Call from a single-threaded process (clone3 copies only the calling thread).
+result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
+                                     const launch_request& request);
+
+// The environment the command gets: inherited (all, or the allowlist), then
+// the explicit values. Returns "NAME=VALUE" entries, first occurrence wins for
+// inherited names, explicit values replace.
+std::vector<std::string> build_environment(const sandbox_policy& policy,
+                                           const std::vector<std::string>& host_environment);
+
+}  // namespace cordon::linux_impl

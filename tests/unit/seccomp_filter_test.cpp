@@ -1,0 +1,474 @@
+// Tests for the baseline seccomp filter: the program is built, its rule list
+// is checked, and it is installed in a forked child that then probes each
+// rule and reports mismatches through a pipe. The parent asserts; the child
+// never calls gtest.
+
+#include "linux/seccomp_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/io_uring.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cordon::linux_impl {
+namespace {
+
+// Collects failure lines in the child and ships them to the parent.
+class child_report {
+ public:
+  explicit child_report(int fd) : fd_(fd) {}
+
+  void fail(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+    char line[512];
+    va_list args;
+    va_start(args, format);
+    const int n = std::vsnprintf(line, sizeof line - 1, format, args);
+    va_end(args);
+    if (n <= 0) return;
+    std::size_t len = std::min(static_cast<std::size_t>(n), sizeof line - 2);
+    line[len++] = '\n';
+    (void)!::write(fd_, line, len);
+    failed_ = true;
+  }
+
+  // `rc` is a syscall's return value; expects -1 with errno == `expected`.
+  void expect_errno(const char* what, long rc, int err, int expected) {
+    if (rc != -1 || err != expected) {
+      fail("%s: expected -1/%s, got %ld/%s", what, strerrorname_np(expected), rc,
+           err != 0 ? strerrorname_np(err) : "0");
+    }
+  }
+
+  void expect_ok(const char* what, long rc, int err) {
+    if (rc < 0) fail("%s: expected success, got %ld/%s", what, rc, strerrorname_np(err));
+  }
+
+  bool failed() const { return failed_; }
+
+ private:
+  int fd_;
+  bool failed_ = false;
+};
+
+struct child_outcome {
+  int status = 0;
+  std::string output;
+};
+
+// Runs `body` in a forked child; the child exits 0 unless it reported a
+// failure (exit 1) or died. Everything the child reported comes back in
+// `output`.
+template <class Body>
+child_outcome run_in_child(Body&& body) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {-1, "pipe2 failed"};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_report report(fds[1]);
+    body(report);
+    ::_exit(report.failed() ? 1 : 0);
+  }
+  ::close(fds[1]);
+  child_outcome outcome;
+  char buf[1024];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) {
+    outcome.output.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (pid < 0) return {-1, "fork failed"};
+  ::waitpid(pid, &outcome.status, 0);
+  return outcome;
+}
+
+bool installed_ok(child_report& report, const seccomp_program& program) {
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    report.fail("PR_SET_NO_NEW_PRIVS: %s", strerrorname_np(errno));
+    return false;
+  }
+  const int rc = install_seccomp_program(program);
+  if (rc != 0) {
+    report.fail("install_seccomp_program: %s", strerrorname_np(rc));
+    return false;
+  }
+  return true;
+}
+
+// How a grandchild that made one probing syscall ended.
+struct probe_end {
+  bool signaled = false;
+  int signal = 0;
+  int exit_code = 0;
+};
+
+template <class Probe>
+probe_end run_probe(Probe&& probe) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    probe();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  probe_end end;
+  if (WIFSIGNALED(status)) {
+    end.signaled = true;
+    end.signal = WTERMSIG(status);
+  } else {
+    end.exit_code = WEXITSTATUS(status);
+  }
+  return end;
+}
+
+bool has_line(const std::vector<std::string>& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+TEST(SeccompFilter, BuildsProgramAndListsRules) {
+  auto program = build_seccomp_program({});
+  ASSERT_TRUE(program.has_value()) << program.error_value().describe();
+  EXPECT_FALSE(program->bpf.empty());
+  EXPECT_LE(program->bpf.size(), static_cast<std::size_t>(BPF_MAXINSNS));
+  const auto& blocked = program->blocked;
+  for (const char* line : {
+           "mount: EPERM",
+           "umount2: EPERM",
+           "pivot_root: EPERM",
+           "move_mount: EPERM",
+           "open_tree: EPERM",
+           "fsopen: EPERM",
+           "fsconfig: EPERM",
+           "fsmount: EPERM",
+           "fspick: EPERM",
+           "mount_setattr: EPERM",
+           "chroot: EPERM",
+           "ptrace: EPERM",
+           "process_vm_readv: EPERM",
+           "process_vm_writev: EPERM",
+           "kexec_load: EPERM",
+           "kexec_file_load: EPERM",
+           "init_module: EPERM",
+           "finit_module: EPERM",
+           "delete_module: EPERM",
+           "bpf: EPERM",
+           "userfaultfd: EPERM",
+           "io_uring_setup: EPERM",
+           "io_uring_enter: EPERM",
+           "io_uring_register: EPERM",
+           "open_by_handle_at: EPERM",
+           "name_to_handle_at: EPERM",
+           "unshare: EPERM",
+           "setns: EPERM",
+           "clone(CLONE_NEW*): EPERM",
+           "clone3: ENOSYS",
+           "ioctl(TIOCSTI): EPERM",
+           "ioctl(TIOCLINUX): EPERM",
+           "keyctl: EPERM",
+           "add_key: EPERM",
+           "request_key: EPERM",
+           "perf_event_open: EPERM",
+           "acct: EPERM",
+           "swapon: EPERM",
+           "swapoff: EPERM",
+           "reboot: EPERM",
+           "settimeofday: EPERM",
+           "clock_settime: EPERM",
+           "clock_adjtime: EPERM",
+           "adjtimex: EPERM",
+           "quotactl: EPERM",
+           "personality(other than PER_LINUX or 0xffffffff query): EPERM",
+           "lookup_dcookie: EPERM",
+           "vhangup: EPERM",
+           "syslog: EPERM",
+           "socket(non-AF_UNIX): EAFNOSUPPORT",
+           "socketpair(non-AF_UNIX): EAFNOSUPPORT",
+       }) {
+    EXPECT_TRUE(has_line(blocked, line)) << "missing rule line: " << line;
+  }
+#if defined(__x86_64__)
+  EXPECT_TRUE(has_line(blocked, "nfsservctl: EPERM"));
+  EXPECT_TRUE(has_line(blocked, "uselib: EPERM"));
+#endif
+  // Each rule is listed once.
+  auto sorted = blocked;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+}
+
+TEST(SeccompFilter, SocketRulesFollowOption) {
+  seccomp_options options;
+  options.deny_non_unix_sockets = false;
+  auto program = build_seccomp_program(options);
+  ASSERT_TRUE(program.has_value()) << program.error_value().describe();
+  for (const auto& line : program->blocked) {
+    EXPECT_EQ(line.find("socket"), std::string::npos) << line;
+  }
+  EXPECT_TRUE(has_line(program->blocked, "ptrace: EPERM"));
+}
+
+TEST(SeccompFilter, InstallRejectsEmptyProgram) {
+  EXPECT_EQ(install_seccomp_program(seccomp_program{}), EINVAL);
+}
+
+TEST(SeccompFilter, EnforcesExactErrnosInChild) {
+  auto program = build_seccomp_program({});
+  ASSERT_TRUE(program.has_value()) << program.error_value().describe();
+
+  const child_outcome outcome = run_in_child([&](child_report& r) {
+    if (!installed_ok(r, *program)) return;
+    long rc;
+
+    errno = 0;
+    rc = ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+    r.expect_errno("ptrace(PTRACE_TRACEME)", rc, errno, EPERM);
+
+    errno = 0;
+    rc = ::unshare(CLONE_NEWUSER);
+    r.expect_errno("unshare(CLONE_NEWUSER)", rc, errno, EPERM);
+
+    errno = 0;
+    rc = ::unshare(CLONE_FILES);  // harmless flags are refused too
+    r.expect_errno("unshare(CLONE_FILES)", rc, errno, EPERM);
+
+    errno = 0;
+    rc = ::setns(-1, 0);  // unfiltered this would be EBADF
+    r.expect_errno("setns(-1)", rc, errno, EPERM);
+
+    // A missing target: unfiltered this would be ENOENT, never a mount.
+    errno = 0;
+    rc = ::mount("none", "/nonexistent-cordon-seccomp-test", "tmpfs", 0, nullptr);
+    r.expect_errno("mount", rc, errno, EPERM);
+
+    errno = 0;
+    rc = ::syscall(SYS_umount2, "/nonexistent-cordon-seccomp-test", 0);
+    r.expect_errno("umount2", rc, errno, EPERM);
+
+    errno = 0;
+    rc = ::chroot("/nonexistent-cordon-seccomp-test");
+    r.expect_errno("chroot", rc, errno, EPERM);
+
+    // Sockets: only AF_UNIX.
+    errno = 0;
+    rc = ::socket(AF_INET, SOCK_STREAM, 0);
+    r.expect_errno("socket(AF_INET)", rc, errno, EAFNOSUPPORT);
+    errno = 0;
+    rc = ::socket(AF_INET6, SOCK_DGRAM, 0);
+    r.expect_errno("socket(AF_INET6)", rc, errno, EAFNOSUPPORT);
+    errno = 0;
+    rc = ::socket(AF_NETLINK, SOCK_RAW, 0);
+    r.expect_errno("socket(AF_NETLINK)", rc, errno, EAFNOSUPPORT);
+    int pair[2];
+    errno = 0;
+    rc = ::socketpair(AF_INET, SOCK_STREAM, 0, pair);
+    r.expect_errno("socketpair(AF_INET)", rc, errno, EAFNOSUPPORT);
+    errno = 0;
+    rc = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    r.expect_ok("socket(AF_UNIX)", rc, errno);
+    if (rc >= 0) ::close(static_cast<int>(rc));
+    errno = 0;
+    rc = ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair);
+    r.expect_ok("socketpair(AF_UNIX)", rc, errno);
+    if (rc == 0) {
+      ::close(pair[0]);
+      ::close(pair[1]);
+    }
+
+    // clone3: ENOSYS so that libc falls back to clone(). The arguments are
+    // invalid on purpose: unfiltered, the kernel answers EINVAL.
+    errno = 0;
+    rc = ::syscall(SYS_clone3, nullptr, 0);
+    r.expect_errno("clone3", rc, errno, ENOSYS);
+
+    // clone() with a namespace flag. Should the filter fail, the new child
+    // leaves at once.
+    errno = 0;
+    rc = ::syscall(SYS_clone, static_cast<unsigned long>(CLONE_NEWUSER | SIGCHLD), 0, 0, 0, 0);
+    if (rc == 0) ::_exit(0);
+    r.expect_errno("clone(CLONE_NEWUSER)", rc, errno, EPERM);
+    errno = 0;
+    rc = ::syscall(SYS_clone, static_cast<unsigned long>(CLONE_NEWNET | SIGCHLD), 0, 0, 0, 0);
+    if (rc == 0) ::_exit(0);
+    r.expect_errno("clone(CLONE_NEWNET)", rc, errno, EPERM);
+
+    io_uring_params params{};
+    errno = 0;
+    rc = ::syscall(SYS_io_uring_setup, 1, &params);
+    if (rc >= 0) ::close(static_cast<int>(rc));
+    r.expect_errno("io_uring_setup", rc, errno, EPERM);
+
+    // A valid map creation, which root could otherwise perform.
+    bpf_attr attr{};
+    attr.map_type = BPF_MAP_TYPE_ARRAY;
+    attr.key_size = 4;
+    attr.value_size = 4;
+    attr.max_entries = 1;
+    errno = 0;
+    rc = ::syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof attr);
+    if (rc >= 0) ::close(static_cast<int>(rc));
+    r.expect_errno("bpf(BPF_MAP_CREATE)", rc, errno, EPERM);
+
+    // personality: ADDR_NO_RANDOMIZE refused, the query and PER_LINUX allowed.
+    errno = 0;
+    rc = ::personality(ADDR_NO_RANDOMIZE);
+    r.expect_errno("personality(ADDR_NO_RANDOMIZE)", rc, errno, EPERM);
+    errno = 0;
+    rc = ::personality(READ_IMPLIES_EXEC);
+    r.expect_errno("personality(READ_IMPLIES_EXEC)", rc, errno, EPERM);
+    errno = 0;
+    rc = ::syscall(SYS_personality, 0x80000000UL);  // one high bit of the 32
+    r.expect_errno("personality(0x80000000)", rc, errno, EPERM);
+    errno = 0;
+    rc = ::personality(0xffffffff);
+    r.expect_ok("personality(0xffffffff)", rc, errno);
+    if (rc >= 0 && (rc & ADDR_NO_RANDOMIZE) != 0) r.fail("ADDR_NO_RANDOMIZE is set");
+    errno = 0;
+    rc = ::personality(PER_LINUX);
+    r.expect_ok("personality(PER_LINUX)", rc, errno);
+
+    // ioctl(TIOCSTI) is refused before the kernel looks at the descriptor:
+    // unfiltered, fd -1 would give EBADF.
+    char c = 'x';
+    errno = 0;
+    rc = ::ioctl(-1, TIOCSTI, &c);
+    r.expect_errno("ioctl(-1, TIOCSTI)", rc, errno, EPERM);
+    errno = 0;
+    rc = ::ioctl(STDIN_FILENO, TIOCSTI, &c);
+    r.expect_errno("ioctl(0, TIOCSTI)", rc, errno, EPERM);
+    // High bits in the request do not slip past: the kernel truncates the
+    // request to 32 bits, and so does the filter's comparison.
+    errno = 0;
+    rc = ::syscall(SYS_ioctl, -1, (1UL << 32) | TIOCSTI, &c);
+    r.expect_errno("ioctl(-1, TIOCSTI | 1<<32)", rc, errno, EPERM);
+    errno = 0;
+    rc = ::ioctl(-1, TIOCLINUX, &c);
+    r.expect_errno("ioctl(-1, TIOCLINUX)", rc, errno, EPERM);
+    errno = 0;
+    rc = ::ioctl(-1, FIONREAD, &c);  // other requests reach the kernel
+    r.expect_errno("ioctl(-1, FIONREAD)", rc, errno, EBADF);
+
+    errno = 0;
+    rc = ::syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 0);
+    r.expect_errno("keyctl", rc, errno, EPERM);
+    errno = 0;
+    rc = ::syscall(SYS_add_key, "user", "cordon", "x", 1, -3);
+    r.expect_errno("add_key", rc, errno, EPERM);
+
+    errno = 0;
+    rc = ::syscall(SYS_userfaultfd, 0);
+    if (rc >= 0) ::close(static_cast<int>(rc));
+    r.expect_errno("userfaultfd", rc, errno, EPERM);
+
+    errno = 0;
+    rc = ::syscall(SYS_process_vm_readv, ::getppid(), nullptr, 0, nullptr, 0, 0);
+    r.expect_errno("process_vm_readv", rc, errno, EPERM);
+
+    // Ordinary work still runs: fork, threads (glibc's clone3 falls back to
+    // clone), getpid, open and read.
+    const probe_end forked = run_probe([] { ::_exit(7); });
+    if (forked.signaled || forked.exit_code != 7) r.fail("fork: child did not exit with 7");
+
+    bool thread_ran = false;
+    try {
+      std::thread t([&] { thread_ran = true; });
+      t.join();
+    } catch (const std::exception& e) {
+      r.fail("std::thread: %s", e.what());
+    }
+    if (!thread_ran) r.fail("thread did not run");
+
+    if (::getpid() <= 0) r.fail("getpid");
+    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    r.expect_ok("open(/proc/self/status)", fd, errno);
+    if (fd >= 0) {
+      char status[4096];
+      const ssize_t n = ::read(fd, status, sizeof status - 1);
+      r.expect_ok("read", n, errno);
+      if (n > 0) {
+        status[n] = '\0';
+        if (std::strstr(status, "Seccomp:\t2") == nullptr) r.fail("Seccomp mode is not 2");
+      }
+      ::close(fd);
+    }
+
+#if defined(__x86_64__)
+    // x32 syscall numbers (bit 0x40000000) are another ABI: libseccomp sends
+    // them to the bad-arch action, which is KILL_PROCESS.
+    const probe_end x32 = run_probe([] {
+      ::syscall(0x40000000L | SYS_getpid);
+      ::_exit(3);  // not reached when the filter kills
+    });
+    if (!x32.signaled || x32.signal != SIGSYS) {
+      r.fail("x32 getpid: expected SIGSYS, got %s %d", x32.signaled ? "signal" : "exit",
+             x32.signaled ? x32.signal : x32.exit_code);
+    }
+
+    // i386 syscalls through int 0x80 carry AUDIT_ARCH_I386: also killed.
+    // Without IA32 emulation the kernel answers int 0x80 with SIGSEGV
+    // instead, which is no less fatal.
+    const probe_end i386 = run_probe([] {
+      long ret = 20;  // __NR_getpid in the i386 table
+      __asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+      ::_exit(3);
+    });
+    if (!i386.signaled || (i386.signal != SIGSYS && i386.signal != SIGSEGV)) {
+      r.fail("i386 getpid: expected SIGSYS, got %s %d", i386.signaled ? "signal" : "exit",
+             i386.signaled ? i386.signal : i386.exit_code);
+    }
+#endif
+  });
+
+  ASSERT_TRUE(WIFEXITED(outcome.status))
+      << "child died with signal " << WTERMSIG(outcome.status) << "\n"
+      << outcome.output;
+  EXPECT_EQ(outcome.output, "");
+  EXPECT_EQ(WEXITSTATUS(outcome.status), 0);
+}
+
+TEST(SeccompFilter, InetSocketsAllowedWhenNotDenied) {
+  seccomp_options options;
+  options.deny_non_unix_sockets = false;
+  auto program = build_seccomp_program(options);
+  ASSERT_TRUE(program.has_value()) << program.error_value().describe();
+
+  const child_outcome outcome = run_in_child([&](child_report& r) {
+    if (!installed_ok(r, *program)) return;
+    errno = 0;
+    long rc = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    r.expect_ok("socket(AF_INET)", rc, errno);
+    if (rc >= 0) ::close(static_cast<int>(rc));
+    // The rest of the filter is still in force.
+    errno = 0;
+    rc = ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+    r.expect_errno("ptrace(PTRACE_TRACEME)", rc, errno, EPERM);
+  });
+
+  ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.output;
+  EXPECT_EQ(outcome.output, "");
+  EXPECT_EQ(WEXITSTATUS(outcome.status), 0);
+}
+
+}  // namespace
+}  // namespace cordon::linux_impl
