@@ -106,7 +106,7 @@ struct sandbox_policy {
 std::map<control, enforcement_level> required_enforcement(const sandbox_policy& policy);
 
 // The explicit entries that lower an implied requirement, as one warning line
-// each (e.g. "memory: host accepts partial (implied enforced)").
+// each (e.g. "memory: policy accepts partial (its content implies enforced)").
 std::vector<std::string> relaxation_warnings(const sandbox_policy& policy);
 
 }  // namespace cordon

@@ -47,7 +47,7 @@ bool write_report(const std::string& path, const std::string& text) {
   if (path.empty()) return true;
   auto written = write_file_atomically(path, text);
   if (!written) {
-    print_error("report_not_written", written.error_value().describe());
+    std::cerr << "cordon: " << written.error_value().describe() << " (report not written)\n";
     return false;
   }
   return true;
@@ -105,8 +105,11 @@ int run_command(const run_options& options) {
   auto compiled = backend->compile(*policy, compile);
   if (!compiled) {
     const compile_failure& f = compiled.failure();
-    print_error("refused", std::string(to_string(f.code)) + ": " + f.message);
-    for (const auto& e : f.errors) print_error("policy_error", (e.location.empty() ? "" : e.location + ": ") + e.reason);
+    // One line per problem: each policy error with its location, or the code and each blocker.
+    if (f.errors.empty()) print_error(std::string(to_string(f.code)), f.message);
+    for (const auto& e : f.errors) {
+      print_error(std::string(to_string(f.code)), (e.location.empty() ? "" : e.location + ": ") + e.reason);
+    }
     for (const auto& b : f.blockers) {
       print_error("blocker", b.control + ": required " + b.required + ", available " + b.available + ": " + b.reason);
     }
@@ -120,7 +123,7 @@ int run_command(const run_options& options) {
   auto outcome = backend->launch(&plan, request);
   if (!outcome) {
     const error& err = outcome.error_value();
-    print_error(std::string(to_string(err.code)), err.describe());
+    std::cerr << "cordon: " << err.describe() << "\n";
     write_report(options.report_file, launch_failed_report_json(plan, request, err));
     return exit_code_for(err);
   }

@@ -299,6 +299,9 @@ const char* describe_step(init_step step) noexcept {
 void run_sandbox_init(const prepared_launch& launch) noexcept {
   const linux_plan_payload& plan = *launch.payload;
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // PID 1 is a copy of cordon: its memory holds the host environment. Not
+  // dumpable means the command cannot read /proc/1/environ or /proc/1/mem.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   char byte = 0;
   // The supervisor may have died before PR_SET_PDEATHSIG took effect: then
   // its end of the pipe is closed and this read sees EOF.

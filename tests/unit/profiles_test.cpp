@@ -74,7 +74,9 @@ TEST(Profiles, EmbeddedTextIsTheFileAndCanonical) {
     EXPECT_EQ(*text, file.str());
     // Profiles are stored exactly as sandbox_policy_to_json writes them, so
     // `cordon` can print them and diffs stay meaningful.
-    EXPECT_EQ(sandbox_policy_to_json(load(name)), *text);
+    EXPECT_EQ(sandbox_policy_to_json(load(name)), *text)
+        << "store profiles exactly as sandbox_policy_to_json writes them "
+           "(2-space indent, one array item per line)";
   }
 }
 

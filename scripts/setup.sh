@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages cordon needs to build, test and demo.
+# Idempotent; run as root (or through sudo).
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ clang pkg-config
+  libseccomp-dev nlohmann-json3-dev libcli11-dev libssl-dev
+  libgtest-dev libgmock-dev
+  # what the tests run inside the sandbox, and to run them as a second user
+  git make gcc python3 python3-venv procps util-linux passwd
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  exec sudo "$0" "$@"
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: all ${#packages[@]} packages present"

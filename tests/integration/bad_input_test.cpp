@@ -1,0 +1,97 @@
+// Bad input: a clear one-line error, the documented exit code, and nothing runs.
+#include <filesystem>
+#include <fstream>
+
+#include "harness.h"
+
+namespace cordon::test {
+namespace {
+
+constexpr int kRefused = 125;
+
+struct BadInput : ::testing::Test {
+  std::string policy(const std::string& text) { return dir_.write("policy.json", text); }
+  // Runs a command that would leave a marker, and checks it did not run.
+  run_result refused(const std::vector<std::string>& options) {
+    auto r = run_cordon(options, {"sh", "-c", "touch ran-marker"}, ws_.path());
+    EXPECT_EQ(r.exit_code, kRefused) << r.all();
+    EXPECT_FALSE(std::filesystem::exists(ws_.path() + "/ran-marker"));
+    EXPECT_EQ(r.out, "");
+    return r;
+  }
+  temp_dir dir_, ws_;
+};
+
+// The first line of cordon's stderr, and how many lines there are.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+TEST_F(BadInput, MalformedJson) {
+  auto r = refused({"--policy", policy("{\"schema_version\": 1,\n  \"name\": }")});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: parse_error: line 2, column", 0), 0u) << r.err;
+  EXPECT_EQ(r.report["outcome"], "refused");
+  EXPECT_EQ(r.report["error"]["code"], "parse_error");
+}
+
+TEST_F(BadInput, UnknownFieldNamesItsLocation) {
+  auto r = refused({"--policy", policy(R"({"schema_version": 1, "filesystem": {"writeable": ["/tmp"]}})")});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: invalid_policy: /filesystem/writeable: ", 0), 0u) << r.err;
+}
+
+TEST_F(BadInput, RelativePath) {
+  auto r = refused({"--policy", policy(R"({"schema_version": 1, "filesystem": {"writable": ["build/out"]}})")});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: invalid_policy: /filesystem/writable/0: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.report["policy_errors"][0]["location"], "/filesystem/writable/0");
+}
+
+TEST_F(BadInput, MissingPolicyFile) {
+  auto r = refused({"--policy", dir_.path() + "/does-not-exist.json"});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: io_error: ", 0), 0u) << r.err;
+}
+
+TEST_F(BadInput, UnknownProfile) {
+  auto r = refused({"--profile", "no-such-profile"});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: unknown_profile: ", 0), 0u) << r.err;
+}
+
+TEST_F(BadInput, PolicyTheHostCannotEnforceIsRefusedWithBlockers) {
+  // A memory ceiling implies `memory: enforced`; this build has only a per-process rlimit.
+  auto r = refused({"--policy", policy(R"({"schema_version": 1, "name": "needs-cgroups",
+      "filesystem": {"readable": ["{workspace}"], "writable": ["{workspace}"]},
+      "process": {"memory_bytes": 268435456}})")});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: enforcement_unavailable: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("cordon: blocker: memory: required enforced, available partial: "), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.report["outcome"], "refused");
+  EXPECT_EQ(r.report["blockers"][0]["control"], "memory");
+}
+
+TEST_F(BadInput, ExplicitRelaxationRunsAndIsWarnedInTheReport) {
+  auto p = policy(R"({"schema_version": 1, "name": "accepts-rlimit",
+      "filesystem": {"readable": ["{workspace}"], "writable": ["{workspace}"]},
+      "process": {"memory_bytes": 268435456}, "enforcement": {"memory": "partial"}})");
+  auto r = run_cordon({"--policy", p}, {"sh", "-c", "echo ran"}, ws_.path());
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "ran\n");
+  EXPECT_EQ(r.report["controls"]["memory"]["level"], "partial");
+  EXPECT_NE(r.report["warnings"].dump().find("memory: policy accepts partial"), std::string::npos)
+      << r.report["warnings"].dump();
+}
+
+TEST_F(BadInput, FilteredNetworkIsRefusedUntilTheBrokerExists) {
+  auto r = refused({"--policy", policy(R"({"schema_version": 1, "name": "filtered",
+      "filesystem": {"readable": ["{workspace}"], "writable": ["{workspace}"]},
+      "network": {"mode": "filtered", "rules": [{"host": "example.com", "port": 443, "action": "allow"}]}})")});
+  EXPECT_NE(r.err.find("cordon: blocker: network_filter: required enforced, available planned"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(BadInput, UsageErrors) {
+  auto none = run_cordon({}, {}, ws_.path());
+  EXPECT_EQ(none.exit_code, kRefused);
+  auto both = run_cordon({"--policy", "x.json", "--profile", "offline"}, {"true"}, ws_.path());
+  EXPECT_EQ(both.exit_code, kRefused);
+  EXPECT_EQ(first_line(both.err).rfind("cordon: usage_error: ", 0), 0u) << both.err;
+}
+
+}  // namespace
+}  // namespace cordon::test

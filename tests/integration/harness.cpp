@@ -1,0 +1,220 @@
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace cordon::test {
+namespace fs = std::filesystem;
+
+temp_dir::temp_dir(const std::string& parent) {
+  std::string tmpl = parent + "/cordon-test-XXXXXX";
+  char* made = ::mkdtemp(tmpl.data());
+  if (made == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = made;
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ec;
+  // Make everything removable first (tests create mode-000 and read-only entries).
+  for (auto it = fs::recursive_directory_iterator(path_, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) ::chmod(it->path().c_str(), 0755);
+  }
+  fs::remove_all(path_, ec);
+}
+
+std::string temp_dir::write(const std::string& relative, const std::string& contents) const {
+  fs::path p = fs::path(path_) / relative;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << contents;
+  return p.string();
+}
+
+std::string temp_dir::mkdir(const std::string& relative) const {
+  fs::path p = fs::path(path_) / relative;
+  fs::create_directories(p);
+  return p.string();
+}
+
+std::string cordon_cli() {
+  if (const char* env = std::getenv("CORDON_CLI"); env != nullptr && *env != '\0') return env;
+  return CORDON_CLI;
+}
+
+
+run_result run_cordon(const std::vector<std::string>& options, const std::vector<std::string>& command,
+                      const std::string& cwd, const std::vector<std::string>& extra_env,
+                      const std::string& stdin_text) {
+  temp_dir report_dir;
+  std::string report = report_dir.path() + "/report.json";
+  std::vector<std::string> args = {cordon_cli(), "run"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.push_back("--report");
+  args.push_back(report);
+  args.push_back("--");
+  args.insert(args.end(), command.begin(), command.end());
+
+  std::vector<std::string> env_storage;
+  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    bool overridden = false;
+    for (const auto& extra : extra_env) overridden = overridden || name_of(extra) == name_of(entry);
+    if (!overridden) env_storage.push_back(entry);
+  }
+  env_storage.insert(env_storage.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  // stdin comes from a file so that a command that never reads it cannot block us.
+  std::string stdin_path = report_dir.write("stdin", stdin_text);
+  std::string out_path = report_dir.path() + "/out", err_path = report_dir.path() + "/err";
+  auto started = std::chrono::steady_clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int in = ::open(stdin_path.c_str(), O_RDONLY);
+    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(250);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(251);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  run_result r;
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream out_file(out_path), err_file(err_path), report_file(report);
+  std::stringstream o, e;
+  o << out_file.rdbuf();
+  e << err_file.rdbuf();
+  r.out = o.str();
+  r.err = e.str();
+  if (report_file) {
+    std::stringstream rep;
+    rep << report_file.rdbuf();
+    r.report = nlohmann::json::parse(rep.str(), nullptr, false);
+  }
+  return r;
+}
+
+run_result run_sh(const std::string& workspace, const std::string& script, const std::vector<std::string>& options) {
+  return run_cordon(options, {"sh", "-c", script}, workspace);
+}
+
+int host_command(const std::vector<std::string>& args, const std::string& cwd) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(250);
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct loopback_server::state {
+  std::atomic<int> accepted{0};
+  std::atomic<bool> stop{false};
+  std::thread thread;
+};
+
+loopback_server::loopback_server(bool ipv6) : state_(new state) {
+  fd_ = ::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (ipv6) {
+    sockaddr_in6 addr{};
+    addr.sin6_family = AF_INET6;
+    addr.sin6_addr = in6addr_loopback;
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin6_port);
+  } else {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ::listen(fd_, 16);
+  state_->thread = std::thread([this] {
+    while (!state_->stop) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) > 0) {
+        int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) {
+          ++state_->accepted;
+          ::close(c);
+        }
+      }
+    }
+  });
+}
+
+loopback_server::~loopback_server() {
+  state_->stop = true;
+  state_->thread.join();
+  ::close(fd_);
+  delete state_;
+}
+
+int loopback_server::accepted() const { return state_->accepted; }
+
+bool process_with_marker_alive(const std::string& marker) {
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = ::readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::ifstream cmdline(std::string("/proc/") + entry->d_name + "/cmdline", std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    for (auto& c : text) {
+      if (c == '\0') c = ' ';
+    }
+    // Zombies have an empty cmdline; they are not alive.
+    if (text.find(marker) != std::string::npos) {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(proc);
+  return found;
+}
+
+bool running_as_root() { return ::geteuid() == 0; }
+
+}  // namespace cordon::test
