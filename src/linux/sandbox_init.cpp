@@ -299,9 +299,6 @@ const char* describe_step(init_step step) noexcept {
 void run_sandbox_init(const prepared_launch& launch) noexcept {
   const linux_plan_payload& plan = *launch.payload;
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // PID 1 is a copy of cordon: its memory holds the host environment. Not
-  // dumpable means the command cannot read /proc/1/environ or /proc/1/mem.
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   char byte = 0;
   // The supervisor may have died before PR_SET_PDEATHSIG took effect: then
   // its end of the pipe is closed and this read sees EOF.
@@ -312,6 +309,11 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
       !write_file("/proc/self/gid_map", launch.gid_map.c_str())) {
     fail(launch, init_step::identity_maps, errno);
   }
+  // PID 1 is a copy of cordon: its memory holds the host environment. Not
+  // dumpable means the command cannot read /proc/1/environ or /proc/1/mem.
+  // (Only after the maps: a non-dumpable process's /proc/self files belong
+  // to root, so an unprivileged one could no longer write its uid_map.)
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(launch, init_step::identity_maps, errno);
   if (launch.uts_namespace && ::sethostname("cordon", 6) != 0) fail(launch, init_step::hostname, errno);
   build_root(launch);
   if (plan.loopback_up) bring_up_loopback(launch);

@@ -28,7 +28,6 @@
 
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -115,7 +114,8 @@ class filter_builder {
   }
 
   // Blocks `nr` when all `cmps` hold. Several calls for the same syscall and
-  // action are OR-ed by libseccomp. `label` is listed once by the caller.
+  // action are OR-ed by libseccomp, so a family of rules is listed once, by
+  // the caller, with note().
   int block_if(int nr, const scmp_arg_cmp* cmps, unsigned count, int err = EPERM) {
     if (nr < 0) return 0;
     return seccomp_rule_add_array(ctx_, SCMP_ACT_ERRNO(static_cast<std::uint32_t>(err)), nr, count,
@@ -312,6 +312,7 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options) {
   if (rc != 0) return seccomp_error("seccomp_attr_set(ACT_BADARCH)", rc);
 
   seccomp_program program;
+  program.blocked.push_back("syscalls of other ABIs (i386, x32 on x86_64): KILL_PROCESS");
   std::string failed;
   rc = add_rules(ctx.get(), options, program.blocked, failed);
   if (rc != 0) return seccomp_error("rule for " + failed, rc);

@@ -86,10 +86,11 @@ std::vector<std::string> build_environment(const sandbox_policy& policy,
                   std::find(env.allow.begin(), env.allow.end(), name) != env.allow.end();
     if (wanted && !present(name)) out.push_back(entry);
   }
-  for (const auto& [name, value] : env.set) {
+  for (const auto& entry : env.set) {
+    const std::string& name = entry.first;  // clang 14 cannot capture structured bindings
     auto it = std::find_if(out.begin(), out.end(), [&](const std::string& e) { return name_of(e) == name; });
     if (it != out.end()) out.erase(it);
-    out.push_back(name + "=" + value);
+    out.push_back(name + "=" + entry.second);
   }
   return out;
 }

@@ -214,6 +214,7 @@ TEST(SeccompFilter, BuildsProgramAndListsRules) {
            "syslog: EPERM",
            "socket(non-AF_UNIX): EAFNOSUPPORT",
            "socketpair(non-AF_UNIX): EAFNOSUPPORT",
+           "syscalls of other ABIs (i386, x32 on x86_64): KILL_PROCESS",
        }) {
     EXPECT_TRUE(has_line(blocked, line)) << "missing rule line: " << line;
   }
