@@ -9,7 +9,7 @@ packages=(
   libseccomp-dev nlohmann-json3-dev libcli11-dev libssl-dev
   libgtest-dev libgmock-dev
   # what the tests run inside the sandbox, and to run them as a second user
-  git make gcc python3 python3-venv procps util-linux passwd
+  git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
 )
 
 if [ "$(id -u)" -ne 0 ]; then

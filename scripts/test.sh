@@ -31,7 +31,8 @@ if [ "$(id -u)" -eq 0 ]; then
   # The build tree may sit below a directory the user cannot enter (/root):
   # run copies of the binaries, pointed at a copy of the CLI.
   cp build/cordon build/tests/cordon_integration_tests build/tests/cordon_unit_tests "$results/"
-  chmod 755 "$results"/cordon*
+  mkdir -p "$results/source" && cp -r schemas "$results/source/"
+  chmod -R a+rX "$results"/cordon* "$results/source"
   echo "== confinement tests as $test_user (uid $(id -u "$test_user"))"
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
@@ -40,7 +41,7 @@ if [ "$(id -u)" -eq 0 ]; then
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*'
     set +e
     runuser -u "$test_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$(getent passwd "$test_user" | cut -d: -f6)" \
-      TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" \
+      TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" CORDON_SOURCE_DIR="$results/source" \
       "$results/$binary" --gtest_brief=1 --gtest_filter="$filter" \
       --gtest_output="json:$results/$binary.unprivileged.json"
     s=$?

@@ -128,6 +128,10 @@ mount_table_result build_mount_table(const mount_table_input& input) {
       table.skipped.push_back("readable " + r.path + ": already visible read-only");
       continue;
     }
+    if (within_any(r.path, writable)) {
+      table.skipped.push_back("readable " + r.path + ": inside a writable root, which wins");
+      continue;
+    }
     table.ops.push_back({mount_kind::bind_read_only, r.path, {}, r.directory, "readable"});
   }
   for (const auto& w : writable) {

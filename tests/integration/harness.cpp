@@ -59,6 +59,11 @@ std::string cordon_cli() {
   return CORDON_CLI;
 }
 
+std::string source_dir() {
+  if (const char* env = std::getenv("CORDON_SOURCE_DIR"); env != nullptr && *env != '\0') return env;
+  return CORDON_SOURCE_DIR;
+}
+
 
 run_result run_cordon(const std::vector<std::string>& options, const std::vector<std::string>& command,
                       const std::string& cwd, const std::vector<std::string>& extra_env,

@@ -40,8 +40,11 @@ class temp_dir {
   std::string path_;
 };
 
-// Path of the cordon CLI under test.
+// Path of the cordon CLI under test: $CORDON_CLI, else the one the build made.
 std::string cordon_cli();
+
+// The source tree (for schemas/): $CORDON_SOURCE_DIR, else the one the build used.
+std::string source_dir();
 
 // Runs `cordon run <options> --report <tmp> -- <command...>` with `cwd` as the
 // working directory and `extra_env` added to this process's environment.

@@ -1,0 +1,147 @@
+// Plans are bound to the backend instance, platform and format version that
+// made them; launchers reject anything else with a typed error.
+#include <gtest/gtest.h>
+
+#include "cordon/cordon.h"
+
+namespace cordon {
+namespace {
+
+// A second backend, to prove plans do not cross backends.
+class test_backend final : public sandbox_backend {
+ public:
+  std::string platform = "linux";
+  std::uint32_t version = 1;
+  std::string backend_name = "test-backend";
+
+  std::string_view name() const noexcept override { return backend_name; }
+  std::uint32_t plan_format_version() const noexcept override { return version; }
+  host_capabilities probe() const override { return {}; }
+  compile_result<std::shared_ptr<const sandbox_plan>> compile(const sandbox_policy& policy,
+                                                              const compile_options&) const override {
+    return make_plan(policy, platform, {}, {}, nullptr);
+  }
+  result<run_outcome> launch(const sandbox_plan* plan, const launch_request&) const override {
+    if (auto checked = check_plan(plan, "linux"); !checked) return std::move(checked).error_value();
+    return run_outcome{};
+  }
+};
+
+sandbox_policy minimal_policy() {
+  sandbox_policy p;
+  p.name = "plan-test";
+  p.filesystem.writable = {"/tmp"};
+  return p;
+}
+
+launch_request true_request() {
+  launch_request r;
+  r.argv = {"true"};
+  return r;
+}
+
+TEST(Plan, NullPlanIsRejected) {
+  auto linux_backend = make_linux_backend();
+  auto launched = linux_backend->launch(nullptr, true_request());
+  ASSERT_FALSE(launched);
+  EXPECT_EQ(launched.error_value().code, error_code::plan_null);
+}
+
+TEST(Plan, AnotherBackendsPlanIsForeign) {
+  test_backend other;
+  auto compiled = other.compile(minimal_policy(), {});
+  ASSERT_TRUE(compiled);
+  auto linux_backend = make_linux_backend();
+  auto launched = linux_backend->launch(compiled.plan().get(), true_request());
+  ASSERT_FALSE(launched);
+  EXPECT_EQ(launched.error_value().code, error_code::plan_foreign);
+}
+
+TEST(Plan, AnotherInstanceOfTheSameBackendIsForeign) {
+  auto first = make_linux_backend();
+  auto second = make_linux_backend();
+  auto compiled = first->compile(minimal_policy(), {});
+  ASSERT_TRUE(compiled) << compiled.failure().message;
+  auto launched = second->launch(compiled.plan().get(), true_request());
+  ASSERT_FALSE(launched);
+  EXPECT_EQ(launched.error_value().code, error_code::plan_foreign);
+}
+
+TEST(Plan, OtherPlatformAndStaleVersionAreRejected) {
+  test_backend backend;
+  backend.platform = "macos";
+  auto macos_plan = backend.compile(minimal_policy(), {});
+  ASSERT_TRUE(macos_plan);
+  EXPECT_EQ(backend.launch(macos_plan.plan().get(), true_request()).error_value().code,
+            error_code::plan_other_platform);
+
+  backend.platform = "linux";
+  auto old_plan = backend.compile(minimal_policy(), {});
+  ASSERT_TRUE(old_plan);
+  EXPECT_TRUE(backend.launch(old_plan.plan().get(), true_request()));
+  backend.version = 2;  // the backend's plan format moved on
+  EXPECT_EQ(backend.launch(old_plan.plan().get(), true_request()).error_value().code, error_code::plan_stale);
+}
+
+TEST(Plan, CarriesNormalizedPolicyContractAndIdentity) {
+  auto backend = make_linux_backend();
+  sandbox_policy p = minimal_policy();
+  p.filesystem.readable = {"/usr/./share/../lib", "/usr/lib"};
+  auto a = backend->compile(p, {});
+  auto b = backend->compile(p, {});
+  ASSERT_TRUE(a && b);
+  const sandbox_plan& plan = *a.plan();
+  EXPECT_EQ(plan.backend_name(), "linux-namespaces");
+  EXPECT_EQ(plan.platform(), "linux");
+  EXPECT_EQ(plan.policy().filesystem.readable, std::vector<std::string>{"/usr/lib"});
+  EXPECT_EQ(plan.process_token(), current_process_token());
+  EXPECT_NE(plan.identity(), b.plan()->identity());
+  EXPECT_EQ(plan.contract().at(control::filesystem_write).level, enforcement_level::enforced);
+  EXPECT_EQ(plan.contract().at(control::network_deny).level, enforcement_level::enforced);
+}
+
+TEST(Plan, CompileGatesStopAtTheFirstFailure) {
+  auto backend = make_linux_backend();
+  // Invalid (gate 1) and needing a VM (gate 3) and a memory cgroup (gate 4): gate 1 reports.
+  sandbox_policy p = minimal_policy();
+  p.filesystem.writable = {"relative/path"};
+  p.isolation = isolation_level::vm;
+  p.process.memory_bytes = 1 << 20;
+  auto failed = backend->compile(p, {});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.failure().code, error_code::invalid_policy);
+  EXPECT_EQ(failed.failure().errors.at(0).location, "/filesystem/writable/0");
+
+  p.filesystem.writable = {"/tmp"};  // now gate 3 is first
+  failed = backend->compile(p, {});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.failure().code, error_code::isolation_insufficient);
+  EXPECT_EQ(failed.failure().blockers.at(0).required, "vm");
+
+  p.isolation = isolation_level::container;  // then gate 4
+  failed = backend->compile(p, {});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.failure().code, error_code::enforcement_unavailable);
+  EXPECT_EQ(failed.failure().blockers.at(0).control, "memory");
+  EXPECT_EQ(failed.failure().blockers.at(0).available, "partial");
+
+  p.enforcement[control::memory] = enforcement_level::partial;  // accepted explicitly
+  auto compiled = backend->compile(p, {});
+  ASSERT_TRUE(compiled);
+  bool warned = false;
+  for (const auto& w : compiled.plan()->warnings()) warned = warned || w.rfind("memory: policy accepts partial", 0) == 0;
+  EXPECT_TRUE(warned);
+}
+
+TEST(Plan, WorkspaceTokenWithoutAWorkspaceIsInvalid) {
+  auto backend = make_linux_backend();
+  sandbox_policy p = minimal_policy();
+  p.filesystem.writable = {"{workspace}"};
+  auto failed = backend->compile(p, {});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.failure().code, error_code::invalid_policy);
+  EXPECT_EQ(failed.failure().errors.at(0).location, "/filesystem/writable/0");
+}
+
+}  // namespace
+}  // namespace cordon
