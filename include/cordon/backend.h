@@ -100,7 +100,7 @@ class sandbox_backend {
  protected:
   // Only backends can make plans.
   std::shared_ptr<const sandbox_plan> make_plan(sandbox_policy normalized, std::string platform,
-                                                enforcement_contract contract,
+                                                isolation_level isolation, enforcement_contract contract,
                                                 std::vector<std::string> warnings,
                                                 std::shared_ptr<const plan_payload> payload) const;
   // Checks that `plan` was made by this backend, for this platform, with the

@@ -35,6 +35,8 @@ class sandbox_plan {
   const std::string& backend_name() const noexcept { return backend_name_; }
   std::uint32_t format_version() const noexcept { return format_version_; }
   const std::string& platform() const noexcept { return platform_; }
+  // The isolation level the backend provides (at least the policy's `isolation`).
+  isolation_level isolation() const noexcept { return isolation_; }
   // What each control will be in a run of this plan.
   const enforcement_contract& contract() const noexcept { return contract_; }
   // Relaxations and known weaker controls, one line each; repeated in reports.
@@ -53,6 +55,7 @@ class sandbox_plan {
   std::string backend_name_;
   std::uint32_t format_version_ = 0;
   std::string platform_;
+  isolation_level isolation_ = isolation_level::none;
   enforcement_contract contract_;
   std::vector<std::string> warnings_;
   std::uint64_t identity_ = 0;

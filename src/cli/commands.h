@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cordon/result.h"
+
 namespace cordon::cli {
 
 struct run_options {
@@ -25,7 +27,8 @@ int dispatch(CLI::App& app, const run_options& run);
 
 int run_command(const run_options& options);
 
-// Prints "cordon: <code>: <message>" on one line to stderr.
-void print_error(const std::string& code, const std::string& message);
+// Prints an error to stderr: "cordon: <code>: <location>: <message>: <strerror>",
+// one line per line of the message.
+void print_error(const error& err);
 
 }  // namespace cordon::cli

@@ -43,7 +43,7 @@ int probe_command() {
 int profile_show(const std::string& name) {
   auto text = builtin_profile_json(name);
   if (!text) {
-    print_error(std::string(to_string(text.error_value().code)), text.error_value().message);
+    print_error(text.error_value());
     return exit_cordon_failed;
   }
   std::cout << *text;
@@ -53,13 +53,14 @@ int profile_show(const std::string& name) {
 int policy_check(const std::string& file, bool print_normalized) {
   auto policy = load_sandbox_policy(file);
   if (!policy) {
-    const error& err = policy.error_value();
-    print_error(std::string(to_string(err.code)), (err.location.empty() ? "" : err.location + ": ") + err.message);
+    print_error(policy.error_value());
     return exit_cordon_failed;
   }
   validation_result validated = validate_sandbox_policy(*policy);
   if (!validated.ok()) {
-    for (const auto& e : validated.errors) print_error("invalid_policy", e.location + ": " + e.reason);
+    for (const auto& e : validated.errors) {
+      std::cerr << "cordon: invalid_policy: " << file << ": " << e.location << ": " << e.reason << "\n";
+    }
     return exit_cordon_failed;
   }
   if (print_normalized) {
@@ -90,11 +91,17 @@ void add_info_commands(CLI::App& app) {
 
   CLI::App* policy = app.add_subcommand("policy", "Check policy files");
   policy->require_subcommand(1);
-  static std::string policy_file;
-  policy->add_subcommand("validate", "Check a policy file; print every error with its location")
-      ->final_callback([] { g_info_result = policy_check(policy_file, false); })
-      ->add_option("file", policy_file, "Policy file")
+  static std::vector<std::string> policy_files;
+  policy->add_subcommand("validate", "Check policy files; print every error with its location")
+      ->final_callback([] {
+        g_info_result = 0;
+        for (const auto& file : policy_files) {
+          if (policy_check(file, false) != 0) g_info_result = exit_cordon_failed;
+        }
+      })
+      ->add_option("files", policy_files, "Policy files")
       ->required();
+  static std::string policy_file;
   policy->add_subcommand("normalize", "Print the normalized form of a valid policy file")
       ->final_callback([] { g_info_result = policy_check(policy_file, true); })
       ->add_option("file", policy_file, "Policy file")

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/workspace.h"
 #include "cordon/cordon.h"
 
 extern char** environ;
@@ -14,24 +16,24 @@ extern char** environ;
 namespace cordon::cli {
 namespace {
 
-constexpr const char* kRunHelp = R"(Exit status:
+constexpr const char* kRunHelp = R"(The workspace is --workspace DIR, else the git repository that holds the
+current directory, else the current directory. The command starts in the
+current directory when it is inside the workspace, else in the workspace.
+/, system directories, /tmp itself and your home directory itself are refused
+as workspaces. Without --policy or --profile, the built-in profile
+'workspace-write' is used.
+
+Exit status:
   the command's own exit code, or 128+N when signal N killed it
-  124  the policy's timeout fired (the whole tree was killed)
+  124  the timeout fired (the whole tree was killed)
   125  cordon refused or failed: bad usage, invalid policy, a control the host
        cannot enforce, sandbox setup failure, or the report could not be written
   126  the command was found but cannot be executed
-  127  the command was not found inside the sandbox
-
-Without --policy or --profile, the built-in profile 'workspace-write' is used,
-with the current directory as the workspace.)";
+  127  the command was not found inside the sandbox)";
 
 std::string current_directory() {
   char buffer[4096];
   return ::getcwd(buffer, sizeof buffer) != nullptr ? buffer : "/";
-}
-
-bool within(const std::string& path, const std::string& root) {
-  return path == root || root == "/" || (path.rfind(root + "/", 0) == 0);
 }
 
 int exit_code_for(const error& err) {
@@ -42,21 +44,74 @@ int exit_code_for(const error& err) {
   }
 }
 
-// Writes the report if one was asked for. Returns false (after saying so) when it could not be written.
-bool write_report(const std::string& path, const std::string& text) {
-  if (path.empty()) return true;
-  auto written = write_file_atomically(path, text);
-  if (!written) {
-    std::cerr << "cordon: " << written.error_value().describe() << " (report not written)\n";
-    return false;
+// Where the report goes: the directory is opened before anything runs, so
+// that a run whose evidence cannot be kept does not happen, and so that the
+// command cannot redirect the report by swapping the directory for a symlink.
+class report_target {
+ public:
+  explicit report_target(std::string path) : path_(std::move(path)) {}
+  ~report_target() {
+    if (dir_fd_ >= 0) ::close(dir_fd_);
   }
-  return true;
+  report_target(const report_target&) = delete;
+  report_target& operator=(const report_target&) = delete;
+
+  result<void> open() {
+    if (path_.empty()) return ok;
+    auto dir = open_parent_directory(path_);
+    if (!dir) return std::move(dir).error_value();
+    dir_fd_ = *dir;
+    auto slash = path_.find_last_of('/');
+    name_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+    std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+    if (name_.empty() || ::access(directory.c_str(), W_OK) != 0) {
+      return make_error(error_code::usage_error, "--report " + path_ + ": cannot write a file there", {}, errno);
+    }
+    return ok;
+  }
+
+  // Writes the report if one was asked for; false (after saying so) when it could not be written.
+  bool write(const std::string& text) const {
+    if (dir_fd_ < 0) return true;
+    auto written = write_file_atomically_at(dir_fd_, name_, text);
+    if (!written) print_error(written.error_value());
+    return static_cast<bool>(written);
+  }
+
+ private:
+  std::string path_, name_;
+  int dir_fd_ = -1;
+};
+
+void print_compile_failure(const compile_failure& f) {
+  // One line per problem: each policy error with its location, or the code and each blocker.
+  if (f.errors.empty()) std::cerr << "cordon: " << to_string(f.code) << ": " << f.message << "\n";
+  for (const auto& e : f.errors) {
+    std::cerr << "cordon: " << to_string(f.code) << ": " << (e.location.empty() ? "" : e.location + ": ")
+              << e.reason << "\n";
+  }
+  for (const auto& b : f.blockers) {
+    std::cerr << "cordon: blocker: " << b.control << ": required " << b.required << ", available " << b.available
+              << ": " << b.reason << "\n";
+  }
 }
 
 }  // namespace
 
-void print_error(const std::string& code, const std::string& message) {
-  std::cerr << "cordon: " << code << ": " << message << "\n";
+void print_error(const error& err) {
+  // "cordon: code: location: message: strerror", and one such line per extra
+  // line of a multi-line message (the reader lists every structural problem).
+  std::string message = err.message;
+  std::string first = message.substr(0, message.find('\n'));
+  std::cerr << "cordon: " << to_string(err.code) << ": " << (err.location.empty() ? "" : err.location + ": ") << first;
+  if (err.sys_errno != 0) std::cerr << ": " << std::error_code(err.sys_errno, std::generic_category()).message();
+  std::cerr << "\n";
+  for (auto pos = message.find('\n'); pos != std::string::npos;) {
+    auto next = message.find('\n', pos + 1);
+    std::string line = message.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    if (!line.empty()) std::cerr << "cordon: " << to_string(err.code) << ": " << line << "\n";
+    pos = next;
+  }
 }
 
 void add_run_command(CLI::App& app, run_options& options) {
@@ -66,11 +121,20 @@ void add_run_command(CLI::App& app, run_options& options) {
   run->add_option("--profile", options.profile, "Built-in profile: workspace-write, read-only, offline")
       ->excludes(policy);
   run->add_option("--workspace", options.workspace,
-                  "Directory that {workspace} names (default: the current directory)");
+                  "Directory that {workspace} names (default: the git repository or current directory)");
   run->add_option("--report", options.report_file, "Write the JSON run report here (atomically)");
   run->add_option("--timeout", options.timeout_seconds,
-                  "Wall-clock timeout in seconds; kills the whole tree (overrides the policy's)")
-      ->check(CLI::PositiveNumber);
+                  "Wall-clock timeout in seconds (fractions allowed); kills the whole tree")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            char* end = nullptr;
+            double value = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(value >= 0.001) || value > 1e9) {
+              return "must be a number of seconds from 0.001 to 1e9";
+            }
+            return {};
+          },
+          "SECONDS"));
   run->add_option("command", options.command, "The command and its arguments (after --)")->required();
   run->prefix_command();
 }
@@ -79,58 +143,54 @@ int run_command(const run_options& options) {
   launch_request request;
   request.argv = options.command;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) request.host_environment.emplace_back(*e);
-  std::string cwd = current_directory();
-  std::string workspace = options.workspace.empty() ? cwd : options.workspace;
-  if (workspace[0] != '/') workspace = cwd + "/" + workspace;
+  const char* home = std::getenv("HOME");
 
   auto backend = make_host_backend();
-  result<sandbox_policy> policy = !options.policy_file.empty() ? load_sandbox_policy(options.policy_file)
-                                  : builtin_profile(options.profile.empty() ? default_profile_name
-                                                                            : std::string_view(options.profile));
-  if (!policy) {
-    const error& err = policy.error_value();
-    print_error(std::string(to_string(err.code)), (err.location.empty() ? "" : err.location + ": ") + err.message);
+  report_target report(options.report_file);
+  if (auto opened = report.open(); !opened) {
+    print_error(opened.error_value());
+    return exit_cordon_failed;
+  }
+  auto refuse = [&](const error& err, const std::string& policy_name) {
+    print_error(err);
     compile_failure failure;
     failure.code = err.code;
     failure.message = err.describe();
-    write_report(options.report_file, refused_report_json(std::string(backend->name()), "", request, failure));
+    report.write(refused_report_json(std::string(backend->name()), policy_name, request, failure));
     return exit_cordon_failed;
-  }
+  };
+  auto workspace = choose_workspace(options.workspace, current_directory(), home != nullptr ? home : "");
+  if (!workspace) return refuse(workspace.error_value(), "");
+
+  result<sandbox_policy> policy = !options.policy_file.empty() ? load_sandbox_policy(options.policy_file)
+                                  : builtin_profile(options.profile.empty() ? default_profile_name
+                                                                            : std::string_view(options.profile));
+  if (!policy) return refuse(policy.error_value(), "");
   if (options.timeout_seconds) {
     policy->process.timeout_ms = static_cast<std::uint64_t>(std::llround(*options.timeout_seconds * 1000.0));
   }
 
   compile_options compile;
-  compile.workspace = workspace;
+  compile.workspace = workspace->workspace;
   auto compiled = backend->compile(*policy, compile);
   if (!compiled) {
-    const compile_failure& f = compiled.failure();
-    // One line per problem: each policy error with its location, or the code and each blocker.
-    if (f.errors.empty()) print_error(std::string(to_string(f.code)), f.message);
-    for (const auto& e : f.errors) {
-      print_error(std::string(to_string(f.code)), (e.location.empty() ? "" : e.location + ": ") + e.reason);
-    }
-    for (const auto& b : f.blockers) {
-      print_error("blocker", b.control + ": required " + b.required + ", available " + b.available + ": " + b.reason);
-    }
-    write_report(options.report_file, refused_report_json(std::string(backend->name()), policy->name, request, f));
+    print_compile_failure(compiled.failure());
+    report.write(refused_report_json(std::string(backend->name()), policy->name, request, compiled.failure()));
     return exit_cordon_failed;
   }
   const sandbox_plan& plan = *compiled.plan();
-  // Run where the user is when that is inside the workspace; otherwise in the workspace.
-  request.working_directory = within(cwd, workspace) ? cwd : workspace;
+  request.working_directory = workspace->working_directory;
 
   auto outcome = backend->launch(&plan, request);
   if (!outcome) {
-    const error& err = outcome.error_value();
-    std::cerr << "cordon: " << err.describe() << "\n";
-    write_report(options.report_file, launch_failed_report_json(plan, request, err));
-    return exit_code_for(err);
+    print_error(outcome.error_value());
+    report.write(launch_failed_report_json(plan, request, outcome.error_value()));
+    return exit_code_for(outcome.error_value());
   }
-  if (!write_report(options.report_file, run_report_json(plan, request, *outcome))) return exit_cordon_failed;
+  if (!report.write(run_report_json(plan, request, *outcome))) return exit_cordon_failed;
   if (outcome->timed_out) {
-    print_error("timeout", "the command ran past its " +
-                               std::to_string(*plan.policy().process.timeout_ms) + " ms timeout; the tree was killed");
+    std::cerr << "cordon: timeout: the command ran past its " << *plan.policy().process.timeout_ms
+              << " ms timeout; the tree was killed\n";
     return exit_timeout;
   }
   return outcome->exited ? outcome->exit_code : 128 + outcome->signal;

@@ -30,13 +30,14 @@ std::uint64_t current_process_token() noexcept {
 }
 
 std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(
-    sandbox_policy normalized, std::string platform, enforcement_contract contract,
+    sandbox_policy normalized, std::string platform, isolation_level isolation, enforcement_contract contract,
     std::vector<std::string> warnings, std::shared_ptr<const plan_payload> payload) const {
   std::shared_ptr<sandbox_plan> plan(new sandbox_plan());
   plan->policy_ = std::move(normalized);
   plan->backend_name_ = std::string(name());
   plan->format_version_ = plan_format_version();
   plan->platform_ = std::move(platform);
+  plan->isolation_ = isolation;
   plan->contract_ = std::move(contract);
   plan->warnings_ = std::move(warnings);
   plan->identity_ = next_plan_identity.fetch_add(1);

@@ -4,10 +4,12 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -22,8 +24,8 @@ using json = nlohmann::ordered_json;
 
 constexpr const char* kCordonVersion = "0.1.0";
 
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
+std::string utc_time(std::chrono::system_clock::time_point when) {
+  std::time_t t = std::chrono::system_clock::to_time_t(when);
   std::tm tm{};
   ::gmtime_r(&t, &tm);
   char buffer[32];
@@ -36,7 +38,7 @@ json header(const std::string& outcome, const std::string& backend_name, const l
   j["schema"] = report_schema_version;
   j["cordon_version"] = kCordonVersion;
   j["outcome"] = outcome;
-  j["finished_at"] = now_utc();
+  j["finished_at"] = utc_time(std::chrono::system_clock::now());
   j["backend"] = {{"name", backend_name}};
   j["command"] = {{"argv", request.argv}};
   return j;
@@ -65,6 +67,7 @@ json limits_json(const process_policy& p) {
 json plan_part(json j, const sandbox_plan& plan) {
   j["backend"]["plan_format_version"] = plan.format_version();
   j["backend"]["platform"] = plan.platform();
+  j["backend"]["isolation"] = std::string(to_string(plan.isolation()));
   j["policy"] = {{"name", plan.policy().name},
                  {"digest", policy_digest(plan.policy())},
                  {"isolation", std::string(to_string(plan.policy().isolation))}};
@@ -97,6 +100,7 @@ std::string policy_digest(const sandbox_policy& policy) {
 std::string run_report_json(const sandbox_plan& plan, const launch_request& request, const run_outcome& outcome) {
   std::string kind = outcome.timed_out ? "timed_out" : outcome.interrupted ? "interrupted" : "completed";
   json j = plan_part(header(kind, plan.backend_name(), request), plan);
+  j["started_at"] = utc_time(std::chrono::system_clock::now() - std::chrono::milliseconds(outcome.wall_ms));
   j["command"]["working_directory"] = outcome.working_directory;
   j["environment"] = {{"names", outcome.environment_names}};
   j["timeout_fired"] = outcome.timed_out;
@@ -145,21 +149,52 @@ std::string launch_failed_report_json(const sandbox_plan& plan, const launch_req
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+result<int> open_parent_directory(const std::string& path) {
+  std::string directory = parent_of(path);
+  int fd = ::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return make_error(error_code::io_error, "cannot open directory " + directory, {}, errno);
+  return fd;
+}
+
 result<void> write_file_atomically(const std::string& path, const std::string& contents) {
-  std::string directory = ".";
-  if (auto slash = path.find_last_of('/'); slash != std::string::npos) {
-    directory = slash == 0 ? "/" : path.substr(0, slash);
+  auto dir = open_parent_directory(path);
+  if (!dir) return std::move(dir).error_value();
+  auto written = write_file_atomically_at(*dir, base_of(path), contents);
+  ::close(*dir);
+  return written;
+}
+
+result<void> write_file_atomically_at(int dir_fd, const std::string& name, const std::string& contents) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    return make_error(error_code::io_error, "report name must be a file name: " + name);
   }
-  std::string temp = path + ".tmp.XXXXXX";
-  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) return make_error(error_code::io_error, "cannot create a temporary file beside " + path, {}, errno);
+  // A random temporary name beside the target, created exclusively.
+  std::uint64_t nonce = 0;
+  if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce)) nonce = static_cast<std::uint64_t>(::getpid());
+  std::string temp = "." + name + ".tmp." + std::to_string(nonce);
+  int fd = ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return make_error(error_code::io_error, "cannot create a temporary file beside " + name, {}, errno);
   auto fail = [&](const char* what) {
     int err = errno;
     ::close(fd);
-    ::unlink(temp.c_str());
-    return make_error(error_code::io_error, std::string(what) + " " + path, {}, err);
+    ::unlinkat(dir_fd, temp.c_str(), 0);
+    return make_error(error_code::io_error, std::string(what) + " " + name, {}, err);
   };
-  ::fchmod(fd, 0644);
   std::size_t written = 0;
   while (written < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
@@ -172,19 +207,19 @@ result<void> write_file_atomically(const std::string& path, const std::string& c
   if (::fsync(fd) != 0) return fail("cannot sync");
   if (::close(fd) != 0) {
     int err = errno;
-    ::unlink(temp.c_str());
-    return make_error(error_code::io_error, "cannot close " + path, {}, err);
+    ::unlinkat(dir_fd, temp.c_str(), 0);
+    return make_error(error_code::io_error, "cannot close " + name, {}, err);
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) != 0) {
     int err = errno;
-    ::unlink(temp.c_str());
-    return make_error(error_code::io_error, "cannot rename into " + path, {}, err);
+    ::unlinkat(dir_fd, temp.c_str(), 0);
+    return make_error(error_code::io_error, "cannot rename into " + name, {}, err);
   }
-  // Make the rename itself durable.
-  int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
+  // Make the rename itself durable (an O_PATH descriptor cannot be synced; reopen it).
+  int sync_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (sync_fd >= 0) {
+    ::fsync(sync_fd);
+    ::close(sync_fd);
   }
   return ok;
 }

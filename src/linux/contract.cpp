@@ -77,7 +77,10 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
     bool applied = false;
     for (const auto& r : payload.rlimits) applied = applied || r.resource == resource;
     c[which] = applied ? status(L::partial, "rlimit", kRlimitDetail)
-                       : status(L::not_enforced, "", "no mechanism for this limit for this user");
+                       : status(L::not_enforced, "",
+                                which == control::process_count
+                                    ? "RLIMIT_NPROC does not apply to the host's root user, and no cgroup is used yet"
+                                    : "no mechanism for this limit for this user");
   };
   limit(control::process_count, policy.process.max_processes.has_value(), RLIMIT_NPROC);
   limit(control::memory, policy.process.memory_bytes.has_value(), RLIMIT_AS);
@@ -111,7 +114,9 @@ enforcement_contract linux_best_contract(const host_facts& facts) {
   strict.process.cpu_seconds = 1;
   strict.process.timeout_ms = 1;
   linux_plan_payload payload;
-  payload.rlimits = {{RLIMIT_NPROC, 1, "RLIMIT_NPROC"}, {RLIMIT_AS, 1, "RLIMIT_AS"}, {RLIMIT_CPU, 1, "RLIMIT_CPU"}};
+  payload.rlimits = {{RLIMIT_AS, 1, "RLIMIT_AS"}, {RLIMIT_CPU, 1, "RLIMIT_CPU"}};
+  // The kernel exempts the host's root user from RLIMIT_NPROC, so root has no mechanism for it.
+  if (facts.uid != 0) payload.rlimits.push_back({RLIMIT_NPROC, 1, "RLIMIT_NPROC"});
   payload.seccomp.blocked.resize(1);
   enforcement_contract best = linux_contract(strict, payload, facts);
   best[control::network_filter] = {enforcement_level::planned, "", "the filtering network broker is not implemented yet"};

@@ -128,6 +128,7 @@ std::uint64_t rights_for(landlock_access access, int abi) noexcept {
       if (abi >= 5) rights |= fs_ioctl_dev;
       return rights;
     }
+    case landlock_access::list_directory: return fs_read_dir;
   }
   return 0;
 }

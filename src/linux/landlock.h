@@ -17,6 +17,7 @@ enum class landlock_access {
   read,        // READ_FILE | READ_DIR | EXECUTE
   read_write,  // every filesystem right the ABI handles
   device,      // read + WRITE_FILE + IOCTL_DEV (pseudo-devices, ptys)
+  list_directory,  // READ_DIR only (the root of a restricted tree, so `ls /` works)
 };
 
 struct landlock_path_rule {

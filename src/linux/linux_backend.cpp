@@ -2,8 +2,10 @@
 #include "cordon/linux_backend.h"
 
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cordon/validation.h"
@@ -57,6 +59,33 @@ std::vector<policy_error> resolve_tokens(sandbox_policy& policy, const token_roo
   resolve_list(policy.filesystem.protected_read_only, "/filesystem/protected_read_only");
   resolve_list(policy.filesystem.denied, "/filesystem/denied");
   return errors;
+}
+
+// What mounts cannot prevent, the run report must show: a git redirect file
+// or a whole new repository created inside a writable root would make git,
+// run later by the host, read config and hooks the command wrote.
+void check_repository_metadata(const linux_plan_payload& payload, run_outcome& outcome) {
+  for (const auto& path : payload.watch_absent) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      outcome.violations.push_back({"repository_redirect_created", path, 1});
+      outcome.warnings.push_back("created during the run: " + path +
+                                 " (it redirects git's config and hooks); inspect it before running git there");
+    }
+  }
+  for (const auto& root : payload.scanned_roots) {
+    vcs_scan after = scan_vcs_metadata(root, kMaxScanEntries);
+    for (const auto& repo : after.repositories) {
+      if (std::find(payload.known_repositories.begin(), payload.known_repositories.end(), repo) !=
+          payload.known_repositories.end()) {
+        continue;
+      }
+      outcome.violations.push_back({"repository_created", repo, 1});
+      outcome.warnings.push_back("created during the run: " + repo +
+                                 " (a repository whose config and hooks the command chose); inspect it before "
+                                 "running git there");
+    }
+  }
 }
 
 class linux_backend final : public sandbox_backend {
@@ -145,6 +174,11 @@ class linux_backend final : public sandbox_backend {
           warnings.push_back("not protected: " + absent + " does not exist and may be created by the command");
         }
         input.vcs_protected.insert(input.vcs_protected.end(), scan.protect.begin(), scan.protect.end());
+        payload->watch_absent.insert(payload->watch_absent.end(), scan.absent_redirects.begin(),
+                                     scan.absent_redirects.end());
+        payload->known_repositories.insert(payload->known_repositories.end(), scan.repositories.begin(),
+                                           scan.repositories.end());
+        payload->scanned_roots.push_back(r.path);
       }
     }
     mount_table_result mounts = build_mount_table(input);
@@ -157,6 +191,8 @@ class linux_backend final : public sandbox_backend {
     seccomp_options seccomp;
     seccomp.deny_non_unix_sockets =
         normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
+    // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
+    seccomp.deny_setuid_bits = facts.uid == 0;
     if (facts.seccomp) {
       auto program = build_seccomp_program(seccomp);
       if (!program) {
@@ -208,7 +244,7 @@ class linux_backend final : public sandbox_backend {
       }
     }
     payload->landlock.abi = facts.landlock_abi;
-    return make_plan(std::move(normalized), std::string(kPlatform), std::move(contract), std::move(warnings),
+    return make_plan(std::move(normalized), std::string(kPlatform), kIsolation, std::move(contract), std::move(warnings),
                      std::move(payload));
   }
 
@@ -217,7 +253,10 @@ class linux_backend final : public sandbox_backend {
     const auto* payload = dynamic_cast<const linux_plan_payload*>(plan->payload());
     if (payload == nullptr) return make_error(error_code::plan_foreign, "plan carries no Linux payload");
     auto outcome = supervise_launch(*plan, *payload, request);
-    if (outcome) outcome->mounts = describe_mounts(payload->mounts);
+    if (outcome) {
+      outcome->mounts = describe_mounts(payload->mounts);
+      check_repository_metadata(*payload, *outcome);
+    }
     return outcome;
   }
 };

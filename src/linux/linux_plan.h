@@ -30,6 +30,11 @@ struct linux_plan_payload final : plan_payload {
   bool loopback_up = false;           // allow_local_binding
   std::string workspace;              // resolved; default working directory
   std::vector<rlimit_setting> rlimits;
+  // After the run (protect_vcs_metadata): paths that must still be absent,
+  // and the repositories known at compile time under these writable roots.
+  std::vector<std::string> watch_absent;
+  std::vector<std::string> known_repositories;
+  std::vector<std::string> scanned_roots;
 };
 
 }  // namespace cordon::linux_impl

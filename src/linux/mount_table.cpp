@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "linux/paths.h"
 
@@ -37,6 +38,24 @@ void sort_shallow_first(std::vector<entry>& entries) {
 }
 
 bool under_dev(const std::string& path) { return path_is_within(path, "/dev"); }
+
+// The first regular file at or beneath `path` (a file or a directory) with
+// more than one hard link, looking at most at `budget` entries; "" if none.
+// A directory too large to check counts as linked: it cannot be proven safe.
+std::string find_hard_linked(const std::string& path, int budget) {
+  std::error_code ec;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  if (S_ISREG(st.st_mode)) return st.st_nlink > 1 ? path : std::string();
+  if (!S_ISDIR(st.st_mode)) return {};
+  namespace fs = std::filesystem;
+  for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (--budget < 0) return path + " (more than 10000 entries to check)";
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) return it->path().string();
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -141,6 +160,35 @@ mount_table_result build_mount_table(const mount_table_input& input) {
     }
     table.ops.push_back({mount_kind::bind_writable, w.path, {}, w.directory, "writable"});
   }
+  // Pins: every directory between a writable root and a protected or denied
+  // path is bound onto itself, so it becomes a mount point that cannot be
+  // renamed (EBUSY). Otherwise `mv .git x && mkdir .git` would move the
+  // protection away with the old directory and leave the path free.
+  std::vector<std::string> pins;
+  auto pin_parents = [&](const std::string& path) {
+    const entry* root = nullptr;
+    for (const auto& w : writable) {
+      if (path_is_within(path, w.path) && path != w.path && (root == nullptr || w.path.size() > root->path.size())) {
+        root = &w;
+      }
+    }
+    if (root == nullptr) return;
+    for (auto slash = path.find('/', root->path.size() + 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      std::string dir = path.substr(0, slash);
+      if (std::find(pins.begin(), pins.end(), dir) == pins.end()) pins.push_back(dir);
+    }
+  };
+  for (const auto& p : protect) {
+    if (p.exists) pin_parents(p.path);
+  }
+  for (const auto& d : denied) {
+    if (d.exists) pin_parents(d.path);
+  }
+  std::stable_sort(pins.begin(), pins.end(),
+                   [](const std::string& a, const std::string& b) { return path_depth(a) < path_depth(b); });
+  for (const auto& dir : pins) table.ops.push_back({mount_kind::bind_writable, dir, {}, true, "pin"});
+
   for (const auto& p : protect) {
     if (!within_any(p.path, writable)) {
       table.skipped.push_back("protected " + p.path + ": not beneath a writable root, already read-only");
@@ -166,6 +214,16 @@ mount_table_result build_mount_table(const mount_table_input& input) {
                                   " does not exist and could be created inside a writable root"});
       continue;
     }
+    // A mask hides a name, not the file: another hard link would still show it.
+    if (d.exists) {
+      std::string linked = find_hard_linked(d.path, 10000);
+      if (!linked.empty()) {
+        out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+                                "denied file " + linked +
+                                    " has another hard link, which a mask cannot hide; remove the extra link"});
+        continue;
+      }
+    }
     table.ops.push_back({mount_kind::mask, d.path, {}, d.directory, "denied"});
   }
   return out;
@@ -173,7 +231,9 @@ mount_table_result build_mount_table(const mount_table_input& input) {
 
 std::vector<landlock_path_rule> landlock_rules_for(const mount_table& table) {
   std::vector<landlock_path_rule> rules;
-  if (table.full_root) rules.push_back({"/", landlock_access::read});
+  // A restricted root only holds what the table mounts, so listing directories
+  // reveals nothing the mounts do not already show; reading files stays per root.
+  rules.push_back({"/", table.full_root ? landlock_access::read : landlock_access::list_directory});
   for (const auto& op : table.ops) {
     switch (op.kind) {
       case mount_kind::bind_read_only:
@@ -190,7 +250,9 @@ std::vector<landlock_path_rule> landlock_rules_for(const mount_table& table) {
   }
   rules.push_back({"/dev", landlock_access::device});
   rules.push_back({"/dev/shm", landlock_access::read_write});
-  rules.push_back({"/proc", landlock_access::device});
+  // Read-only: writes under /proc reach kernel-wide state (/proc/sys) that
+  // uid 0 inside could otherwise own; the mounts make them read-only too.
+  rules.push_back({"/proc", landlock_access::read});
   return rules;
 }
 

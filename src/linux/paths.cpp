@@ -91,6 +91,16 @@ void protect_git_dir(const std::string& git_dir, vcs_scan& scan, int depth) {
       scan.missing.push_back(p);
     }
   }
+  // gitrepository-layout(5): "commondir" moves config and hooks elsewhere;
+  // "config.worktree" adds config when extensions.worktreeConfig is set.
+  for (const char* name : {"commondir", "config.worktree"}) {
+    std::string p = git_dir + "/" + name;
+    if (lstat_kind(p, mode)) {
+      scan.protect.push_back(p);
+    } else {
+      scan.absent_redirects.push_back(p);
+    }
+  }
   // Submodules keep their own hooks and config under .git/modules/<name>/.
   if (depth > 8) return;
   std::string modules = git_dir + "/modules";
@@ -123,6 +133,7 @@ void walk(const std::string& dir_path, vcs_scan& scan, std::uint64_t max_entries
     bool is_dir = entry->d_type == DT_DIR;
     if (entry->d_type == DT_UNKNOWN && lstat_kind(child, mode)) is_dir = S_ISDIR(mode);
     if (name == ".git") {
+      scan.repositories.push_back(child);
       if (is_dir) {
         protect_git_dir(child, scan, 0);
       } else {

@@ -47,6 +47,11 @@ struct vcs_scan {
   std::vector<std::string> protect;  // existing paths to re-bind read-only
   std::vector<std::string> missing;  // hooks/ or config that should exist but do not
   std::vector<std::string> absent_gitmodules;  // repositories without a .gitmodules
+  // Files git would follow to other config and hooks (commondir,
+  // config.worktree) that do not exist: a mount cannot cover them, so the
+  // launcher checks after the run whether the command created them.
+  std::vector<std::string> absent_redirects;
+  std::vector<std::string> repositories;       // every .git found (directory or file)
   std::uint64_t entries_seen = 0;
   bool truncated = false;
 };

@@ -139,6 +139,36 @@ void setup_dev(const prepared_launch& launch) noexcept {
   }
 }
 
+// The new /proc belongs to this PID namespace, but its kernel-wide files do
+// not: /proc/sys and friends act on the host, and uid 0 inside (cordon run
+// by root) owns them. They become read-only; files that only expose kernel
+// state are masked (the list follows what container runtimes mask).
+void harden_proc(const prepared_launch& launch) noexcept {
+  static constexpr const char* kReadOnly[] = {"/newroot/proc/sys", "/newroot/proc/sysrq-trigger",
+                                              "/newroot/proc/irq", "/newroot/proc/bus", "/newroot/proc/fs"};
+  static constexpr const char* kMasked[] = {"/newroot/proc/kcore",       "/newroot/proc/keys",
+                                            "/newroot/proc/timer_list",  "/newroot/proc/sched_debug",
+                                            "/newroot/proc/latency_stats", "/newroot/proc/acpi",
+                                            "/newroot/proc/scsi",        "/newroot/proc/kmsg"};
+  for (const char* path : kReadOnly) {
+    struct stat st {};
+    if (::lstat(path, &st) != 0) continue;
+    if (::mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
+        !set_mount_attributes(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                              true)) {
+      fail(launch, init_step::proc, errno);
+    }
+  }
+  for (const char* path : kMasked) {
+    struct stat st {};
+    if (::lstat(path, &st) != 0) continue;
+    int rc = S_ISDIR(st.st_mode)
+                 ? ::mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=000,size=4k")
+                 : ::mount(kMaskFile, path, nullptr, MS_BIND, nullptr);
+    if (rc != 0) fail(launch, init_step::proc, errno);
+  }
+}
+
 void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
   const mount_op& op = launch.payload->mounts.ops[index];
   const char* source = launch.op_source[index].c_str();
@@ -213,6 +243,7 @@ void build_root(const prepared_launch& launch) noexcept {
       ::mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
     fail(launch, init_step::proc, errno);
   }
+  harden_proc(launch);
   setup_dev(launch);
   for (std::size_t i = 0; i < table.ops.size(); ++i) apply_mount_op(launch, i);
   if (!table.full_root && !set_mount_attributes("/newroot", MOUNT_ATTR_RDONLY, false)) {

@@ -20,6 +20,12 @@ struct seccomp_options {
   // Network denied: socket()/socketpair() for every family but AF_UNIX fail
   // with EAFNOSUPPORT.
   bool deny_non_unix_sockets = true;
+  // The caller is the host's root user, mapped to uid 0 inside: a file the
+  // command marks setuid or setgid would be a setuid-root program on the
+  // host. chmod/fchmod/fchmodat, open/openat/creat with O_CREAT or O_TMPFILE,
+  // and mknod/mknodat fail with EPERM when the mode has S_ISUID or S_ISGID;
+  // fchmodat2 and openat2 (mode not inspectable) fail with ENOSYS.
+  bool deny_setuid_bits = false;
 };
 
 struct seccomp_program {

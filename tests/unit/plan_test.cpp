@@ -19,7 +19,7 @@ class test_backend final : public sandbox_backend {
   host_capabilities probe() const override { return {}; }
   compile_result<std::shared_ptr<const sandbox_plan>> compile(const sandbox_policy& policy,
                                                               const compile_options&) const override {
-    return make_plan(policy, platform, {}, {}, nullptr);
+    return make_plan(policy, platform, isolation_level::process, {}, {}, nullptr);
   }
   result<run_outcome> launch(const sandbox_plan* plan, const launch_request&) const override {
     if (auto checked = check_plan(plan, "linux"); !checked) return std::move(checked).error_value();
