@@ -14,11 +14,15 @@ namespace cordon {
 namespace {
 
 const std::vector<std::string> secrets = {
-    "{home}/.ssh",           "{home}/.gnupg",         "{home}/.aws",
-    "{home}/.config/gcloud", "{home}/.kube",          "{home}/.docker/config.json",
-    "{home}/.netrc",         "{home}/.git-credentials", "{home}/.bash_history",
-    "{home}/.zsh_history",   "{home}/.python_history", "/etc/shadow",
-    "/etc/gshadow",          "/etc/ssh"};
+    "{home}/.ssh", "{home}/.gnupg", "{home}/.aws", "{home}/.config/gcloud", "{home}/.kube",
+    "{home}/.docker/config.json", "{home}/.netrc", "{home}/.git-credentials", "{home}/.bash_history",
+    "{home}/.zsh_history", "{home}/.python_history", "{home}/.npmrc", "{home}/.pypirc", "{home}/.config/gh",
+    "{home}/.config/hub", "{home}/.cargo/credentials", "{home}/.cargo/credentials.toml", "{home}/.gem/credentials",
+    "{home}/.m2/settings.xml", "{home}/.terraform.d", "{home}/.azure", "{home}/.config/containers/auth.json",
+    "{home}/.password-store", "{home}/.local/share/keyrings", "{home}/.vault-token", "{home}/.config/rclone",
+    "{home}/.s3cfg", "{home}/.boto", "{home}/.pgpass", "{home}/.my.cnf", "{home}/.Xauthority", "{home}/.mozilla",
+    "{home}/.config/google-chrome", "{home}/.config/chromium", "{home}/.node_repl_history",
+    "{home}/.psql_history", "{home}/.mysql_history", "/etc/shadow", "/etc/gshadow", "/etc/ssh"};
 
 const std::vector<std::string> shell_startup = {
     "{home}/.bashrc", "{home}/.bash_profile", "{home}/.bash_login", "{home}/.profile",
