@@ -53,6 +53,10 @@ struct compile_failure {
 struct compile_options {
   std::string workspace;  // absolute; resolves "{workspace}"; required when the policy uses it
   std::string home;       // absolute; resolves "{home}"; empty = taken from $HOME
+  // A delegated cgroup v2 directory under which each run's cgroup is created
+  // (its cgroup.subtree_control must enable memory, pids and cpu). Empty: use
+  // cgroup v1 controllers beside cordon's own cgroup when writable.
+  std::string cgroup_parent;
 };
 
 template <class T>

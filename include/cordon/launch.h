@@ -31,6 +31,13 @@ struct run_outcome {
   std::int64_t user_cpu_ms = 0; // CPU time of reaped descendants, milliseconds
   std::int64_t system_cpu_ms = 0;
   std::uint64_t max_rss_bytes = 0;      // largest resident set of any one process in the tree
+  // With a cgroup for the run: the tree's peak memory (bytes) and CPU time
+  // (milliseconds), as the kernel accounted them.
+  std::optional<std::uint64_t> peak_memory_bytes;
+  std::optional<std::uint64_t> tree_cpu_ms;
+  bool memory_limit_hit = false;   // the memory controller killed a process (OOM)
+  bool process_limit_hit = false;  // a fork was refused at the process ceiling
+  bool cpu_limit_hit = false;      // the tree used its CPU time and was killed
   std::vector<std::string> environment_names;  // names (never values) passed to the command
   std::vector<std::string> mounts;      // the mount table applied, one line per mount, in order
   std::vector<violation> violations;

@@ -188,6 +188,11 @@ int run_command(const run_options& options) {
     return exit_code_for(outcome.error_value());
   }
   if (!report.write(run_report_json(plan, request, *outcome))) return exit_cordon_failed;
+  if (outcome->cpu_limit_hit) {
+    std::cerr << "cordon: cpu_limit: the tree used its " << *plan.policy().process.cpu_seconds
+              << " s of CPU time; it was killed\n";
+  }
+  if (outcome->memory_limit_hit) std::cerr << "cordon: memory_limit: the tree reached its memory ceiling; the kernel killed a process\n";
   if (outcome->timed_out) {
     std::cerr << "cordon: timeout: the command ran past its " << *plan.policy().process.timeout_ms
               << " ms timeout; the tree was killed\n";

@@ -113,6 +113,11 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                  {"user_cpu_ms", outcome.user_cpu_ms},
                  {"system_cpu_ms", outcome.system_cpu_ms}};
   j["resources"] = {{"max_process_rss_bytes", outcome.max_rss_bytes}};
+  if (outcome.peak_memory_bytes) j["resources"]["peak_memory_bytes"] = *outcome.peak_memory_bytes;
+  if (outcome.tree_cpu_ms) j["resources"]["tree_cpu_ms"] = *outcome.tree_cpu_ms;
+  j["limits_hit"] = {{"memory", outcome.memory_limit_hit},
+                     {"processes", outcome.process_limit_hit},
+                     {"cpu", outcome.cpu_limit_hit}};
   j["mounts"] = outcome.mounts;
   json violations = json::array();
   for (const auto& v : outcome.violations) {

@@ -14,8 +14,16 @@ control_status status(enforcement_level level, std::string mechanism, std::strin
   return {level, std::move(mechanism), std::move(detail)};
 }
 
-const std::string kRlimitDetail =
-    "per-process rlimit only; a tree-wide cgroup limit is not implemented yet";
+const std::string kRlimitDetail = "per-process rlimit only, not tree-wide";
+
+const char* rlimit_name(int resource) {
+  switch (resource) {
+    case RLIMIT_AS: return "RLIMIT_AS";
+    case RLIMIT_CPU: return "RLIMIT_CPU";
+    case RLIMIT_NPROC: return "RLIMIT_NPROC";
+    default: return "rlimit";
+  }
+}
 
 }  // namespace
 
@@ -69,22 +77,31 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
   c[control::process_tree_cleanup] =
       status(L::enforced, "PID namespace (every descendant dies with its init) + supervisor");
 
-  auto limit = [&](control which, bool set, int resource) {
+  const std::string version = payload.cgroups.v2 ? "cgroup v2 " : "cgroup v1 ";
+  auto limit = [&](control which, bool set, bool in_cgroup, int resource, const std::string& cgroup_mechanism) {
     if (!set) {
       c[which] = status(L::not_applicable, "", "no limit set");
       return;
     }
+    if (in_cgroup) {
+      c[which] = status(L::enforced, version + cgroup_mechanism);
+      return;
+    }
     bool applied = false;
     for (const auto& r : payload.rlimits) applied = applied || r.resource == resource;
-    c[which] = applied ? status(L::partial, "rlimit", kRlimitDetail)
+    std::string why = payload.cgroups.blocker.empty() ? "" : "; " + payload.cgroups.blocker;
+    c[which] = applied ? status(L::partial, std::string("rlimit (") + rlimit_name(resource) + ")", kRlimitDetail + why)
                        : status(L::not_enforced, "",
-                                which == control::process_count
-                                    ? "RLIMIT_NPROC does not apply to the host's root user, and no cgroup is used yet"
-                                    : "no mechanism for this limit for this user");
+                                "RLIMIT_NPROC does not apply to the host's root user, and no cgroup is usable" + why);
   };
-  limit(control::process_count, policy.process.max_processes.has_value(), RLIMIT_NPROC);
-  limit(control::memory, policy.process.memory_bytes.has_value(), RLIMIT_AS);
-  limit(control::cpu, policy.process.cpu_seconds.has_value(), RLIMIT_CPU);
+  limit(control::process_count, policy.process.max_processes.has_value(),
+        payload.tree_limits.max_processes.has_value(), RLIMIT_NPROC, payload.cgroups.v2 ? "pids.max" : "pids controller (pids.max)");
+  limit(control::memory, policy.process.memory_bytes.has_value(), payload.tree_limits.memory_bytes.has_value(),
+        RLIMIT_AS, payload.cgroups.v2 ? "memory.max" : "memory controller (memory.limit_in_bytes)");
+  limit(control::cpu, policy.process.cpu_seconds.has_value(), payload.tree_limits.cpu_seconds.has_value(),
+        RLIMIT_CPU,
+        std::string(payload.cgroups.v2 ? "cpu.stat" : "cpuacct.usage") +
+            " of the tree; the supervisor kills the tree at the limit");
   if (policy.process.timeout_ms) {
     c[control::timeout] = status(L::enforced, "supervisor deadline; SIGKILL of the PID namespace's init");
   } else {
@@ -114,9 +131,23 @@ enforcement_contract linux_best_contract(const host_facts& facts) {
   strict.process.cpu_seconds = 1;
   strict.process.timeout_ms = 1;
   linux_plan_payload payload;
-  payload.rlimits = {{RLIMIT_AS, 1, "RLIMIT_AS"}, {RLIMIT_CPU, 1, "RLIMIT_CPU"}};
-  // The kernel exempts the host's root user from RLIMIT_NPROC, so root has no mechanism for it.
-  if (facts.uid != 0) payload.rlimits.push_back({RLIMIT_NPROC, 1, "RLIMIT_NPROC"});
+  payload.cgroups = find_cgroup_site("");
+  if (!payload.cgroups.memory_parent.empty()) {
+    payload.tree_limits.memory_bytes = 1;
+  } else {
+    payload.rlimits.push_back({RLIMIT_AS, 1, "RLIMIT_AS"});
+  }
+  if (!payload.cgroups.cpu_parent.empty()) {
+    payload.tree_limits.cpu_seconds = 1;
+  } else {
+    payload.rlimits.push_back({RLIMIT_CPU, 1, "RLIMIT_CPU"});
+  }
+  if (!payload.cgroups.pids_parent.empty()) {
+    payload.tree_limits.max_processes = 1;
+  } else if (facts.uid != 0) {
+    // The kernel exempts the host's root user from RLIMIT_NPROC, so root has no mechanism for it.
+    payload.rlimits.push_back({RLIMIT_NPROC, 1, "RLIMIT_NPROC"});
+  }
   payload.seccomp.blocked.resize(1);
   enforcement_contract best = linux_contract(strict, payload, facts);
   best[control::network_filter] = {enforcement_level::planned, "", "the filtering network broker is not implemented yet"};

@@ -210,12 +210,33 @@ class linux_backend final : public sandbox_backend {
     payload->landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
     payload->landlock.scope_signals_and_abstract_sockets = true;
 
+    // Limits: a cgroup for the whole tree where this user may create one,
+    // else a per-process rlimit (partial).
     const process_policy& limits = normalized.process;
-    if (limits.memory_bytes) payload->rlimits.push_back({RLIMIT_AS, *limits.memory_bytes, "RLIMIT_AS"});
-    if (limits.cpu_seconds) payload->rlimits.push_back({RLIMIT_CPU, *limits.cpu_seconds, "RLIMIT_CPU"});
-    // The kernel never applies RLIMIT_NPROC to the host's root user (fork.c), so it is no limit there.
-    if (limits.max_processes && facts.uid != 0) {
-      payload->rlimits.push_back({RLIMIT_NPROC, *limits.max_processes, "RLIMIT_NPROC"});
+    if (limits.memory_bytes || limits.max_processes || limits.cpu_seconds) {
+      payload->cgroups = find_cgroup_site(options.cgroup_parent);
+    }
+    if (limits.memory_bytes) {
+      if (!payload->cgroups.memory_parent.empty()) {
+        payload->tree_limits.memory_bytes = limits.memory_bytes;
+      } else {
+        payload->rlimits.push_back({RLIMIT_AS, *limits.memory_bytes, "RLIMIT_AS"});
+      }
+    }
+    if (limits.cpu_seconds) {
+      if (!payload->cgroups.cpu_parent.empty()) {
+        payload->tree_limits.cpu_seconds = limits.cpu_seconds;
+      } else {
+        payload->rlimits.push_back({RLIMIT_CPU, *limits.cpu_seconds, "RLIMIT_CPU"});
+      }
+    }
+    if (limits.max_processes) {
+      if (!payload->cgroups.pids_parent.empty()) {
+        payload->tree_limits.max_processes = limits.max_processes;
+      } else if (facts.uid != 0) {
+        // The kernel never applies RLIMIT_NPROC to the host's root user (fork.c), so it is no limit there.
+        payload->rlimits.push_back({RLIMIT_NPROC, *limits.max_processes, "RLIMIT_NPROC"});
+      }
     }
 
     enforcement_contract contract = linux_contract(normalized, *payload, facts);

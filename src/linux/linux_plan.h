@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cordon/plan.h"
+#include "linux/cgroups.h"
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
 #include "linux/seccomp_filter.h"
@@ -30,6 +31,10 @@ struct linux_plan_payload final : plan_payload {
   bool loopback_up = false;           // allow_local_binding
   std::string workspace;              // resolved; default working directory
   std::vector<rlimit_setting> rlimits;
+  // Tree-wide limits: where the run's cgroup goes and which limits it holds
+  // (a limit absent here, but set in the policy, falls back to an rlimit).
+  cgroup_site cgroups;
+  cgroup_limits tree_limits;
   // After the run (protect_vcs_metadata): paths that must still be absent,
   // and the repositories known at compile time under these writable roots.
   std::vector<std::string> watch_absent;

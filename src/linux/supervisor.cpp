@@ -14,7 +14,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <optional>
 
+#include "linux/cgroups.h"
 #include "linux/sandbox_init.h"
 
 namespace cordon::linux_impl {
@@ -22,6 +24,7 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kGraceAfterSignal{2000};
+constexpr int kCpuPollMs = 50;
 
 struct fd_guard {
   int fd = -1;
@@ -116,6 +119,37 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   launch.sync_read_fd = sync_pipe[0];
   launch.status_write_fd = status_pipe[1];
 
+  // Tree-wide limits: the run's cgroup exists before the tree does, and a
+  // janitor removes it even if this process is killed.
+  const cgroup_limits& tree_limits = payload.tree_limits;
+  std::optional<run_cgroup> cgroup;
+  run_cgroup::janitor janitor;
+  if (tree_limits.memory_bytes || tree_limits.max_processes || tree_limits.cpu_seconds) {
+    auto created = run_cgroup::create(payload.cgroups, tree_limits);
+    if (!created) {
+      ::close(sync_pipe[0]);
+      ::close(status_pipe[1]);
+      return std::move(created).error_value();
+    }
+    cgroup = std::move(*created);
+    auto spawned = cgroup->spawn_janitor();
+    if (!spawned) {
+      ::close(sync_pipe[0]);
+      ::close(status_pipe[1]);
+      return std::move(spawned).error_value();
+    }
+    janitor = *spawned;
+  }
+  fd_guard janitor_trigger{janitor.trigger_fd};
+  auto finish_cgroup = [&]() {
+    if (!cgroup) return;
+    cgroup->remove();
+    ::close(janitor_trigger.fd);
+    janitor_trigger.fd = -1;
+    while (::waitpid(janitor.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  };
+
   // Forwarded signals are taken through a signalfd, never by default action.
   sigset_t forwarded, previous;
   ::sigemptyset(&forwarded);
@@ -139,9 +173,20 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   ::close(status_pipe[1]);
   if (pid < 0) {
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    finish_cgroup();
     return make_error(error_code::launch_failed, "clone3 into new namespaces failed", {}, clone_errno);
   }
   fd_guard pid_guard{pidfd};
+  if (cgroup) {
+    if (auto attached = cgroup->attach(static_cast<pid_t>(pid)); !attached) {
+      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      while (::waitpid(static_cast<pid_t>(pid), nullptr, 0) < 0 && errno == EINTR) {
+      }
+      ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+      finish_cgroup();
+      return std::move(attached).error_value();
+    }
+  }
   char go = 1;
   if (::write(sync_write.fd, &go, 1) != 1) { /* the child will see EOF and exit */ }
   ::close(sync_write.fd);
@@ -155,6 +200,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   init_message message;
   bool have_message = false;
   bool killed = false;
+  const std::uint64_t cpu_limit_ns = tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
   while (true) {
     int timeout_ms = -1;
     auto now = steady::now();
@@ -164,6 +210,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       int bounded = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
       timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
     }
+    // The tree's CPU time is read from the cgroup's counter every 50 ms.
+    if (cpu_limit_ns != 0 && !killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
     pollfd fds[3] = {{pidfd, POLLIN, 0}, {status_read.fd, POLLIN, 0}, {signals.fd, POLLIN, 0}};
     int ready = ::poll(fds, 3, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
@@ -187,6 +235,14 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       }
     }
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
+    if (cpu_limit_ns != 0 && !killed) {
+      auto used = cgroup->cpu_usage_ns();
+      if (used && *used >= cpu_limit_ns) {
+        outcome.cpu_limit_hit = true;
+        ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+        killed = true;
+      }
+    }
     now = steady::now();
     if (!killed && ((deadline && now >= *deadline) || (kill_at && now >= *kill_at))) {
       outcome.timed_out = deadline && now >= *deadline;
@@ -211,6 +267,14 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   while (::read(signals.fd, &drained, sizeof drained) > 0) {
   }
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  if (cgroup) {
+    cgroup_stats stats = cgroup->stats();
+    outcome.peak_memory_bytes = stats.peak_memory_bytes;
+    if (stats.cpu_usage_ns) outcome.tree_cpu_ms = *stats.cpu_usage_ns / 1000000;
+    outcome.memory_limit_hit = stats.oom_kills > 0;
+    outcome.process_limit_hit = stats.forks_refused > 0;
+    finish_cgroup();
+  }
 
   if (have_message && message.kind == init_message_kind::setup_failed) return setup_error(message, launch);
   if (have_message && message.kind == init_message_kind::exec_failed) {
