@@ -193,6 +193,7 @@ class linux_backend final : public sandbox_backend {
         normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
     // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
     seccomp.deny_setuid_bits = facts.uid == 0;
+    seccomp.notify = true;  // blocked calls become violations in the report
     if (facts.seccomp) {
       auto program = build_seccomp_program(seccomp);
       if (!program) {

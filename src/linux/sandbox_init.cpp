@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -271,6 +272,23 @@ void bring_up_loopback(const prepared_launch& launch) noexcept {
   ::close(fd);
 }
 
+bool send_descriptor(int socket_fd, int fd) noexcept {
+  char byte = 'L';
+  iovec io{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  return ::sendmsg(socket_fd, &message, MSG_NOSIGNAL) == 1;
+}
+
 void forward_signal(int sig) noexcept {
   int saved = errno;
   ::kill(-1, sig);  // every process in this PID namespace but PID 1
@@ -356,7 +374,15 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
     if (err != 0) fail(launch, init_step::landlock, err);
   }
   if (int err = drop_all_capabilities(); err != 0) fail(launch, init_step::capabilities, err);
-  if (int err = install_seccomp_program(plan.seccomp); err != 0) fail(launch, init_step::seccomp, err);
+  int listener = -1;
+  if (int err = install_seccomp_program(plan.seccomp, &listener); err != 0) fail(launch, init_step::seccomp, err);
+  // The listener answers for every blocked call: it must leave the sandbox
+  // before the command exists, and no copy may stay here.
+  if (listener >= 0) {
+    if (!send_descriptor(launch.notify_send_fd, listener)) fail(launch, init_step::seccomp, errno);
+    ::close(listener);
+  }
+  if (launch.notify_send_fd >= 0) ::close(launch.notify_send_fd);
 
   // The supervisor forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT here; PID 1 only
   // receives signals it handles, and passes them to the whole tree.

@@ -55,6 +55,7 @@ struct prepared_launch {
   std::vector<char*> argv, envp;  // null-terminated
   int sync_read_fd = -1;          // EOF without a byte = supervisor gone: exit
   int status_write_fd = -1;       // init_message stream to the supervisor
+  int notify_send_fd = -1;        // unix socket: the seccomp listener goes to the supervisor
 };
 
 // Runs as PID 1 of the new namespaces. Never returns.

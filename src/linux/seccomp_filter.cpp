@@ -29,6 +29,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,8 +101,16 @@ scmp_arg_cmp arg_cmp(unsigned arg, scmp_compare op, std::uint64_t a, std::uint64
 
 class filter_builder {
  public:
-  explicit filter_builder(scmp_filter_ctx ctx, std::vector<std::string>& blocked)
-      : ctx_(ctx), blocked_(blocked) {}
+  filter_builder(scmp_filter_ctx ctx, seccomp_program& program) : ctx_(ctx), blocked_(program.blocked), program_(program) {}
+
+  // ERRNO, or USER_NOTIF with the errno remembered for the supervisor's answer.
+  std::uint32_t action(int nr, int err) {
+    if (!program_.notify) return SCMP_ACT_ERRNO(static_cast<std::uint32_t>(err));
+    bool known = false;
+    for (const auto& [n, e] : program_.errno_by_syscall) known = known || n == nr;
+    if (!known) program_.errno_by_syscall.emplace_back(nr, err);
+    return SCMP_ACT_NOTIFY;
+  }
 
   // Blocks `nr` unconditionally. A negative number is libseccomp's marker for
   // "this syscall does not exist on this architecture" (e.g. nfsservctl on
@@ -109,7 +118,7 @@ class filter_builder {
   // rules that are really in the program.
   int block(const char* name, int nr, int err = EPERM) {
     if (nr < 0) return 0;
-    int rc = seccomp_rule_add(ctx_, SCMP_ACT_ERRNO(static_cast<std::uint32_t>(err)), nr, 0);
+    int rc = seccomp_rule_add(ctx_, action(nr, err), nr, 0);
     if (rc == 0) blocked_.push_back(std::string(name) + ": " + errno_name(err));
     return rc;
   }
@@ -119,8 +128,7 @@ class filter_builder {
   // the caller, with note().
   int block_if(int nr, const scmp_arg_cmp* cmps, unsigned count, int err = EPERM) {
     if (nr < 0) return 0;
-    return seccomp_rule_add_array(ctx_, SCMP_ACT_ERRNO(static_cast<std::uint32_t>(err)), nr, count,
-                                  cmps);
+    return seccomp_rule_add_array(ctx_, action(nr, err), nr, count, cmps);
   }
 
   void note(const std::string& line) { blocked_.push_back(line); }
@@ -128,6 +136,7 @@ class filter_builder {
  private:
   scmp_filter_ctx ctx_;
   std::vector<std::string>& blocked_;
+  seccomp_program& program_;
 };
 
 struct plain_rule {
@@ -257,9 +266,9 @@ int add_setuid_rules(filter_builder& b, std::string& failed) {
   return 0;
 }
 
-int add_rules(scmp_filter_ctx ctx, const seccomp_options& options,
-              std::vector<std::string>& blocked, std::string& failed) {
-  filter_builder b(ctx, blocked);
+int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_program& program,
+              std::string& failed) {
+  filter_builder b(ctx, program);
   int rc = 0;
 
   for (const auto& rule : plain_rules) {
@@ -368,9 +377,10 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options) {
   if (rc != 0) return seccomp_error("seccomp_attr_set(ACT_BADARCH)", rc);
 
   seccomp_program program;
+  program.notify = options.notify;
   program.blocked.push_back("syscalls of other ABIs (i386, x32 on x86_64): KILL_PROCESS");
   std::string failed;
-  rc = add_rules(ctx.get(), options, program.blocked, failed);
+  rc = add_rules(ctx.get(), options, program, failed);
   if (rc != 0) return seccomp_error("rule for " + failed, rc);
 
   // Export through a memfd: seccomp_export_bpf(3) writes to a descriptor.
@@ -407,7 +417,23 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options) {
   return program;
 }
 
-int install_seccomp_program(const seccomp_program& program) noexcept {
+int errno_for_notification(const seccomp_program& program, int syscall_nr) noexcept {
+  for (const auto& [nr, err] : program.errno_by_syscall) {
+    if (nr == syscall_nr) return err;
+  }
+  return EPERM;
+}
+
+std::string syscall_name(int syscall_nr) {
+  char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, syscall_nr);
+  if (name == nullptr) return "syscall " + std::to_string(syscall_nr);
+  std::string out = name;
+  std::free(name);
+  return out;
+}
+
+int install_seccomp_program(const seccomp_program& program, int* listener_fd) noexcept {
+  if (listener_fd != nullptr) *listener_fd = -1;
   if (program.bpf.empty() || program.bpf.size() > BPF_MAXINSNS) return EINVAL;
   // seccomp(2) does not modify the program; sock_fprog just lacks const.
   sock_fprog prog{};
@@ -415,6 +441,12 @@ int install_seccomp_program(const seccomp_program& program) noexcept {
   prog.filter = const_cast<sock_filter*>(program.bpf.data());
   // Flags 0: this thread only (the launcher's child is single-threaded), no
   // TSYNC; the raw syscall avoids libseccomp (and any allocation) in the child.
+  if (program.notify) {
+    long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (fd < 0) return errno;
+    if (listener_fd != nullptr) *listener_fd = static_cast<int>(fd);
+    return 0;
+  }
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0U, &prog) != 0) return errno;
   return 0;
 }

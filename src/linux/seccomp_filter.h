@@ -26,12 +26,25 @@ struct seccomp_options {
   // and mknod/mknodat fail with EPERM when the mode has S_ISUID or S_ISGID;
   // fchmodat2 and openat2 (mode not inspectable) fail with ENOSYS.
   bool deny_setuid_bits = false;
+  // Every blocked call goes to the supervisor (SECCOMP_RET_USER_NOTIF), which
+  // records it as a violation and answers with the same errno the table
+  // gives. If nobody answers (the supervisor is gone) the call fails with
+  // ENOSYS: it is refused either way.
+  bool notify = false;
 };
 
 struct seccomp_program {
   std::vector<sock_filter> bpf;        // the exported program (native arch)
   std::vector<std::string> blocked;    // human-readable rules, e.g. "ptrace: EPERM"
+  bool notify = false;                 // blocked calls are USER_NOTIF, answered by the supervisor
+  std::vector<std::pair<int, int>> errno_by_syscall;  // (syscall number, errno) when notify
 };
+
+// The errno a notified call must fail with (EPERM when the number is unknown).
+int errno_for_notification(const seccomp_program& program, int syscall_nr) noexcept;
+
+// The syscall's name on this architecture, or "syscall <nr>".
+std::string syscall_name(int syscall_nr);
 
 // Builds the filter. Default action allow; blocked syscalls fail with the
 // errno docs/seccomp.md gives; syscalls of other ABIs (i386, x32) kill the
@@ -40,7 +53,9 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options);
 
 // Installs the program on the calling thread with
 // seccomp(SECCOMP_SET_MODE_FILTER). Requires no_new_privs (or CAP_SYS_ADMIN).
+// With program.notify, the new listener descriptor is stored in
+// `*listener_fd` (close-on-exec); otherwise it is set to -1.
 // Allocation-free; returns 0 or an errno value. Irreversible.
-int install_seccomp_program(const seccomp_program& program) noexcept;
+int install_seccomp_program(const seccomp_program& program, int* listener_fd) noexcept;
 
 }  // namespace cordon::linux_impl

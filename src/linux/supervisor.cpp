@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 
 #include "linux/cgroups.h"
 #include "linux/sandbox_init.h"
+#include "linux/violations.h"
 
 namespace cordon::linux_impl {
 namespace {
@@ -157,6 +159,22 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   ::sigprocmask(SIG_BLOCK, &forwarded, &previous);
   fd_guard signals{::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK)};
 
+  // Blocked system calls are answered here (violations.h): PID 1 sends the
+  // seccomp listener through this socket pair.
+  int notify_pair[2] = {-1, -1};
+  if (payload.seccomp.notify &&
+      ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify_pair) != 0) {
+    int err = errno;
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    ::close(sync_pipe[0]);
+    ::close(status_pipe[1]);
+    finish_cgroup();
+    return make_error(error_code::launch_failed, "socketpair for the seccomp listener", {}, err);
+  }
+  fd_guard notify_receive{notify_pair[0]}, listener{-1};
+  launch.notify_send_fd = notify_pair[1];
+  violation_log violations;
+
   std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                         CLONE_NEWCGROUP | CLONE_PIDFD;
   if (payload.new_network_namespace) flags |= CLONE_NEWNET;
@@ -173,10 +191,12 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   ::close(status_pipe[1]);
   if (pid < 0) {
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    if (notify_pair[1] >= 0) ::close(notify_pair[1]);
     finish_cgroup();
     return make_error(error_code::launch_failed, "clone3 into new namespaces failed", {}, clone_errno);
   }
   fd_guard pid_guard{pidfd};
+  if (notify_pair[1] >= 0) ::close(notify_pair[1]);
   if (cgroup) {
     if (auto attached = cgroup->attach(static_cast<pid_t>(pid)); !attached) {
       ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
@@ -212,9 +232,27 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     }
     // The tree's CPU time is read from the cgroup's counter every 50 ms.
     if (cpu_limit_ns != 0 && !killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
-    pollfd fds[3] = {{pidfd, POLLIN, 0}, {status_read.fd, POLLIN, 0}, {signals.fd, POLLIN, 0}};
-    int ready = ::poll(fds, 3, timeout_ms);
+    pollfd fds[5] = {{pidfd, POLLIN, 0},
+                     {status_read.fd, POLLIN, 0},
+                     {signals.fd, POLLIN, 0},
+                     {notify_receive.fd, POLLIN, 0},
+                     {listener.fd, POLLIN, 0}};
+    int ready = ::poll(fds, 5, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
+    if (fds[3].revents & (POLLIN | POLLHUP)) {
+      listener.fd = receive_descriptor(notify_receive.fd);
+      ::close(notify_receive.fd);
+      notify_receive.fd = -1;
+    }
+    if (fds[4].revents & POLLIN) {
+      if (!answer_notification(listener.fd, payload.seccomp, violations)) {
+        ::close(listener.fd);
+        listener.fd = -1;
+      }
+    } else if (fds[4].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+      ::close(listener.fd);  // no filtered process is left
+      listener.fd = -1;
+    }
     if (fds[1].revents & (POLLIN | POLLHUP)) {
       init_message incoming;
       ssize_t n = ::read(status_read.fd, &incoming, sizeof incoming);
@@ -255,6 +293,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   while (::wait4(static_cast<pid_t>(pid), &wait_status, 0, &usage) < 0 && errno == EINTR) {
   }
   outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
+  outcome.violations = violations.entries();
   if (status_read.fd >= 0) {
     init_message incoming;
     if (::read(status_read.fd, &incoming, sizeof incoming) == static_cast<ssize_t>(sizeof incoming)) {

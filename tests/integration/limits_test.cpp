@@ -151,7 +151,9 @@ TEST(Limits, NothingIsLeftBehindAfter200RunsEndingEveryWay) {
       case 0: args.insert(args.end(), {"--", "sh", "-c", "sleep " + marker + " & exit 0"}); break;        // exit
       case 1: args.insert(args.end(), {"--", "sh", "-c", "sleep " + marker + " & kill -SEGV $$"}); break;  // crash
       case 2: args.insert(args.end(), {"--timeout", "0.05", "--", "sleep", marker}); break;               // timeout
-      case 3: args.insert(args.end(), {"--", "sleep", marker}); break;  // cordon itself SIGKILLed below
+      case 3:  // cordon itself SIGKILLed below, once the command runs
+        args.insert(args.end(), {"--", "sh", "-c", "touch started-" + std::to_string(i) + "; exec sleep " + marker});
+        break;
     }
     pid_t pid = ::fork();
     if (pid == 0) {
@@ -166,18 +168,25 @@ TEST(Limits, NothingIsLeftBehindAfter200RunsEndingEveryWay) {
       ::_exit(251);
     }
     if (i % 4 == 3) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+      std::string started = ws.path() + "/started-" + std::to_string(i);
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
       ::kill(pid, SIGKILL);
     }
     int status = 0;
     ::waitpid(pid, &status, 0);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     int expected[] = {0, 139, 124, 137};
-    if (code != expected[i % 4]) ++failures;
+    if (code != expected[i % 4]) {
+      ++failures;
+      ADD_FAILURE() << "run " << i << " ended with " << code << ", expected " << expected[i % 4];
+    }
   }
   EXPECT_EQ(failures, 0);
   // Janitors of SIGKILLed supervisors finish on their own, shortly.
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < until &&
          (cordon_cgroups() > cgroups_before || process_with_marker_alive("sleep " + marker))) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -102,11 +102,12 @@ TEST(Plan, CarriesNormalizedPolicyContractAndIdentity) {
 
 TEST(Plan, CompileGatesStopAtTheFirstFailure) {
   auto backend = make_linux_backend();
-  // Invalid (gate 1) and needing a VM (gate 3) and a memory cgroup (gate 4): gate 1 reports.
+  // Invalid (gate 1) and needing a VM (gate 3) and connect(2) filtering of named
+  // unix sockets, which no Linux mechanism here gives (gate 4): gate 1 reports.
   sandbox_policy p = minimal_policy();
   p.filesystem.writable = {"relative/path"};
   p.isolation = isolation_level::vm;
-  p.process.memory_bytes = 1 << 20;
+  p.enforcement[control::unix_sockets] = enforcement_level::enforced;
   auto failed = backend->compile(p, {});
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.failure().code, error_code::invalid_policy);
@@ -122,9 +123,11 @@ TEST(Plan, CompileGatesStopAtTheFirstFailure) {
   failed = backend->compile(p, {});
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.failure().code, error_code::enforcement_unavailable);
-  EXPECT_EQ(failed.failure().blockers.at(0).control, "memory");
+  EXPECT_EQ(failed.failure().blockers.at(0).control, "unix_sockets");
   EXPECT_EQ(failed.failure().blockers.at(0).available, "partial");
 
+  p.enforcement.erase(control::unix_sockets);
+  p.process.memory_bytes = 1 << 20;
   p.enforcement[control::memory] = enforcement_level::partial;  // accepted explicitly
   auto compiled = backend->compile(p, {});
   ASSERT_TRUE(compiled);

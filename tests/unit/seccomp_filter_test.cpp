@@ -109,7 +109,7 @@ bool installed_ok(child_report& report, const seccomp_program& program) {
     report.fail("PR_SET_NO_NEW_PRIVS: %s", strerrorname_np(errno));
     return false;
   }
-  const int rc = install_seccomp_program(program);
+  const int rc = install_seccomp_program(program, nullptr);
   if (rc != 0) {
     report.fail("install_seccomp_program: %s", strerrorname_np(rc));
     return false;
@@ -240,7 +240,7 @@ TEST(SeccompFilter, SocketRulesFollowOption) {
 }
 
 TEST(SeccompFilter, InstallRejectsEmptyProgram) {
-  EXPECT_EQ(install_seccomp_program(seccomp_program{}), EINVAL);
+  EXPECT_EQ(install_seccomp_program(seccomp_program{}, nullptr), EINVAL);
 }
 
 TEST(SeccompFilter, EnforcesExactErrnosInChild) {

@@ -1,0 +1,94 @@
+#include "linux/violations.h"
+
+#include <seccomp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+namespace cordon::linux_impl {
+namespace {
+
+// What a blocked call was aimed at, when its arguments say it in a word.
+std::string describe_call(const seccomp_notif& request) {
+  std::string name = syscall_name(request.data.nr);
+  if (name == "socket" || name == "socketpair") {
+    switch (request.data.args[0]) {
+      case AF_INET: return name + "(AF_INET)";
+      case AF_INET6: return name + "(AF_INET6)";
+      case AF_NETLINK: return name + "(AF_NETLINK)";
+      case AF_PACKET: return name + "(AF_PACKET)";
+      default: return name + "(family " + std::to_string(request.data.args[0]) + ")";
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
+void violation_log::record(const std::string& kind, const std::string& target) {
+  for (auto& v : entries_) {
+    if (v.kind == kind && v.target == target) {
+      if (v.count < std::numeric_limits<std::uint64_t>::max()) ++v.count;
+      return;
+    }
+  }
+  if (entries_.size() >= max_distinct) {
+    ++dropped_;
+    return;
+  }
+  entries_.push_back({kind, target, 1});
+}
+
+std::vector<violation> violation_log::entries() const {
+  std::vector<violation> out = entries_;
+  if (dropped_ > 0) out.push_back({"truncated", "more distinct violations than the report keeps", dropped_});
+  return out;
+}
+
+bool answer_notification(int listener_fd, const seccomp_program& program, violation_log& log) {
+  seccomp_notif* request = nullptr;
+  seccomp_notif_resp* response = nullptr;
+  if (seccomp_notify_alloc(&request, &response) != 0) return false;
+  bool alive = true;
+  int rc = seccomp_notify_receive(listener_fd, request);
+  if (rc == 0) {
+    const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
+    log.record(network ? "network_socket" : "seccomp", describe_call(*request));
+    response->id = request->id;
+    response->val = 0;
+    response->error = -errno_for_notification(program, request->data.nr);
+    response->flags = 0;
+    // ENOENT: the caller died (or was interrupted) meanwhile; nothing to answer.
+    seccomp_notify_respond(listener_fd, response);
+  } else if (rc != -EINTR && rc != -ENOENT) {
+    alive = false;
+  }
+  seccomp_notify_free(request, response);
+  return alive;
+}
+
+int receive_descriptor(int socket_fd) {
+  char byte = 0;
+  iovec io{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  if (::recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC) <= 0) return -1;
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr; header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(header), sizeof fd);
+      return fd;
+    }
+  }
+  return -1;
+}
+
+}  // namespace cordon::linux_impl
