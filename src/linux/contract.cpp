@@ -32,7 +32,8 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
   using L = enforcement_level;
   enforcement_contract c;
   const auto& fs = policy.filesystem;
-  const std::string ll = landlock_suffix(facts);
+  // The exact Landlock features a run applies (ABI, rights groups, scopes).
+  const std::string ll = payload.landlock.abi > 0 ? " + " + payload.landlock.describe() : landlock_suffix(facts);
 
   if (fs.read == read_mode::restricted) {
     c[control::filesystem_read] =

@@ -258,6 +258,10 @@ class linux_backend final : public sandbox_backend {
       return f;
     }
     for (const auto& note : mounts.notes) warnings.push_back(note);
+    if (facts.landlock_abi == 0) {
+      warnings.push_back("landlock not used (" + facts.landlock_blocker +
+                         "): the mount namespace is the only filesystem layer");
+    }
     for (const auto& [which, status] : contract) {
       if (status.level == enforcement_level::partial || status.level == enforcement_level::not_enforced ||
           status.level == enforcement_level::planned) {
