@@ -78,7 +78,9 @@ result<workspace_choice> choose_workspace(const std::string& requested, const st
                           ", which the profile would make writable as a whole; run from a project directory "
                           "or pass --workspace DIR");
   }
-  choice.working_directory = within(real(cwd), resolved) ? cwd : choice.workspace;
+  // Inside, the workspace exists only at its real path.
+  choice.workspace = resolved;
+  choice.working_directory = within(real(cwd), resolved) ? real(cwd) : resolved;
   return choice;
 }
 

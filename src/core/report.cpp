@@ -76,6 +76,10 @@ json plan_part(json j, const sandbox_plan& plan) {
   return j;
 }
 
+// Paths and argv need not be UTF-8 on Linux; JSON must be. Invalid bytes
+// become U+FFFD rather than aborting the report.
+std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+
 const char* signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
   return abbrev != nullptr ? abbrev : "UNKNOWN";
@@ -127,7 +131,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
   std::vector<std::string> warnings = plan.warnings();
   warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());
   j["warnings"] = warnings;
-  return j.dump(2) + "\n";
+  return dump(j);
 }
 
 std::string refused_report_json(const std::string& backend_name, const std::string& policy_name,
@@ -144,14 +148,14 @@ std::string refused_report_json(const std::string& backend_name, const std::stri
         {{"control", b.control}, {"required", b.required}, {"available", b.available}, {"reason", b.reason}});
   }
   j["blockers"] = blockers;
-  return j.dump(2) + "\n";
+  return dump(j);
 }
 
 std::string launch_failed_report_json(const sandbox_plan& plan, const launch_request& request, const error& err) {
   json j = plan_part(header("launch_failed", plan.backend_name(), request), plan);
   j["error"] = {{"code", std::string(to_string(err.code))}, {"message", err.describe()}};
   j["warnings"] = plan.warnings();
-  return j.dump(2) + "\n";
+  return dump(j);
 }
 
 namespace {

@@ -1,6 +1,8 @@
 #include "linux/mount_table.h"
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -46,12 +48,15 @@ std::string find_hard_linked(const std::string& path, int budget) {
   std::error_code ec;
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return {};
+  // sysfs and procfs have no user-made hard links (statfs(2) magic numbers).
+  struct statfs info {};
+  if (::statfs(path.c_str(), &info) == 0 && (info.f_type == SYSFS_MAGIC || info.f_type == PROC_SUPER_MAGIC)) return {};
   if (S_ISREG(st.st_mode)) return st.st_nlink > 1 ? path : std::string();
   if (!S_ISDIR(st.st_mode)) return {};
   namespace fs = std::filesystem;
   for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (--budget < 0) return path + " (more than 10000 entries to check)";
+    if (--budget < 0) return path + " (more than 100000 entries to check)";
     if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) return it->path().string();
   }
   return {};
@@ -216,7 +221,7 @@ mount_table_result build_mount_table(const mount_table_input& input) {
     }
     // A mask hides a name, not the file: another hard link would still show it.
     if (d.exists) {
-      std::string linked = find_hard_linked(d.path, 10000);
+      std::string linked = find_hard_linked(d.path, 100000);
       if (!linked.empty()) {
         out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
                                 "denied file " + linked +
