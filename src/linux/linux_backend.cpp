@@ -24,7 +24,7 @@ using namespace linux_impl;
 
 constexpr std::string_view kPlatform = "linux";
 constexpr isolation_level kIsolation = isolation_level::container;
-constexpr std::uint64_t kMaxScanEntries = 200000;
+constexpr std::uint64_t kMaxScanEntries = 200000;  // directories per writable root
 
 std::string invoking_home() {
   if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return home;
@@ -163,7 +163,7 @@ class linux_backend final : public sandbox_backend {
         if (scan.truncated) {
           blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
                               "writable root " + r.path + " has more than " + std::to_string(kMaxScanEntries) +
-                                  " entries to scan for repositories; list protected paths explicitly"});
+                                  " directories to scan for repositories; list protected paths explicitly"});
         }
         for (const auto& missing : scan.missing) {
           blockers.push_back({"filesystem_deny", "enforced", "not_enforced",

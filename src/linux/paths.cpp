@@ -124,10 +124,6 @@ void walk(const std::string& dir_path, vcs_scan& scan, std::uint64_t max_entries
   while (dirent* entry = ::readdir(dir)) {
     std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
-    if (++scan.entries_seen > max_entries) {
-      scan.truncated = true;
-      break;
-    }
     std::string child = dir_path == "/" ? "/" + std::string(name) : dir_path + "/" + std::string(name);
     mode_t mode = 0;
     bool is_dir = entry->d_type == DT_DIR;
@@ -147,7 +143,13 @@ void walk(const std::string& dir_path, vcs_scan& scan, std::uint64_t max_entries
       }
       continue;
     }
-    if (is_dir) subdirs.push_back(std::move(child));
+    if (is_dir) {
+      if (++scan.entries_seen > max_entries) {
+        scan.truncated = true;
+        break;
+      }
+      subdirs.push_back(std::move(child));
+    }
   }
   ::closedir(dir);
   for (const auto& sub : subdirs) {

@@ -42,7 +42,7 @@ std::size_t path_depth(const std::string& path);
 // directory, its hooks/ and config (and those of .git/modules/*), and the
 // `.gitmodules` beside it; for every `.git` file (worktree or submodule
 // pointer), the file itself. Stops with an error (enforcement is then
-// impossible) after `max_entries` directory entries.
+// impossible) after visiting `max_entries` directories.
 struct vcs_scan {
   std::vector<std::string> protect;  // existing paths to re-bind read-only
   std::vector<std::string> missing;  // hooks/ or config that should exist but do not
@@ -52,7 +52,7 @@ struct vcs_scan {
   // launcher checks after the run whether the command created them.
   std::vector<std::string> absent_redirects;
   std::vector<std::string> repositories;       // every .git found (directory or file)
-  std::uint64_t entries_seen = 0;
+  std::uint64_t entries_seen = 0;  // directories visited
   bool truncated = false;
 };
 vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries);
