@@ -3,7 +3,7 @@
 #include "cordon/report.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <sha2.h>  // libmd: small, no start-up cost (libcrypto's costs milliseconds per launch)
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,12 +89,14 @@ const char* signal_name(int sig) {
 
 std::string policy_digest(const sandbox_policy& policy) {
   std::string text = sandbox_policy_to_json(policy);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  std::uint8_t digest[SHA256_DIGEST_LENGTH];
+  SHA2_CTX context;
+  SHA256Init(&context);
+  SHA256Update(&context, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  SHA256Final(digest, &context);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "sha256:";
-  for (unsigned int i = 0; i < length; ++i) {
+  for (std::size_t i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
     out += kHex[digest[i] >> 4];
     out += kHex[digest[i] & 0xf];
   }
