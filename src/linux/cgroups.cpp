@@ -203,7 +203,10 @@ result<run_cgroup> run_cgroup::create(const cgroup_site& site, const cgroup_limi
   }
   if (limits.max_processes && !site.pids_parent.empty()) {
     if (auto r = make(site.pids_parent, cg.pids_dir_); !r) return std::move(r).error_value();
-    if (auto r = set(cg.pids_dir_, "pids.max", std::to_string(*limits.max_processes)); !r) {
+    // pids.max accepts at most the kernel's PID_MAX_LIMIT (4194304); more is no limit at all.
+    constexpr std::uint64_t kPidMaxLimit = 4194304;
+    std::string value = *limits.max_processes >= kPidMaxLimit ? "max" : std::to_string(*limits.max_processes);
+    if (auto r = set(cg.pids_dir_, "pids.max", value); !r) {
       return std::move(r).error_value();
     }
   }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <string_view>
 
 #include "linux/paths.h"
 
@@ -23,20 +25,56 @@ struct entry {
   bool directory = false;
 };
 
-bool within_any(const std::string& path, const std::vector<entry>& roots) {
-  return std::any_of(roots.begin(), roots.end(),
-                     [&](const entry& r) { return path_is_within(path, r.path); });
-}
+// "Is this path at or beneath one of these roots?" in one lookup per
+// component of the path, so policies with thousands of entries stay linear.
+class root_set {
+ public:
+  root_set() = default;
+  explicit root_set(const std::vector<std::string>& roots) {
+    for (const auto& r : roots) add(r);
+  }
+  explicit root_set(const std::vector<entry>& roots, bool existing_only = false) {
+    for (const auto& r : roots) {
+      if (!existing_only || r.exists) add(r.path);
+    }
+  }
+  void add(const std::string& root) {
+    if (root == "/") {
+      everything_ = true;
+    } else {
+      roots_.insert(root);
+    }
+  }
+  // `path` itself or one of its ancestors is a root.
+  bool covers(std::string_view path) const { return everything_ || find_from(path); }
+  // One of the strict ancestors of `path` is a root.
+  bool covers_parent_of(std::string_view path) const {
+    auto slash = path.find_last_of('/');
+    if (slash == std::string_view::npos || slash == 0) return everything_ && path.size() > 1;
+    return everything_ || find_from(path.substr(0, slash));
+  }
 
-bool within_any(const std::string& path, const std::vector<std::string>& roots) {
-  return std::any_of(roots.begin(), roots.end(),
-                     [&](const std::string& r) { return path_is_within(path, r); });
-}
+ private:
+  bool find_from(std::string_view path) const {
+    while (path.size() > 1) {
+      if (roots_.find(path) != roots_.end()) return true;
+      auto slash = path.find_last_of('/');
+      if (slash == std::string_view::npos || slash == 0) break;
+      path = path.substr(0, slash);
+    }
+    return false;
+  }
+  std::set<std::string, std::less<>> roots_;
+  bool everything_ = false;
+};
 
 void sort_shallow_first(std::vector<entry>& entries) {
-  std::stable_sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
-    return path_depth(a.path) < path_depth(b.path);
-  });
+  std::vector<std::pair<std::size_t, entry>> keyed;
+  keyed.reserve(entries.size());
+  for (auto& e : entries) keyed.emplace_back(path_depth(e.path), std::move(e));
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  entries.clear();
+  for (auto& [depth, e] : keyed) entries.push_back(std::move(e));
 }
 
 bool under_dev(const std::string& path) { return path_is_within(path, "/dev"); }
@@ -48,11 +86,11 @@ std::string find_hard_linked(const std::string& path, int budget) {
   std::error_code ec;
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return {};
+  if (S_ISREG(st.st_mode)) return st.st_nlink > 1 ? path : std::string();
+  if (!S_ISDIR(st.st_mode)) return {};
   // sysfs and procfs have no user-made hard links (statfs(2) magic numbers).
   struct statfs info {};
   if (::statfs(path.c_str(), &info) == 0 && (info.f_type == SYSFS_MAGIC || info.f_type == PROC_SUPER_MAGIC)) return {};
-  if (S_ISREG(st.st_mode)) return st.st_nlink > 1 ? path : std::string();
-  if (!S_ISDIR(st.st_mode)) return {};
   namespace fs = std::filesystem;
   for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -80,11 +118,12 @@ mount_table_result build_mount_table(const mount_table_input& input) {
   mount_table& table = out.table;
   table.full_root = fs.read == read_mode::full;
 
+  host_path_resolver resolver;
   auto resolve_list = [&](const std::vector<std::string>& paths, const char* list_name) {
     std::vector<entry> entries;
     for (const auto& raw : paths) {
       if (raw == token_run_tmp) continue;
-      resolved_path r = resolve_on_host(raw);
+      resolved_path r = resolver.resolve(raw);
       if (r.was_symlink) {
         out.notes.push_back(std::string(list_name) + " path " + raw + " resolved to " + r.path +
                             " (symlinks are followed once, at compile time)");
@@ -106,24 +145,19 @@ mount_table_result build_mount_table(const mount_table_input& input) {
 
   std::vector<std::string> defaults;
   if (!table.full_root && fs.include_platform_defaults) defaults = platform_default_roots();
+  const root_set default_roots(defaults), readable_roots(readable), writable_roots(writable);
+  const root_set existing_protected(protect, true), existing_denied(denied, true);
 
   // Is a host path visible inside at all (before masks)?
   auto visible = [&](const std::string& path) {
     bool hidden_by_private_tmp = table.private_tmp && path_is_within(path, "/tmp");
     if (table.full_root && !hidden_by_private_tmp) return true;
-    return within_any(path, defaults) || within_any(path, readable) || within_any(path, writable);
+    return default_roots.covers(path) || readable_roots.covers(path) || writable_roots.covers(path);
   };
   // Could the command create this path? Only beneath a writable root that is
   // not itself under a protected or denied entry.
   auto creatable = [&](const std::string& path) {
-    if (!within_any(path, writable)) return false;
-    for (const auto& p : protect) {
-      if (p.exists && path_is_within(path, p.path)) return false;
-    }
-    for (const auto& d : denied) {
-      if (d.exists && path_is_within(path, d.path) && d.path != path) return false;
-    }
-    return true;
+    return writable_roots.covers(path) && !existing_protected.covers(path) && !existing_denied.covers_parent_of(path);
   };
 
   // Platform defaults: restricted root only. Merged-/usr symlinks are recreated.
@@ -148,11 +182,11 @@ mount_table_result build_mount_table(const mount_table_input& input) {
       continue;
     }
     bool hidden_by_private_tmp = table.private_tmp && path_is_within(r.path, "/tmp");
-    if ((table.full_root && !hidden_by_private_tmp) || within_any(r.path, defaults)) {
+    if ((table.full_root && !hidden_by_private_tmp) || default_roots.covers(r.path)) {
       table.skipped.push_back("readable " + r.path + ": already visible read-only");
       continue;
     }
-    if (within_any(r.path, writable)) {
+    if (writable_roots.covers(r.path)) {
       table.skipped.push_back("readable " + r.path + ": inside a writable root, which wins");
       continue;
     }
@@ -170,6 +204,7 @@ mount_table_result build_mount_table(const mount_table_input& input) {
   // renamed (EBUSY). Otherwise `mv .git x && mkdir .git` would move the
   // protection away with the old directory and leave the path free.
   std::vector<std::string> pins;
+  std::set<std::string, std::less<>> pinned;
   auto pin_parents = [&](const std::string& path) {
     const entry* root = nullptr;
     for (const auto& w : writable) {
@@ -181,7 +216,7 @@ mount_table_result build_mount_table(const mount_table_input& input) {
     for (auto slash = path.find('/', root->path.size() + 1); slash != std::string::npos;
          slash = path.find('/', slash + 1)) {
       std::string dir = path.substr(0, slash);
-      if (std::find(pins.begin(), pins.end(), dir) == pins.end()) pins.push_back(dir);
+      if (pinned.insert(dir).second) pins.push_back(dir);
     }
   };
   for (const auto& p : protect) {
@@ -195,7 +230,7 @@ mount_table_result build_mount_table(const mount_table_input& input) {
   for (const auto& dir : pins) table.ops.push_back({mount_kind::bind_writable, dir, {}, true, "pin"});
 
   for (const auto& p : protect) {
-    if (!within_any(p.path, writable)) {
+    if (!writable_roots.covers(p.path)) {
       table.skipped.push_back("protected " + p.path + ": not beneath a writable root, already read-only");
       continue;
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,25 @@ struct resolved_path {
   bool was_symlink = false;  // the resolved path differs from the input
 };
 resolved_path resolve_on_host(const std::string& absolute);
+
+// resolve_on_host for many paths: each parent directory is resolved once,
+// then each path costs one lstat(2) when its last component is not a symlink
+// (policies list hundreds of entries under the same few directories).
+class host_path_resolver {
+ public:
+  host_path_resolver() = default;
+  host_path_resolver(const host_path_resolver&) = delete;
+  host_path_resolver& operator=(const host_path_resolver&) = delete;
+  ~host_path_resolver();
+  resolved_path resolve(const std::string& absolute);
+
+ private:
+  struct parent_dir {
+    resolved_path resolved;
+    int fd = -1;  // O_PATH descriptor: the leaf is looked up from here, one component
+  };
+  std::map<std::string, parent_dir, std::less<>> parents_;
+};
 
 // True when `path` is `root` or lies beneath it (component-wise).
 bool path_is_within(const std::string& path, const std::string& root);
