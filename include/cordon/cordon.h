@@ -3,6 +3,7 @@
 
 #include "cordon/backend.h"
 #include "cordon/enforcement.h"
+#include "cordon/host_rules.h"
 #include "cordon/launch.h"
 #include "cordon/linux_backend.h"
 #include "cordon/plan.h"

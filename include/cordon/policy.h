@@ -73,13 +73,18 @@ struct environment_policy {
   bool operator==(const environment_policy&) const = default;
 };
 
+// The largest timeout a policy may carry: 10^12 seconds, in milliseconds. Up
+// to here every millisecond value survives a JSON round trip exactly.
+inline constexpr std::uint64_t max_timeout_ms = 1'000'000'000'000'000;
+
 // Absent means unlimited; zero is a validation error.
 struct process_policy {
   bool tree_cleanup = true;
   std::optional<std::uint64_t> max_processes;
   std::optional<std::uint64_t> memory_bytes;
   std::optional<std::uint64_t> cpu_seconds;
-  std::optional<std::uint64_t> timeout_ms;  // JSON: "timeout_seconds" (number, may be fractional)
+  std::optional<std::uint64_t> timeout_ms;  // JSON: "timeout_seconds" (number, may be fractional);
+                                            // 1..max_timeout_ms
   bool operator==(const process_policy&) const = default;
 };
 

@@ -33,6 +33,7 @@ enum class error_code {
   launch_failed,             // setting up the sandbox failed; errno and step in the message
   io_error,                  // reading or writing a file failed (errno set)
   usage_error,               // command-line usage is wrong
+  invalid_destination,       // a network destination (host, port) is malformed; refuse the connection
 };
 
 // The stable spelling of a code, e.g. "enforcement_unavailable".

@@ -28,10 +28,13 @@ struct validation_result {
 // `unrestricted` (meaningless); ports outside 1..65535; host patterns that are
 // URLs or carry a scheme, path, query, fragment, userinfo or port; malformed
 // wildcards ("a.*.com", "*example.com"); two rules with the same host and port
-// but different actions; zero resource limits; enforcement entries for
-// controls the policy cannot have (network_filter outside `filtered`).
+// but different actions; zero resource limits; a timeout above
+// max_timeout_ms; enforcement entries for controls the policy cannot have
+// (network_filter outside `filtered`). The host grammar is the matcher's
+// (cordon/host_rules.h), so every valid pattern means the same there.
 // Normalizes: paths lexically ("." and ".." and repeated or trailing slashes),
-// host patterns to lower case without a trailing dot, and removes exact
+// host patterns to lower case without a trailing dot (IPv6 literals to
+// canonical text without brackets), and removes exact
 // duplicates from every list keeping first occurrence order.
 validation_result validate_sandbox_policy(const sandbox_policy& policy);
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/overrides.h"
+#include "cordon/backend.h"
 #include "cordon/result.h"
 
 namespace cordon::cli {
@@ -15,11 +17,19 @@ struct run_options {
   std::string profile;
   std::string workspace;
   std::string report_file;
-  std::optional<double> timeout_seconds;
+  policy_overrides overrides;  // --ro, --rw, --deny, --net, --env, --setenv, --memory, --max-procs, --cpu,
+                               // --timeout, --accept
   std::vector<std::string> command;
 };
 
 void add_run_command(CLI::App& app, run_options& options);
+
+// `cordon run [OPTIONS] CMD ARGS...`: everything from the first word that is
+// not an option or an option's value is the command, its own options
+// included (`cordon run sh -c 'echo hi'`). CLI11 would take "-c" for an
+// option of `run`, so this inserts "--" before the command when it is not
+// there. `args` are argv[1..] in order.
+void separate_command(const CLI::App& app, std::vector<std::string>& args);
 void add_info_commands(CLI::App& app);
 
 // Runs the subcommand that was parsed; returns the process exit code.
@@ -30,5 +40,19 @@ int run_command(const run_options& options);
 // Prints an error to stderr: "cordon: <code>: <location>: <message>: <strerror>",
 // one line per line of the message.
 void print_error(const error& err);
+
+// One line per problem on stderr: each policy error with its location, or the
+// failure's code and message, then each blocker.
+void print_compile_failure(const compile_failure& f);
+
+// The current working directory ("/" when it cannot be determined).
+std::string current_directory();
+
+// `cordon policy explain` (explain.cpp): registers the subcommand on `policy`;
+// its callback stores the exit code in `*result`.
+void add_explain_command(CLI::App& policy, int* result);
+
+// `cordon probe --human`: the capabilities as a readable table (explain.cpp).
+void print_probe_table(const host_capabilities& caps);
 
 }  // namespace cordon::cli

@@ -1,4 +1,4 @@
-// `cordon probe`, `cordon profile list|show`, `cordon policy validate|normalize`.
+// `cordon probe`, `cordon profile list|show`, `cordon policy validate|normalize|explain`.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -13,9 +13,13 @@ using json = nlohmann::ordered_json;
 
 int g_info_result = 0;  // set by the info subcommands' callbacks
 
-int probe_command() {
+int probe_command(bool human) {
   auto backend = make_host_backend();
   host_capabilities caps = backend->probe();
+  if (human) {
+    print_probe_table(caps);
+    return caps.available ? 0 : 1;
+  }
   json j;
   j["platform"] = caps.platform;
   j["backend"] = caps.backend;
@@ -74,8 +78,10 @@ int policy_check(const std::string& file, bool print_normalized) {
 }  // namespace
 
 void add_info_commands(CLI::App& app) {
-  app.add_subcommand("probe", "Print this host's capabilities for the Linux backend as JSON")
-      ->final_callback([] { g_info_result = probe_command(); });
+  static bool probe_human = false;
+  CLI::App* probe = app.add_subcommand("probe", "Print this host's capabilities for the Linux backend (JSON)");
+  probe->add_flag("--human", probe_human, "A readable table instead of JSON");
+  probe->final_callback([] { g_info_result = probe_command(probe_human); });
 
   CLI::App* profile = app.add_subcommand("profile", "Built-in profiles");
   profile->require_subcommand(1);
@@ -106,10 +112,21 @@ void add_info_commands(CLI::App& app) {
       ->final_callback([] { g_info_result = policy_check(policy_file, true); })
       ->add_option("file", policy_file, "Policy file")
       ->required();
+  add_explain_command(*policy, &g_info_result);
 }
 
 int dispatch(CLI::App& app, const run_options& run) {
-  if (app.got_subcommand("run")) return run_command(run);
+  if (app.got_subcommand("run")) {
+    // `run` stops at its command (prefix_command), and CLI11 then keeps an
+    // unknown option such as "--dny=secret" aside instead of failing. A
+    // misspelt flag must never run the command with less confinement.
+    for (const auto& extra : app.get_subcommand("run")->remaining()) {
+      if (extra == "--") continue;  // the separator before the command
+      std::cerr << "cordon: usage_error: unknown option " << extra << " for run (see cordon run --help)\n";
+      return exit_cordon_failed;
+    }
+    return run_command(run);
+  }
   return g_info_result;
 }
 

@@ -1,6 +1,9 @@
 // cordon — command-line entry point. Subcommands live in their own files.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -14,8 +17,12 @@ int main(int argc, char** argv) {
   cordon::cli::run_options run;
   cordon::cli::add_run_command(app, run);
   cordon::cli::add_info_commands(app);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  cordon::cli::separate_command(app, args);
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+  app.name(argc > 0 ? argv[0] : "cordon");
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "cordon: usage_error: " << e.what() << " (see cordon --help)\n";

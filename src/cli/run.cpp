@@ -23,6 +23,15 @@ current directory when it is inside the workspace, else in the workspace.
 as workspaces. Without --policy or --profile, the built-in profile
 'workspace-write' is used.
 
+The policy shortcuts (--ro, --rw, --deny, --net, --env, --setenv, --memory,
+--max-procs, --cpu, --timeout, --accept) edit that policy before it is
+compiled; the result is compiled and enforced like any policy, so a limit the
+host can only enforce partially (e.g. --memory: a per-process rlimit) is
+refused unless the policy accepts that level (--accept memory=partial, or
+"enforcement": {"memory": "partial"} in the policy). Relative paths are taken
+from the current directory. `cordon policy explain` shows what a policy with
+the same flags would get on this host.
+
 Exit status:
   the command's own exit code, or 128+N when signal N killed it
   124  the timeout fired (the whole tree was killed)
@@ -30,11 +39,6 @@ Exit status:
        cannot enforce, sandbox setup failure, or the report could not be written
   126  the command was found but cannot be executed
   127  the command was not found inside the sandbox)";
-
-std::string current_directory() {
-  char buffer[4096];
-  return ::getcwd(buffer, sizeof buffer) != nullptr ? buffer : "/";
-}
 
 int exit_code_for(const error& err) {
   switch (err.code) {
@@ -83,6 +87,8 @@ class report_target {
   int dir_fd_ = -1;
 };
 
+}  // namespace
+
 void print_compile_failure(const compile_failure& f) {
   // One line per problem: each policy error with its location, or the code and each blocker.
   if (f.errors.empty()) std::cerr << "cordon: " << to_string(f.code) << ": " << f.message << "\n";
@@ -96,7 +102,10 @@ void print_compile_failure(const compile_failure& f) {
   }
 }
 
-}  // namespace
+std::string current_directory() {
+  char buffer[4096];
+  return ::getcwd(buffer, sizeof buffer) != nullptr ? buffer : "/";
+}
 
 void print_error(const error& err) {
   // "cordon: code: location: message: strerror", and one such line per extra
@@ -114,6 +123,25 @@ void print_error(const error& err) {
   }
 }
 
+void separate_command(const CLI::App& app, std::vector<std::string>& args) {
+  std::size_t i = 0;
+  while (i < args.size() && args[i].size() > 1 && args[i].front() == '-') ++i;  // --help, --version
+  if (i == args.size() || args[i] != "run") return;
+  const CLI::App* run = app.get_subcommand("run");
+  for (std::size_t j = i + 1; j < args.size();) {
+    const std::string& arg = args[j];
+    if (arg == "--") return;
+    if (arg.size() > 1 && arg.front() == '-') {
+      // An option: skip its value too when it takes one ("--rw DIR", not "--rw=DIR").
+      const CLI::Option* opt = arg.find('=') == std::string::npos ? run->get_option_no_throw(arg) : nullptr;
+      j += (opt != nullptr && opt->get_type_size_min() > 0) ? 2 : 1;
+      continue;
+    }
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(j), "--");  // the command starts here
+    return;
+  }
+}
+
 void add_run_command(CLI::App& app, run_options& options) {
   CLI::App* run = app.add_subcommand("run", "Run a command confined by a policy or profile");
   run->footer(kRunHelp);
@@ -123,18 +151,7 @@ void add_run_command(CLI::App& app, run_options& options) {
   run->add_option("--workspace", options.workspace,
                   "Directory that {workspace} names (default: the git repository or current directory)");
   run->add_option("--report", options.report_file, "Write the JSON run report here (atomically)");
-  run->add_option("--timeout", options.timeout_seconds,
-                  "Wall-clock timeout in seconds (fractions allowed); kills the whole tree")
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            char* end = nullptr;
-            double value = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !(value >= 0.001) || value > 1e9) {
-              return "must be a number of seconds from 0.001 to 1e9";
-            }
-            return {};
-          },
-          "SECONDS"));
+  add_policy_flags(*run, options.overrides);
   run->add_option("command", options.command, "The command and its arguments (after --)")->required();
   run->prefix_command();
 }
@@ -166,8 +183,9 @@ int run_command(const run_options& options) {
                                   : builtin_profile(options.profile.empty() ? default_profile_name
                                                                             : std::string_view(options.profile));
   if (!policy) return refuse(policy.error_value(), "");
-  if (options.timeout_seconds) {
-    policy->process.timeout_ms = static_cast<std::uint64_t>(std::llround(*options.timeout_seconds * 1000.0));
+  // The shortcut flags edit this policy; it still goes through the one compile below.
+  if (auto applied = apply_overrides(*policy, options.overrides, current_directory()); !applied) {
+    return refuse(applied.error_value(), policy->name);
   }
 
   compile_options compile;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/host_syntax.h"
 #include "core/json_pointer.h"

@@ -23,6 +23,7 @@ std::string_view to_string(error_code code) noexcept {
     case error_code::launch_failed: return "launch_failed";
     case error_code::io_error: return "io_error";
     case error_code::usage_error: return "usage_error";
+    case error_code::invalid_destination: return "invalid_destination";
   }
   return "unknown_error";
 }

@@ -6,16 +6,15 @@
 // touches the filesystem.
 #include "cordon/validation.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <array>
-#include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
 
+#include "core/host_syntax.h"
 #include "core/json_pointer.h"
 
 namespace cordon {
@@ -46,17 +45,6 @@ void for_each_component(std::string_view rest, F&& f) {
     f(rest.substr(0, slash));
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
-  }
-}
-
-// Calls f(label) for every '.'-separated label, empty ones included.
-template <class F>
-void for_each_component_dotted(std::string_view name, F&& f) {
-  for (;;) {
-    const auto dot = name.find('.');
-    f(name.substr(0, dot));
-    if (dot == std::string_view::npos) return;
-    name.remove_prefix(dot + 1);
   }
 }
 
@@ -140,114 +128,7 @@ std::vector<std::string> check_paths(const std::vector<std::string>& in, const s
 }
 
 // ---------------------------------------------------------------------------
-// Hosts
-
-std::optional<std::string> dns_name_problem(std::string_view name) {
-  if (name.empty()) return "host name is empty";
-  if (name.size() > 253) return "host name is longer than 253 characters";
-  std::optional<std::string> problem;
-  std::string_view last;
-  for_each_component_dotted(name, [&](std::string_view label) {
-    last = label;
-    if (problem) return;
-    if (label.empty()) {
-      problem = "host name has an empty label";
-    } else if (label.size() > 63) {
-      problem = "host name label is longer than 63 characters";
-    } else if (!std::all_of(label.begin(), label.end(), [](char c) {
-                 return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-               })) {
-      problem =
-          "host name may contain only letters, digits, hyphens and dots (write "
-          "international names in punycode, xn--)";
-    } else if (label.front() == '-' || label.back() == '-') {
-      problem = "host name label may not start or end with a hyphen";
-    }
-  });
-  if (problem) return problem;
-  // No top-level domain is numeric; such a name is a malformed IP address
-  // ("1.2.3", "256.1.1.1") that resolvers might still interpret as one.
-  bool numeric = true;
-  for (char c : last) numeric = numeric && c >= '0' && c <= '9';
-  if (numeric) return "not a valid IPv4 address or host name";
-  return std::nullopt;
-}
-
-std::optional<std::string> canonical_ipv6(const std::string& s) {
-  in6_addr addr{};
-  if (inet_pton(AF_INET6, s.c_str(), &addr) != 1) return std::nullopt;
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (inet_ntop(AF_INET6, &addr, buf, sizeof buf) == nullptr) return std::nullopt;
-  return std::string(buf);
-}
-
-bool is_ipv4(const std::string& s) {
-  in_addr addr{};
-  return inet_pton(AF_INET, s.c_str(), &addr) == 1;
-}
-
-constexpr std::string_view port_in_host =
-    "host must not carry a port; use the rule's \"port\" field";
-
-struct host_result {
-  std::string host;    // normalized, when reason is empty
-  std::string reason;  // why the pattern is rejected
-};
-
-host_result check_host(const std::string& raw) {
-  const auto bad = [](std::string reason) { return host_result{{}, std::move(reason)}; };
-  if (raw.empty()) return bad("host is empty");
-  if (raw.find('\0') != std::string::npos) return bad("host contains a NUL byte");
-  if (raw.find("://") != std::string::npos) {
-    return bad("host must be a bare host, not a URL (no scheme)");
-  }
-  if (raw.find('@') != std::string::npos) return bad("host must be a bare host (no userinfo)");
-  if (raw.find('/') != std::string::npos) return bad("host must be a bare host (no path)");
-  if (raw.find('?') != std::string::npos) return bad("host must be a bare host (no query)");
-  if (raw.find('#') != std::string::npos) return bad("host must be a bare host (no fragment)");
-
-  if (raw.front() == '[') {
-    const auto close = raw.find(']');
-    if (close == std::string::npos) return bad("unterminated '[' in IPv6 address");
-    const std::string after = raw.substr(close + 1);
-    if (!after.empty()) {
-      return bad(after.front() == ':' ? std::string(port_in_host)
-                                      : "unexpected text after ']' in IPv6 address");
-    }
-    if (auto v6 = canonical_ipv6(raw.substr(1, close - 1))) return {*v6, {}};
-    return bad("invalid IPv6 address");
-  }
-  if (raw.find(':') != std::string::npos) {
-    if (auto v6 = canonical_ipv6(raw)) return {*v6, {}};
-    // One colon and digits after it: a name or IPv4 address with a port.
-    const auto colon = raw.find(':');
-    if (raw.find(':', colon + 1) == std::string::npos) return bad(std::string(port_in_host));
-    return bad("invalid IPv6 address");
-  }
-
-  std::string h;
-  h.reserve(raw.size());
-  for (char c : raw) {
-    const auto u = static_cast<unsigned char>(c);
-    h += u < 0x80 ? static_cast<char>(std::tolower(u)) : c;
-  }
-  if (h.back() == '.') h.pop_back();  // "example.com." is the same name
-  if (is_ipv4(h)) return {h, {}};
-  if (h == "*") return {h, {}};
-
-  std::string_view prefix;
-  if (h.starts_with("**.")) {
-    prefix = "**.";
-  } else if (h.starts_with("*.")) {
-    prefix = "*.";
-  }
-  const std::string_view base = std::string_view(h).substr(prefix.size());
-  if (base.find('*') != std::string_view::npos) {
-    return bad("wildcard is only allowed as the whole first label (*, *.name or **.name)");
-  }
-  if (auto problem = dns_name_problem(base)) return bad(std::move(*problem));
-  return {h, {}};
-}
+// Hosts: the grammar lives in host_syntax.h, shared with the matcher.
 
 void check_network(const network_policy& in, network_policy& out,
                    std::vector<policy_error>& errors) {
@@ -273,8 +154,8 @@ void check_network(const network_policy& in, network_policy& out,
     const network_rule& rule = in.rules[i];
     const std::string here = pointer_join(at + "/rules", i);
     bool ok = true;
-    host_result host = check_host(rule.host);
-    if (!host.reason.empty()) {
+    detail::parsed_host host = detail::parse_host_pattern(rule.host);
+    if (!host.ok()) {
       errors.push_back({here + "/host", std::move(host.reason)});
       ok = false;
     }
@@ -284,7 +165,7 @@ void check_network(const network_policy& in, network_policy& out,
       ok = false;
     }
     if (!ok) continue;
-    network_rule normalized{host.host, rule.port, rule.action};
+    network_rule normalized{host.normalized, rule.port, rule.action};
     const auto [it, inserted] = first_rule.try_emplace({normalized.host, normalized.port}, i);
     if (!inserted) {
       const network_rule& earlier = in.rules[it->second];
@@ -354,6 +235,11 @@ void check_process(const process_policy& proc, std::vector<policy_error>& errors
   if (proc.timeout_ms && *proc.timeout_ms == 0) {
     errors.push_back({"/process/timeout_seconds",
                       "must be positive (at least 0.001 seconds; omit the field for no limit)"});
+  } else if (proc.timeout_ms && *proc.timeout_ms > max_timeout_ms) {
+    // Above this a fractional number of seconds no longer reads back as the
+    // same milliseconds (a double has 53 bits), so the policy could not be
+    // written and read back unchanged.
+    errors.push_back({"/process/timeout_seconds", "must be at most 1000000000000 seconds (about 31700 years)"});
   }
 }
 

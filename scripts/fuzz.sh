@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang 14, ASan + UBSan) and runs each for
+# SECONDS (default 30). Fails when a target crashes, trips a sanitizer or
+# violates one of the properties it checks; the input that did it is kept in
+# the build directory (artifacts/) and must become a regression input in
+# fuzz/regressions/<target>/ and a unit test.
+#
+#   scripts/fuzz.sh [SECONDS]        CORDON_FUZZ_BUILD=dir overrides build-fuzz/
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${1:-30}"
+build="${CORDON_FUZZ_BUILD:-$root/build-fuzz}"
+[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS]" >&2; exit 2; }
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCORDON_FUZZ=ON -DCORDON_BUILD_TESTS=OFF >/dev/null
+fi
+cmake --build "$build" --target cordon_fuzz_policy cordon_fuzz_host_rules
+
+# Seeds: the policy corpus and the profiles; the matcher table, one case per input.
+seeds="$build/fuzz-seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds/policy" "$seeds/host_rules"
+cp "$root"/tests/corpus/valid/*.json "$root"/tests/corpus/invalid/*.json "$root"/profiles/*.json "$seeds/policy/"
+python3 - "$root/tests/corpus/host_rules.json" "$seeds/host_rules" <<'PY'
+import json, sys
+table = json.load(open(sys.argv[1]))
+n = 0
+for scenario in table["scenarios"]:
+    net = scenario["network"]
+    rules = []
+    for r in net.get("rules", []):
+        rules.append(("A" if r["action"] == "allow" else "D") + (":%d" % r["port"] if "port" in r else "") + " " + r["host"])
+    default = "+" if net.get("default_action") == "allow" else ""
+    for case in scenario["cases"]:
+        text = "\n".join([case["host"], default + str(case["port"])] + rules)
+        with open("%s/case-%03d" % (sys.argv[2], n), "wb") as f:
+            f.write(text.encode("utf-8"))
+        n += 1
+PY
+
+status=0
+summary=()
+for target in policy host_rules; do
+  binary="$build/fuzz/cordon_fuzz_$target"
+  corpus="$build/fuzz-corpus/$target"
+  artifacts="$build/artifacts/$target"
+  log="$build/fuzz-$target.log"
+  rm -rf "$artifacts"
+  mkdir -p "$corpus" "$artifacts"
+  # Regression inputs first: each must pass on its own.
+  regressions=("$root/fuzz/regressions/$target"/*)
+  if [ -e "${regressions[0]}" ]; then
+    "$binary" "${regressions[@]}" >"$build/fuzz-$target-regressions.log" 2>&1 ||
+      { echo "fuzz: $target: a regression input fails (see $build/fuzz-$target-regressions.log)"; status=1; }
+  fi
+  echo "== fuzzing $target for ${seconds}s"
+  set +e
+  "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -dict="$root/fuzz/$target.dict" -artifact_prefix="$artifacts/" "$corpus" "$seeds/$target" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
+  crashes="$(find "$artifacts" -type f | wc -l)"
+  if [ $rc -ne 0 ]; then
+    status=1
+    tail -n 40 "$log"
+    summary+=("fuzz: $target: FAILED (exit $rc) after $runs executions in ${seconds}s; $crashes input(s) kept in $artifacts")
+  else
+    summary+=("fuzz: $target: $runs executions in ${seconds}s, 0 crashes, corpus $(find "$corpus" -type f | wc -l) inputs")
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -1,0 +1,189 @@
+// `cordon policy explain` and `cordon probe --human`: readable tables of what
+// each control will be (for one policy) or can be (on this host), and why.
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/workspace.h"
+#include "cordon/cordon.h"
+
+namespace cordon::cli {
+namespace {
+
+struct explain_options {
+  std::string file;
+  std::string profile;
+  std::string workspace;
+  policy_overrides overrides;
+};
+
+// Rows of fixed columns and a free last column; a row's `notes` go on
+// continuation lines under the last column.
+struct table_row {
+  std::vector<std::string> cells;
+  std::vector<std::string> notes;
+};
+
+void print_table(const std::vector<std::string>& header, const std::vector<table_row>& rows) {
+  std::vector<std::size_t> width(header.size(), 0);
+  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i + 1 < row.cells.size(); ++i) width[i] = std::max(width[i], row.cells[i].size());
+  }
+  std::size_t indent = 0;
+  for (std::size_t i = 0; i + 1 < width.size(); ++i) indent += width[i] + 2;
+  const auto print_row = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      line += cells[i];
+      if (i + 1 < cells.size()) line += std::string(width[i] + 2 - cells[i].size(), ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::cout << line << "\n";
+  };
+  print_row(header);
+  for (const auto& row : rows) {
+    print_row(row.cells);
+    for (const auto& note : row.notes) std::cout << std::string(indent, ' ') << note << "\n";
+  }
+}
+
+// The mechanism, with the detail as "why" under it (or alone when nothing acts).
+table_row status_row(std::vector<std::string> cells, const control_status& status) {
+  table_row row;
+  if (status.mechanism.empty()) {
+    cells.push_back(status.detail.empty() ? "-" : "why: " + status.detail);
+  } else {
+    cells.push_back(status.mechanism);
+    if (!status.detail.empty()) row.notes.push_back("why: " + status.detail);
+  }
+  row.cells = std::move(cells);
+  return row;
+}
+
+void print_blockers(const std::vector<blocker>& blockers) {
+  std::vector<table_row> rows;
+  for (const auto& b : blockers) rows.push_back({{b.control, b.required, b.available, b.reason}, {}});
+  print_table({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"}, rows);
+}
+
+int explain_command(const explain_options& options) {
+  const std::string cwd = current_directory();
+  const char* home = std::getenv("HOME");
+  const std::string source = !options.file.empty() ? options.file
+                                                   : "built-in profile " + (options.profile.empty()
+                                                                                ? std::string(default_profile_name)
+                                                                                : options.profile);
+  result<sandbox_policy> policy = !options.file.empty() ? load_sandbox_policy(options.file)
+                                  : builtin_profile(options.profile.empty() ? default_profile_name
+                                                                            : std::string_view(options.profile));
+  if (!policy) {
+    print_error(policy.error_value());
+    return exit_cordon_failed;
+  }
+  if (auto applied = apply_overrides(*policy, options.overrides, cwd); !applied) {
+    print_error(applied.error_value());
+    return exit_cordon_failed;
+  }
+  auto workspace = choose_workspace(options.workspace, cwd, home != nullptr ? home : "");
+  if (!workspace) {
+    print_error(workspace.error_value());
+    return exit_cordon_failed;
+  }
+
+  auto backend = make_host_backend();
+  compile_options compile;
+  compile.workspace = workspace->workspace;
+  auto compiled = backend->compile(*policy, compile);
+
+  std::cout << "policy:     " << (policy->name.empty() ? "(unnamed)" : policy->name) << " (" << source
+            << (options.overrides.empty() ? "" : ", edited by flags") << ")\n";
+  std::cout << "workspace:  " << workspace->workspace << " (" << workspace->reason << ")\n";
+  std::cout << "backend:    " << backend->name();
+  if (!compiled) {
+    const compile_failure& f = compiled.failure();
+    std::cout << "\nresult:     refused (" << to_string(f.code) << "): " << f.message << "\n";
+    if (!f.errors.empty()) {
+      std::cout << "\n";
+      std::vector<table_row> rows;
+      for (const auto& e : f.errors) rows.push_back({{e.location.empty() ? "(document)" : e.location, e.reason}, {}});
+      print_table({"LOCATION", "PROBLEM"}, rows);
+    }
+    if (!f.blockers.empty()) {
+      std::cout << "\n";
+      print_blockers(f.blockers);
+    }
+    return 1;
+  }
+  const sandbox_plan& plan = *compiled.plan();
+  std::cout << " on " << plan.platform() << ", isolation " << to_string(plan.isolation()) << " (policy requires "
+            << to_string(plan.policy().isolation) << ")\n";
+  std::cout << "result:     compiles; a run gets these controls\n\n";
+
+  const auto required = required_enforcement(plan.policy());
+  std::vector<table_row> rows;
+  for (const auto& [which, status] : plan.contract()) {
+    std::string needed = "-";
+    if (auto it = required.find(which); it != required.end()) {
+      needed = std::string(to_string(it->second));
+      if (plan.policy().enforcement.contains(which)) needed += " (set)";
+    }
+    rows.push_back(status_row({std::string(to_string(which)), std::string(to_string(status.level)), needed}, status));
+  }
+  print_table({"CONTROL", "LEVEL", "REQUIRED", "MECHANISM AND WHY"}, rows);
+  if (!plan.warnings().empty()) {
+    std::cout << "\nwarnings (repeated in the run report):\n";
+    for (const auto& w : plan.warnings()) std::cout << "  " << w << "\n";
+  }
+  return 0;
+}
+
+constexpr const char* kExplainHelp = R"TXT(Compiles the policy (a file, a built-in profile, or the default profile
+workspace-write) on this host, exactly as `cordon run` would with the same
+--workspace and flags, without running anything. Prints each control with the
+level a run would get, the level the policy requires ("(set)": an explicit
+entry in "enforcement"), the mechanism, and why. On refusal it prints the
+policy errors or the blockers {control, required, available, why}.
+
+Exit status: 0 the policy compiles here; 1 compile refuses it (invalid policy
+or a gate: backend, isolation, enforcement); 125 it could not be explained
+(unreadable file, not JSON, unknown profile, refused workspace, bad usage).)TXT";
+
+}  // namespace
+
+void add_explain_command(CLI::App& policy, int* result) {
+  static explain_options options;
+  CLI::App* explain = policy.add_subcommand("explain", "Show what each control would be for a policy on this host");
+  explain->footer(kExplainHelp);
+  auto* file = explain->add_option("file", options.file, "Policy file (JSON, schema v1)");
+  explain->add_option("--profile", options.profile, "Built-in profile: workspace-write, read-only, offline")
+      ->excludes(file);
+  explain->add_option("--workspace", options.workspace,
+                      "Directory that {workspace} names (default: the git repository or current directory)");
+  add_policy_flags(*explain, options.overrides);
+  explain->final_callback([result] { *result = explain_command(options); });
+}
+
+void print_probe_table(const host_capabilities& caps) {
+  std::cout << "platform:   " << caps.platform << "\n";
+  std::cout << "backend:    " << caps.backend << (caps.available ? " (available)" : " (unavailable)") << "\n";
+  std::cout << "isolation:  " << to_string(caps.isolation) << "\n";
+  std::cout << "facts:     ";
+  for (std::size_t i = 0; i < caps.facts.size(); ++i) std::cout << (i == 0 ? " " : "; ") << caps.facts[i];
+  std::cout << "\n\n";
+  std::vector<table_row> rows;
+  for (const auto& [which, status] : caps.best) {
+    rows.push_back(status_row({std::string(to_string(which)), std::string(to_string(status.level))}, status));
+  }
+  print_table({"CONTROL", "BEST LEVEL", "MECHANISM AND WHY"}, rows);
+  if (!caps.blockers.empty()) {
+    std::cout << "\n";
+    print_blockers(caps.blockers);
+  }
+}
+
+}  // namespace cordon::cli
