@@ -116,8 +116,8 @@ void setup_dev(const prepared_launch& launch) noexcept {
     std::strcat(target, name);
     std::strcpy(source, "/oldroot/dev/");
     std::strcat(source, name);
-    if (!ensure_mount_point(target, false) || ::mount(source, target, nullptr, MS_BIND, nullptr) != 0 ||
-        !set_mount_attributes(target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false)) {
+    // Character devices: nosuid/noexec would change nothing, and each is a system call at every launch.
+    if (!ensure_mount_point(target, false) || ::mount(source, target, nullptr, MS_BIND, nullptr) != 0) {
       fail(launch, init_step::dev, errno);
     }
   }
@@ -137,36 +137,6 @@ void setup_dev(const prepared_launch& launch) noexcept {
                                               {"/proc/self/fd/2", "/newroot/dev/stderr"}};
   for (const auto& link : kLinks) {
     if (::symlink(link[0], link[1]) != 0) fail(launch, init_step::dev, errno);
-  }
-}
-
-// The new /proc belongs to this PID namespace, but its kernel-wide files do
-// not: /proc/sys and friends act on the host, and uid 0 inside (cordon run
-// by root) owns them. They become read-only; files that only expose kernel
-// state are masked (the list follows what container runtimes mask).
-void harden_proc(const prepared_launch& launch) noexcept {
-  static constexpr const char* kReadOnly[] = {"/newroot/proc/sys", "/newroot/proc/sysrq-trigger",
-                                              "/newroot/proc/irq", "/newroot/proc/bus", "/newroot/proc/fs"};
-  static constexpr const char* kMasked[] = {"/newroot/proc/kcore",       "/newroot/proc/keys",
-                                            "/newroot/proc/timer_list",  "/newroot/proc/sched_debug",
-                                            "/newroot/proc/latency_stats", "/newroot/proc/acpi",
-                                            "/newroot/proc/scsi",        "/newroot/proc/kmsg"};
-  for (const char* path : kReadOnly) {
-    struct stat st {};
-    if (::lstat(path, &st) != 0) continue;
-    if (::mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
-        !set_mount_attributes(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                              true)) {
-      fail(launch, init_step::proc, errno);
-    }
-  }
-  for (const char* path : kMasked) {
-    struct stat st {};
-    if (::lstat(path, &st) != 0) continue;
-    int rc = S_ISDIR(st.st_mode)
-                 ? ::mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=000,size=4k")
-                 : ::mount(kMaskFile, path, nullptr, MS_BIND, nullptr);
-    if (rc != 0) fail(launch, init_step::proc, errno);
   }
 }
 
@@ -240,11 +210,15 @@ void build_root(const prepared_launch& launch) noexcept {
   } else if (::mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
     fail(launch, init_step::new_root, errno);
   }
+  // The new /proc belongs to this PID namespace, but its kernel-wide files
+  // (/proc/sys, sysrq-trigger, irq, ...) act on the host, and uid 0 inside
+  // (cordon run by root) owns them: the whole mount is read-only, as the
+  // Landlock rule for /proc is. Reads (/proc/self, cpuinfo) are unaffected;
+  // kcore and kmsg need capabilities the command does not have.
   if (!ensure_mount_point("/newroot/proc", true) ||
-      ::mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+      ::mount("proc", "/newroot/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
     fail(launch, init_step::proc, errno);
   }
-  harden_proc(launch);
   setup_dev(launch);
   for (std::size_t i = 0; i < table.ops.size(); ++i) apply_mount_op(launch, i);
   if (!table.full_root && !set_mount_attributes("/newroot", MOUNT_ATTR_RDONLY, false)) {
