@@ -75,6 +75,8 @@ class report_target {
   }
 
   // Writes the report if one was asked for; false (after saying so) when it could not be written.
+  bool wanted() const { return dir_fd_ >= 0; }
+
   bool write(const std::string& text) const {
     if (dir_fd_ < 0) return true;
     auto written = write_file_atomically_at(dir_fd_, name_, text);
@@ -205,7 +207,8 @@ int run_command(const run_options& options) {
     report.write(launch_failed_report_json(plan, request, outcome.error_value()));
     return exit_code_for(outcome.error_value());
   }
-  if (!report.write(run_report_json(plan, request, *outcome))) return exit_cordon_failed;
+  // Building the report costs a fraction of a millisecond: only when asked for.
+  if (report.wanted() && !report.write(run_report_json(plan, request, *outcome))) return exit_cordon_failed;
   if (outcome->cpu_limit_hit) {
     std::cerr << "cordon: cpu_limit: the tree used its " << *plan.policy().process.cpu_seconds
               << " s of CPU time; it was killed\n";

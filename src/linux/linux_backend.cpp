@@ -73,13 +73,8 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
                                  " (it redirects git's config and hooks); inspect it before running git there");
     }
   }
-  for (const auto& root : payload.scanned_roots) {
-    vcs_scan after = scan_vcs_metadata(root, kMaxScanEntries);
-    for (const auto& repo : after.repositories) {
-      if (std::find(payload.known_repositories.begin(), payload.known_repositories.end(), repo) !=
-          payload.known_repositories.end()) {
-        continue;
-      }
+  for (const auto& before : payload.repository_scans) {
+    for (const auto& repo : repositories_created_since(before, kMaxScanEntries)) {
       outcome.violations.push_back({"repository_created", repo, 1});
       outcome.warnings.push_back("created during the run: " + repo +
                                  " (a repository whose config and hooks the command chose); inspect it before "
@@ -176,9 +171,7 @@ class linux_backend final : public sandbox_backend {
         input.vcs_protected.insert(input.vcs_protected.end(), scan.protect.begin(), scan.protect.end());
         payload->watch_absent.insert(payload->watch_absent.end(), scan.absent_redirects.begin(),
                                      scan.absent_redirects.end());
-        payload->known_repositories.insert(payload->known_repositories.end(), scan.repositories.begin(),
-                                           scan.repositories.end());
-        payload->scanned_roots.push_back(r.path);
+        payload->repository_scans.push_back(std::move(scan));
       }
     }
     mount_table_result mounts = build_mount_table(input);

@@ -11,6 +11,7 @@
 #include "linux/cgroups.h"
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
+#include "linux/paths.h"
 #include "linux/seccomp_filter.h"
 
 namespace cordon::linux_impl {
@@ -38,8 +39,7 @@ struct linux_plan_payload final : plan_payload {
   // After the run (protect_vcs_metadata): paths that must still be absent,
   // and the repositories known at compile time under these writable roots.
   std::vector<std::string> watch_absent;
-  std::vector<std::string> known_repositories;
-  std::vector<std::string> scanned_roots;
+  std::vector<vcs_scan> repository_scans;  // one per scanned writable root
 };
 
 }  // namespace cordon::linux_impl

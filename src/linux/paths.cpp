@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <set>
 #include <string_view>
 
 #include "cordon/policy.h"
@@ -209,6 +210,10 @@ void protect_git_dir(const std::string& git_dir, vcs_scan& scan, int depth) {
 void walk(const std::string& dir_path, vcs_scan& scan, std::uint64_t max_entries) {
   DIR* dir = ::opendir(dir_path.c_str());
   if (dir == nullptr) return;
+  struct stat self {};
+  if (::fstat(::dirfd(dir), &self) == 0) {
+    scan.directories.push_back({dir_path, self.st_dev, self.st_ino, self.st_mtim});
+  }
   std::vector<std::string> subdirs;
   while (dirent* entry = ::readdir(dir)) {
     std::string_view name = entry->d_name;
@@ -253,6 +258,42 @@ vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries) {
   vcs_scan scan;
   walk(root, scan, max_entries);
   return scan;
+}
+
+std::vector<std::string> repositories_created_since(const vcs_scan& before, std::uint64_t max_entries) {
+  std::set<std::string, std::less<>> known_dirs, known_repos(before.repositories.begin(), before.repositories.end());
+  for (const auto& d : before.directories) known_dirs.insert(d.path);
+  std::vector<std::string> created;
+  for (const auto& d : before.directories) {
+    struct stat st {};
+    if (::lstat(d.path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (st.st_dev == d.device && st.st_ino == d.inode && st.st_mtim.tv_sec == d.modified.tv_sec &&
+        st.st_mtim.tv_nsec == d.modified.tv_nsec) {
+      continue;
+    }
+    DIR* dir = ::opendir(d.path.c_str());
+    if (dir == nullptr) continue;
+    std::vector<std::string> new_dirs;
+    while (dirent* entry = ::readdir(dir)) {
+      std::string_view name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      std::string child = d.path == "/" ? "/" + std::string(name) : d.path + "/" + std::string(name);
+      mode_t mode = 0;
+      bool is_dir = entry->d_type == DT_DIR;
+      if (entry->d_type == DT_UNKNOWN && lstat_kind(child, mode)) is_dir = S_ISDIR(mode);
+      if (name == ".git") {
+        if (known_repos.find(child) == known_repos.end()) created.push_back(child);
+      } else if (is_dir && known_dirs.find(child) == known_dirs.end()) {
+        new_dirs.push_back(std::move(child));
+      }
+    }
+    ::closedir(dir);
+    for (const auto& fresh : new_dirs) {
+      vcs_scan inside = scan_vcs_metadata(fresh, max_entries);
+      created.insert(created.end(), inside.repositories.begin(), inside.repositories.end());
+    }
+  }
+  return created;
 }
 
 }  // namespace cordon::linux_impl

@@ -2,6 +2,9 @@
 // containment, and discovery of repositories whose metadata must be protected.
 #pragma once
 
+#include <sys/stat.h>
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -72,9 +75,23 @@ struct vcs_scan {
   // launcher checks after the run whether the command created them.
   std::vector<std::string> absent_redirects;
   std::vector<std::string> repositories;       // every .git found (directory or file)
+  struct directory_stamp {
+    std::string path;
+    dev_t device = 0;
+    ino_t inode = 0;
+    timespec modified{};
+  };
+  std::vector<directory_stamp> directories;    // every directory walked, as it was
   std::uint64_t entries_seen = 0;  // directories visited
   bool truncated = false;
 };
 vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries);
+
+// The ".git" entries that appeared beneath the scanned root since `before`
+// was taken. Only directories whose modification time (or identity) changed
+// are read again, and directories that did not exist are walked whole: a new
+// entry always changes its parent's mtime, so a run that touched nothing costs
+// one stat(2) per directory instead of a second full walk.
+std::vector<std::string> repositories_created_since(const vcs_scan& before, std::uint64_t max_entries);
 
 }  // namespace cordon::linux_impl

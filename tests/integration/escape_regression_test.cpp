@@ -101,14 +101,18 @@ TEST(EscapeRegression, ReportCannotBeRedirectedThroughASwappedDirectory) {
 TEST(EscapeRegression, GitRedirectsAndNewRepositoriesAreReportedAsViolations) {
   temp_dir ws;
   ASSERT_EQ(host_command({"git", "init", "-q", ws.path()}), 0);
+  ws.mkdir("a/b/c");
   // A mount cannot cover a file that does not exist; the report must say it appeared.
-  auto r = run_sh(ws.path(), "mkdir .git/x && echo x > .git/commondir && mkdir sub && git init -q sub && echo done");
+  auto r = run_sh(ws.path(), "mkdir .git/x && echo x > .git/commondir && mkdir sub && git init -q sub && "
+                             "git init -q a/b && mkdir -p new/deeper && git init -q new/deeper && echo done");
   EXPECT_EQ(r.exit_code, 0) << r.all();
   std::string violations = r.report["violations"].dump();
   EXPECT_NE(violations.find("\"repository_redirect_created\""), std::string::npos) << violations;
   EXPECT_NE(violations.find(ws.path() + "/.git/commondir"), std::string::npos) << violations;
   EXPECT_NE(violations.find("\"repository_created\""), std::string::npos) << violations;
   EXPECT_NE(violations.find(ws.path() + "/sub/.git"), std::string::npos) << violations;
+  EXPECT_NE(violations.find(ws.path() + "/a/b/.git"), std::string::npos) << violations;       // in an old directory
+  EXPECT_NE(violations.find(ws.path() + "/new/deeper/.git"), std::string::npos) << violations;  // in a new tree
   EXPECT_NE(r.report["warnings"].dump().find("created during the run: " + ws.path() + "/.git/commondir"),
             std::string::npos);
   // An ordinary run in the same repository reports nothing.
