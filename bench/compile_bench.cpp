@@ -1,16 +1,20 @@
 // Policy compile time alone (no launch), with Google Benchmark.
 //
-//   BM_Compile/paths:N     a policy of N filesystem paths (1 writable workspace, and of the rest
-//                          3/5 readable directories outside it, 1/5 protected and 1/5 denied
-//                          files inside it), compiled by the Linux backend: validation, token
-//                          resolution, host facts, the repository scan of the workspace, the
-//                          mount table (every path resolved on the host), the seccomp program,
-//                          the Landlock rules and the contract.
-//   BM_CompileProfile      the built-in default profile (workspace-write) on an empty workspace:
-//                          what `cordon run` compiles before every launch.
-//   BM_ParseProfile        the built-in profile's JSON into a sandbox_policy.
-//   BM_Validate/paths:N    validation and normalization alone.
-//   BM_SeccompBuild        the seccomp program alone (libseccomp rules, exported as BPF).
+//   BM_Compile/paths:N        a policy of N filesystem paths (1 writable workspace, and of the rest
+//                             3/5 readable directories outside it, 1/5 protected and 1/5 denied
+//                             files inside it), compiled by the Linux backend: validation, token
+//                             resolution, host facts, the repository scan of the workspace, the
+//                             mount table (every path resolved on the host), the seccomp program,
+//                             the Landlock rules and the contract. The workspace holds only the
+//                             protected and denied files.
+//   BM_CompileProfile         the built-in default profile (workspace-write) on an empty workspace:
+//                             what `cordon run` compiles before every launch.
+//   BM_ParseProfile           the built-in profile's JSON into a sandbox_policy.
+//   BM_Validate/paths:N       validation and normalization alone.
+//   BM_SeccompBuild           the seccomp program alone (libseccomp rules, exported as BPF).
+//   BM_RepositoryScan/files:N the scan of a writable root for repositories (compile runs it on
+//                             every writable root, and the launch again after the run), on a git
+//                             work tree of N files in directories of 20.
 //
 // The paths live in a temporary tree made once per process and removed at exit.
 #include <benchmark/benchmark.h>
@@ -26,6 +30,7 @@
 #include "cordon/cordon.h"
 #include "cordon/linux_backend.h"
 #include "cordon/validation.h"
+#include "linux/paths.h"
 #include "linux/seccomp_filter.h"
 
 namespace fs = std::filesystem;
@@ -34,8 +39,10 @@ namespace {
 
 constexpr int kLargest = 1000;
 
+constexpr int kScanFiles = 2000;
+
 struct bench_tree {
-  fs::path base, home, workspace, readable;
+  fs::path base, home, empty_workspace, readable, repository;
 
   bench_tree() {
     std::string pattern = (fs::temp_directory_path() / "cordon-compile-bench.XXXXXX").string();
@@ -45,15 +52,29 @@ struct bench_tree {
     }
     base = pattern;
     home = base / "home";
-    workspace = base / "workspace";
+    empty_workspace = base / "empty";
     readable = base / "readable";
+    repository = base / "repository";
     fs::create_directories(home);
-    fs::create_directories(workspace);
+    fs::create_directories(empty_workspace);
     fs::create_directories(readable);
-    for (int i = 0; i < kLargest; ++i) {
-      fs::create_directory(readable / name("r", i));
-      std::ofstream(workspace / name("p", i)) << "protected\n";
-      std::ofstream(workspace / name("d", i)) << "denied\n";
+    for (int i = 0; i < kLargest; ++i) fs::create_directory(readable / name("r", i));
+    for (int n : {10, kLargest}) {
+      fs::path ws = workspace(n);
+      fs::create_directories(ws);
+      for (int i = 0; i < n / 5; ++i) {
+        std::ofstream(ws / name("p", i)) << "protected\n";
+        std::ofstream(ws / name("d", i)) << "denied\n";
+      }
+    }
+    // A work tree with .git/hooks and .git/config, and kScanFiles files in directories of 20.
+    fs::create_directories(repository / ".git" / "hooks");
+    std::ofstream(repository / ".git" / "config") << "[core]\n";
+    std::ofstream(repository / ".gitmodules") << "";
+    for (int i = 0; i < kScanFiles; ++i) {
+      fs::path dir = repository / "src" / name("d", i / 20);
+      if (i % 20 == 0) fs::create_directories(dir);
+      std::ofstream(dir / name("f", i)) << "x\n";
     }
   }
   ~bench_tree() {
@@ -69,9 +90,11 @@ struct bench_tree {
     return buffer;
   }
 
-  cordon::compile_options options() const {
+  fs::path workspace(int n) const { return base / ("workspace-" + std::to_string(n)); }
+
+  cordon::compile_options options(const fs::path& ws) const {
     cordon::compile_options o;
-    o.workspace = workspace.string();
+    o.workspace = ws.string();
     o.home = home.string();
     return o;
   }
@@ -104,9 +127,9 @@ const bench_tree& tree() {
   return instance;
 }
 
-void compile_loop(benchmark::State& state, const cordon::sandbox_policy& policy) {
+void compile_loop(benchmark::State& state, const cordon::sandbox_policy& policy, const fs::path& ws) {
   auto backend = cordon::make_linux_backend();
-  auto options = tree().options();
+  auto options = tree().options(ws);
   auto first = backend->compile(policy, options);
   if (!first) {
     std::string why = first.failure().message;
@@ -122,7 +145,8 @@ void compile_loop(benchmark::State& state, const cordon::sandbox_policy& policy)
 }
 
 void BM_Compile(benchmark::State& state) {
-  compile_loop(state, tree().policy_with_paths(static_cast<int>(state.range(0))));
+  int n = static_cast<int>(state.range(0));
+  compile_loop(state, tree().policy_with_paths(n), tree().workspace(n));
 }
 BENCHMARK(BM_Compile)->ArgName("paths")->Arg(10)->Arg(kLargest)->Unit(benchmark::kMicrosecond);
 
@@ -132,7 +156,7 @@ void BM_CompileProfile(benchmark::State& state) {
     state.SkipWithError(policy.error_value().message.c_str());
     return;
   }
-  compile_loop(state, *policy);
+  compile_loop(state, *policy, tree().empty_workspace);
 }
 BENCHMARK(BM_CompileProfile)->Unit(benchmark::kMicrosecond);
 
@@ -167,6 +191,15 @@ void BM_SeccompBuild(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SeccompBuild)->Unit(benchmark::kMicrosecond);
+
+void BM_RepositoryScan(benchmark::State& state) {
+  std::string root = tree().repository.string();
+  for (auto _ : state) {
+    auto scan = cordon::linux_impl::scan_vcs_metadata(root, 200000);
+    benchmark::DoNotOptimize(scan);
+  }
+}
+BENCHMARK(BM_RepositoryScan)->ArgName("files")->Arg(kScanFiles)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
