@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite: builds with g++ (and checks that clang 14 builds it
-# warning-free), runs every test with CTest as the calling user, then runs the
+# warning-free), runs every test with CTest as the calling user (unit,
+# integration and the adversarial suite in tests/escape/), then runs the
 # confinement tests again as an unprivileged user (created if missing) when
-# started as root. The last line sums both runs: "N passed, N failed".
+# started as root, and finally the unit and integration tests under
+# AddressSanitizer + UndefinedBehaviorSanitizer (preset asan, build-asan/)
+# and the adversarial suite against that instrumented CLI, where any sanitizer
+# report fails the run. The last line sums every run:
+# "cordon: N passed, N failed, N skipped".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -30,18 +35,26 @@ if [ "$(id -u)" -eq 0 ]; then
   id "$test_user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$test_user"
   # The build tree may sit below a directory the user cannot enter (/root):
   # run copies of the binaries, pointed at a copy of the CLI.
-  cp build/cordon build/tests/cordon_integration_tests build/tests/cordon_unit_tests "$results/"
+  cp build/cordon build/tests/cordon_integration_tests build/tests/cordon_unit_tests \
+    build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper "$results/"
   mkdir -p "$results/source" && cp -r schemas "$results/source/"
-  chmod -R a+rX "$results"/cordon* "$results/source"
+  chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
+  # The escape suite needs a setuid-root program to show that running one
+  # gains nothing; only root can make it. It prints its ids and nothing else,
+  # and goes away with $results.
+  mkdir -p "$results/setuid" && chmod 755 "$results/setuid"
+  install -o root -g root -m 4755 build/tests/escape-setuid-helper "$results/setuid/escape-setuid-helper"
   echo "== confinement tests as $test_user (uid $(id -u "$test_user"))"
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
-  for binary in cordon_integration_tests cordon_unit_tests; do
+  for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests; do
     filter='*'
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*'
     set +e
     runuser -u "$test_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$(getent passwd "$test_user" | cut -d: -f6)" \
       TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" CORDON_SOURCE_DIR="$results/source" \
+      CORDON_ESCAPE_PROBE="$results/escape-probe" CORDON_ESCAPE_HELPER="$results/escape-setuid-helper" \
+      CORDON_ESCAPE_SETUID_HELPER="$results/setuid/escape-setuid-helper" \
       "$results/$binary" --gtest_brief=1 --gtest_filter="$filter" \
       --gtest_output="json:$results/$binary.unprivileged.json"
     s=$?
@@ -50,15 +63,44 @@ if [ "$(id -u)" -eq 0 ]; then
   done
 fi
 
+# Sanitizers: the unit and integration tests again, built with ASan + UBSan.
+# The cordon binary under test is the instrumented one; it forks and clones,
+# and the runtime comes along into the child until exec. Reports go to files
+# as well as failing the process, so that a report from a process whose exit
+# status a test does not look at still fails the run.
+echo "== unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+[ -f build-asan/build.ninja ] || cmake --preset asan >/dev/null
+cmake --build --preset asan --target cordon_cli cordon_unit_tests cordon_integration_tests
+mkdir -p "$results/sanitizer"
+set +e
+ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$results/sanitizer/asan" \
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$results/sanitizer/ubsan" \
+  ctest --test-dir build-asan -L 'unit|integration' --output-on-failure --output-junit "$results/asan.xml" -j 2
+asan_status=$?
+# The adversarial suite (built without sanitizers: its probe must run inside
+# the sandbox as is) against the instrumented CLI.
+CORDON_CLI="$root/build-asan/cordon" \
+ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:log_path=$results/sanitizer/asan" \
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$results/sanitizer/ubsan" \
+  build/tests/cordon_escape_tests --gtest_brief=1 --gtest_output="json:$results/cordon_escape_tests.asan.json"
+s=$?
+[ $s -eq 0 ] || asan_status=$s
+set -e
+if compgen -G "$results/sanitizer/*" >/dev/null; then
+  echo "cordon: sanitizer reports:"
+  cat "$results"/sanitizer/*
+  asan_status=1
+fi
+
 python3 - "$results" <<'PY'
 import glob, json, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
 passed = failed = skipped = 0
-for x in glob.glob(d + "/root.xml"):
+for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml"):
     t = ET.parse(x).getroot()
     total, f, s = int(t.get("tests", 0)), int(t.get("failures", 0)), int(t.get("skipped", 0))
     passed += total - f - s; failed += f; skipped += s
-for j in glob.glob(d + "/*.unprivileged.json"):
+for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
     data = json.load(open(j))
     for suite in data.get("testsuites", []):
         for case in suite.get("testsuite", []):
@@ -70,4 +112,4 @@ for j in glob.glob(d + "/*.unprivileged.json"):
                 passed += 1
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ]

@@ -1,0 +1,69 @@
+// escape_support.h — what the adversarial suite adds to the integration harness.
+//
+// Every escape test copies the probe (tests/escape/probe.cpp) into its
+// workspace, runs it through the real `cordon run`, and compares the probe's
+// output line by line: "<action> <result>", where the result is an errno name
+// or "OK". Each test pairs the attempt with an allowed action next to it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace cordon::test::escape {
+
+// The probe and the (not yet setuid) helper: $CORDON_ESCAPE_PROBE / $CORDON_ESCAPE_HELPER,
+// else the paths the build baked in.
+std::string probe_binary();
+std::string setuid_helper_binary();
+
+// Copies the probe into `dir` as `dir/probe` (mode 0755).
+void install_probe(const temp_dir& dir);
+
+// Runs `./probe <args...>` in `ws` (the probe must be installed there) under
+// cordon with `options` (the default profile when empty).
+run_result run_probe(const temp_dir& ws, const std::vector<std::string>& args,
+                     const std::vector<std::string>& options = {}, const std::vector<std::string>& extra_env = {});
+
+// Like run_cordon, but the command's stdin is the given descriptor (a terminal, say).
+run_result run_cordon_with_stdin(int stdin_fd, const std::vector<std::string>& options,
+                                 const std::vector<std::string>& command, const std::string& cwd);
+
+// The probe's expected output: one "<line>\n" per element.
+std::string lines(const std::vector<std::string>& expected);
+
+// Writes a policy (schema 1) into `dir` and returns its path. `filesystem`,
+// `network`, `process` and `enforcement` are JSON object texts; the
+// environment is PATH only.
+std::string write_policy(const temp_dir& dir, const std::string& filesystem,
+                         const std::string& network = R"({"mode": "denied"})", const std::string& process = "{}",
+                         const std::string& enforcement = "{}");
+
+// A process on the host, outside any sandbox: `sleep` with a unique duration.
+class host_process {
+ public:
+  host_process();
+  ~host_process();
+  host_process(const host_process&) = delete;
+  host_process& operator=(const host_process&) = delete;
+  pid_t pid() const { return pid_; }
+  // Still running (not exited, not killed)?
+  bool alive() const;
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A unique token for command lines and names (pid, counter, random).
+std::string unique_token();
+
+// The errno name of `err`, as the probe prints it.
+std::string errno_name(int err);
+
+// The setgroups/uid the sandbox shows for this user: uid inside = uid outside.
+std::string ids_line();
+
+}  // namespace cordon::test::escape

@@ -1,0 +1,266 @@
+// Network escapes: host TCP and UDP on loopback (IPv4 and IPv6), host unix
+// sockets (abstract and named), netlink, raw and packet sockets. Every server
+// here is one the test starts on loopback or binds in the host's namespace.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "escape_support.h"
+
+namespace cordon::test::escape {
+namespace {
+
+// A UDP socket bound to the host's loopback; received() says whether any datagram arrived.
+class udp_server {
+ public:
+  explicit udp_server(bool ipv6) {
+    fd_ = ::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_storage ss{};
+    socklen_t len;
+    if (ipv6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+      a->sin6_family = AF_INET6;
+      a->sin6_addr = in6addr_loopback;
+      len = sizeof *a;
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+      a->sin_family = AF_INET;
+      a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      len = sizeof *a;
+    }
+    ok_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&ss), len) == 0 &&
+          ::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0;
+    port_ = ipv6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port)
+                 : ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  }
+  ~udp_server() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  udp_server(const udp_server&) = delete;
+  udp_server& operator=(const udp_server&) = delete;
+  bool ok() const { return ok_; }
+  int port() const { return port_; }
+  bool received() const {
+    char buf[64];
+    return ::recv(fd_, buf, sizeof buf, 0) >= 0;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  bool ok_ = false;
+};
+
+// A unix stream listener in the host's network namespace, named or abstract.
+class unix_listener {
+ public:
+  unix_listener(const std::string& name, bool abstract) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::size_t offset = abstract ? 1 : 0;
+    std::memcpy(addr.sun_path + offset, name.data(), std::min(name.size(), sizeof addr.sun_path - 1 - offset));
+    auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + offset + name.size() + (abstract ? 0 : 1));
+    ok_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_, 4) == 0;
+  }
+  ~unix_listener() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  unix_listener(const unix_listener&) = delete;
+  unix_listener& operator=(const unix_listener&) = delete;
+  bool ok() const { return ok_; }
+  // Number of connections waiting to be accepted (accepts them).
+  int pending() const {
+    int n = 0;
+    for (int i = 0; i < 16; ++i) {
+      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) break;
+      ::close(c);
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  int fd_ = -1;
+  bool ok_ = false;
+};
+
+TEST(EscapeNetwork, HostTcpOnIpv4LoopbackIsUnreachable) {
+  loopback_server server;
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"tcp-connect", "127.0.0.1", std::to_string(server.port()), "+", "socketpair-unix"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"tcp-connect socket EAFNOSUPPORT", "socketpair-unix OK"})) << r.all();
+  EXPECT_EQ(server.accepted(), 0);
+}
+
+TEST(EscapeNetwork, HostTcpOnIpv6LoopbackIsUnreachable) {
+  loopback_server server(/*ipv6=*/true);
+  if (server.port() == 0) GTEST_SKIP() << "this host has no IPv6 loopback";
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"tcp-connect", "::1", std::to_string(server.port()), "+", "socketpair-unix"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"tcp-connect socket EAFNOSUPPORT", "socketpair-unix OK"})) << r.all();
+  EXPECT_EQ(server.accepted(), 0);
+}
+
+TEST(EscapeNetwork, HostUdpOnIpv4LoopbackIsUnreachable) {
+  udp_server server(false);
+  ASSERT_TRUE(server.ok());
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"udp-send", "127.0.0.1", std::to_string(server.port()), "+", "socketpair-unix"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"udp-send socket EAFNOSUPPORT", "socketpair-unix OK"})) << r.all();
+  EXPECT_FALSE(server.received());
+}
+
+TEST(EscapeNetwork, HostUdpOnIpv6LoopbackIsUnreachable) {
+  udp_server server(true);
+  if (!server.ok()) GTEST_SKIP() << "this host has no IPv6 loopback";
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"udp-send", "::1", std::to_string(server.port()), "+", "socketpair-unix"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"udp-send socket EAFNOSUPPORT", "socketpair-unix OK"})) << r.all();
+  EXPECT_FALSE(server.received());
+}
+
+// With allow_local_binding the command may use inet sockets, but only in its
+// own network namespace: 127.0.0.1 there is not the host's.
+TEST(EscapeNetwork, LocalBindingSeesItsOwnLoopbackNotTheHosts) {
+  loopback_server tcp;
+  udp_server udp(false);
+  ASSERT_TRUE(udp.ok());
+  temp_dir ws, policy_dir;
+  install_probe(ws);
+  std::string policy = write_policy(policy_dir, R"({"readable": ["{workspace}"], "writable": ["{workspace}"]})",
+                                    R"({"mode": "denied", "allow_local_binding": true})");
+  auto r = run_probe(ws, {"tcp-connect", "127.0.0.1", std::to_string(tcp.port()), "+", "udp-send", "127.0.0.1",
+                          std::to_string(udp.port()), "+", "socket-raw", "+", "socket-packet", "+", "tcp-local",
+                          "127.0.0.1"},
+                     {"--policy", policy});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  // The datagram goes to the namespace's own loopback, where nobody listens.
+  EXPECT_EQ(r.out, lines({"tcp-connect connect ECONNREFUSED", "udp-send OK", "socket-raw EPERM",
+                          "socket-packet EPERM", "tcp-local OK"}))
+      << r.all();
+  EXPECT_EQ(tcp.accepted(), 0);
+  EXPECT_FALSE(udp.received());
+}
+
+TEST(EscapeNetwork, HostAbstractUnixSocketIsUnreachable) {
+  std::string name = "cordon-escape-" + unique_token();
+  unix_listener host(name, /*abstract=*/true);
+  ASSERT_TRUE(host.ok());
+  temp_dir ws;
+  install_probe(ws);
+  // Abstract names live in the network namespace: the host's is not there.
+  auto r = run_probe(ws, {"abstract-connect", name, "+", "abstract-local", name});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"abstract-connect ECONNREFUSED", "abstract-local OK"})) << r.all();
+  EXPECT_EQ(host.pending(), 0);
+}
+
+// Under an unrestricted network the command shares the host's network
+// namespace; Landlock's abstract-socket scope (ABI 6) still refuses the host's listener.
+TEST(EscapeNetwork, HostAbstractUnixSocketIsScopedAwayEvenWithTheHostNetwork) {
+  std::string name = "cordon-escape-" + unique_token();
+  unix_listener host(name, /*abstract=*/true);
+  ASSERT_TRUE(host.ok());
+  loopback_server tcp;
+  temp_dir ws, policy_dir;
+  install_probe(ws);
+  std::string policy = write_policy(policy_dir, R"({"readable": ["{workspace}"], "writable": ["{workspace}"]})",
+                                    R"({"mode": "unrestricted"})");
+  auto r = run_probe(ws, {"abstract-connect", name, "+", "socket-raw", "+", "socket-packet", "+", "abstract-local",
+                          name + "-inside", "+", "tcp-connect", "127.0.0.1", std::to_string(tcp.port())},
+                     {"--policy", policy});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  std::string mechanism = r.report["controls"]["unix_sockets"]["mechanism"].dump() +
+                          r.report["controls"]["filesystem_write"]["mechanism"].dump();
+  if (mechanism.find("landlock abi") == std::string::npos) GTEST_SKIP() << "no Landlock here: " << mechanism;
+  // Raw and packet sockets need CAP_NET_RAW in the host's namespace: none.
+  EXPECT_EQ(r.out, lines({"abstract-connect EPERM", "socket-raw EPERM", "socket-packet EPERM", "abstract-local OK",
+                          "tcp-connect OK"}))
+      << r.all();
+  EXPECT_EQ(host.pending(), 0);
+  EXPECT_EQ(tcp.accepted(), 1);
+}
+
+// Documented limit: a named socket inside the workspace stays connectable,
+// and the report says unix_sockets is partial rather than pretending.
+TEST(EscapeNetwork, NamedUnixSocketInTheWorkspaceIsConnectableAndReportedPartial) {
+  temp_dir ws;
+  install_probe(ws);
+  unix_listener agent(ws.path() + "/agent.sock", /*abstract=*/false);
+  ASSERT_TRUE(agent.ok());
+  auto r = run_probe(ws, {"unix-connect", "agent.sock"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"unix-connect OK"})) << r.all();
+  EXPECT_EQ(agent.pending(), 1);
+  EXPECT_EQ(r.report["controls"]["unix_sockets"]["level"], "partial") << r.report["controls"].dump();
+  EXPECT_NE(r.report["controls"]["unix_sockets"]["detail"].get<std::string>().find("named socket"), std::string::npos);
+  EXPECT_NE(r.report["warnings"].dump().find("unix_sockets is partial"), std::string::npos) << r.report["warnings"];
+}
+
+TEST(EscapeNetwork, NamedUnixSocketsOutsideTheWorkspaceAreInvisible) {
+  temp_dir ws, host_tmp, var_tmp("/var/tmp");
+  install_probe(ws);
+  unix_listener in_tmp(host_tmp.path() + "/agent.sock", false);
+  unix_listener in_var(var_tmp.path() + "/agent.sock", false);
+  ASSERT_TRUE(in_tmp.ok());
+  ASSERT_TRUE(in_var.ok());
+  unix_listener inside(ws.path() + "/own.sock", false);
+  ASSERT_TRUE(inside.ok());
+  auto r = run_probe(ws, {"unix-connect", host_tmp.path() + "/agent.sock", "+", "unix-connect",
+                          var_tmp.path() + "/agent.sock", "+", "unix-connect", "own.sock"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"unix-connect ENOENT", "unix-connect ENOENT", "unix-connect OK"}))
+      << r.all();
+  EXPECT_EQ(in_tmp.pending(), 0);
+  EXPECT_EQ(in_var.pending(), 0);
+}
+
+TEST(EscapeNetwork, NetlinkSocketsAreRefused) {
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"socket-netlink", "+", "socketpair-unix"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"socket-netlink EAFNOSUPPORT", "socketpair-unix OK"})) << r.all();
+}
+
+TEST(EscapeNetwork, RawSocketsAreRefused) {
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"socket-raw", "+", "socket-raw6", "+", "socketpair-inet", "+", "socketpair-unix"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"socket-raw EAFNOSUPPORT", "socket-raw6 EAFNOSUPPORT", "socketpair-inet EAFNOSUPPORT",
+                          "socketpair-unix OK"}))
+      << r.all();
+}
+
+TEST(EscapeNetwork, PacketAndOtherFamiliesAreRefused) {
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"socket-packet", "+", "socket-vsock", "+", "socket-alg", "+", "abstract-local",
+                          "cordon-escape-" + unique_token()});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"socket-packet EAFNOSUPPORT", "socket-vsock EAFNOSUPPORT", "socket-alg EAFNOSUPPORT",
+                          "abstract-local OK"}))
+      << r.all();
+}
+
+}  // namespace
+}  // namespace cordon::test::escape
