@@ -92,6 +92,13 @@ if compgen -G "$results/sanitizer/*" >/dev/null; then
   asan_status=1
 fi
 
+# A short slice of fuzzing (scripts/fuzz.sh runs longer on request).
+echo "== fuzzing: ${CORDON_FUZZ_SECONDS:-10} s per target"
+set +e
+"$root/scripts/fuzz.sh" "${CORDON_FUZZ_SECONDS:-10}"
+fuzz_status=$?
+set -e
+
 python3 - "$results" <<'PY'
 import glob, json, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
@@ -112,4 +119,4 @@ for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
                 passed += 1
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ]

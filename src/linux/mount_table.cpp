@@ -23,6 +23,7 @@ struct entry {
   std::string path;  // resolved host path
   bool exists = false;
   bool directory = false;
+  std::string given;  // as the policy (or the repository scan) named it
 };
 
 // "Is this path at or beneath one of these roots?" in one lookup per
@@ -128,7 +129,7 @@ mount_table_result build_mount_table(const mount_table_input& input) {
         out.notes.push_back(std::string(list_name) + " path " + raw + " resolved to " + r.path +
                             " (symlinks are followed once, at compile time)");
       }
-      entries.push_back({r.path, r.exists, r.is_directory});
+      entries.push_back({r.path, r.exists, r.is_directory, raw});
     }
     sort_shallow_first(entries);
     return entries;
@@ -147,6 +148,20 @@ mount_table_result build_mount_table(const mount_table_input& input) {
   if (!table.full_root && fs.include_platform_defaults) defaults = platform_default_roots();
   const root_set default_roots(defaults), readable_roots(readable), writable_roots(writable);
   const root_set existing_protected(protect, true), existing_denied(denied, true);
+
+  // A protected or denied path reached through a symlink that itself lies in
+  // a writable root: the mount covers the target, but the command could
+  // replace the link (rm .git/hooks; mkdir .git/hooks) and the host would
+  // then follow the new name. A mount cannot cover a symlink: refuse.
+  for (const auto* list : {&protect, &denied}) {
+    for (const auto& e : *list) {
+      if (e.given == e.path || !writable_roots.covers(e.given)) continue;
+      out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+                              (list == &protect ? "protected path " : "denied path ") + e.given +
+                                  " is reached through a symlink inside a writable root, which the command could "
+                                  "replace; name the target or make it a real directory"});
+    }
+  }
 
   // Is a host path visible inside at all (before masks)?
   auto visible = [&](const std::string& path) {

@@ -117,14 +117,18 @@ TEST(Limits, RequiringEnforcedWithoutACgroupIsRefusedNamingTheMechanism) {
   }
 }
 
-// Everything a run creates on the host: cgroup directories, processes of the marker.
-int cordon_cgroups() {
+// The cgroup directories left by the given supervisors ("cordon-<pid>-<n>");
+// other tests running at the same time have their own pids.
+int cordon_cgroups(const std::vector<pid_t>& supervisors) {
   int count = 0;
   std::error_code ec;
   for (const char* root : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/cpuacct"}) {
     for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_directory(ec) && it->path().filename().string().rfind("cordon-", 0) == 0) ++count;
+      std::string name = it->path().filename().string();
+      for (pid_t pid : supervisors) {
+        if (name.rfind("cordon-" + std::to_string(pid) + "-", 0) == 0) ++count;
+      }
     }
   }
   return count;
@@ -141,7 +145,7 @@ TEST(Limits, NothingIsLeftBehindAfter200RunsEndingEveryWay) {
   temp_dir ws, dir;
   std::string policy = limits_policy(dir, R"({"memory_bytes": 268435456, "max_processes": 64, "cpu_seconds": 60})",
                                      true);
-  const int cgroups_before = cordon_cgroups();
+  std::vector<pid_t> supervisors;
   const int mounts_before = mount_count();
   const std::string marker = "3" + std::to_string(::getpid()) + ".25";  // a sleep length nobody else uses
   int failures = 0;
@@ -156,6 +160,7 @@ TEST(Limits, NothingIsLeftBehindAfter200RunsEndingEveryWay) {
         break;
     }
     pid_t pid = ::fork();
+    if (pid > 0) supervisors.push_back(pid);
     if (pid == 0) {
       if (::chdir(ws.path().c_str()) != 0) ::_exit(250);
       std::vector<char*> argv;
@@ -188,10 +193,10 @@ TEST(Limits, NothingIsLeftBehindAfter200RunsEndingEveryWay) {
   // Janitors of SIGKILLed supervisors finish on their own, shortly.
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < until &&
-         (cordon_cgroups() > cgroups_before || process_with_marker_alive("sleep " + marker))) {
+         (cordon_cgroups(supervisors) > 0 || process_with_marker_alive("sleep " + marker))) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_EQ(cordon_cgroups(), cgroups_before);
+  EXPECT_EQ(cordon_cgroups(supervisors), 0);
   EXPECT_FALSE(process_with_marker_alive("sleep " + marker));
   EXPECT_EQ(mount_count(), mounts_before);
 }
