@@ -4,6 +4,9 @@
 # print the run report.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -x "$root/build/cordon" ]; then
+  echo "== building cordon (the first build takes about two minutes on 2 cores)"
+fi
 "$root/scripts/build.sh" >/dev/null
 
 workspace="$(mktemp -d /tmp/cordon-demo-XXXXXX)"
