@@ -43,48 +43,6 @@ run_result run_probe(const temp_dir& ws, const std::vector<std::string>& args, c
   return run_cordon(options, command, ws.path(), extra_env);
 }
 
-run_result run_cordon_with_stdin(int stdin_fd, const std::vector<std::string>& options,
-                                 const std::vector<std::string>& command, const std::string& cwd) {
-  temp_dir scratch;
-  std::string report = scratch.path() + "/report.json";
-  std::vector<std::string> args = {cordon_cli(), "run"};
-  args.insert(args.end(), options.begin(), options.end());
-  args.insert(args.end(), {"--report", report, "--"});
-  args.insert(args.end(), command.begin(), command.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::string out_path = scratch.path() + "/out", err_path = scratch.path() + "/err";
-  auto started = std::chrono::steady_clock::now();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(stdin_fd, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(250);
-    ::execve(argv[0], argv.data(), environ);
-    ::_exit(251);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  run_result r;
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  auto slurp = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  };
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  std::string rep = slurp(report);
-  if (!rep.empty()) r.report = nlohmann::json::parse(rep, nullptr, false);
-  return r;
-}
-
 std::string lines(const std::vector<std::string>& expected) {
   std::string out;
   for (const auto& line : expected) out += line + "\n";

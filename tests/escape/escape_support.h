@@ -28,10 +28,6 @@ void install_probe(const temp_dir& dir);
 run_result run_probe(const temp_dir& ws, const std::vector<std::string>& args,
                      const std::vector<std::string>& options = {}, const std::vector<std::string>& extra_env = {});
 
-// Like run_cordon, but the command's stdin is the given descriptor (a terminal, say).
-run_result run_cordon_with_stdin(int stdin_fd, const std::vector<std::string>& options,
-                                 const std::vector<std::string>& command, const std::string& cwd);
-
 // The probe's expected output: one "<line>\n" per element.
 std::string lines(const std::vector<std::string>& expected);
 

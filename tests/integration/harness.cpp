@@ -68,6 +68,17 @@ std::string source_dir() {
 run_result run_cordon(const std::vector<std::string>& options, const std::vector<std::string>& command,
                       const std::string& cwd, const std::vector<std::string>& extra_env,
                       const std::string& stdin_text) {
+  // stdin comes from a file so that a command that never reads it cannot block us.
+  temp_dir input_dir;
+  int in = ::open(input_dir.write("stdin", stdin_text).c_str(), O_RDONLY | O_CLOEXEC);
+  run_result r = run_cordon_with_stdin(in, options, command, cwd, extra_env);
+  ::close(in);
+  return r;
+}
+
+run_result run_cordon_with_stdin(int stdin_fd, const std::vector<std::string>& options,
+                                 const std::vector<std::string>& command, const std::string& cwd,
+                                 const std::vector<std::string>& extra_env) {
   temp_dir report_dir;
   std::string report = report_dir.path() + "/report.json";
   std::vector<std::string> args = {cordon_cli(), "run"};
@@ -92,16 +103,13 @@ run_result run_cordon(const std::vector<std::string>& options, const std::vector
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  // stdin comes from a file so that a command that never reads it cannot block us.
-  std::string stdin_path = report_dir.write("stdin", stdin_text);
   std::string out_path = report_dir.path() + "/out", err_path = report_dir.path() + "/err";
   auto started = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {
-    int in = ::open(stdin_path.c_str(), O_RDONLY);
     int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(in, 0);
+    ::dup2(stdin_fd, 0);
     ::dup2(out, 1);
     ::dup2(err, 2);
     if (::chdir(cwd.c_str()) != 0) ::_exit(250);

@@ -53,6 +53,12 @@ run_result run_cordon(const std::vector<std::string>& options, const std::vector
                       const std::string& cwd, const std::vector<std::string>& extra_env = {},
                       const std::string& stdin_text = "");
 
+// Like run_cordon, but the command's stdin is the given descriptor (a
+// terminal, an open host file).
+run_result run_cordon_with_stdin(int stdin_fd, const std::vector<std::string>& options,
+                                 const std::vector<std::string>& command, const std::string& cwd,
+                                 const std::vector<std::string>& extra_env = {});
+
 // Shorthand: the default profile, `sh -c script`, in `workspace`.
 run_result run_sh(const std::string& workspace, const std::string& script,
                   const std::vector<std::string>& options = {});
