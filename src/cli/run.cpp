@@ -26,8 +26,8 @@ as workspaces. Without --policy or --profile, the built-in profile
 The policy shortcuts (--ro, --rw, --deny, --net, --env, --setenv, --memory,
 --max-procs, --cpu, --timeout, --accept) edit that policy before it is
 compiled; the result is compiled and enforced like any policy, so a limit the
-host can only enforce partially (e.g. --memory: a per-process rlimit) is
-refused unless the policy accepts that level (--accept memory=partial, or
+host can only enforce partially (e.g. --memory without a writable cgroup: a
+per-process rlimit) is refused unless the policy accepts that level (--accept memory=partial, or
 "enforcement": {"memory": "partial"} in the policy). Relative paths are taken
 from the current directory. `cordon policy explain` shows what a policy with
 the same flags would get on this host.
