@@ -6,10 +6,12 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ clang pkg-config
-  libseccomp-dev nlohmann-json3-dev libcli11-dev libmd-dev
+  libseccomp-dev nlohmann-json3-dev libcli11-dev libmd-dev libasio-dev
   libgtest-dev libgmock-dev
   # what the tests run inside the sandbox, and to run them as a second user
   git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
+  # real network clients for the filtered-network tests (they talk to loopback servers only)
+  curl
 )
 
 if [ "$(id -u)" -ne 0 ]; then

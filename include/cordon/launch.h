@@ -1,6 +1,7 @@
 // cordon/launch.h — what a launcher is asked to run, and what it returns.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,34 @@ struct violation {
   std::string kind;    // e.g. "seccomp", "network_connect"
   std::string target;  // e.g. syscall name, address
   std::uint64_t count = 0;
+};
+
+// One connection the network broker decided (filtered mode), as the report
+// lists it. Times in milliseconds, sizes in bytes.
+struct network_connection {
+  std::string protocol;      // "http_connect", "http_forward", "socks5", or "unknown" when unparsed
+  std::string host;          // destination as the command named it (normalized); empty if unparsed
+  int port = 0;              // destination port; 0 if unparsed
+  std::optional<std::size_t> rule;  // index of the rule that matched; empty = default_action
+  std::string action;        // "allow" or "deny": what the broker did
+  std::string reason;        // why a connection was denied or failed; empty when it was relayed
+  std::string address;       // the address the broker connected to, when it did
+  std::uint64_t bytes_sent = 0;      // command -> destination
+  std::uint64_t bytes_received = 0;  // destination -> command
+  std::int64_t duration_ms = 0;      // accept to close
+};
+
+// Everything the broker decided during one run. At most `max_recorded`
+// connections are kept (the first ones); the counters count all of them.
+struct network_evidence {
+  static constexpr std::size_t max_recorded = 256;
+  std::vector<std::string> listeners;  // where the command reaches the broker ("127.0.0.1:3128", a socket path)
+  std::vector<network_connection> connections;
+  std::uint64_t total = 0;
+  std::uint64_t allowed = 0;           // relayed (connected to the destination)
+  std::uint64_t denied = 0;            // refused by a rule, the default action or the address check
+  std::uint64_t failed = 0;            // malformed requests, resolution or connect failures, limits
+  std::uint64_t not_recorded = 0;      // connections beyond max_recorded
 };
 
 struct run_outcome {
@@ -43,6 +72,7 @@ struct run_outcome {
   std::vector<violation> violations;
   std::vector<std::string> warnings;    // found at launch (e.g. an absent .gitmodules)
   std::string working_directory;        // inside the sandbox
+  std::optional<network_evidence> network;  // filtered mode: the broker's decisions
 };
 
 }  // namespace cordon
