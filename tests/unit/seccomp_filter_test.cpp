@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "linux/gen/seccomp_rules.h"
+#include "linux/seccomp_programs.h"
+
 #include "child_process.h"
 
 #include <fcntl.h>
@@ -425,6 +428,38 @@ TEST(SeccompFilter, InetSocketsAllowedWhenNotDenied) {
   ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.output;
   EXPECT_EQ(outcome.output, "");
   EXPECT_EQ(WEXITSTATUS(outcome.status), 0);
+}
+
+// The programs a launch uses are prebuilt (seccomp_programs.h); they must be
+// exactly what libseccomp builds from the rules, for every option combination.
+TEST(SeccompFilter, PrebuiltProgramsMatchLibseccomp) {
+  for (unsigned index = 0; index < seccomp_variant_count; ++index) {
+    const seccomp_options options = seccomp_options_for_variant(index);
+    EXPECT_EQ(seccomp_variant_index(options), index);
+    auto prebuilt = build_seccomp_program(options);
+    auto built = build_seccomp_program_with_libseccomp(options);
+    ASSERT_TRUE(prebuilt.has_value()) << prebuilt.error_value().describe();
+    ASSERT_TRUE(built.has_value()) << built.error_value().describe();
+    ASSERT_EQ(prebuilt->bpf.size(), built->bpf.size()) << "variant " << index;
+    for (std::size_t i = 0; i < built->bpf.size(); ++i) {
+      const sock_filter& a = prebuilt->bpf[i];
+      const sock_filter& b = built->bpf[i];
+      EXPECT_TRUE(a.code == b.code && a.jt == b.jt && a.jf == b.jf && a.k == b.k)
+          << "variant " << index << ", instruction " << i;
+    }
+    EXPECT_EQ(prebuilt->blocked, built->blocked) << "variant " << index;
+    EXPECT_EQ(prebuilt->errno_by_syscall, built->errno_by_syscall) << "variant " << index;
+    EXPECT_EQ(prebuilt->notify, options.notify);
+  }
+}
+
+TEST(SeccompFilter, SyscallNamesMatchLibseccomp) {
+  for (int nr = 0; nr < 1024; ++nr) {
+    const std::string name = libseccomp_syscall_name(nr);
+    EXPECT_EQ(syscall_name(nr), name.empty() ? "syscall " + std::to_string(nr) : name) << nr;
+  }
+  EXPECT_EQ(syscall_name(-1), "syscall -1");
+  EXPECT_EQ(syscall_name(SYS_ptrace), "ptrace");
 }
 
 }  // namespace
