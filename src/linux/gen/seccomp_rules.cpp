@@ -396,7 +396,7 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
 
 }  // namespace
 
-result<seccomp_program> build_seccomp_program_with_libseccomp(const seccomp_options& options) {
+result<seccomp_program> build_seccomp_program_with_libseccomp(const seccomp_options& options, seccomp_layout layout) {
   ctx_ptr ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return make_error(error_code::launch_failed, "seccomp: seccomp_init failed");
 
@@ -408,6 +408,16 @@ result<seccomp_program> build_seccomp_program_with_libseccomp(const seccomp_opti
   // (tests/unit/seccomp_filter_test.cpp checks this).
   int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   if (rc != 0) return seccomp_error("seccomp_attr_set(ACT_BADARCH)", rc);
+
+  // A binary tree of syscall numbers instead of libseccomp's default linear
+  // list: the same decisions (tests/unit/seccomp_filter_test.cpp compares
+  // both on every syscall), fewer instructions per call, and about half the
+  // time to install, because the kernel runs the program once for each
+  // syscall number to build its cache of always-allowed calls.
+  if (layout == seccomp_layout::binary_tree) {
+    rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2);
+    if (rc != 0) return seccomp_error("seccomp_attr_set(CTL_OPTIMIZE)", rc);
+  }
 
   seccomp_program program;
   program.notify = options.notify;

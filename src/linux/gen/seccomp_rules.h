@@ -14,9 +14,15 @@
 
 namespace cordon::linux_impl {
 
+// How libseccomp lays out the syscall-number checks: the prebuilt programs
+// use a binary tree; the linear list (libseccomp's default) is kept for the
+// unit test that checks both decide alike.
+enum class seccomp_layout { binary_tree, linear };
+
 // Builds the filter with libseccomp and exports it as BPF for the native
 // architecture. Errors: error_code::launch_failed when libseccomp fails.
-result<seccomp_program> build_seccomp_program_with_libseccomp(const seccomp_options& options);
+result<seccomp_program> build_seccomp_program_with_libseccomp(const seccomp_options& options,
+                                                              seccomp_layout layout = seccomp_layout::binary_tree);
 
 // libseccomp's name for a native syscall number, or "" when it has none.
 std::string libseccomp_syscall_name(int syscall_nr);
