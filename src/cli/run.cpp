@@ -2,7 +2,6 @@
 // launch the command, write the report.
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
