@@ -74,13 +74,6 @@ class compile_result {
   bool failed_ = false;
 };
 
-// A launch begun before its plan exists (sandbox_backend::prestart_launch).
-// Opaque; only the backend that made it can use it.
-class prestarted_launch {
- public:
-  virtual ~prestarted_launch() = default;
-};
-
 class sandbox_backend {
  public:
   virtual ~sandbox_backend() = default;
@@ -107,25 +100,6 @@ class sandbox_backend {
   // step fails. A run that starts always yields a run_outcome, whatever the
   // command's own exit status.
   virtual result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const = 0;
-
-  // Optional: begins a launch of a plan that compile() is about to make from
-  // `policy`, so that the work the policy alone decides proceeds while the
-  // plan compiles (on Linux: the namespaces and the sandbox's first steps,
-  // most of a launch's fixed cost). Nothing runs in the sandbox until
-  // launch_prestarted() is given a plan this backend compiled; destroying the
-  // result unused ends it. nullptr: nothing to begin early here.
-  virtual std::unique_ptr<prestarted_launch> prestart_launch(const sandbox_policy& policy) const {
-    (void)policy;
-    return nullptr;
-  }
-  // launch() with what prestart_launch() began (may be null). One that does
-  // not fit the plan (another policy's shape, another backend's) is ended and
-  // the launch starts afresh; the result is the same as launch()'s.
-  virtual result<run_outcome> launch_prestarted(const sandbox_plan* plan, const launch_request& request,
-                                                std::unique_ptr<prestarted_launch> prestarted) const {
-    prestarted.reset();
-    return launch(plan, request);
-  }
 
  protected:
   // Only backends can make plans.

@@ -211,9 +211,6 @@ int run_command(const run_options& options) {
     return refuse(applied.error_value(), policy->name);
   }
 
-  // The sandbox's namespaces and first steps proceed while the plan compiles;
-  // nothing runs inside until launch_prestarted() hands it the plan.
-  auto prestarted = backend->prestart_launch(*policy);
   compile_options compile;
   compile.workspace = workspace->workspace;
   auto compiled = backend->compile(*policy, compile);
@@ -225,7 +222,7 @@ int run_command(const run_options& options) {
   const sandbox_plan& plan = *compiled.plan();
   request.working_directory = workspace->working_directory;
 
-  auto outcome = backend->launch_prestarted(&plan, request, std::move(prestarted));
+  auto outcome = backend->launch(&plan, request);
   if (!outcome) {
     print_error(outcome.error_value());
     report.write(launch_failed_report_json(plan, request, outcome.error_value()));

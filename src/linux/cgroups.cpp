@@ -276,9 +276,7 @@ result<run_cgroup::janitor> run_cgroup::spawn_janitor() const {
     while (::read(fds[0], &byte, 1) != 0) {
       if (errno != EINTR) break;
     }
-    // The supervisor, the only holder of the write end, is gone. Its PID 1
-    // dies with it (PR_SET_PDEATHSIG) and the tree with PID 1: the retries
-    // wait for the cgroup to empty.
+    // Every holder of the write end (the supervisor and its PID 1) is gone.
     for (const auto& dir : dirs_) remove_dir_with_retries(dir, std::chrono::milliseconds(10000));
     ::_exit(0);
   }

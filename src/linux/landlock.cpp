@@ -178,91 +178,62 @@ int landlock_kernel_abi() noexcept {
   return static_cast<int>(abi);
 }
 
-namespace {
-
-// One ruleset, built rule by rule and then enforced; shared by the two entry
-// points below. Everything works on the stack and on the caller's strings:
-// this runs in the child between clone and exec, where the heap may be in
-// the state another parent thread left it.
-class ruleset_builder {
- public:
-  explicit ruleset_builder(const landlock_settings& settings) noexcept : abi_(effective_abi(settings.abi)) {
-    ruleset_attr attr{};
-    attr.handled_access_fs = handled_fs(abi_);
-    if (settings.restrict_tcp && abi_ >= 4) {
-      // Handled with no rule: every TCP bind and connect is denied (EACCES).
-      attr.handled_access_net = net_bind_tcp | net_connect_tcp;
-    }
-    if (settings.scope_signals_and_abstract_sockets && abi_ >= 6) {
-      // No signals to, and no abstract unix connections to, processes outside
-      // this Landlock domain (landlock.rst, "Scoping").
-      attr.scoped = scope_abstract_unix_socket | scope_signal;
-    }
-    handled_ = attr.handled_access_fs;
-    const long created = ::syscall(__NR_landlock_create_ruleset, &attr, ruleset_attr_size(abi_), 0U);
-    error_ = created < 0 ? errno : 0;
-    ruleset_.fd = created < 0 ? -1 : static_cast<int>(created);
-  }
-
-  int error() const noexcept { return error_; }
-
-  // 0, or an errno; a path that does not exist is skipped (landlock.h).
-  int add(const char* path, landlock_access access) noexcept {
-    const fd_guard target{::open(path, O_PATH | O_CLOEXEC)};
-    if (target.fd < 0) return errno == ENOENT ? 0 : errno;
-    struct stat st {};
-    if (::fstat(target.fd, &st) != 0) return errno;  // fstat works on O_PATH descriptors
-    std::uint64_t allowed = rights_for(access, abi_) & handled_;
-    if (!S_ISDIR(st.st_mode)) allowed &= file_rights;
-    if (allowed == 0) return 0;
-    path_beneath_attr beneath{};
-    beneath.allowed_access = allowed;
-    beneath.parent_fd = target.fd;
-    if (::syscall(__NR_landlock_add_rule, ruleset_.fd, rule_path_beneath, &beneath, 0U) != 0) return errno;
-    return 0;
-  }
-
-  // landlock_restrict_self(2) requires no_new_privs or CAP_SYS_ADMIN in the
-  // caller's user namespace; the launcher sets no_new_privs first.
-  int restrict_self() noexcept {
-    return ::syscall(__NR_landlock_restrict_self, ruleset_.fd, 0U) != 0 ? errno : 0;
-  }
-
- private:
-  int abi_;
-  std::uint64_t handled_ = 0;
-  int error_ = 0;
-  fd_guard ruleset_{-1};
-};
-
-}  // namespace
-
 int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) noexcept {
   // abi 0 means the plan does not use Landlock (see landlock.h); nothing to do.
   if (plan.abi <= 0) return 0;
-  ruleset_builder ruleset({plan.abi, plan.restrict_tcp, plan.scope_signals_and_abstract_sockets});
-  if (ruleset.error() != 0) return ruleset.error();
+  const int abi = effective_abi(plan.abi);
+
+  // Everything below works on the stack and on the plan's existing strings:
+  // this runs in the child between clone and exec, where the heap may be in
+  // the state another parent thread left it.
+  ruleset_attr attr{};
+  attr.handled_access_fs = handled_fs(abi);
+  if (plan.restrict_tcp && abi >= 4) {
+    // Handled with no rule: every TCP bind and connect is denied (EACCES).
+    attr.handled_access_net = net_bind_tcp | net_connect_tcp;
+  }
+  if (plan.scope_signals_and_abstract_sockets && abi >= 6) {
+    // No signals to, and no abstract unix connections to, processes outside
+    // this Landlock domain (landlock.rst, "Scoping").
+    attr.scoped = scope_abstract_unix_socket | scope_signal;
+  }
+
+  const long created = ::syscall(__NR_landlock_create_ruleset, &attr, ruleset_attr_size(abi), 0U);
+  if (created < 0) return errno;
+  const fd_guard ruleset{static_cast<int>(created)};
+
   for (const landlock_path_rule& rule : plan.rules) {
-    if (int err = ruleset.add(rule.path.c_str(), rule.access); err != 0) {
+    const fd_guard target{::open(rule.path.c_str(), O_PATH | O_CLOEXEC)};
+    if (target.fd < 0) {
+      const int err = errno;
+      if (err == ENOENT) continue;  // documented: missing paths are skipped
+      set_failed_path(failed_path, rule.path);
+      return err;
+    }
+    struct stat st {};
+    if (::fstat(target.fd, &st) != 0) {  // fstat works on O_PATH descriptors
+      const int err = errno;
+      set_failed_path(failed_path, rule.path);
+      return err;
+    }
+    std::uint64_t allowed = rights_for(rule.access, abi) & attr.handled_access_fs;
+    if (!S_ISDIR(st.st_mode)) allowed &= file_rights;
+    if (allowed == 0) continue;
+
+    path_beneath_attr beneath{};
+    beneath.allowed_access = allowed;
+    beneath.parent_fd = target.fd;
+    if (::syscall(__NR_landlock_add_rule, ruleset.fd, rule_path_beneath, &beneath, 0U) != 0) {
+      const int err = errno;
       set_failed_path(failed_path, rule.path);
       return err;
     }
   }
-  return ruleset.restrict_self();
-}
 
-int apply_landlock_rules(const landlock_settings& settings, const landlock_flat_rule* rules, std::size_t count,
-                         std::size_t* failed_index) noexcept {
-  if (settings.abi <= 0) return 0;
-  ruleset_builder ruleset(settings);
-  if (ruleset.error() != 0) return ruleset.error();
-  for (std::size_t i = 0; i < count; ++i) {
-    if (int err = ruleset.add(rules[i].path, rules[i].access); err != 0) {
-      if (failed_index != nullptr) *failed_index = i;
-      return err;
-    }
-  }
-  return ruleset.restrict_self();
+  // landlock_restrict_self(2) requires no_new_privs or CAP_SYS_ADMIN in the
+  // caller's user namespace; the launcher sets no_new_privs first.
+  if (::syscall(__NR_landlock_restrict_self, ruleset.fd, 0U) != 0) return errno;
+  return 0;
 }
 
 }  // namespace cordon::linux_impl

@@ -6,7 +6,6 @@
 // it (refer: 2, truncate: 3, TCP: 4, ioctl_dev: 5, scopes: 6).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,20 +43,5 @@ int landlock_kernel_abi() noexcept;
 // Requires no_new_privs. Irreversible. Returns 0 or an errno value; on error
 // `failed_path` (if non-null) receives the path that failed, when one did.
 int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) noexcept;
-
-// apply_landlock on rules laid out by the caller (PID 1 reads them from its
-// launch image, launch_image.h, and owns no std::string). On error,
-// `*failed_index` (if non-null) receives the index of the rule that failed.
-struct landlock_settings {
-  int abi = 0;
-  bool restrict_tcp = false;
-  bool scope_signals_and_abstract_sockets = false;
-};
-struct landlock_flat_rule {
-  const char* path;
-  landlock_access access;
-};
-int apply_landlock_rules(const landlock_settings& settings, const landlock_flat_rule* rules, std::size_t count,
-                         std::size_t* failed_index) noexcept;
 
 }  // namespace cordon::linux_impl

@@ -83,13 +83,6 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
   }
 }
 
-// PID 1 of a sandbox started from a policy, waiting for the plan (supervisor.h).
-class linux_prestarted final : public prestarted_launch {
- public:
-  explicit linux_prestarted(started_sandbox_ptr s) : sandbox(std::move(s)) {}
-  started_sandbox_ptr sandbox;
-};
-
 class linux_backend final : public sandbox_backend {
  public:
   std::string_view name() const noexcept override { return linux_backend_name; }
@@ -274,33 +267,11 @@ class linux_backend final : public sandbox_backend {
                      std::move(payload));
   }
 
-  std::unique_ptr<prestarted_launch> prestart_launch(const sandbox_policy& policy) const override {
-    if (!current_host_facts().user_namespaces) return nullptr;
-    // The same shape compile gives the payload of this policy (shape_of);
-    // launch_prestarted checks it against the plan.
-    sandbox_shape shape;
-    shape.new_network_namespace = policy.network.mode != network_mode::unrestricted;
-    shape.full_root = policy.filesystem.read == read_mode::full;
-    auto started = start_sandbox(shape);
-    if (!started) return nullptr;  // launch will try again, and say why
-    return std::make_unique<linux_prestarted>(std::move(*started));
-  }
-
   result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const override {
-    return launch_prestarted(plan, request, nullptr);
-  }
-
-  result<run_outcome> launch_prestarted(const sandbox_plan* plan, const launch_request& request,
-                                        std::unique_ptr<prestarted_launch> prestarted) const override {
-    started_sandbox_ptr started;
-    if (auto* mine = dynamic_cast<linux_prestarted*>(prestarted.get()); mine != nullptr) {
-      started = std::move(mine->sandbox);
-    }
-    prestarted.reset();
     if (auto checked = check_plan(plan, kPlatform); !checked) return std::move(checked).error_value();
     const auto* payload = dynamic_cast<const linux_plan_payload*>(plan->payload());
     if (payload == nullptr) return make_error(error_code::plan_foreign, "plan carries no Linux payload");
-    auto outcome = supervise_launch(*plan, *payload, request, std::move(started));
+    auto outcome = supervise_launch(*plan, *payload, request);
     if (outcome) {
       outcome->mounts = describe_mounts(payload->mounts);
       check_repository_metadata(*payload, *outcome);

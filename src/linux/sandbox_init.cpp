@@ -23,10 +23,6 @@
 #include <cstring>
 
 #include "linux/capabilities.h"
-#include "linux/landlock.h"
-#include "linux/launch_image.h"
-#include "linux/mount_table.h"
-#include "linux/seccomp_filter.h"
 
 extern char** environ;
 
@@ -36,16 +32,13 @@ namespace {
 constexpr const char* kStaging = "/tmp";  // a tmpfs mounted here becomes the staging root
 constexpr const char* kMaskFile = "/mask";
 
-// Where setup failures are reported (the status pipe to the supervisor).
-int g_status_fd = -1;
-
-[[noreturn]] void fail(init_step step, int err, int op_index = -1) noexcept {
+[[noreturn]] void fail(const prepared_launch& launch, init_step step, int err, int op_index = -1) noexcept {
   init_message message;
   message.kind = init_message_kind::setup_failed;
   message.step = step;
   message.error = err;
   message.op_index = op_index;
-  ssize_t ignored = ::write(g_status_fd, &message, sizeof message);
+  ssize_t ignored = ::write(launch.status_write_fd, &message, sizeof message);
   (void)ignored;
   ::_exit(125);
 }
@@ -103,6 +96,10 @@ bool set_mount_attributes(const char* path, std::uint64_t attributes, bool recur
   return ::mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr, sizeof attr) == 0;
 }
 
+bool under_dev(const std::string& path) noexcept {
+  return path.compare(0, 4, "/dev") == 0 && (path.size() == 4 || path[4] == '/');
+}
+
 bool bind(const char* source, const char* target, bool read_only, bool nodev) noexcept {
   if (::mount(source, target, nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
   std::uint64_t attributes = MOUNT_ATTR_NOSUID;
@@ -111,11 +108,11 @@ bool bind(const char* source, const char* target, bool read_only, bool nodev) no
   return set_mount_attributes(target, attributes, true);
 }
 
-void setup_dev() noexcept {
+void setup_dev(const prepared_launch& launch) noexcept {
   const char* dev = "/newroot/dev";
   if (!ensure_mount_point(dev, true) ||
       ::mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64") != 0) {
-    fail(init_step::dev, errno);
+    fail(launch, init_step::dev, errno);
   }
   static constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom", "tty"};
   char target[64];
@@ -127,99 +124,97 @@ void setup_dev() noexcept {
     std::strcat(source, name);
     // Character devices: nosuid/noexec would change nothing, and each is a system call at every launch.
     if (!ensure_mount_point(target, false) || ::mount(source, target, nullptr, MS_BIND, nullptr) != 0) {
-      fail(init_step::dev, errno);
+      fail(launch, init_step::dev, errno);
     }
   }
   if (::mkdir("/newroot/dev/pts", 0755) != 0 ||
       ::mount("devpts", "/newroot/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
               "newinstance,ptmxmode=0666,mode=620") != 0 ||
       ::symlink("pts/ptmx", "/newroot/dev/ptmx") != 0) {
-    fail(init_step::dev, errno);
+    fail(launch, init_step::dev, errno);
   }
   if (::mkdir("/newroot/dev/shm", 01777) != 0 ||
       ::mount("tmpfs", "/newroot/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
-    fail(init_step::dev, errno);
+    fail(launch, init_step::dev, errno);
   }
   static constexpr const char* kLinks[][2] = {{"/proc/self/fd", "/newroot/dev/fd"},
                                               {"/proc/self/fd/0", "/newroot/dev/stdin"},
                                               {"/proc/self/fd/1", "/newroot/dev/stdout"},
                                               {"/proc/self/fd/2", "/newroot/dev/stderr"}};
   for (const auto& link : kLinks) {
-    if (::symlink(link[0], link[1]) != 0) fail(init_step::dev, errno);
+    if (::symlink(link[0], link[1]) != 0) fail(launch, init_step::dev, errno);
   }
 }
 
-void apply_mount_op(const launch_image_view& image, std::size_t index) noexcept {
-  const image_mount_op& op = image.ops[index];
-  const char* source = image.string(op.source);
-  const char* target = image.string(op.target);
+void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
+  const mount_op& op = launch.payload->mounts.ops[index];
+  const char* source = launch.op_source[index].c_str();
+  const char* target = launch.op_target[index].c_str();
   int i = static_cast<int>(index);
-  bool nodev = op.nodev != 0;
-  switch (static_cast<mount_kind>(op.kind)) {
+  bool nodev = !under_dev(op.path);
+  switch (op.kind) {
     case mount_kind::symlink:
-      if (::symlink(image.string(op.link_target), target) != 0) fail(init_step::mount_op, errno, i);
+      if (::symlink(op.link_target.c_str(), target) != 0) fail(launch, init_step::mount_op, errno, i);
       return;
     case mount_kind::bind_read_only:
     case mount_kind::bind_writable: {
       struct stat st {};
       // A source replaced by a symlink since compile time would redirect the bind.
-      if (::lstat(source, &st) != 0) fail(init_step::mount_op, errno, i);
-      if (S_ISLNK(st.st_mode)) fail(init_step::mount_op, ELOOP, i);
-      if (!ensure_mount_point(target, op.directory != 0) ||
-          !bind(source, target, static_cast<mount_kind>(op.kind) == mount_kind::bind_read_only, nodev)) {
-        fail(init_step::mount_op, errno, i);
+      if (::lstat(source, &st) != 0) fail(launch, init_step::mount_op, errno, i);
+      if (S_ISLNK(st.st_mode)) fail(launch, init_step::mount_op, ELOOP, i);
+      if (!ensure_mount_point(target, op.directory) ||
+          !bind(source, target, op.kind == mount_kind::bind_read_only, nodev)) {
+        fail(launch, init_step::mount_op, errno, i);
       }
       return;
     }
     case mount_kind::private_tmpfs:
       if (!ensure_mount_point(target, true) ||
           ::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
-        fail(init_step::mount_op, errno, i);
+        fail(launch, init_step::mount_op, errno, i);
       }
       return;
     case mount_kind::mask: {
       struct stat st {};
       if (::lstat(source, &st) != 0) {
         if (errno == ENOENT) return;  // compile proved nothing can create it
-        fail(init_step::mount_op, errno, i);
+        fail(launch, init_step::mount_op, errno, i);
       }
-      if (S_ISLNK(st.st_mode)) fail(init_step::mount_op, ELOOP, i);
+      if (S_ISLNK(st.st_mode)) fail(launch, init_step::mount_op, ELOOP, i);
       if (S_ISDIR(st.st_mode)) {
         if (::mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                     "mode=000,size=4k,nr_inodes=1") != 0) {
-          fail(init_step::mount_op, errno, i);
+          fail(launch, init_step::mount_op, errno, i);
         }
       } else if (::mount(kMaskFile, target, nullptr, MS_BIND, nullptr) != 0 ||
                  !set_mount_attributes(target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
                                                    MOUNT_ATTR_NOEXEC, false)) {
-        fail(init_step::mount_op, errno, i);
+        fail(launch, init_step::mount_op, errno, i);
       }
       return;
     }
   }
 }
 
-// Everything of the new root that the policy alone decides: the staging
-// root, the new root's base, /proc and /dev. Runs while the supervisor is
-// still compiling the plan.
-void stage_root(bool full_root) noexcept {
+void build_root(const prepared_launch& launch) noexcept {
+  const mount_table& table = launch.payload->mounts;
   // Nothing we mount may propagate back to the host.
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) fail(init_step::mount_private, errno);
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) fail(launch, init_step::mount_private, errno);
   // Staging root: a tmpfs holding /newroot, /oldroot and the mask file.
   if (::mount("tmpfs", kStaging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0 ||
       ::mkdir("/tmp/newroot", 0755) != 0 || ::mkdir("/tmp/oldroot", 0755) != 0) {
-    fail(init_step::staging_root, errno);
+    fail(launch, init_step::staging_root, errno);
   }
   int mask = ::open("/tmp/mask", O_WRONLY | O_CREAT | O_CLOEXEC, 0);
-  if (mask < 0) fail(init_step::staging_root, errno);
+  if (mask < 0) fail(launch, init_step::staging_root, errno);
   ::close(mask);
   if (::chdir(kStaging) != 0 || ::syscall(SYS_pivot_root, ".", "oldroot") != 0 || ::chdir("/") != 0) {
-    fail(init_step::pivot_staging, errno);
+    fail(launch, init_step::pivot_staging, errno);
   }
-  if (full_root) {
-    if (!bind("/oldroot", "/newroot", true, true)) fail(init_step::new_root, errno);
+  if (table.full_root) {
+    if (!bind("/oldroot", "/newroot", true, true)) fail(launch, init_step::new_root, errno);
   } else if (::mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
-    fail(init_step::new_root, errno);
+    fail(launch, init_step::new_root, errno);
   }
   // The new /proc belongs to this PID namespace, but its kernel-wide files
   // (/proc/sys, sysrq-trigger, irq, ...) act on the host, and uid 0 inside
@@ -228,37 +223,32 @@ void stage_root(bool full_root) noexcept {
   // kcore and kmsg need capabilities the command does not have.
   if (!ensure_mount_point("/newroot/proc", true) ||
       ::mount("proc", "/newroot/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-    fail(init_step::proc, errno);
+    fail(launch, init_step::proc, errno);
   }
-  setup_dev();
-}
-
-// The plan's mount table on top, then the new root becomes the root.
-void finish_root(const launch_image_view& image) noexcept {
-  const image_header& h = *image.header;
-  for (std::size_t i = 0; i < h.op_count; ++i) apply_mount_op(image, i);
-  if (h.full_root == 0 && !set_mount_attributes("/newroot", MOUNT_ATTR_RDONLY, false)) {
-    fail(init_step::finalize_root, errno);
+  setup_dev(launch);
+  for (std::size_t i = 0; i < table.ops.size(); ++i) apply_mount_op(launch, i);
+  if (!table.full_root && !set_mount_attributes("/newroot", MOUNT_ATTR_RDONLY, false)) {
+    fail(launch, init_step::finalize_root, errno);
   }
   if (!set_mount_attributes("/newroot/dev", MOUNT_ATTR_RDONLY, false) ||
       ::umount2("/oldroot", MNT_DETACH) != 0) {
-    fail(init_step::finalize_root, errno);
+    fail(launch, init_step::finalize_root, errno);
   }
   // Enter the new root and drop the staging root beneath it (pivot_root(2), "new_root == put_old").
   if (::chdir("/newroot") != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0 ||
       ::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0) {
-    fail(init_step::pivot_new_root, errno);
+    fail(launch, init_step::pivot_new_root, errno);
   }
 }
 
-void bring_up_loopback() noexcept {
+void bring_up_loopback(const prepared_launch& launch) noexcept {
   int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) fail(init_step::loopback, errno);
+  if (fd < 0) fail(launch, init_step::loopback, errno);
   struct ifreq request {};
   std::strcpy(request.ifr_name, "lo");
-  if (::ioctl(fd, SIOCGIFFLAGS, &request) != 0) fail(init_step::loopback, errno);
+  if (::ioctl(fd, SIOCGIFFLAGS, &request) != 0) fail(launch, init_step::loopback, errno);
   request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
-  if (::ioctl(fd, SIOCSIFFLAGS, &request) != 0) fail(init_step::loopback, errno);
+  if (::ioctl(fd, SIOCSIFFLAGS, &request) != 0) fail(launch, init_step::loopback, errno);
   ::close(fd);
 }
 
@@ -285,7 +275,7 @@ void forward_signal(int sig) noexcept {
   errno = saved;
 }
 
-[[noreturn]] void exec_command(const launch_image_view& image, int exec_error_fd) noexcept {
+[[noreturn]] void exec_command(const prepared_launch& launch, int exec_error_fd) noexcept {
   ::setsid();  // no controlling terminal: no job-control signals, no TIOCSTI on it
   struct sigaction action {};
   action.sa_handler = SIG_DFL;
@@ -293,14 +283,14 @@ void forward_signal(int sig) noexcept {
   sigset_t empty;
   ::sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-  for (std::size_t i = 0; i < image.header->rlimit_count; ++i) {
-    struct rlimit value {image.rlimits[i].value, image.rlimits[i].value};
-    if (::setrlimit(image.rlimits[i].resource, &value) != 0) break;
+  for (const auto& limit : launch.payload->rlimits) {
+    struct rlimit value {limit.value, limit.value};
+    if (::setrlimit(limit.resource, &value) != 0) break;
   }
   // Every descriptor above stderr closes at exec, including the error pipe.
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  environ = const_cast<char**>(image.envp);
-  ::execvp(image.argv[0], image.argv);
+  environ = const_cast<char**>(launch.envp.data());
+  ::execvp(launch.argv[0], const_cast<char* const*>(launch.argv.data()));
   int err = errno;
   ssize_t ignored = ::write(exec_error_fd, &err, sizeof err);
   (void)ignored;
@@ -320,7 +310,6 @@ const char* describe_step(init_step step) noexcept {
     case init_step::new_root: return "creating the new root";
     case init_step::proc: return "mounting /proc";
     case init_step::dev: return "building the private /dev";
-    case init_step::receive_plan: return "receiving the compiled plan";
     case init_step::mount_op: return "applying a mount";
     case init_step::finalize_root: return "making the new root read-only";
     case init_step::pivot_new_root: return "entering the new root";
@@ -336,60 +325,44 @@ const char* describe_step(init_step step) noexcept {
   return "unknown step";
 }
 
-void run_sandbox_init(const sandbox_start& start) noexcept {
-  g_status_fd = start.status_write_fd;
-  for (int fd : start.supervisor_fds) {
-    if (fd >= 0) ::close(fd);
-  }
-  // The supervisor may die before PR_SET_PDEATHSIG takes effect: then the
-  // launch image never comes, and receiving it below sees end of file.
+void run_sandbox_init(const prepared_launch& launch) noexcept {
+  const linux_plan_payload& plan = *launch.payload;
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  char byte = 0;
+  // The supervisor may have died before PR_SET_PDEATHSIG took effect: then
+  // its end of the pipe is closed and this read sees EOF.
+  if (::read(launch.sync_read_fd, &byte, 1) != 1) ::_exit(125);
+  ::close(launch.sync_read_fd);
 
-  if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/uid_map", start.uid_map) ||
-      !write_file("/proc/self/gid_map", start.gid_map)) {
-    fail(init_step::identity_maps, errno);
+  if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/uid_map", launch.uid_map.c_str()) ||
+      !write_file("/proc/self/gid_map", launch.gid_map.c_str())) {
+    fail(launch, init_step::identity_maps, errno);
   }
   // PID 1 is a copy of cordon: its memory holds the host environment. Not
   // dumpable means the command cannot read /proc/1/environ or /proc/1/mem.
   // (Only after the maps: a non-dumpable process's /proc/self files belong
   // to root, so an unprivileged one could no longer write its uid_map.)
-  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(init_step::identity_maps, errno);
-  if (::sethostname("cordon", 6) != 0) fail(init_step::hostname, errno);
-  stage_root(start.full_root);
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(launch, init_step::identity_maps, errno);
+  if (launch.uts_namespace && ::sethostname("cordon", 6) != 0) fail(launch, init_step::hostname, errno);
+  build_root(launch);
+  if (plan.loopback_up) bring_up_loopback(launch);
+  if (::chdir(launch.working_directory.c_str()) != 0) fail(launch, init_step::working_directory, errno);
 
-  // Nothing below happens without a compiled plan: the supervisor sends the
-  // image only after compile succeeded (and after attaching PID 1 to the
-  // run's cgroup, before anything is forked). End of file: there is none.
-  launch_image_view image;
-  if (int err = receive_launch_image(start.image_read_fd, image); err != 0) {
-    if (err < 0) ::_exit(125);
-    fail(init_step::receive_plan, err);
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(launch, init_step::no_new_privs, errno);
+  if (plan.landlock.abi > 0) {
+    int err = apply_landlock(plan.landlock, nullptr);
+    if (err != 0) fail(launch, init_step::landlock, err);
   }
-  ::close(start.image_read_fd);
-  const image_header& h = *image.header;
-  if ((h.full_root != 0) != start.full_root) fail(init_step::receive_plan, EINVAL);
-  finish_root(image);
-  if (h.loopback_up != 0) bring_up_loopback();
-  if (::chdir(image.string(h.working_directory)) != 0) fail(init_step::working_directory, errno);
-
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(init_step::no_new_privs, errno);
-  if (h.landlock_abi > 0) {
-    landlock_settings settings{h.landlock_abi, h.landlock_restrict_tcp != 0, h.landlock_scope != 0};
-    int err = apply_landlock_rules(settings, image.landlock_rules, h.landlock_rule_count, nullptr);
-    if (err != 0) fail(init_step::landlock, err);
-  }
-  if (int err = drop_all_capabilities(); err != 0) fail(init_step::capabilities, err);
+  if (int err = drop_all_capabilities(); err != 0) fail(launch, init_step::capabilities, err);
   int listener = -1;
-  if (int err = install_seccomp_filter(image.bpf, h.bpf_length, h.seccomp_notify != 0, &listener); err != 0) {
-    fail(init_step::seccomp, err);
-  }
+  if (int err = install_seccomp_program(plan.seccomp, &listener); err != 0) fail(launch, init_step::seccomp, err);
   // The listener answers for every blocked call: it must leave the sandbox
   // before the command exists, and no copy may stay here.
   if (listener >= 0) {
-    if (!send_descriptor(start.notify_send_fd, listener)) fail(init_step::seccomp, errno);
+    if (!send_descriptor(launch.notify_send_fd, listener)) fail(launch, init_step::seccomp, errno);
     ::close(listener);
   }
-  if (start.notify_send_fd >= 0) ::close(start.notify_send_fd);
+  if (launch.notify_send_fd >= 0) ::close(launch.notify_send_fd);
 
   // The supervisor forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT here; PID 1 only
   // receives signals it handles, and passes them to the whole tree.
@@ -397,24 +370,24 @@ void run_sandbox_init(const sandbox_start& start) noexcept {
   action.sa_handler = forward_signal;
   ::sigemptyset(&action.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
-    if (::sigaction(sig, &action, nullptr) != 0) fail(init_step::signals, errno);
+    if (::sigaction(sig, &action, nullptr) != 0) fail(launch, init_step::signals, errno);
   }
   sigset_t empty;
   ::sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
 
   int exec_pipe[2];
-  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail(init_step::fork_command, errno);
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail(launch, init_step::fork_command, errno);
   // vfork: the child borrows PID 1's memory until it execs, instead of copying
   // the page tables of a process the size of cordon. Safe here: the child
   // only makes system calls on prepared data, changes no memory PID 1 reads
   // afterwards (environ aside, which PID 1 never uses), and ends in exec or
   // _exit. Descriptors and signal handlers are not shared with it.
   pid_t command = ::vfork();
-  if (command < 0) fail(init_step::fork_command, errno);
+  if (command < 0) fail(launch, init_step::fork_command, errno);
   if (command == 0) {
     ::close(exec_pipe[0]);
-    exec_command(image, exec_pipe[1]);
+    exec_command(launch, exec_pipe[1]);
   }
   ::close(exec_pipe[1]);
   int exec_errno = 0;
@@ -450,7 +423,7 @@ void run_sandbox_init(const sandbox_start& start) noexcept {
     message.system_cpu_us = usage.ru_stime.tv_sec * 1000000 + usage.ru_stime.tv_usec;
     message.max_rss_kib = usage.ru_maxrss;
   }
-  ssize_t ignored = ::write(start.status_write_fd, &message, sizeof message);
+  ssize_t ignored = ::write(launch.status_write_fd, &message, sizeof message);
   (void)ignored;
   // Exiting as PID 1 makes the kernel SIGKILL every remaining process here.
   ::_exit(0);

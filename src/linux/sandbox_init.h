@@ -1,19 +1,21 @@
 // sandbox_init.h — what runs inside the new namespaces, as PID 1.
 //
-// PID 1 starts while the supervisor is still compiling the plan. It first
-// does what depends on the policy alone: writes its identity maps, sets the
-// host name, and builds the staging root with the new root's base, /proc and
-// /dev. Then it waits for its launch image (launch_image.h: the mount table,
-// Landlock rules, seccomp program, limits, argv and environment), which only
-// a compiled plan produces, and continues: the mount table, lock-down
-// (no_new_privs, Landlock, capabilities, seccomp), the command as PID 2 in a
-// new session, reaping every process, and reporting the command's status. It
-// does no allocation and no path logic. When PID 1 exits the kernel kills
-// everything left in the PID namespace: that is the tree cleanup
-// (pid_namespaces(7)).
+// The supervisor prepares every string and array before clone3(), so the
+// child does no allocation and no path logic: it writes its identity maps,
+// builds the root from the plan's mount table, locks itself down (no_new_privs,
+// Landlock, capabilities, seccomp), forks the command as PID 2 in a new
+// session, reaps every process, and reports the command's status. When PID 1
+// exits the kernel kills everything left in the PID namespace: that is the
+// tree cleanup (pid_namespaces(7)).
 #pragma once
 
+#include <sys/resource.h>
+
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "linux/linux_plan.h"
 
 namespace cordon::linux_impl {
 
@@ -21,7 +23,7 @@ namespace cordon::linux_impl {
 // supervisor of the same binary reads them.
 enum class init_step : std::int32_t {
   wait_for_supervisor, identity_maps, hostname, mount_private, staging_root, pivot_staging,
-  new_root, proc, dev, receive_plan, mount_op, finalize_root, pivot_new_root, loopback, working_directory,
+  new_root, proc, dev, mount_op, finalize_root, pivot_new_root, loopback, working_directory,
   no_new_privs, landlock, capabilities, seccomp, signals, fork_command,
 };
 const char* describe_step(init_step step) noexcept;
@@ -39,20 +41,24 @@ struct init_message {
   std::int64_t max_rss_kib = 0;
 };
 
-// What PID 1 knows when it starts (clone3 copies it in): enough for the steps
-// that depend on the policy alone. Fixed-size, so that nothing of it lives on
-// the heap.
-struct sandbox_start {
-  char uid_map[48] = {};  // "U U 1\n"
-  char gid_map[48] = {};
-  bool full_root = false;  // the new root's base: the host root read-only, or an empty tmpfs
-  int image_read_fd = -1;  // the launch image arrives here; end of file without one: exit
-  int status_write_fd = -1;  // init_message stream to the supervisor
-  int notify_send_fd = -1;   // unix socket: the seccomp listener goes to the supervisor
-  int supervisor_fds[4] = {-1, -1, -1, -1};  // the supervisor's ends: PID 1 closes its copies
+// Everything the child needs, as C strings owned by this struct.
+struct prepared_launch {
+  const linux_plan_payload* payload = nullptr;
+  std::string uid_map;  // "U U 1\n"
+  std::string gid_map;
+  bool uts_namespace = true;
+  // Mount op paths with the staging prefixes, index-aligned with payload->mounts.ops.
+  std::vector<std::string> op_source;  // "/oldroot" + path
+  std::vector<std::string> op_target;  // "/newroot" + path
+  std::string working_directory;
+  std::vector<std::string> argv_storage, env_storage;
+  std::vector<char*> argv, envp;  // null-terminated
+  int sync_read_fd = -1;          // EOF without a byte = supervisor gone: exit
+  int status_write_fd = -1;       // init_message stream to the supervisor
+  int notify_send_fd = -1;        // unix socket: the seccomp listener goes to the supervisor
 };
 
 // Runs as PID 1 of the new namespaces. Never returns.
-[[noreturn]] void run_sandbox_init(const sandbox_start& start) noexcept;
+[[noreturn]] void run_sandbox_init(const prepared_launch& launch) noexcept;
 
 }  // namespace cordon::linux_impl

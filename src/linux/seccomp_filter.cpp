@@ -64,19 +64,15 @@ std::string syscall_name(int syscall_nr) {
 }
 
 int install_seccomp_program(const seccomp_program& program, int* listener_fd) noexcept {
-  return install_seccomp_filter(program.bpf.data(), program.bpf.size(), program.notify, listener_fd);
-}
-
-int install_seccomp_filter(const sock_filter* bpf, std::size_t length, bool notify, int* listener_fd) noexcept {
   if (listener_fd != nullptr) *listener_fd = -1;
-  if (length == 0 || length > BPF_MAXINSNS) return EINVAL;
+  if (program.bpf.empty() || program.bpf.size() > BPF_MAXINSNS) return EINVAL;
   // seccomp(2) does not modify the program; sock_fprog just lacks const.
   sock_fprog prog{};
-  prog.len = static_cast<unsigned short>(length);
-  prog.filter = const_cast<sock_filter*>(bpf);
+  prog.len = static_cast<unsigned short>(program.bpf.size());
+  prog.filter = const_cast<sock_filter*>(program.bpf.data());
   // Flags 0: this thread only (the launcher's child is single-threaded), no
   // TSYNC; the raw syscall keeps any library (and any allocation) out of the child.
-  if (notify) {
+  if (program.notify) {
     long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     if (fd < 0) return errno;
     if (listener_fd != nullptr) *listener_fd = static_cast<int>(fd);

@@ -10,7 +10,6 @@
 
 #include <linux/filter.h>
 
-#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -60,9 +59,5 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options);
 // `*listener_fd` (close-on-exec); otherwise it is set to -1.
 // Allocation-free; returns 0 or an errno value. Irreversible.
 int install_seccomp_program(const seccomp_program& program, int* listener_fd) noexcept;
-
-// The same for a program laid out by the caller (PID 1 reads it from its
-// launch image, launch_image.h).
-int install_seccomp_filter(const sock_filter* bpf, std::size_t length, bool notify, int* listener_fd) noexcept;
 
 }  // namespace cordon::linux_impl
