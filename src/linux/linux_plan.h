@@ -18,6 +18,10 @@ namespace cordon::linux_impl {
 
 inline constexpr std::uint32_t linux_plan_format_version = 1;
 
+// Where the command finds the broker in filtered mode (docs/network.md).
+inline constexpr std::uint16_t broker_port = 3128;
+inline constexpr const char* broker_socket_path = "/dev/cordon-proxy.sock";
+
 struct rlimit_setting {
   int resource = 0;      // RLIMIT_*
   rlim_t value = 0;
@@ -29,7 +33,11 @@ struct linux_plan_payload final : plan_payload {
   landlock_ruleset_plan landlock;
   seccomp_program seccomp;
   bool new_network_namespace = true;  // network denied: no interface but loopback
-  bool loopback_up = false;           // allow_local_binding
+  bool loopback_up = false;           // allow_local_binding, or the broker's listener
+  // Filtered network: PID 1 opens the broker's listeners inside the sandbox
+  // (TCP on 127.0.0.1:broker_port, and a unix socket at broker_socket_path)
+  // and hands them to the supervisor, whose broker serves them.
+  bool network_broker = false;
   std::string workspace;              // resolved; default working directory
   std::vector<rlimit_setting> rlimits;
   // Tree-wide limits: where the run's cgroup goes and which limits it holds

@@ -11,12 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <optional>
 
+#include "broker/broker.h"
 #include "linux/cgroups.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
@@ -91,12 +94,29 @@ std::vector<std::string> build_environment(const sandbox_policy& policy,
                   std::find(env.allow.begin(), env.allow.end(), name) != env.allow.end();
     if (wanted && !present(name)) out.push_back(entry);
   }
-  for (const auto& entry : env.set) {
-    const std::string& name = entry.first;  // clang 14 cannot capture structured bindings
+  auto set = [&](const std::string& name, const std::string& value) {
     auto it = std::find_if(out.begin(), out.end(), [&](const std::string& e) { return name_of(e) == name; });
     if (it != out.end()) out.erase(it);
-    out.push_back(name + "=" + entry.second);
+    out.push_back(name + "=" + value);
+  };
+  // Filtered network: the broker is the only way out, and these point every
+  // proxy-aware tool at it. They override inherited values (a host proxy is
+  // unreachable inside); an explicit environment.set still wins. NO_PROXY
+  // is empty so no destination is sent around the broker.
+  if (policy.network.mode == network_mode::filtered) {
+    const std::string http = "http://127.0.0.1:" + std::to_string(broker_port);
+    const std::string socks = "socks5h://127.0.0.1:" + std::to_string(broker_port);
+    for (const auto& [name, value] : {std::pair<std::string, std::string>{"HTTP_PROXY", http},
+                                      {"HTTPS_PROXY", http},
+                                      {"ALL_PROXY", socks},
+                                      {"NO_PROXY", ""}}) {
+      std::string lower = name;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      set(name, value);
+      set(lower, value);
+    }
   }
+  for (const auto& entry : env.set) set(entry.first, entry.second);
   return out;
 }
 
@@ -175,6 +195,23 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   launch.notify_send_fd = notify_pair[1];
   violation_log violations;
 
+  // Filtered network: PID 1 sends the broker's two listeners through this
+  // pair; the broker runs on its own thread here until the tree is gone.
+  int broker_pair[2] = {-1, -1};
+  if (payload.network_broker && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, broker_pair) != 0) {
+    int err = errno;
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    ::close(sync_pipe[0]);
+    ::close(status_pipe[1]);
+    if (notify_pair[1] >= 0) ::close(notify_pair[1]);
+    finish_cgroup();
+    return make_error(error_code::launch_failed, "socketpair for the network broker", {}, err);
+  }
+  fd_guard broker_receive{broker_pair[0]};
+  launch.broker_send_fd = broker_pair[1];
+  std::unique_ptr<broker::network_broker> network;
+  std::optional<error> broker_failure;
+
   std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                         CLONE_NEWCGROUP | CLONE_PIDFD;
   if (payload.new_network_namespace) flags |= CLONE_NEWNET;
@@ -189,6 +226,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   int clone_errno = errno;
   ::close(sync_pipe[0]);
   ::close(status_pipe[1]);
+  if (broker_pair[1] >= 0) ::close(broker_pair[1]);
   if (pid < 0) {
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     if (notify_pair[1] >= 0) ::close(notify_pair[1]);
@@ -232,13 +270,36 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     }
     // The tree's CPU time is read from the cgroup's counter every 50 ms.
     if (cpu_limit_ns != 0 && !killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
-    pollfd fds[5] = {{pidfd, POLLIN, 0},
+    pollfd fds[6] = {{pidfd, POLLIN, 0},
                      {status_read.fd, POLLIN, 0},
                      {signals.fd, POLLIN, 0},
                      {notify_receive.fd, POLLIN, 0},
-                     {listener.fd, POLLIN, 0}};
-    int ready = ::poll(fds, 5, timeout_ms);
+                     {listener.fd, POLLIN, 0},
+                     {broker_receive.fd, POLLIN, 0}};
+    int ready = ::poll(fds, 6, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
+    if (fds[5].revents & (POLLIN | POLLHUP)) {
+      int listeners[2] = {-1, -1};
+      std::size_t received = receive_descriptors(broker_receive.fd, listeners, 2);
+      ::close(broker_receive.fd);
+      broker_receive.fd = -1;
+      if (received == 2) {
+        broker::broker_options options;
+        options.policy = plan.policy().network;
+        options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path};
+        auto started_broker = broker::network_broker::start(std::move(options), {listeners[0], listeners[1]});
+        if (started_broker) {
+          network = std::move(*started_broker);
+        } else if (!killed) {
+          // Fail closed: without its broker the run is not what the plan says.
+          broker_failure = std::move(started_broker).error_value();
+          ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+          killed = true;
+        }
+      } else {
+        for (std::size_t i = 0; i < received; ++i) ::close(listeners[i]);
+      }
+    }
     if (fds[3].revents & (POLLIN | POLLHUP)) {
       listener.fd = receive_descriptor(notify_receive.fd);
       ::close(notify_receive.fd);
@@ -294,6 +355,12 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   }
   outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
   outcome.violations = violations.entries();
+  if (network) {
+    // The namespace is empty: no client is left, so whatever is still open
+    // ends now, and the evidence is complete.
+    network->stop();
+    outcome.network = network->evidence();
+  }
   if (status_read.fd >= 0) {
     init_message incoming;
     if (::read(status_read.fd, &incoming, sizeof incoming) == static_cast<ssize_t>(sizeof incoming)) {
@@ -315,6 +382,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     finish_cgroup();
   }
 
+  if (broker_failure) return std::move(*broker_failure);
   if (have_message && message.kind == init_message_kind::setup_failed) return setup_error(message, launch);
   if (have_message && message.kind == init_message_kind::exec_failed) {
     std::string what = "'" + request.argv[0] + "'";

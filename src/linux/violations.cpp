@@ -1,5 +1,7 @@
 #include "linux/violations.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <seccomp.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -25,6 +27,49 @@ std::string describe_call(const seccomp_notif& request) {
     }
   }
   return name;
+}
+
+// A connect(2) notification (seccomp_program::connect_notified). The
+// destination is read from the caller's memory; the answer is a decision for
+// the report only, since the namespace and Landlock enforce regardless, so a
+// caller that rewrites its sockaddr after we read it gains nothing.
+struct connect_verdict {
+  bool refuse = false;
+  std::string target;  // "203.0.113.7:443", "[2001:db8::1]:443"
+};
+
+connect_verdict judge_connect(const seccomp_notif& request, const seccomp_program& program) {
+  sockaddr_storage address{};
+  auto length = static_cast<std::size_t>(request.data.args[2]);
+  if (length > sizeof address) length = sizeof address;
+  iovec local{&address, length};
+  iovec remote{reinterpret_cast<void*>(request.data.args[1]), length};
+  if (length < sizeof(sa_family_t) ||
+      ::process_vm_readv(static_cast<pid_t>(request.pid), &local, 1, &remote, 1, 0) !=
+          static_cast<ssize_t>(length)) {
+    return {};  // unreadable: the kernel will judge the call (and fail it, EFAULT)
+  }
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET && length >= sizeof(sockaddr_in)) {
+    sockaddr_in in{};
+    std::memcpy(&in, &address, sizeof in);
+    const int port = ntohs(in.sin_port);
+    const bool loopback = (ntohl(in.sin_addr.s_addr) >> 24) == 127;
+    if (loopback && (port == program.broker_port || program.allow_loopback_connect)) return {};
+    ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
+    return {true, std::string(text) + ":" + std::to_string(port)};
+  }
+  if (address.ss_family == AF_INET6 && length >= sizeof(sockaddr_in6)) {
+    sockaddr_in6 in6{};
+    std::memcpy(&in6, &address, sizeof in6);
+    const int port = ntohs(in6.sin6_port);
+    const bool loopback = IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr) ||
+                          (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr) && in6.sin6_addr.s6_addr[12] == 127);
+    if (loopback && (port == program.broker_port || program.allow_loopback_connect)) return {};
+    ::inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
+    return {true, "[" + std::string(text) + "]:" + std::to_string(port)};
+  }
+  return {};  // AF_UNIX and the rest: not a network destination
 }
 
 }  // namespace
@@ -55,7 +100,22 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
   if (seccomp_notify_alloc(&request, &response) != 0) return false;
   bool alive = true;
   int rc = seccomp_notify_receive(listener_fd, request);
-  if (rc == 0) {
+  if (rc == 0 && program.connect_notified && request->data.nr == SCMP_SYS(connect)) {
+    connect_verdict verdict = judge_connect(*request, program);
+    response->id = request->id;
+    response->val = 0;
+    // The sockaddr was read from a process that may have died and had its
+    // pid reused: the read counts only if the notification is still valid.
+    if (verdict.refuse && seccomp_notify_id_valid(listener_fd, request->id) == 0) {
+      log.record("network_connect", verdict.target);
+      response->error = -EACCES;
+      response->flags = 0;
+    } else {
+      response->error = 0;
+      response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    }
+    seccomp_notify_respond(listener_fd, response);
+  } else if (rc == 0) {
     const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
     log.record(network ? "network_socket" : "seccomp", describe_call(*request));
     response->id = request->id;
@@ -72,23 +132,37 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
 }
 
 int receive_descriptor(int socket_fd) {
+  int fd = -1;
+  return receive_descriptors(socket_fd, &fd, 1) == 1 ? fd : -1;
+}
+
+std::size_t receive_descriptors(int socket_fd, int* fds, std::size_t max) {
+  constexpr std::size_t kMost = 4;
+  if (max > kMost) max = kMost;
   char byte = 0;
   iovec io{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMost)] = {};
   msghdr message{};
   message.msg_iov = &io;
   message.msg_iovlen = 1;
   message.msg_control = control;
   message.msg_controllen = sizeof control;
-  if (::recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC) <= 0) return -1;
+  if (::recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC) <= 0) return 0;
+  std::size_t count = 0;
   for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr; header = CMSG_NXTHDR(&message, header)) {
-    if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    std::size_t n = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < n; ++i) {
       int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(header), sizeof fd);
-      return fd;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof fd);
+      if (count < max) {
+        fds[count++] = fd;
+      } else {
+        ::close(fd);
+      }
     }
   }
-  return -1;
+  return count;
 }
 
 }  // namespace cordon::linux_impl
