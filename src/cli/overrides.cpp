@@ -2,11 +2,11 @@
 #include "cli/overrides.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 
 #include "cordon/validation.h"
+#include "core/rounding.h"
 
 namespace cordon::cli {
 namespace {
@@ -251,7 +251,7 @@ result<void> apply_overrides(sandbox_policy& policy, const policy_overrides& fla
   }
   if (flags.max_processes) proc.max_processes = *flags.max_processes;
   if (flags.cpu_seconds) proc.cpu_seconds = *flags.cpu_seconds;
-  if (flags.timeout_seconds) proc.timeout_ms = static_cast<std::uint64_t>(std::llround(*flags.timeout_seconds * 1000.0));
+  if (flags.timeout_seconds) proc.timeout_ms = detail::round_milliseconds(*flags.timeout_seconds * 1000.0);
 
   for (const auto& entry : flags.accept) {
     const auto eq = entry.find('=');

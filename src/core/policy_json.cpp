@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <climits>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <span>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_pointer.h"
+#include "core/rounding.h"
 #include "core/strict_json.h"
 
 namespace cordon {
@@ -277,10 +277,10 @@ void read_timeout(reader& r, const json& j, const std::string& at,
   const double s = j.get<double>();
   if (!(s >= 0.0)) {  // also catches NaN
     r.fail(at, "must be a positive number of seconds");
-  } else if (s * 1000.0 >= 9.0e18) {  // llround's range
+  } else if (s * 1000.0 >= 9.0e18) {  // the range of a millisecond count
     r.fail(at, "timeout is too large");
   } else {
-    out_ms = static_cast<std::uint64_t>(std::llround(s * 1000.0));
+    out_ms = detail::round_milliseconds(s * 1000.0);
   }
 }
 

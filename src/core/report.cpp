@@ -3,7 +3,6 @@
 #include "cordon/report.h"
 
 #include <fcntl.h>
-#include <sha2.h>  // libmd: small, no start-up cost (libcrypto's costs milliseconds per launch)
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cordon/policy_json.h"
+#include "core/sha256.h"
 
 namespace cordon {
 namespace {
@@ -89,14 +89,10 @@ const char* signal_name(int sig) {
 
 std::string policy_digest(const sandbox_policy& policy) {
   std::string text = sandbox_policy_to_json(policy);
-  std::uint8_t digest[SHA256_DIGEST_LENGTH];
-  SHA2_CTX context;
-  SHA256Init(&context);
-  SHA256Update(&context, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
-  SHA256Final(digest, &context);
+  const auto digest = detail::sha256(text);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "sha256:";
-  for (std::size_t i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
+  for (std::size_t i = 0; i < digest.size(); ++i) {
     out += kHex[digest[i] >> 4];
     out += kHex[digest[i] & 0xf];
   }

@@ -188,7 +188,7 @@ class linux_backend final : public sandbox_backend {
         normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
     seccomp.allow_inet_sockets = filtered;
     seccomp.notify_connect = filtered;
-    seccomp.broker_port = broker_port;
+    seccomp.broker_port = filtered ? broker_port : 0;
     seccomp.allow_loopback_connect = normalized.network.allow_local_binding;
     // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
     seccomp.deny_setuid_bits = facts.uid == 0;

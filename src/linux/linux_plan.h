@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cordon/plan.h"
+#include "linux/broker_endpoint.h"
 #include "linux/cgroups.h"
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
@@ -18,9 +19,6 @@ namespace cordon::linux_impl {
 
 inline constexpr std::uint32_t linux_plan_format_version = 1;
 
-// Where the command finds the broker in filtered mode (docs/network.md).
-inline constexpr std::uint16_t broker_port = 3128;
-inline constexpr const char* broker_socket_path = "/dev/cordon-proxy.sock";
 
 struct rlimit_setting {
   int resource = 0;      // RLIMIT_*

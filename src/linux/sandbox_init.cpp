@@ -74,16 +74,22 @@ bool make_parents(const char* path) noexcept {
   return true;
 }
 
-// Makes sure a mount point exists: a directory, or an empty file.
-bool ensure_mount_point(const char* path, bool directory) noexcept {
-  struct stat st {};
-  if (::lstat(path, &st) == 0) return true;
-  if (!make_parents(path)) return false;
-  if (directory) return ::mkdir(path, 0755) == 0 || errno == EEXIST;
-  int fd = ::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+bool create_mount_point(const char* path, bool directory) noexcept {
+  if (directory) return ::mkdir(path, 0755) == 0;
+  int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return false;
   ::close(fd);
   return true;
+}
+
+// Makes sure a mount point exists: a directory, or an empty file. Creating it
+// first is one system call in the common cases (a fresh tmpfs whose parent
+// exists; an existing path, where EEXIST wins over EROFS on the read-only
+// host root); only a missing parent costs the walk.
+bool ensure_mount_point(const char* path, bool directory) noexcept {
+  if (create_mount_point(path, directory) || errno == EEXIST) return true;
+  if (errno != ENOENT || !make_parents(path)) return false;
+  return create_mount_point(path, directory) || errno == EEXIST;
 }
 
 bool set_mount_attributes(const char* path, std::uint64_t attributes, bool recursive) noexcept {

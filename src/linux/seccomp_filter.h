@@ -1,8 +1,9 @@
-// seccomp_filter.h — the baseline seccomp filter, built with libseccomp in the
-// parent at compile time and installed in the sandbox just before exec.
+// seccomp_filter.h — the baseline seccomp filter: built with libseccomp when
+// cordon itself is built (src/linux/gen/, seccomp_programs.h), picked for the
+// plan at compile time and installed in the sandbox just before exec.
 //
-// Compile in the parent, apply in the child: building the BPF program once
-// keeps launch fast and lets tests inspect the exact program a plan applies.
+// Prebuilt, picked in the parent, applied in the child: a launch runs no
+// libseccomp, and tests can inspect the exact program a plan applies.
 // Every blocked syscall and argument is listed in docs/seccomp.md with its
 // errno.
 #pragma once
@@ -65,9 +66,10 @@ int errno_for_notification(const seccomp_program& program, int syscall_nr) noexc
 // The syscall's name on this architecture, or "syscall <nr>".
 std::string syscall_name(int syscall_nr);
 
-// Builds the filter. Default action allow; blocked syscalls fail with the
-// errno docs/seccomp.md gives; syscalls of other ABIs (i386, x32) kill the
-// process. Errors: error_code::launch_failed when libseccomp fails.
+// The filter for these options. Default action allow; blocked syscalls fail
+// with the errno docs/seccomp.md gives; syscalls of other ABIs (i386, x32)
+// kill the process. Errors: error_code::launch_failed when the running kernel
+// lacks an action the program uses (KILL_PROCESS, ERRNO, USER_NOTIF).
 result<seccomp_program> build_seccomp_program(const seccomp_options& options);
 
 // Installs the program on the calling thread with

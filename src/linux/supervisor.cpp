@@ -21,6 +21,7 @@
 
 #include "broker/broker.h"
 #include "linux/cgroups.h"
+#include "linux/memory_trim.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
 
@@ -30,6 +31,9 @@ namespace {
 using steady = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kGraceAfterSignal{2000};
 constexpr int kCpuPollMs = 50;
+// A run still going after this long gets the supervisor's start-up memory
+// back (memory_trim.h); shorter runs end before it would pay off.
+constexpr std::chrono::milliseconds kTrimAfter{50};
 
 struct fd_guard {
   int fd = -1;
@@ -255,6 +259,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
   }
   std::optional<steady::time_point> kill_at;
+  std::optional<steady::time_point> trim_at = started + kTrimAfter;
   init_message message;
   bool have_message = false;
   bool killed = false;
@@ -262,7 +267,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   while (true) {
     int timeout_ms = -1;
     auto now = steady::now();
-    for (auto limit : {deadline, kill_at}) {
+    for (auto limit : {deadline, kill_at, trim_at}) {
       if (!limit || killed) continue;
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*limit - now).count();
       int bounded = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
@@ -334,6 +339,10 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       }
     }
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
+    if (trim_at && steady::now() >= *trim_at) {
+      release_idle_memory();
+      trim_at.reset();
+    }
     if (cpu_limit_ns != 0 && !killed) {
       auto used = cgroup->cpu_usage_ns();
       if (used && *used >= cpu_limit_ns) {

@@ -1,13 +1,16 @@
 #include "linux/violations.h"
 
 #include <arpa/inet.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
-#include <seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -27,6 +30,23 @@ std::string describe_call(const seccomp_notif& request) {
     }
   }
   return name;
+}
+
+// The kernel's notification structures may be larger than this header's
+// (seccomp_unotify(2)): buffers are sized by SECCOMP_GET_NOTIF_SIZES.
+struct notif_sizes {
+  std::size_t request = sizeof(seccomp_notif);
+  std::size_t response = sizeof(seccomp_notif_resp);
+};
+
+notif_sizes kernel_notif_sizes() {
+  seccomp_notif_sizes sizes{};
+  notif_sizes out;
+  if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0U, &sizes) == 0) {
+    out.request = std::max<std::size_t>(out.request, sizes.seccomp_notif);
+    out.response = std::max<std::size_t>(out.response, sizes.seccomp_notif_resp);
+  }
+  return out;
 }
 
 // A connect(2) notification (seccomp_program::connect_notified). The
@@ -95,18 +115,24 @@ std::vector<violation> violation_log::entries() const {
 }
 
 bool answer_notification(int listener_fd, const seccomp_program& program, violation_log& log) {
-  seccomp_notif* request = nullptr;
-  seccomp_notif_resp* response = nullptr;
-  if (seccomp_notify_alloc(&request, &response) != 0) return false;
-  bool alive = true;
-  int rc = seccomp_notify_receive(listener_fd, request);
-  if (rc == 0 && program.connect_notified && request->data.nr == SCMP_SYS(connect)) {
-    connect_verdict verdict = judge_connect(*request, program);
-    response->id = request->id;
-    response->val = 0;
+  static const notif_sizes sizes = kernel_notif_sizes();
+  // Zeroed and 8-byte aligned, as SECCOMP_IOCTL_NOTIF_RECV requires.
+  std::vector<std::uint64_t> request_buffer((sizes.request + 7) / 8, 0);
+  std::vector<std::uint64_t> response_buffer((sizes.response + 7) / 8, 0);
+  auto* request = reinterpret_cast<seccomp_notif*>(request_buffer.data());
+  auto* response = reinterpret_cast<seccomp_notif_resp*>(response_buffer.data());
+  if (::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_RECV, request) != 0) {
+    // EINTR; ENOENT: the caller died (or was interrupted) before we read it.
+    return errno == EINTR || errno == ENOENT;
+  }
+  response->id = request->id;
+  response->val = 0;
+  if (program.connect_notified && request->data.nr == SYS_connect) {
+    const connect_verdict verdict = judge_connect(*request, program);
     // The sockaddr was read from a process that may have died and had its
     // pid reused: the read counts only if the notification is still valid.
-    if (verdict.refuse && seccomp_notify_id_valid(listener_fd, request->id) == 0) {
+    std::uint64_t id = request->id;
+    if (verdict.refuse && ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0) {
       log.record("network_connect", verdict.target);
       response->error = -EACCES;
       response->flags = 0;
@@ -114,21 +140,15 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
       response->error = 0;
       response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     }
-    seccomp_notify_respond(listener_fd, response);
-  } else if (rc == 0) {
+  } else {
     const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
     log.record(network ? "network_socket" : "seccomp", describe_call(*request));
-    response->id = request->id;
-    response->val = 0;
     response->error = -errno_for_notification(program, request->data.nr);
     response->flags = 0;
-    // ENOENT: the caller died (or was interrupted) meanwhile; nothing to answer.
-    seccomp_notify_respond(listener_fd, response);
-  } else if (rc != -EINTR && rc != -ENOENT) {
-    alive = false;
   }
-  seccomp_notify_free(request, response);
-  return alive;
+  // ENOENT: the caller died (or was interrupted) meanwhile; nothing to answer.
+  ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, response);
+  return true;
 }
 
 int receive_descriptor(int socket_fd) {

@@ -55,5 +55,23 @@ TEST(Violations, AHostileLoopCannotGrowTheReportWithoutBound) {
   EXPECT_LT(r.report.dump().size(), 64u * 1024);
 }
 
+// A run that lasts a while has the supervisor give back its start-up memory
+// (memory_trim.h) before the blocked call arrives; it still answers it.
+TEST(Violations, AnsweredAfterTheSupervisorReleasedItsStartupMemory) {
+  temp_dir ws;
+  auto r = run_cordon({}, {"python3", "-c",
+                           "import ctypes, errno, time\n"
+                           "time.sleep(0.3)\n"
+                           "libc = ctypes.CDLL(None, use_errno=True)\n"
+                           "print('unshare', libc.unshare(0x10000000), errno.errorcode[ctypes.get_errno()])\n"},
+                      ws.path());
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "unshare -1 EPERM\n");
+  nlohmann::json expected = {{"kind", "seccomp"}, {"target", "unshare"}, {"count", 1}};
+  bool seen = false;
+  for (const auto& v : r.report["violations"]) seen = seen || v == expected;
+  EXPECT_TRUE(seen) << r.report["violations"].dump();
+}
+
 }  // namespace
 }  // namespace cordon::test

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -13,6 +14,7 @@
 
 #include "cordon/policy_json.h"
 #include "cordon/profiles.h"
+#include "core/rounding.h"
 
 namespace cordon {
 namespace {
@@ -390,6 +392,23 @@ TEST(PolicySchema, MatchesTheReader) {
     schema_controls.insert(c.get<std::string>());
   }
   EXPECT_EQ(schema_controls, controls);
+}
+
+// Timeouts are rounded without libm (core/rounding.h): the same result as
+// std::llround on every value a policy can hold.
+TEST(PolicyJson, MillisecondRoundingMatchesLlround) {
+  std::mt19937_64 random(7);
+  std::vector<double> values = {0.5, 1.5, 2.5, 0.49999999999999994, 1e-9, 999.5, 4503599627370495.5,
+                                4503599627370496.0, 9007199254740993.0, 8.99e18};
+  for (int i = 0; i < 100000; ++i) {
+    values.push_back(std::ldexp(static_cast<double>(random() >> 11), static_cast<int>(random() % 80) - 60));
+  }
+  for (double v : values) {
+    if (v >= 9.0e18) continue;
+    EXPECT_EQ(detail::round_milliseconds(v), static_cast<std::uint64_t>(std::llround(v))) << v;
+  }
+  EXPECT_EQ(detail::round_milliseconds(-1.0), 0U);
+  EXPECT_EQ(detail::round_milliseconds(std::nan("")), 0U);
 }
 
 }  // namespace

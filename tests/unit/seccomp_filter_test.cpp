@@ -7,12 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include "linux/gen/seccomp_rules.h"
+#include "linux/seccomp_programs.h"
+
 #include "child_process.h"
 
 #include <fcntl.h>
 #include <linux/bpf.h>
-#include <seccomp.h>
+#include <linux/audit.h>
 #include <linux/io_uring.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -428,15 +432,141 @@ TEST(SeccompFilter, InetSocketsAllowedWhenNotDenied) {
   EXPECT_EQ(WEXITSTATUS(outcome.status), 0);
 }
 
+// The programs a launch uses are prebuilt (seccomp_programs.h); they must be
+// exactly what libseccomp builds from the rules, for every option combination.
+TEST(SeccompFilter, PrebuiltProgramsMatchLibseccomp) {
+  for (unsigned index = 0; index < seccomp_variant_count; ++index) {
+    const seccomp_options options = seccomp_options_for_variant(index);
+    EXPECT_EQ(seccomp_variant_index(options), index);
+    auto prebuilt = build_seccomp_program(options);
+    auto built = build_seccomp_program_with_libseccomp(options);
+    ASSERT_TRUE(prebuilt.has_value()) << prebuilt.error_value().describe();
+    ASSERT_TRUE(built.has_value()) << built.error_value().describe();
+    ASSERT_EQ(prebuilt->bpf.size(), built->bpf.size()) << "variant " << index;
+    for (std::size_t i = 0; i < built->bpf.size(); ++i) {
+      const sock_filter& a = prebuilt->bpf[i];
+      const sock_filter& b = built->bpf[i];
+      EXPECT_TRUE(a.code == b.code && a.jt == b.jt && a.jf == b.jf && a.k == b.k)
+          << "variant " << index << ", instruction " << i;
+    }
+    EXPECT_EQ(prebuilt->blocked, built->blocked) << "variant " << index;
+    EXPECT_EQ(prebuilt->errno_by_syscall, built->errno_by_syscall) << "variant " << index;
+    EXPECT_EQ(prebuilt->notify, options.notify);
+  }
+}
+
+// A classic-BPF interpreter for the instructions libseccomp emits, run on
+// struct seccomp_data. Any other instruction fails the test (extend it then).
+struct bpf_verdict {
+  bool ok = true;
+  std::uint32_t action = 0;
+};
+
+bpf_verdict run_bpf(const std::vector<sock_filter>& program, const seccomp_data& data) {
+  std::uint32_t a = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&data);
+  for (std::size_t pc = 0; pc < program.size(); ++pc) {
+    const sock_filter& insn = program[pc];
+    switch (insn.code) {
+      case BPF_LD | BPF_W | BPF_ABS:
+        if (insn.k + 4 > sizeof data || insn.k % 4 != 0) return {false, 0};
+        std::memcpy(&a, bytes + insn.k, 4);
+        break;
+      case BPF_ALU | BPF_AND | BPF_K: a &= insn.k; break;
+      case BPF_JMP | BPF_JA: pc += insn.k; break;
+      case BPF_JMP | BPF_JEQ | BPF_K: pc += (a == insn.k) ? insn.jt : insn.jf; break;
+      case BPF_JMP | BPF_JGT | BPF_K: pc += (a > insn.k) ? insn.jt : insn.jf; break;
+      case BPF_JMP | BPF_JGE | BPF_K: pc += (a >= insn.k) ? insn.jt : insn.jf; break;
+      case BPF_JMP | BPF_JSET | BPF_K: pc += (a & insn.k) ? insn.jt : insn.jf; break;
+      case BPF_RET | BPF_K: return {true, insn.k};
+      default: return {false, 0};
+    }
+  }
+  return {false, 0};  // fell off the end
+}
+
+// The prebuilt programs use libseccomp's binary-tree layout; they must decide
+// every call exactly as the default linear layout does: every syscall number
+// (and the x32 and out-of-range ones) of every architecture value, with
+// argument values that the rules look at and random ones.
+TEST(SeccompFilter, BinaryTreeDecidesLikeLinearList) {
+  std::vector<std::uint64_t> interesting = {0, 1, 2, 3, AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, S_ISUID, S_ISGID,
+                                            S_ISUID | S_ISGID | 0755, 0755, O_CREAT, O_CREAT | O_RDWR, 020000000,
+                                            0x1000, TIOCSTI, TIOCLINUX, 0xffffffffULL, 0xffffffff00000000ULL,
+                                            0x100000000ULL | TIOCSTI, 0x100000000ULL | AF_UNIX, 0x0040000,
+                                            CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_VM | CLONE_FS, 0x80};
+  for (unsigned i = 0; i < 32; ++i) interesting.push_back(std::uint64_t{1} << i);
+  std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  auto next = [&] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  std::vector<std::uint32_t> numbers;
+  for (std::uint32_t nr = 0; nr < 1024; ++nr) numbers.push_back(nr);
+  for (std::uint32_t nr : {0x3fffffffU, 0x40000000U, 0x40000001U, 0x40000000U | SYS_ptrace, 0x40000000U | SYS_mount,
+                           0x7fffffffU, 0x80000000U, 0xfffffffeU, 0xffffffffU}) {
+    numbers.push_back(nr);
+  }
+  for (unsigned index = 0; index < seccomp_variant_count; ++index) {
+    const seccomp_options options = seccomp_options_for_variant(index);
+    auto tree = build_seccomp_program_with_libseccomp(options, seccomp_layout::binary_tree);
+    auto linear = build_seccomp_program_with_libseccomp(options, seccomp_layout::linear);
+    ASSERT_TRUE(tree.has_value() && linear.has_value());
+    std::size_t checked = 0, mismatches = 0;
+    for (std::uint32_t arch : {static_cast<std::uint32_t>(AUDIT_ARCH_X86_64), static_cast<std::uint32_t>(AUDIT_ARCH_I386),
+                               static_cast<std::uint32_t>(AUDIT_ARCH_AARCH64), 0U}) {
+      for (std::uint32_t nr : numbers) {
+        for (int sample = 0; sample < 48; ++sample) {
+          seccomp_data data{};
+          data.nr = static_cast<int>(nr);
+          data.arch = arch;
+          for (auto& arg : data.args) {
+            arg = sample == 0 ? 0 : (next() % 3 == 0 ? next() : interesting[next() % interesting.size()]);
+          }
+          bpf_verdict t = run_bpf(tree->bpf, data);
+          bpf_verdict l = run_bpf(linear->bpf, data);
+          ASSERT_TRUE(t.ok && l.ok) << "variant " << index << ": an instruction the interpreter does not know";
+          ++checked;
+          if (t.action != l.action && ++mismatches <= 5) {
+            ADD_FAILURE() << "variant " << index << ", arch " << std::hex << arch << ", nr " << nr << ": tree "
+                          << t.action << ", linear " << l.action;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(mismatches, 0U) << "of " << checked << " calls";
+  }
+}
+
+TEST(SeccompFilter, SyscallNamesMatchLibseccomp) {
+  for (int nr = 0; nr < 1024; ++nr) {
+    const std::string name = libseccomp_syscall_name(nr);
+    EXPECT_EQ(syscall_name(nr), name.empty() ? "syscall " + std::to_string(nr) : name) << nr;
+  }
+  EXPECT_EQ(syscall_name(-1), "syscall -1");
+  EXPECT_EQ(syscall_name(SYS_ptrace), "ptrace");
+}
+
 }  // namespace
 TEST(SeccompFilter, FilteredNetworkAllowsInetFamiliesOnly) {
   seccomp_options options;
   options.deny_non_unix_sockets = true;
-  options.allow_inet_sockets = true;
+  options.allow_inet_sockets = options.notify_connect = true;
+  options.broker_port = 3128;
   auto program = build_seccomp_program(options);
   ASSERT_TRUE(program.has_value()) << program.error_value().describe();
   EXPECT_TRUE(has_line(program->blocked, "socket(families other than AF_UNIX, AF_INET, AF_INET6): EAFNOSUPPORT"));
   EXPECT_FALSE(program->connect_notified);  // needs notify
+
+  // The filtered-network rules come only together, with the broker's port.
+  seccomp_options half = options;
+  half.notify_connect = false;
+  EXPECT_FALSE(build_seccomp_program(half).has_value());
+  half = options;
+  half.broker_port = 8080;
+  EXPECT_FALSE(build_seccomp_program(half).has_value());
 
   const child_outcome outcome = run_in_child([&](child_report& r) {
     if (!installed_ok(r, *program)) return;
@@ -468,15 +598,14 @@ TEST(SeccompFilter, FilteredNetworkAllowsInetFamiliesOnly) {
 
 TEST(SeccompFilter, FilteredNetworkNotifiesConnect) {
   seccomp_options options;
-  options.allow_inet_sockets = true;
+  options.allow_inet_sockets = options.notify_connect = true;
   options.notify = true;
-  options.notify_connect = true;
   options.broker_port = 3128;
   auto program = build_seccomp_program(options);
   ASSERT_TRUE(program.has_value()) << program.error_value().describe();
   EXPECT_TRUE(program->connect_notified);
   EXPECT_EQ(program->broker_port, 3128);
-  EXPECT_EQ(errno_for_notification(*program, SCMP_SYS(connect)), EACCES);
+  EXPECT_EQ(errno_for_notification(*program, SYS_connect), EACCES);
   EXPECT_TRUE(has_line(program->blocked,
                        "connect(AF_INET/AF_INET6 other than the broker's 127.0.0.1:3128): EACCES, recorded by the "
                        "supervisor"));
