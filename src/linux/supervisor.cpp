@@ -339,6 +339,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       }
     }
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
+    // Not beside a running broker: its thread uses that code and heap all along.
+    if (network) trim_at.reset();
     if (trim_at && steady::now() >= *trim_at) {
       release_idle_memory();
       trim_at.reset();
