@@ -66,39 +66,44 @@ name_decision decide_name(const network_policy& policy, std::string_view host, i
   return d;
 }
 
+bool opened_by_ip_rule(const network_policy& policy, const std::string& literal, int port) {
+  auto decided = match_host_rules(policy, literal, port);
+  if (!decided || decided->action != rule_action::allow || !decided->rule) return false;
+  auto pattern = normalize_destination_host(policy.rules.at(*decided->rule).host);
+  return pattern && *pattern == literal;
+}
+
 address_choice choose_addresses(const network_policy& policy, std::string_view named, int port,
-                                const std::vector<std::string>& addresses) {
+                                const std::vector<std::string>& addresses,
+                                const std::vector<std::string>& own_addresses) {
   address_choice choice;
   std::string first_refused;
+  bool refused_own = false;
   for (const auto& address : addresses) {
     auto normalized = normalize_destination_host(address);
     if (!normalized || !is_ip_literal(*normalized)) continue;  // a resolver returning junk, or a zone
     const std::string& literal = *normalized;
     if (std::find(choice.usable.begin(), choice.usable.end(), literal) != choice.usable.end()) continue;
-    bool usable = !is_non_public_address(literal);
-    if (!usable) {
-      // Only an allow rule written for this very address opens it: a name or
-      // `*` never does, so neither DNS nor a broad rule reaches the host's
-      // own or its network's services.
-      auto decided = match_host_rules(policy, literal, port);
-      if (decided && decided->action == rule_action::allow && decided->rule) {
-        auto pattern = normalize_destination_host(policy.rules.at(*decided->rule).host);
-        usable = pattern && *pattern == literal;
-      }
-    }
+    // Only an allow rule written for this very address opens a non-public
+    // one or one of the host's own: a name or `*` never does, so neither DNS
+    // nor a broad rule reaches the host's (or its network's) services.
+    const bool non_public = is_non_public_address(literal);
+    const bool own = std::find(own_addresses.begin(), own_addresses.end(), literal) != own_addresses.end();
+    const bool usable = (!own && !non_public) || opened_by_ip_rule(policy, literal, port);
     if (usable) {
       choice.usable.push_back(literal);
     } else if (first_refused.empty()) {
       first_refused = literal;
+      refused_own = !non_public;  // the reason names the more telling class
     }
   }
   if (!choice.usable.empty()) return choice;
   if (first_refused.empty()) {
     choice.reason = "no usable address for " + printable(named);
-  } else if (first_refused == named) {
-    choice.reason = "non-public address " + first_refused + "; only an IP rule can allow it";
   } else {
-    choice.reason = "resolves to non-public address " + first_refused + "; only an IP rule can allow it";
+    choice.reason = std::string(first_refused == named ? "" : "resolves to ") +
+                    (refused_own ? "this host's own address " : "non-public address ") + first_refused +
+                    "; only an IP rule can allow it";
   }
   return choice;
 }

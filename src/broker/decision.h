@@ -31,12 +31,17 @@ struct address_choice {
 };
 
 // Keeps the addresses of an allowed destination that may be dialed: every
-// public one, and a non-public one (is_non_public_address) only when
-// match_host_rules() on that address allows it by a rule whose pattern is
-// that very IP literal. `named` is the normalized destination (for the
-// reason); `addresses` what it resolved to, or the literal itself.
+// public one, and a non-public one (is_non_public_address, or one of
+// `own_addresses`: this host's interfaces) only when opened_by_ip_rule().
+// `named` is the normalized destination (for the reason); `addresses` what
+// it resolved to, or the literal itself.
 address_choice choose_addresses(const network_policy& policy, std::string_view named, int port,
-                                const std::vector<std::string>& addresses);
+                                const std::vector<std::string>& addresses,
+                                const std::vector<std::string>& own_addresses = {});
+
+// Does match_host_rules() allow `literal`:`port` by a rule whose pattern is
+// that very IP literal (not a name, not `*`)? `literal` is normalized.
+bool opened_by_ip_rule(const network_policy& policy, const std::string& literal, int port);
 
 // `text` with every byte outside printable ASCII written as \xHH, cut at
 // `max` characters: for evidence, which ends up in JSON and on terminals.

@@ -19,6 +19,7 @@
 
 #include "broker/core.h"
 #include "broker/decision.h"
+#include "broker/host_addresses.h"
 #include "broker/http_request.h"
 #include "broker/socks5.h"
 #include "broker/splice_pipe.h"
@@ -306,7 +307,10 @@ class session : public std::enable_shared_from_this<session> {
                     "cannot resolve " + record_.host + (problem.empty() ? "" : ": " + problem));
       return;
     }
-    auto choice = choose_addresses(core_.options.policy, record_.host, record_.port, addresses);
+    // The host's own addresses, read now (an address added during the run
+    // counts); not with a dial hook, whose tests dial local servers on purpose.
+    const auto own = core_.options.hooks.dial ? std::vector<std::string>{} : host_interface_addresses();
+    auto choice = choose_addresses(core_.options.policy, record_.host, record_.port, addresses, own);
     if (choice.usable.empty()) {
       refuse_by_rule(choice.reason);
       return;
@@ -389,6 +393,19 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void connected(const std::string& address) {
+    // Second check, on the connected socket: a connection to one of this
+    // host's own addresses has that same address as its source (the local
+    // route), whatever getifaddrs said a moment ago.
+    if (!core_.options.hooks.dial) {
+      std::error_code local_error, peer_error;
+      const auto local = upstream_.local_endpoint(local_error);
+      const auto peer = upstream_.remote_endpoint(peer_error);
+      if (!local_error && !peer_error && local.address() == peer.address() &&
+          !opened_by_ip_rule(core_.options.policy, address, record_.port)) {
+        refuse_by_rule("connects to this host's own address " + address + "; only an IP rule can allow it");
+        return;
+      }
+    }
     disarm();
     record_.address = address;
     outcome_ = outcome::allowed;

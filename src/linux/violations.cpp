@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -79,9 +80,10 @@ connect_verdict judge_connect(const seccomp_notif& request, const seccomp_progra
     ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
     return {true, std::string(text) + ":" + std::to_string(port)};
   }
-  if (address.ss_family == AF_INET6 && length >= sizeof(sockaddr_in6)) {
+  // The kernel takes an IPv6 address without its scope id (RFC 2133's 24 bytes).
+  if (address.ss_family == AF_INET6 && length >= offsetof(sockaddr_in6, sin6_scope_id)) {
     sockaddr_in6 in6{};
-    std::memcpy(&in6, &address, sizeof in6);
+    std::memcpy(&in6, &address, length < sizeof in6 ? length : sizeof in6);
     const int port = ntohs(in6.sin6_port);
     const bool loopback = IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr) ||
                           (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr) && in6.sin6_addr.s6_addr[12] == 127);

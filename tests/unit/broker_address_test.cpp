@@ -204,4 +204,24 @@ TEST(BrokerDecision, Printable) {
 }
 
 }  // namespace
+// The host's own interface addresses are the host, public or not: a service
+// listening on 0.0.0.0 answers on each of them.
+TEST(BrokerDecision, TheHostsOwnAddressesNeedAnIpRule) {
+  const std::vector<std::string> own = {"127.0.0.1", "203.0.113.2", "2001:db8::2"};
+  auto c = choose_addresses(filtered({rule("*", rule_action::allow)}), "203.0.113.2", 80, {"203.0.113.2"}, own);
+  EXPECT_TRUE(c.usable.empty());
+  EXPECT_EQ(c.reason, "this host's own address 203.0.113.2; only an IP rule can allow it");
+  c = choose_addresses(filtered({rule("**.example.com", rule_action::allow)}), "me.example.com", 443,
+                       {"2001:db8::2", "203.0.113.9"}, own);
+  EXPECT_EQ(c.usable, std::vector<std::string>{"203.0.113.9"});  // the other answer is still fine
+  c = choose_addresses(filtered({rule("**.example.com", rule_action::allow)}), "me.example.com", 443,
+                       {"2001:db8::2"}, own);
+  EXPECT_EQ(c.reason, "resolves to this host's own address 2001:db8::2; only an IP rule can allow it");
+  c = choose_addresses(filtered({rule("203.0.113.2", rule_action::allow, 80)}), "203.0.113.2", 80, {"203.0.113.2"},
+                       own);
+  EXPECT_EQ(c.usable, std::vector<std::string>{"203.0.113.2"});
+  EXPECT_TRUE(opened_by_ip_rule(filtered({rule("203.0.113.2", rule_action::allow, 80)}), "203.0.113.2", 80));
+  EXPECT_FALSE(opened_by_ip_rule(filtered({rule("*", rule_action::allow)}), "203.0.113.2", 80));
+}
+
 }  // namespace cordon::broker

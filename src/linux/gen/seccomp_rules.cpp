@@ -23,6 +23,8 @@
 #include <sched.h>      // CLONE_NEW*
 #include <sys/mman.h>   // memfd_create
 #include <sys/personality.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>  // TCP_FASTOPEN_CONNECT
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -406,6 +408,24 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
       return rc;
     }
     b.note("socketpair(non-AF_UNIX): EAFNOSUPPORT");
+  }
+  // Filtered network: TCP Fast Open connects inside sendto/sendmsg, where
+  // neither the connect(2) notification nor Landlock's connect rule looks.
+  // Nobody needs it to reach the broker, so it is refused.
+  if (options.allow_inet_sockets) {
+    const scmp_arg_cmp sendto_fastopen = arg_cmp(3, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    const scmp_arg_cmp sendmsg_fastopen = arg_cmp(2, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    const scmp_arg_cmp fastopen_connect[] = {arg_cmp(1, SCMP_CMP_EQ, IPPROTO_TCP),
+                                             arg_cmp(2, SCMP_CMP_EQ, TCP_FASTOPEN_CONNECT)};
+    if ((rc = b.block_if(SCMP_SYS(sendto), &sendto_fastopen, 1, EOPNOTSUPP)) != 0 ||
+        (rc = b.block_if(SCMP_SYS(sendmmsg), &sendto_fastopen, 1, EOPNOTSUPP)) != 0 ||
+        (rc = b.block_if(SCMP_SYS(sendmsg), &sendmsg_fastopen, 1, EOPNOTSUPP)) != 0 ||
+        (rc = b.block_if(SCMP_SYS(setsockopt), fastopen_connect, 2, ENOPROTOOPT)) != 0) {
+      failed = "TCP Fast Open";
+      return rc;
+    }
+    b.note("sendto, sendmsg, sendmmsg with MSG_FASTOPEN: EOPNOTSUPP");
+    b.note("setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT): ENOPROTOOPT");
   }
   if (options.notify_connect && options.notify) {
     if ((rc = b.block_if(SCMP_SYS(connect), nullptr, 0, EACCES)) != 0) {
