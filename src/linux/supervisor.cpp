@@ -82,6 +82,21 @@ error setup_error(const init_message& m, const prepared_launch& p) {
   return make_error(error_code::launch_failed, message, {}, m.error);
 }
 
+std::size_t broker_connection_budget(std::size_t wanted) {
+  constexpr rlim_t kReserve = 64;
+  constexpr rlim_t kPerConnection = 6;
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return wanted;
+  if (files.rlim_cur < files.rlim_max) {
+    struct rlimit raised = files;
+    raised.rlim_cur = files.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(files.rlim_cur, 65536) : files.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) files = raised;
+  }
+  if (files.rlim_cur == RLIM_INFINITY) return wanted;
+  const rlim_t budget = files.rlim_cur > kReserve ? (files.rlim_cur - kReserve) / kPerConnection : 1;
+  return std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(budget)));
+}
+
 }  // namespace
 
 std::vector<std::string> build_environment(const sandbox_policy& policy,
@@ -291,6 +306,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       if (received == 2) {
         broker::broker_options options;
         options.policy = plan.policy().network;
+        // A relayed connection holds six descriptors (two sockets, two
+        // pipes): raise this process's soft limit to its hard one for the run
+        // (the sandbox, cloned already, keeps its own) and size the broker to
+        // it, keeping a reserve for the supervisor's own files.
+        options.limits.max_connections = broker_connection_budget(options.limits.max_connections);
         options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path};
         auto started_broker = broker::network_broker::start(std::move(options), {listeners[0], listeners[1]});
         if (started_broker) {
