@@ -136,6 +136,24 @@ std::vector<std::string> build_environment(const sandbox_policy& policy,
     }
   }
   for (const auto& entry : env.set) set(entry.first, entry.second);
+  // Tools read either case (curl and python prefer the lowercase one): an
+  // explicit value for one case of a proxy variable is given to both.
+  if (policy.network.mode == network_mode::filtered) {
+    for (const char* upper : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}) {
+      std::string lower = upper;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      auto explicit_value = [&](const std::string& name) -> const std::string* {
+        for (const auto& entry : env.set) {
+          if (entry.first == name) return &entry.second;
+        }
+        return nullptr;
+      };
+      const std::string* u = explicit_value(upper);
+      const std::string* l = explicit_value(lower);
+      if (u && !l) set(lower, *u);
+      if (l && !u) set(upper, *l);
+    }
+  }
   return out;
 }
 

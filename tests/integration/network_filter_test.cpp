@@ -280,23 +280,6 @@ std::string python_socks_hostname(const std::string& host, int port) {
          "print('reply', reply[1] if len(reply) > 1 else 'none')\n";
 }
 
-// Writes the report and asks python3-jsonschema (draft 2020-12), as report_test does.
-std::string schema_verdict(const json& report) {
-  temp_dir dir;
-  std::string path = dir.write("report.json", report.dump());
-  std::string out = dir.path() + "/verdict";
-  std::string schema = source_dir() + "/schemas/report.v1.schema.json";
-  std::string script =
-      "import json, sys, jsonschema\n"
-      "schema = json.load(open(sys.argv[1]))\n"
-      "jsonschema.Draft202012Validator.check_schema(schema)\n"
-      "errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))\n"
-      "open(sys.argv[3], 'w').write('valid' if not errors else '; '.join(e.message for e in errors))\n";
-  int status = host_command({"python3", "-c", script, schema, path, out});
-  std::ifstream in(out);
-  std::string verdict((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return status == 0 ? verdict : "python3 jsonschema failed with status " + std::to_string(status);
-}
 
 // For failure messages: the known body shortened to a marker.
 std::string elide(std::string text) {
@@ -754,7 +737,7 @@ TEST(NetworkFilter, AFilteredReportMatchesTheSchema) {
   for (const auto& c : n["connections"]) saw_unknown = saw_unknown || c["protocol"] == "unknown";
   EXPECT_TRUE(saw_unknown) << n.dump(2);
   EXPECT_TRUE(has_violation(r.report, "network_connect", "127.0.0.1:" + port));
-  EXPECT_EQ(schema_verdict(r.report), "valid") << r.report.dump(2);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid") << r.report.dump(2);
   // Not filtered: no network object at all (and still valid).
   auto denied = run_sh(ws.path(), "true");
   EXPECT_FALSE(denied.report.contains("network")) << denied.report.dump(2);

@@ -40,7 +40,11 @@ TEST(NetworkEnvironment, ExplicitSetWinsOverTheBrokerDefaults) {
   policy.environment.set = {{"NO_PROXY", "localhost"}};
   auto env = build_environment(policy, {});
   EXPECT_EQ(value_of(env, "NO_PROXY"), "localhost");
-  EXPECT_EQ(value_of(env, "no_proxy"), "");
+  EXPECT_EQ(value_of(env, "no_proxy"), "localhost");  // one case set explicitly sets both
+  policy.environment.set = {{"https_proxy", "http://elsewhere:1"}};
+  env = build_environment(policy, {});
+  EXPECT_EQ(value_of(env, "HTTPS_PROXY"), "http://elsewhere:1");
+  EXPECT_EQ(value_of(env, "NO_PROXY"), "");
 }
 
 TEST(NetworkEnvironment, OtherModesSetNoProxyVariables) {
