@@ -4,7 +4,8 @@
 # One command: installs the peers (Debian packages; srt from npm into bench/.cache/npm), builds
 # cordon with the benchmark targets (bench/.cache/build, RelWithDebInfo like the default preset),
 # checks that every configuration confines, times them, and rewrites docs/benchmarks.md and
-# docs/benchmarks-launch.png. About 5-10 minutes on 2 cores.
+# docs/benchmarks-launch.png; then measures the network broker (filtered mode) against a direct
+# loopback connection and appends that section. About 5-10 minutes on 2 cores.
 #
 #   BENCH_QUICK=1      fewer runs (to try the harness; the page says how many runs it used)
 #   BENCH_NO_INSTALL=1 install nothing; missing peers become "unavailable" rows
@@ -86,4 +87,12 @@ cordon_bin="${CORDON_BIN:-$build/cordon}"
 args=(--cordon "$cordon_bin" --build "$build" --srt "$srt_cli" --srt-reason "$srt_reason")
 [ "${BENCH_QUICK:-0}" = 1 ] && args+=(--quick)
 python3 "$root/bench/harness.py" "${args[@]}"
+
+# Filtered networking: the broker against a direct loopback connection (bench/broker_bench.py),
+# appended to the same page.
+broker_args=(--cordon "$cordon_bin" --client "$build/bench/cordon_broker_bench")
+[ "${BENCH_QUICK:-0}" = 1 ] && broker_args+=(--quick)
+say "broker throughput and connection latency"
+python3 "$root/bench/broker_bench.py" "${broker_args[@]}" "$cache/broker-section.md" >/dev/null
+{ echo; cat "$cache/broker-section.md"; } >>"$root/docs/benchmarks.md"
 say "done in $(( $(date +%s) - started )) s"

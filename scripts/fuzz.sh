@@ -16,12 +16,19 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCORDON_FUZZ=ON -DCORDON_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target cordon_fuzz_policy cordon_fuzz_host_rules
+cmake --build "$build" --target cordon_fuzz_policy cordon_fuzz_host_rules cordon_fuzz_proxy_request
 
 # Seeds: the policy corpus and the profiles; the matcher table, one case per input.
 seeds="$build/fuzz-seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds/policy" "$seeds/host_rules"
+mkdir -p "$seeds/policy" "$seeds/host_rules" "$seeds/proxy_request"
+# The broker's requests: HTTP CONNECT, a forward GET, SOCKS5 greeting + CONNECT (name, IPv4, IPv6).
+printf 'CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n' >"$seeds/proxy_request/connect"
+printf 'CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n' >"$seeds/proxy_request/connect-v6"
+printf 'GET http://example.com:8080/a?b=c HTTP/1.1\r\nHost: x\r\nProxy-Connection: keep-alive\r\nConnection: Upgrade, X\r\nX: y\r\n\r\nbody' >"$seeds/proxy_request/forward"
+printf '\x05\x01\x00\x05\x01\x00\x03\x0bexample.com\x01\xbb' >"$seeds/proxy_request/socks5-name"
+printf '\x05\x02\x00\x02\x05\x01\x00\x01\x7f\x00\x00\x01\x00\x50' >"$seeds/proxy_request/socks5-v4"
+printf '\x05\x01\x00\x05\x01\x00\x04\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01\xbb' >"$seeds/proxy_request/socks5-v6"
 cp "$root"/tests/corpus/valid/*.json "$root"/tests/corpus/invalid/*.json "$root"/profiles/*.json "$seeds/policy/"
 python3 - "$root/tests/corpus/host_rules.json" "$seeds/host_rules" <<'PY'
 import json, sys
@@ -42,7 +49,7 @@ PY
 
 status=0
 summary=()
-for target in policy host_rules; do
+for target in policy host_rules proxy_request; do
   binary="$build/fuzz/cordon_fuzz_$target"
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/artifacts/$target"

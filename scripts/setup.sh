@@ -6,12 +6,13 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ clang pkg-config
-  libseccomp-dev nlohmann-json3-dev libcli11-dev libasio-dev
+  libseccomp-dev nlohmann-json3-dev libcli11-dev libasio-dev libmd-dev
   libgtest-dev libgmock-dev
   # what the tests run inside the sandbox, and to run them as a second user
   git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
-  # real network clients for the filtered-network tests (they talk to loopback servers only)
-  curl
+  # real network clients for the filtered-network tests (they talk to loopback servers only),
+  # and ip(8) for the test that builds its own network namespace
+  curl iproute2
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -24,6 +24,19 @@
 // an allow rule whose pattern is that very IP literal decides it: an `allow`
 // for a name (or `*`) never reaches the host's own services, so DNS cannot
 // be used to rebind into them (docs/network.md).
+//
+// Refusals: HTTP 403 with "X-Cordon-Rule: <index>|default" (denied by a rule,
+// the default action or the address check), 400 (malformed request or
+// invalid destination), 431 (head over max_request_bytes), 408 (no complete
+// request within request_timeout), 502 (resolution or connection failed),
+// 504 (connect_timeout); always "Connection: close". SOCKS5 replies 0x02
+// (refused by the rules), 0x04 (resolution failed, timeout), 0x05
+// (refused by the destination), 0x07 (not CONNECT), 0x08, 0x01.
+//
+// Evidence: one network_connection per accepted connection, written when it
+// ends (or at stop()). bytes_sent counts what was written to the destination
+// (for http_forward the rewritten request head too); bytes_received what was
+// relayed back, not the broker's own responses.
 #pragma once
 
 #include <chrono>
@@ -44,13 +57,20 @@ struct broker_limits {
   std::size_t max_request_bytes = 16 * 1024;    // an HTTP request head or a SOCKS5 request, bytes
   std::chrono::milliseconds request_timeout{10000};  // from accept until the request is complete
   std::chrono::milliseconds connect_timeout{10000};  // resolution plus connect to the destination
-  std::size_t relay_buffer_bytes = 64 * 1024;   // per direction per connection
+  // Relay with splice(2) through a pipe per direction (bytes stay in the
+  // kernel); false, or when no pipe can be had, through user-space buffers
+  // of relay_buffer_bytes per direction per connection.
+  bool splice = true;
+  std::size_t relay_buffer_bytes = 64 * 1024;
 };
 
 // Test seams. Production leaves both empty: names are resolved with the
 // system resolver (getaddrinfo through asio) and addresses dialed as they are.
+// Both are called on the broker's thread, synchronously: they must be quick,
+// and must not call stop().
 struct broker_hooks {
-  // Returns the IP literals `host` resolves to (empty: resolution failed).
+  // Returns the IP literals `host` (normalized) resolves to (empty:
+  // resolution failed).
   std::function<std::vector<std::string>(const std::string& host)> resolve;
   // Maps the address the broker decided to connect to onto the endpoint it
   // really dials ("127.0.0.1", port). Used by tests to send every allowed
@@ -74,7 +94,10 @@ class network_broker {
   // stream socket or the thread cannot start.
   static result<std::unique_ptr<network_broker>> start(broker_options options, std::vector<int> listener_fds);
 
-  // Stops accepting, closes every connection and joins the thread. Idempotent.
+  // Stops accepting, closes every connection, records the ones still open
+  // and joins the thread. Idempotent. Returns at once, except that a system
+  // name resolution in flight cannot be cancelled: asio's resolver thread
+  // finishes its getaddrinfo() first.
   void stop();
 
   // What was decided so far; complete after stop(). Thread-safe.
@@ -90,12 +113,15 @@ class network_broker {
   std::unique_ptr<state> state_;
 };
 
-// Is `address` (an IP literal) outside the public unicast space: loopback,
-// unspecified, private (RFC 1918, fc00::/7), link-local, shared (100.64/10),
-// multicast, broadcast, reserved (240/4), "this network" (0/8), site-local
-// (fec0::/10), or an IPv4-mapped or IPv4-compatible form of one? Such an
+// Is `address` (an IP literal, IPv6 optionally in brackets) outside the
+// public unicast space: loopback, unspecified, private (RFC 1918,
+// fc00::/7), link-local, shared (100.64/10), IETF protocol assignments
+// (192.0.0/24), multicast, broadcast, reserved (240/4), "this network"
+// (0/8), site-local (fec0::/10), local-use NAT64 (64:ff9b:1::/48), or an
+// IPv4-mapped, IPv4-compatible or NAT64 (64:ff9b::/96) form of one? Such an
 // address is reached only through an IP-literal allow rule. Documentation
-// ranges (192.0.2/24, 2001:db8::/32, ...) count as public.
+// ranges (192.0.2/24, 2001:db8::/32, ...) count as public. Anything that is
+// not an address counts as non-public (fail closed).
 bool is_non_public_address(const std::string& address);
 
 }  // namespace cordon::broker

@@ -87,7 +87,8 @@ void add_paths(std::vector<std::string>& list, const std::vector<std::string>& p
 }  // namespace
 
 bool policy_overrides::empty() const {
-  return readable.empty() && writable.empty() && denied.empty() && network.empty() && env_allow.empty() &&
+  return readable.empty() && writable.empty() && denied.empty() && network.empty() && allow_hosts.empty() &&
+         env_allow.empty() &&
          env_set.empty() && memory.empty() && !max_processes && !cpu_seconds && !timeout_seconds && accept.empty();
 }
 
@@ -107,6 +108,13 @@ void add_policy_flags(CLI::App& app, policy_overrides& out) {
       ->check(validator([](const std::string& text) -> std::string {
         return text == "none" || text == "any" ? "" : "must be none or any";
       }));
+  app.add_option("--allow-host", out.allow_hosts,
+                 "Filtered network: allow HOST (a name, *.name, **.name, * or an IP literal; [v6]:PORT) "
+                 "through the broker, optionally on PORT only; everything else is denied (repeatable, in order)")
+      ->group(group)
+      ->type_name("HOST[:PORT]")
+      ->allow_extra_args(false)
+      ->excludes("--net");
   each("--env", "NAME", out.env_allow, kEnvName, "Pass host variable NAME through (repeatable)");
   each("--setenv", "NAME=VALUE", out.env_set, kAssignment, "Set variable NAME to VALUE inside (repeatable)");
   app.add_option("--memory", out.memory, "Memory ceiling: bytes, or with a K, M, G or T suffix (powers of 1024)")
@@ -162,6 +170,34 @@ result<std::uint64_t> parse_size(const std::string& text) {
   return value;
 }
 
+result<network_rule> parse_host_port(const std::string& text) {
+  network_rule rule;
+  rule.action = rule_action::allow;
+  std::string port;
+  if (!text.empty() && text[0] == '[') {  // [v6] or [v6]:port
+    const auto close = text.find(']');
+    if (close == std::string::npos || (close + 1 < text.size() && text[close + 1] != ':')) {
+      return make_error(error_code::usage_error, "--allow-host " + text + ": expected [IPv6] or [IPv6]:PORT");
+    }
+    rule.host = text.substr(1, close - 1);
+    if (close + 1 < text.size()) port = text.substr(close + 2);
+  } else if (std::count(text.begin(), text.end(), ':') == 1) {
+    rule.host = text.substr(0, text.find(':'));
+    port = text.substr(text.find(':') + 1);
+  } else {
+    rule.host = text;  // a name, or a bare IPv6 literal (no port)
+  }
+  if (!port.empty() || text.back() == ':') {
+    char* end = nullptr;
+    const long value = std::strtol(port.c_str(), &end, 10);
+    if (port.empty() || *end != '\0' || value < 1 || value > 65535) {
+      return make_error(error_code::usage_error, "--allow-host " + text + ": PORT must be 1..65535");
+    }
+    rule.port = static_cast<int>(value);
+  }
+  return rule;
+}
+
 result<void> apply_overrides(sandbox_policy& policy, const policy_overrides& flags, const std::string& cwd) {
   auto& fs = policy.filesystem;
   add_paths(fs.readable, flags.readable, cwd);
@@ -175,6 +211,20 @@ result<void> apply_overrides(sandbox_policy& policy, const policy_overrides& fla
     net.rules.clear();
     net.default_action = rule_action::deny;
     policy.enforcement.erase(control::network_filter);
+  }
+
+  if (!flags.allow_hosts.empty()) {
+    auto& net = policy.network;
+    if (net.mode != network_mode::filtered) {
+      net.mode = network_mode::filtered;
+      net.rules.clear();
+      net.default_action = rule_action::deny;
+    }
+    for (const auto& text : flags.allow_hosts) {
+      auto rule = parse_host_port(text);
+      if (!rule) return std::move(rule).error_value();
+      net.rules.push_back(std::move(*rule));
+    }
   }
 
   auto& env = policy.environment;

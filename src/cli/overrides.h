@@ -20,6 +20,7 @@ struct policy_overrides {
   std::vector<std::string> writable;   // --rw PATH
   std::vector<std::string> denied;     // --deny PATH
   std::string network;                 // --net none|any; empty = unchanged
+  std::vector<std::string> allow_hosts;  // --allow-host HOST[:PORT]: filtered mode, appended allow rules
   std::vector<std::string> env_allow;  // --env NAME
   std::vector<std::string> env_set;    // --setenv NAME=VALUE
   std::string memory;                  // --memory SIZE; empty = unchanged
@@ -40,6 +41,12 @@ void add_policy_flags(CLI::App& app, policy_overrides& out);
 // powers of 1024), e.g. "512M" = 536870912. Errors (usage_error): no digits,
 // an unknown suffix, zero, or more than 2^64-1 bytes.
 result<std::uint64_t> parse_size(const std::string& text);
+
+// Parses --allow-host: "HOST", "HOST:PORT", "[IPv6]" or "[IPv6]:PORT" (a
+// bare IPv6 literal has no port) into an allow rule. The host pattern itself
+// is checked later by validation, like any policy's.
+// Errors (usage_error): an unclosed bracket, a port outside 1..65535.
+result<network_rule> parse_host_port(const std::string& text);
 
 // Applies the flags to `policy` (as loaded, before validation):
 //  --ro/--rw/--deny append to filesystem.readable/writable/denied (a relative

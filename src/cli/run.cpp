@@ -23,14 +23,21 @@ current directory when it is inside the workspace, else in the workspace.
 as workspaces. Without --policy or --profile, the built-in profile
 'workspace-write' is used.
 
-The policy shortcuts (--ro, --rw, --deny, --net, --env, --setenv, --memory,
---max-procs, --cpu, --timeout, --accept) edit that policy before it is
+The policy shortcuts (--ro, --rw, --deny, --net, --allow-host, --env, --setenv,
+--memory, --max-procs, --cpu, --timeout, --accept) edit that policy before it is
 compiled; the result is compiled and enforced like any policy, so a limit the
 host can only enforce partially (e.g. --memory without a writable cgroup: a
 per-process rlimit) is refused unless the policy accepts that level (--accept memory=partial, or
 "enforcement": {"memory": "partial"} in the policy). Relative paths are taken
 from the current directory. `cordon policy explain` shows what a policy with
 the same flags would get on this host.
+
+Filtered network (--allow-host, or "mode": "filtered"): the command has no
+route out; a broker outside the sandbox, at 127.0.0.1:3128 and
+/dev/cordon-proxy.sock inside (HTTP CONNECT, HTTP proxy, SOCKS5; HTTP_PROXY,
+HTTPS_PROXY, ALL_PROXY are set), lets through only what the rules allow, and
+every decision is in the report. An allowed name never reaches a loopback or
+private address; only an IP rule such as --allow-host 127.0.0.1:8080 does.
 
 Exit status:
   the command's own exit code, or 128+N when signal N killed it

@@ -126,6 +126,26 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
     violations.push_back({{"kind", v.kind}, {"target", v.target}, {"count", v.count}});
   }
   j["violations"] = violations;
+  if (outcome.network) {
+    const network_evidence& n = *outcome.network;
+    json connections = json::array();
+    for (const auto& c : n.connections) {
+      json entry = {{"protocol", c.protocol}, {"host", c.host}, {"port", c.port},
+                    {"rule", c.rule ? json(*c.rule) : json("default")}, {"action", c.action},
+                    {"bytes_sent", c.bytes_sent}, {"bytes_received", c.bytes_received},
+                    {"duration_ms", c.duration_ms}};
+      if (!c.reason.empty()) entry["reason"] = c.reason;
+      if (!c.address.empty()) entry["address"] = c.address;
+      connections.push_back(std::move(entry));
+    }
+    j["network"] = {{"listeners", n.listeners},
+                    {"total", n.total},
+                    {"allowed", n.allowed},
+                    {"denied", n.denied},
+                    {"failed", n.failed},
+                    {"not_recorded", n.not_recorded},
+                    {"connections", connections}};
+  }
   std::vector<std::string> warnings = plan.warnings();
   warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());
   j["warnings"] = warnings;

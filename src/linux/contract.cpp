@@ -61,8 +61,24 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
       c[control::network_filter] = status(L::not_applicable, "", "network mode is unrestricted");
       break;
     case network_mode::filtered:
-      c[control::network_deny] = status(L::enforced, "network namespace (loopback only) + seccomp");
-      c[control::network_filter] = status(L::planned, "", "the filtering network broker is not implemented yet");
+      // Direct networking is cut exactly as in denied mode, except that the
+      // broker's loopback listener is reachable.
+      c[control::network_deny] = status(
+          L::enforced, std::string("network namespace (loopback only)") +
+                           " + seccomp (socket families other than AF_UNIX/AF_INET/AF_INET6; connect(2) checked)" +
+                           (facts.landlock_abi >= 4 && payload.landlock.restrict_tcp
+                                ? " + landlock tcp connect only to port " + std::to_string(broker_port)
+                                : ""));
+      // Both layers or nothing: a broker without the namespace would be a
+      // suggestion, and the namespace alone filters nothing.
+      if (payload.new_network_namespace && payload.network_broker) {
+        c[control::network_filter] =
+            status(L::enforced, "network broker outside the sandbox (HTTP CONNECT, HTTP forward, SOCKS5) on 127.0.0.1:" +
+                                    std::to_string(broker_port) + " and " + broker_socket_path +
+                                    "; ordered host rules, names resolved by the broker");
+      } else {
+        c[control::network_filter] = status(L::not_enforced, "", "the broker or the network namespace is missing");
+      }
       break;
   }
   {
@@ -151,7 +167,11 @@ enforcement_contract linux_best_contract(const host_facts& facts) {
   }
   payload.seccomp.blocked.resize(1);
   enforcement_contract best = linux_contract(strict, payload, facts);
-  best[control::network_filter] = {enforcement_level::planned, "", "the filtering network broker is not implemented yet"};
+  // The strict policy above denies the network; filtering is judged on its own.
+  sandbox_policy filtered = strict;
+  filtered.network.mode = network_mode::filtered;
+  payload.network_broker = true;
+  best[control::network_filter] = linux_contract(filtered, payload, facts)[control::network_filter];
   best[control::syscall_filter].mechanism = facts.seccomp ? "seccomp (libseccomp)" : "";
   return best;
 }

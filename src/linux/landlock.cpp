@@ -75,6 +75,13 @@ struct __attribute__((packed)) path_beneath_attr {
 };
 static_assert(sizeof(path_beneath_attr) == 12, "must match the kernel's layout");
 
+// struct landlock_net_port_attr (ABI 4), LANDLOCK_RULE_NET_PORT.
+struct net_port_attr {
+  std::uint64_t allowed_access;
+  std::uint64_t port;
+};
+constexpr int rule_net_port = 2;
+
 // struct landlock_ruleset_attr as of ABI 6. The kernel reads only the size
 // we pass (copy_struct_from_user), so the size is chosen per ABI below: an
 // older kernel rejects a larger struct unless the extra bytes are zero, and
@@ -164,7 +171,13 @@ std::string landlock_ruleset_plan::describe() const {
   if (eff >= 3) out += ",truncate";
   if (eff >= 5) out += ",ioctl_dev";
   out += ")";
-  if (restrict_tcp && eff >= 4) out += " tcp(bind,connect)";
+  if (restrict_tcp && eff >= 4) {
+    out += " tcp(bind,connect";
+    for (std::size_t i = 0; i < tcp_connect_ports.size(); ++i) {
+      out += (i == 0 ? "; connect only to port " : ", ") + std::to_string(tcp_connect_ports[i]);
+    }
+    out += ")";
+  }
   if (scope_signals_and_abstract_sockets && eff >= 6) out += " scope(signal,abstract_unix)";
   return out;
 }
@@ -227,6 +240,13 @@ int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) 
       const int err = errno;
       set_failed_path(failed_path, rule.path);
       return err;
+    }
+  }
+
+  if (plan.restrict_tcp && abi >= 4) {
+    for (std::uint16_t port : plan.tcp_connect_ports) {
+      net_port_attr rule{net_connect_tcp, port};
+      if (::syscall(__NR_landlock_add_rule, ruleset.fd, rule_net_port, &rule, 0U) != 0) return errno;
     }
   }
 

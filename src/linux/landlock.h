@@ -28,7 +28,8 @@ struct landlock_path_rule {
 struct landlock_ruleset_plan {
   int abi = 0;                       // 0 = Landlock unavailable or not used
   std::vector<landlock_path_rule> rules;
-  bool restrict_tcp = false;         // ABI >= 4: handle bind/connect TCP, allow none
+  bool restrict_tcp = false;         // ABI >= 4: handle bind/connect TCP, allow none...
+  std::vector<std::uint16_t> tcp_connect_ports;  // ...but connect to these ports (the broker's)
   bool scope_signals_and_abstract_sockets = false;  // ABI >= 6
   // "landlock abi 7: fs(read,write,refer,truncate,ioctl_dev) tcp(bind,connect) scope(signal,abstract_unix)"
   std::string describe() const;

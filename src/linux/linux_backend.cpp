@@ -179,11 +179,17 @@ class linux_backend final : public sandbox_backend {
     payload->mounts = std::move(mounts.table);
     payload->workspace = roots.workspace;
     payload->new_network_namespace = normalized.network.mode != network_mode::unrestricted;
-    payload->loopback_up = payload->new_network_namespace && normalized.network.allow_local_binding;
+    const bool filtered = normalized.network.mode == network_mode::filtered;
+    payload->network_broker = filtered;
+    payload->loopback_up = payload->new_network_namespace && (normalized.network.allow_local_binding || filtered);
 
     seccomp_options seccomp;
     seccomp.deny_non_unix_sockets =
         normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
+    seccomp.allow_inet_sockets = filtered;
+    seccomp.notify_connect = filtered;
+    seccomp.broker_port = filtered ? broker_port : 0;
+    seccomp.allow_loopback_connect = normalized.network.allow_local_binding;
     // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
     seccomp.deny_setuid_bits = facts.uid == 0;
     seccomp.notify = true;  // blocked calls become violations in the report
@@ -201,7 +207,11 @@ class linux_backend final : public sandbox_backend {
 
     payload->landlock.abi = facts.landlock_abi;
     payload->landlock.rules = landlock_rules_for(payload->mounts);
+    // TCP through Landlock: none in denied mode; in filtered mode, connect to
+    // the broker's port only. With local binding the namespace is the layer
+    // (Landlock rules name ports, not addresses: any port must stay open).
     payload->landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
+    if (filtered && payload->landlock.restrict_tcp) payload->landlock.tcp_connect_ports = {broker_port};
     payload->landlock.scope_signals_and_abstract_sockets = true;
 
     // Limits: a cgroup for the whole tree where this user may create one,

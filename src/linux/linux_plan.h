@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cordon/plan.h"
+#include "linux/broker_endpoint.h"
 #include "linux/cgroups.h"
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
@@ -17,6 +18,7 @@
 namespace cordon::linux_impl {
 
 inline constexpr std::uint32_t linux_plan_format_version = 1;
+
 
 struct rlimit_setting {
   int resource = 0;      // RLIMIT_*
@@ -29,7 +31,11 @@ struct linux_plan_payload final : plan_payload {
   landlock_ruleset_plan landlock;
   seccomp_program seccomp;
   bool new_network_namespace = true;  // network denied: no interface but loopback
-  bool loopback_up = false;           // allow_local_binding
+  bool loopback_up = false;           // allow_local_binding, or the broker's listener
+  // Filtered network: PID 1 opens the broker's listeners inside the sandbox
+  // (TCP on 127.0.0.1:broker_port, and a unix socket at broker_socket_path)
+  // and hands them to the supervisor, whose broker serves them.
+  bool network_broker = false;
   std::string workspace;              // resolved; default working directory
   std::vector<rlimit_setting> rlimits;
   // Tree-wide limits: where the run's cgroup goes and which limits it holds

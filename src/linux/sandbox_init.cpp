@@ -6,6 +6,8 @@
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sys/un.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -196,7 +198,42 @@ void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
   }
 }
 
-void build_root(const prepared_launch& launch) noexcept {
+// The broker's unix socket, bound in the private /dev before it becomes
+// read-only: the command can connect to it but not remove or replace it, and
+// it vanishes with the mount namespace (nothing is left on the host).
+int open_broker_unix_listener(const prepared_launch& launch) noexcept {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail(launch, init_step::broker_listeners, errno);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strcpy(address.sun_path, "/newroot");
+  std::strcat(address.sun_path, broker_socket_path);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::chmod(address.sun_path, 0666) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    fail(launch, init_step::broker_listeners, errno);
+  }
+  return fd;
+}
+
+// The broker's TCP listener on the namespace's loopback (which is up).
+int open_broker_tcp_listener(const prepared_launch& launch) noexcept {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail(launch, init_step::broker_listeners, errno);
+  int one = 1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(broker_port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    fail(launch, init_step::broker_listeners, errno);
+  }
+  return fd;
+}
+
+// Returns the broker's unix listener, or -1 when the plan has no broker.
+int build_root(const prepared_launch& launch) noexcept {
+  int broker_unix = -1;
   const mount_table& table = launch.payload->mounts;
   // Nothing we mount may propagate back to the host.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) fail(launch, init_step::mount_private, errno);
@@ -226,6 +263,7 @@ void build_root(const prepared_launch& launch) noexcept {
     fail(launch, init_step::proc, errno);
   }
   setup_dev(launch);
+  if (launch.payload->network_broker) broker_unix = open_broker_unix_listener(launch);
   for (std::size_t i = 0; i < table.ops.size(); ++i) apply_mount_op(launch, i);
   if (!table.full_root && !set_mount_attributes("/newroot", MOUNT_ATTR_RDONLY, false)) {
     fail(launch, init_step::finalize_root, errno);
@@ -239,6 +277,7 @@ void build_root(const prepared_launch& launch) noexcept {
       ::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0) {
     fail(launch, init_step::pivot_new_root, errno);
   }
+  return broker_unix;
 }
 
 void bring_up_loopback(const prepared_launch& launch) noexcept {
@@ -252,20 +291,22 @@ void bring_up_loopback(const prepared_launch& launch) noexcept {
   ::close(fd);
 }
 
-bool send_descriptor(int socket_fd, int fd) noexcept {
+// Sends `count` (1 or 2) descriptors in one SCM_RIGHTS message.
+bool send_descriptors(int socket_fd, const int* fds, std::size_t count) noexcept {
   char byte = 'L';
   iovec io{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)] = {};
+  if (count == 0 || count > 2) return false;
   msghdr message{};
   message.msg_iov = &io;
   message.msg_iovlen = 1;
   message.msg_control = control;
-  message.msg_controllen = sizeof control;
+  message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
   cmsghdr* header = CMSG_FIRSTHDR(&message);
   header->cmsg_level = SOL_SOCKET;
   header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  header->cmsg_len = CMSG_LEN(sizeof(int) * count);
+  std::memcpy(CMSG_DATA(header), fds, sizeof(int) * count);
   return ::sendmsg(socket_fd, &message, MSG_NOSIGNAL) == 1;
 }
 
@@ -321,6 +362,7 @@ const char* describe_step(init_step step) noexcept {
     case init_step::seccomp: return "installing the seccomp filter";
     case init_step::signals: return "installing signal forwarding";
     case init_step::fork_command: return "starting the command";
+    case init_step::broker_listeners: return "opening the network broker's listeners";
   }
   return "unknown step";
 }
@@ -344,8 +386,19 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
   // to root, so an unprivileged one could no longer write its uid_map.)
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(launch, init_step::identity_maps, errno);
   if (launch.uts_namespace && ::sethostname("cordon", 6) != 0) fail(launch, init_step::hostname, errno);
-  build_root(launch);
+  int broker_listeners[2] = {-1, build_root(launch)};
   if (plan.loopback_up) bring_up_loopback(launch);
+  if (plan.network_broker) {
+    // Created here, before Landlock and seccomp, served outside: the
+    // supervisor's broker accepts on them directly (src/broker/broker.h).
+    broker_listeners[0] = open_broker_tcp_listener(launch);
+    if (!send_descriptors(launch.broker_send_fd, broker_listeners, 2)) {
+      fail(launch, init_step::broker_listeners, errno);
+    }
+    ::close(broker_listeners[0]);
+    ::close(broker_listeners[1]);
+  }
+  if (launch.broker_send_fd >= 0) ::close(launch.broker_send_fd);
   if (::chdir(launch.working_directory.c_str()) != 0) fail(launch, init_step::working_directory, errno);
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(launch, init_step::no_new_privs, errno);
@@ -359,7 +412,7 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
   // The listener answers for every blocked call: it must leave the sandbox
   // before the command exists, and no copy may stay here.
   if (listener >= 0) {
-    if (!send_descriptor(launch.notify_send_fd, listener)) fail(launch, init_step::seccomp, errno);
+    if (!send_descriptors(launch.notify_send_fd, &listener, 1)) fail(launch, init_step::seccomp, errno);
     ::close(listener);
   }
   if (launch.notify_send_fd >= 0) ::close(launch.notify_send_fd);

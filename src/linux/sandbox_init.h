@@ -24,7 +24,7 @@ namespace cordon::linux_impl {
 enum class init_step : std::int32_t {
   wait_for_supervisor, identity_maps, hostname, mount_private, staging_root, pivot_staging,
   new_root, proc, dev, mount_op, finalize_root, pivot_new_root, loopback, working_directory,
-  no_new_privs, landlock, capabilities, seccomp, signals, fork_command,
+  no_new_privs, landlock, capabilities, seccomp, signals, fork_command, broker_listeners,
 };
 const char* describe_step(init_step step) noexcept;
 
@@ -56,6 +56,7 @@ struct prepared_launch {
   int sync_read_fd = -1;          // EOF without a byte = supervisor gone: exit
   int status_write_fd = -1;       // init_message stream to the supervisor
   int notify_send_fd = -1;        // unix socket: the seccomp listener goes to the supervisor
+  int broker_send_fd = -1;        // unix socket: the broker's listeners go to the supervisor
 };
 
 // Runs as PID 1 of the new namespaces. Never returns.

@@ -38,9 +38,16 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options) {
                         std::string("seccomp: this kernel does not support ") + n.name, {}, errno);
     }
   }
+  if (!seccomp_options_prebuilt(options)) {
+    return make_error(error_code::launch_failed, "seccomp: no prebuilt program for these options");
+  }
   const generated::seccomp_variant& v = generated::variants[seccomp_variant_index(options)];
   seccomp_program program;
   program.notify = options.notify;
+  // Judged per call by the supervisor (violations.h), so not in the BPF.
+  program.connect_notified = options.notify && options.notify_connect;
+  program.broker_port = options.broker_port;
+  program.allow_loopback_connect = options.allow_loopback_connect;
   program.bpf.assign(v.bpf, v.bpf + v.bpf_size);
   program.blocked.assign(v.blocked, v.blocked + v.blocked_size);
   program.errno_by_syscall.reserve(v.errnos_size);

@@ -21,6 +21,21 @@ struct seccomp_options {
   // Network denied: socket()/socketpair() for every family but AF_UNIX fail
   // with EAFNOSUPPORT.
   bool deny_non_unix_sockets = true;
+  // Filtered network (with deny_non_unix_sockets): AF_INET and AF_INET6
+  // sockets are allowed too, so the command can reach the broker's loopback
+  // listener; every other family still fails with EAFNOSUPPORT.
+  bool allow_inet_sockets = false;
+  // Filtered network: every connect(2) goes to the supervisor (requires
+  // notify), which lets the call continue when it aims at a unix socket, the
+  // broker's listener (127.0.0.1:broker_port) or, with local binding, the
+  // namespace's own loopback, and otherwise records a "network_connect"
+  // violation and fails it with EACCES (what the Landlock TCP rule returns).
+  // Evidence and an early refusal only: the namespace and Landlock still
+  // enforce whatever the answer (seccomp_unotify(2) warns against trusting
+  // SECCOMP_USER_NOTIF_FLAG_CONTINUE alone).
+  bool notify_connect = false;
+  int broker_port = 0;
+  bool allow_loopback_connect = false;
   // The caller is the host's root user, mapped to uid 0 inside: a file the
   // command marks setuid or setgid would be a setuid-root program on the
   // host. chmod/fchmod/fchmodat, open/openat/creat with O_CREAT or O_TMPFILE,
@@ -39,6 +54,10 @@ struct seccomp_program {
   std::vector<std::string> blocked;    // human-readable rules, e.g. "ptrace: EPERM"
   bool notify = false;                 // blocked calls are USER_NOTIF, answered by the supervisor
   std::vector<std::pair<int, int>> errno_by_syscall;  // (syscall number, errno) when notify
+  // notify_connect: connect(2) notifications are judged by destination.
+  bool connect_notified = false;
+  int broker_port = 0;
+  bool allow_loopback_connect = false;
 };
 
 // The errno a notified call must fail with (EPERM when the number is unknown).

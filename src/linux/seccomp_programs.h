@@ -13,16 +13,19 @@
 #include <cstddef>
 #include <iterator>
 
+#include "linux/broker_endpoint.h"
 #include "linux/seccomp_filter.h"
 
 namespace cordon::linux_impl {
 
-inline constexpr unsigned seccomp_variant_count = 8;
+inline constexpr unsigned seccomp_variant_count = 16;
 
-// Variant index: bit 0 deny_non_unix_sockets, bit 1 deny_setuid_bits, bit 2 notify.
+// Variant index: bit 0 deny_non_unix_sockets, bit 1 deny_setuid_bits, bit 2
+// notify, bit 3 filtered network (allow_inet_sockets and notify_connect,
+// always together, with the broker's fixed port).
 constexpr unsigned seccomp_variant_index(const seccomp_options& options) noexcept {
   return (options.deny_non_unix_sockets ? 1U : 0U) | (options.deny_setuid_bits ? 2U : 0U) |
-         (options.notify ? 4U : 0U);
+         (options.notify ? 4U : 0U) | (options.allow_inet_sockets ? 8U : 0U);
 }
 
 constexpr seccomp_options seccomp_options_for_variant(unsigned index) noexcept {
@@ -30,7 +33,15 @@ constexpr seccomp_options seccomp_options_for_variant(unsigned index) noexcept {
   options.deny_non_unix_sockets = (index & 1U) != 0;
   options.deny_setuid_bits = (index & 2U) != 0;
   options.notify = (index & 4U) != 0;
+  options.allow_inet_sockets = options.notify_connect = (index & 8U) != 0;
+  options.broker_port = options.notify_connect ? broker_port : 0;
   return options;
+}
+
+// Can these options be served by a prebuilt variant?
+constexpr bool seccomp_options_prebuilt(const seccomp_options& options) noexcept {
+  return options.allow_inet_sockets == options.notify_connect &&
+         options.broker_port == (options.notify_connect ? broker_port : 0);
 }
 
 namespace generated {

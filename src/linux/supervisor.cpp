@@ -11,12 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <optional>
 
+#include "broker/broker.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
 #include "linux/sandbox_init.h"
@@ -79,6 +82,21 @@ error setup_error(const init_message& m, const prepared_launch& p) {
   return make_error(error_code::launch_failed, message, {}, m.error);
 }
 
+std::size_t broker_connection_budget(std::size_t wanted) {
+  constexpr rlim_t kReserve = 64;
+  constexpr rlim_t kPerConnection = 6;
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return wanted;
+  if (files.rlim_cur < files.rlim_max) {
+    struct rlimit raised = files;
+    raised.rlim_cur = files.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(files.rlim_cur, 65536) : files.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) files = raised;
+  }
+  if (files.rlim_cur == RLIM_INFINITY) return wanted;
+  const rlim_t budget = files.rlim_cur > kReserve ? (files.rlim_cur - kReserve) / kPerConnection : 1;
+  return std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(budget)));
+}
+
 }  // namespace
 
 std::vector<std::string> build_environment(const sandbox_policy& policy,
@@ -95,11 +113,46 @@ std::vector<std::string> build_environment(const sandbox_policy& policy,
                   std::find(env.allow.begin(), env.allow.end(), name) != env.allow.end();
     if (wanted && !present(name)) out.push_back(entry);
   }
-  for (const auto& entry : env.set) {
-    const std::string& name = entry.first;  // clang 14 cannot capture structured bindings
+  auto set = [&](const std::string& name, const std::string& value) {
     auto it = std::find_if(out.begin(), out.end(), [&](const std::string& e) { return name_of(e) == name; });
     if (it != out.end()) out.erase(it);
-    out.push_back(name + "=" + entry.second);
+    out.push_back(name + "=" + value);
+  };
+  // Filtered network: the broker is the only way out, and these point every
+  // proxy-aware tool at it. They override inherited values (a host proxy is
+  // unreachable inside); an explicit environment.set still wins. NO_PROXY
+  // is empty so no destination is sent around the broker.
+  if (policy.network.mode == network_mode::filtered) {
+    const std::string http = "http://127.0.0.1:" + std::to_string(broker_port);
+    const std::string socks = "socks5h://127.0.0.1:" + std::to_string(broker_port);
+    for (const auto& [name, value] : {std::pair<std::string, std::string>{"HTTP_PROXY", http},
+                                      {"HTTPS_PROXY", http},
+                                      {"ALL_PROXY", socks},
+                                      {"NO_PROXY", ""}}) {
+      std::string lower = name;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      set(name, value);
+      set(lower, value);
+    }
+  }
+  for (const auto& entry : env.set) set(entry.first, entry.second);
+  // Tools read either case (curl and python prefer the lowercase one): an
+  // explicit value for one case of a proxy variable is given to both.
+  if (policy.network.mode == network_mode::filtered) {
+    for (const char* upper : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}) {
+      std::string lower = upper;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      auto explicit_value = [&](const std::string& name) -> const std::string* {
+        for (const auto& entry : env.set) {
+          if (entry.first == name) return &entry.second;
+        }
+        return nullptr;
+      };
+      const std::string* u = explicit_value(upper);
+      const std::string* l = explicit_value(lower);
+      if (u && !l) set(lower, *u);
+      if (l && !u) set(upper, *l);
+    }
   }
   return out;
 }
@@ -179,6 +232,23 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   launch.notify_send_fd = notify_pair[1];
   violation_log violations;
 
+  // Filtered network: PID 1 sends the broker's two listeners through this
+  // pair; the broker runs on its own thread here until the tree is gone.
+  int broker_pair[2] = {-1, -1};
+  if (payload.network_broker && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, broker_pair) != 0) {
+    int err = errno;
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    ::close(sync_pipe[0]);
+    ::close(status_pipe[1]);
+    if (notify_pair[1] >= 0) ::close(notify_pair[1]);
+    finish_cgroup();
+    return make_error(error_code::launch_failed, "socketpair for the network broker", {}, err);
+  }
+  fd_guard broker_receive{broker_pair[0]};
+  launch.broker_send_fd = broker_pair[1];
+  std::unique_ptr<broker::network_broker> network;
+  std::optional<error> broker_failure;
+
   std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                         CLONE_NEWCGROUP | CLONE_PIDFD;
   if (payload.new_network_namespace) flags |= CLONE_NEWNET;
@@ -193,6 +263,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   int clone_errno = errno;
   ::close(sync_pipe[0]);
   ::close(status_pipe[1]);
+  if (broker_pair[1] >= 0) ::close(broker_pair[1]);
   if (pid < 0) {
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     if (notify_pair[1] >= 0) ::close(notify_pair[1]);
@@ -237,13 +308,41 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     }
     // The tree's CPU time is read from the cgroup's counter every 50 ms.
     if (cpu_limit_ns != 0 && !killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
-    pollfd fds[5] = {{pidfd, POLLIN, 0},
+    pollfd fds[6] = {{pidfd, POLLIN, 0},
                      {status_read.fd, POLLIN, 0},
                      {signals.fd, POLLIN, 0},
                      {notify_receive.fd, POLLIN, 0},
-                     {listener.fd, POLLIN, 0}};
-    int ready = ::poll(fds, 5, timeout_ms);
+                     {listener.fd, POLLIN, 0},
+                     {broker_receive.fd, POLLIN, 0}};
+    int ready = ::poll(fds, 6, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
+    if (fds[5].revents & (POLLIN | POLLHUP)) {
+      int listeners[2] = {-1, -1};
+      std::size_t received = receive_descriptors(broker_receive.fd, listeners, 2);
+      ::close(broker_receive.fd);
+      broker_receive.fd = -1;
+      if (received == 2) {
+        broker::broker_options options;
+        options.policy = plan.policy().network;
+        // A relayed connection holds six descriptors (two sockets, two
+        // pipes): raise this process's soft limit to its hard one for the run
+        // (the sandbox, cloned already, keeps its own) and size the broker to
+        // it, keeping a reserve for the supervisor's own files.
+        options.limits.max_connections = broker_connection_budget(options.limits.max_connections);
+        options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path};
+        auto started_broker = broker::network_broker::start(std::move(options), {listeners[0], listeners[1]});
+        if (started_broker) {
+          network = std::move(*started_broker);
+        } else if (!killed) {
+          // Fail closed: without its broker the run is not what the plan says.
+          broker_failure = std::move(started_broker).error_value();
+          ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+          killed = true;
+        }
+      } else {
+        for (std::size_t i = 0; i < received; ++i) ::close(listeners[i]);
+      }
+    }
     if (fds[3].revents & (POLLIN | POLLHUP)) {
       listener.fd = receive_descriptor(notify_receive.fd);
       ::close(notify_receive.fd);
@@ -278,6 +377,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       }
     }
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
+    // Not beside a running broker: its thread uses that code and heap all along.
+    if (network) trim_at.reset();
     if (trim_at && steady::now() >= *trim_at) {
       release_idle_memory();
       trim_at.reset();
@@ -303,6 +404,12 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   }
   outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
   outcome.violations = violations.entries();
+  if (network) {
+    // The namespace is empty: no client is left, so whatever is still open
+    // ends now, and the evidence is complete.
+    network->stop();
+    outcome.network = network->evidence();
+  }
   if (status_read.fd >= 0) {
     init_message incoming;
     if (::read(status_read.fd, &incoming, sizeof incoming) == static_cast<ssize_t>(sizeof incoming)) {
@@ -324,6 +431,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     finish_cgroup();
   }
 
+  if (broker_failure) return std::move(*broker_failure);
   if (have_message && message.kind == init_message_kind::setup_failed) return setup_error(message, launch);
   if (have_message && message.kind == init_message_kind::exec_failed) {
     std::string what = "'" + request.argv[0] + "'";

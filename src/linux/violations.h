@@ -39,4 +39,8 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
 // Receives a descriptor sent with SCM_RIGHTS on `socket_fd`; -1 on EOF or error.
 int receive_descriptor(int socket_fd);
 
+// Receives up to `max` descriptors sent in one SCM_RIGHTS message into
+// `fds` (close-on-exec). Returns how many arrived; 0 on EOF or error.
+std::size_t receive_descriptors(int socket_fd, int* fds, std::size_t max);
+
 }  // namespace cordon::linux_impl

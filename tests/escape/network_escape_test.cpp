@@ -263,4 +263,47 @@ TEST(EscapeNetwork, PacketAndOtherFamiliesAreRefused) {
 }
 
 }  // namespace
+// Filtered network: inet sockets exist so the command can reach the broker,
+// and that is all they reach. Direct connects to the host's loopback (v4 and
+// v6), to the namespace's own other ports, raw/packet/netlink sockets, binding
+// a port, and UDP to the host all fail; each connect is in the report.
+TEST(EscapeNetwork, FilteredModeReachesOnlyTheBroker) {
+  loopback_server tcp;
+  loopback_server tcp6(/*ipv6=*/true);
+  udp_server udp(false);
+  ASSERT_TRUE(udp.ok());
+  temp_dir ws, policy_dir;
+  install_probe(ws);
+  // The rule allows the host server by IP, so only the broker may reach it.
+  std::string policy = write_policy(
+      policy_dir, R"({"readable": ["{workspace}"], "writable": ["{workspace}"]})",
+      R"({"mode": "filtered", "rules": [{"host": "127.0.0.1", "port": )" + std::to_string(tcp.port()) +
+          R"(, "action": "allow"}]})");
+  std::vector<std::string> args = {"tcp-connect", "127.0.0.1", std::to_string(tcp.port()), "+", "tcp-connect",
+                                   "127.0.0.2", std::to_string(tcp.port()), "+", "udp-send", "127.0.0.1",
+                                   std::to_string(udp.port()), "+", "socket-raw", "+", "socket-packet", "+",
+                                   "socket-netlink", "+", "tcp-local", "127.0.0.1", "+", "tcp-connect", "127.0.0.1",
+                                   "3128"};
+  std::vector<std::string> expected = {"tcp-connect connect EACCES", "tcp-connect connect EACCES", "udp-send OK",
+                                       "socket-raw EPERM",           "socket-packet EAFNOSUPPORT",
+                                       "socket-netlink EAFNOSUPPORT", "tcp-local bind EACCES", "tcp-connect OK"};
+  if (tcp6.port() != 0) {
+    args.insert(args.end(), {"+", "tcp-connect", "::1", std::to_string(tcp6.port())});
+    expected.push_back("tcp-connect connect EACCES");
+  }
+  auto r = run_probe(ws, args, {"--policy", policy});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  // The datagram goes to the namespace's own loopback, where nobody listens.
+  EXPECT_EQ(r.out, lines(expected)) << r.all();
+  EXPECT_EQ(tcp.accepted(), 0);
+  EXPECT_EQ(tcp6.accepted(), 0);
+  EXPECT_FALSE(udp.received());
+  const std::string violations = r.report["violations"].dump();
+  EXPECT_NE(violations.find("\"127.0.0.1:" + std::to_string(tcp.port()) + "\""), std::string::npos) << violations;
+  EXPECT_NE(violations.find("\"127.0.0.2:" + std::to_string(tcp.port()) + "\""), std::string::npos) << violations;
+  EXPECT_NE(violations.find("network_connect"), std::string::npos) << violations;
+  EXPECT_EQ(r.report["controls"]["network_filter"]["level"], "enforced");
+  EXPECT_EQ(r.report["network"]["total"], 1) << r.report["network"].dump();  // the probe's bare connect to 3128
+}
+
 }  // namespace cordon::test::escape

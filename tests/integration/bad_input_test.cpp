@@ -78,14 +78,6 @@ TEST_F(BadInput, ExplicitRelaxationRunsAndIsWarnedInTheReport) {
       << r.report["warnings"].dump();
 }
 
-TEST_F(BadInput, FilteredNetworkIsRefusedUntilTheBrokerExists) {
-  auto r = refused({"--policy", policy(R"({"schema_version": 1, "name": "filtered",
-      "filesystem": {"readable": ["{workspace}"], "writable": ["{workspace}"]},
-      "network": {"mode": "filtered", "rules": [{"host": "example.com", "port": 443, "action": "allow"}]}})")});
-  EXPECT_NE(r.err.find("cordon: blocker: network_filter: required enforced, available planned"), std::string::npos)
-      << r.err;
-}
-
 TEST_F(BadInput, UsageErrors) {
   auto none = run_cordon({}, {}, ws_.path());
   EXPECT_EQ(none.exit_code, kRefused);

@@ -230,4 +230,21 @@ bool process_with_marker_alive(const std::string& marker) {
 
 bool running_as_root() { return ::geteuid() == 0; }
 
+std::string report_schema_verdict(const nlohmann::json& report) {
+  temp_dir dir;
+  std::string path = dir.write("report.json", report.dump());
+  std::string out = dir.path() + "/verdict";
+  std::string schema = source_dir() + "/schemas/report.v1.schema.json";
+  std::string script =
+      "import json, sys, jsonschema\n"
+      "schema = json.load(open(sys.argv[1]))\n"
+      "jsonschema.Draft202012Validator.check_schema(schema)\n"
+      "errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))\n"
+      "open(sys.argv[3], 'w').write('valid' if not errors else '; '.join(e.message for e in errors))\n";
+  int status = host_command({"python3", "-c", script, schema, path, out});
+  std::ifstream in(out);
+  std::string verdict((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return status == 0 ? verdict : "python3 jsonschema failed with status " + std::to_string(status);
+}
+
 }  // namespace cordon::test

@@ -87,4 +87,8 @@ bool process_with_marker_alive(const std::string& marker);
 
 bool running_as_root();
 
+// Validates `report` against schemas/report.v1.schema.json with
+// python3-jsonschema (draft 2020-12): "valid", or the errors.
+std::string report_schema_verdict(const nlohmann::json& report);
+
 }  // namespace cordon::test

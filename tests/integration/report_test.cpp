@@ -8,23 +8,6 @@
 namespace cordon::test {
 namespace {
 
-// Writes the report and asks jsonschema; returns its verdict text ("valid" or the error).
-std::string schema_verdict(const nlohmann::json& report) {
-  temp_dir dir;
-  std::string path = dir.write("report.json", report.dump());
-  std::string out = dir.path() + "/verdict";
-  std::string schema = source_dir() + "/schemas/report.v1.schema.json";
-  std::string script =
-      "import json, sys, jsonschema\n"
-      "schema = json.load(open(sys.argv[1]))\n"
-      "jsonschema.Draft202012Validator.check_schema(schema)\n"
-      "errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))\n"
-      "open(sys.argv[3], 'w').write('valid' if not errors else '; '.join(e.message for e in errors))\n";
-  int status = host_command({"python3", "-c", script, schema, path, out});
-  std::ifstream in(out);
-  std::string verdict((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return status == 0 ? verdict : "python3 jsonschema failed with status " + std::to_string(status);
-}
 
 TEST(Report, CompletedTimedOutRefusedAndLaunchFailedReportsMatchTheSchema) {
   temp_dir ws, dir;
@@ -43,7 +26,7 @@ TEST(Report, CompletedTimedOutRefusedAndLaunchFailedReportsMatchTheSchema) {
   ASSERT_EQ(invalid.report["outcome"], "refused");
   ASSERT_EQ(missing.report["outcome"], "launch_failed");
   for (const auto* r : {&completed, &signalled, &timed_out, &refused, &invalid, &missing}) {
-    EXPECT_EQ(schema_verdict(r->report), "valid") << r->report.dump(2);
+    EXPECT_EQ(report_schema_verdict(r->report), "valid") << r->report.dump(2);
   }
 }
 

@@ -550,4 +550,65 @@ TEST(SeccompFilter, SyscallNamesMatchLibseccomp) {
 }
 
 }  // namespace
+TEST(SeccompFilter, FilteredNetworkAllowsInetFamiliesOnly) {
+  seccomp_options options;
+  options.deny_non_unix_sockets = true;
+  options.allow_inet_sockets = options.notify_connect = true;
+  options.broker_port = 3128;
+  auto program = build_seccomp_program(options);
+  ASSERT_TRUE(program.has_value()) << program.error_value().describe();
+  EXPECT_TRUE(has_line(program->blocked, "socket(families other than AF_UNIX, AF_INET, AF_INET6): EAFNOSUPPORT"));
+  EXPECT_FALSE(program->connect_notified);  // needs notify
+
+  // The filtered-network rules come only together, with the broker's port.
+  seccomp_options half = options;
+  half.notify_connect = false;
+  EXPECT_FALSE(build_seccomp_program(half).has_value());
+  half = options;
+  half.broker_port = 8080;
+  EXPECT_FALSE(build_seccomp_program(half).has_value());
+
+  const child_outcome outcome = run_in_child([&](child_report& r) {
+    if (!installed_ok(r, *program)) return;
+    for (int family : {AF_UNIX, AF_INET, AF_INET6}) {
+      errno = 0;
+      long rc = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      r.expect_ok("socket(family " + std::to_string(family) + ")", rc, errno);
+      if (rc >= 0) ::close(static_cast<int>(rc));
+    }
+    for (int family : {0, AF_NETLINK, AF_PACKET, AF_VSOCK, AF_INET6 + 1, AF_ALG, 3, 9}) {
+      errno = 0;
+      long rc = ::socket(family, SOCK_RAW | SOCK_CLOEXEC, 0);
+      r.expect_errno("socket(family " + std::to_string(family) + ")", rc, errno, EAFNOSUPPORT);
+      int pair[2];
+      errno = 0;
+      rc = ::socketpair(family, SOCK_STREAM, 0, pair);
+      r.expect_errno("socketpair(family " + std::to_string(family) + ")", rc, errno, EAFNOSUPPORT);
+    }
+    // High bits in the register are no way around the rules.
+    errno = 0;
+    long rc = ::syscall(SYS_socket, (1UL << 32) | AF_INET, SOCK_STREAM, 0);
+    r.expect_errno("socket(AF_INET | 1 << 32)", rc, errno, EAFNOSUPPORT);
+  });
+
+  ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.output;
+  EXPECT_EQ(outcome.output, "");
+  EXPECT_EQ(WEXITSTATUS(outcome.status), 0);
+}
+
+TEST(SeccompFilter, FilteredNetworkNotifiesConnect) {
+  seccomp_options options;
+  options.allow_inet_sockets = options.notify_connect = true;
+  options.notify = true;
+  options.broker_port = 3128;
+  auto program = build_seccomp_program(options);
+  ASSERT_TRUE(program.has_value()) << program.error_value().describe();
+  EXPECT_TRUE(program->connect_notified);
+  EXPECT_EQ(program->broker_port, 3128);
+  EXPECT_EQ(errno_for_notification(*program, SYS_connect), EACCES);
+  EXPECT_TRUE(has_line(program->blocked,
+                       "connect(AF_INET/AF_INET6 other than the broker's 127.0.0.1:3128): EACCES, recorded by the "
+                       "supervisor"));
+}
+
 }  // namespace cordon::linux_impl

@@ -1,4 +1,4 @@
-// The in-tree SHA-256 (src/core/sha256.cpp) against the FIPS 180-2 examples
+// SHA-256 (src/core/sha256.cpp, libmd) against the FIPS 180-2 examples
 // and every padding boundary (55/56 and 63/64 bytes and their two-block twins).
 #include "core/sha256.h"
 

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     out << "// deny_non_unix_sockets=" << options.deny_non_unix_sockets
-        << " deny_setuid_bits=" << options.deny_setuid_bits << " notify=" << options.notify << "\n";
+        << " deny_setuid_bits=" << options.deny_setuid_bits << " notify=" << options.notify
+        << " filtered_network=" << options.allow_inet_sockets << "\n";
     out << "constexpr sock_filter bpf_" << index << "[] = {\n";
     for (const sock_filter& insn : program->bpf) {
       char line[96];

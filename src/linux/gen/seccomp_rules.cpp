@@ -23,6 +23,8 @@
 #include <sched.h>      // CLONE_NEW*
 #include <sys/mman.h>   // memfd_create
 #include <sys/personality.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>  // TCP_FASTOPEN_CONNECT
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -378,7 +380,23 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
   if (options.deny_setuid_bits && (rc = add_setuid_rules(b, failed)) != 0) return rc;
   if ((rc = add_stdio_metadata_rules(b, failed)) != 0) return rc;
 
-  if (options.deny_non_unix_sockets) {
+  if (options.deny_non_unix_sockets && options.allow_inet_sockets) {
+    // AF_UNIX (1), AF_INET (2) and AF_INET6 (10) pass; libseccomp takes one
+    // comparison per argument in a rule, so the rest is listed as ranges.
+    static_assert(AF_UNIX == 1 && AF_INET == 2 && AF_INET6 == 10, "family numbers the rules assume");
+    std::vector<scmp_arg_cmp> others = {arg_cmp(0, SCMP_CMP_GT, AF_INET6), arg_cmp(0, SCMP_CMP_EQ, 0)};
+    for (std::uint64_t family = 3; family < AF_INET6; ++family) others.push_back(arg_cmp(0, SCMP_CMP_EQ, family));
+    for (int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
+      for (const auto& cmp : others) {
+        if ((rc = b.block_if(nr, &cmp, 1, EAFNOSUPPORT)) != 0) {
+          failed = "socket";
+          return rc;
+        }
+      }
+    }
+    b.note("socket(families other than AF_UNIX, AF_INET, AF_INET6): EAFNOSUPPORT");
+    b.note("socketpair(families other than AF_UNIX, AF_INET, AF_INET6): EAFNOSUPPORT");
+  } else if (options.deny_non_unix_sockets) {
     const scmp_arg_cmp cmp = arg_cmp(0, SCMP_CMP_NE, AF_UNIX);
     if ((rc = b.block_if(SCMP_SYS(socket), &cmp, 1, EAFNOSUPPORT)) != 0) {
       failed = "socket";
@@ -390,6 +408,36 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
       return rc;
     }
     b.note("socketpair(non-AF_UNIX): EAFNOSUPPORT");
+  }
+  // Filtered network: TCP Fast Open connects inside sendto/sendmsg, where
+  // neither the connect(2) notification nor Landlock's connect rule looks.
+  // Nobody needs it to reach the broker, so it is refused.
+  if (options.allow_inet_sockets) {
+    const scmp_arg_cmp sendto_fastopen = arg_cmp(3, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    const scmp_arg_cmp sendmsg_fastopen = arg_cmp(2, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    const scmp_arg_cmp fastopen_connect[] = {arg_cmp(1, SCMP_CMP_EQ, IPPROTO_TCP),
+                                             arg_cmp(2, SCMP_CMP_EQ, TCP_FASTOPEN_CONNECT)};
+    if ((rc = b.block_if(SCMP_SYS(sendto), &sendto_fastopen, 1, EOPNOTSUPP)) != 0 ||
+        (rc = b.block_if(SCMP_SYS(sendmmsg), &sendto_fastopen, 1, EOPNOTSUPP)) != 0 ||
+        (rc = b.block_if(SCMP_SYS(sendmsg), &sendmsg_fastopen, 1, EOPNOTSUPP)) != 0 ||
+        (rc = b.block_if(SCMP_SYS(setsockopt), fastopen_connect, 2, ENOPROTOOPT)) != 0) {
+      failed = "TCP Fast Open";
+      return rc;
+    }
+    b.note("sendto, sendmsg, sendmmsg with MSG_FASTOPEN: EOPNOTSUPP");
+    b.note("setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT): ENOPROTOOPT");
+  }
+  if (options.notify_connect && options.notify) {
+    if ((rc = b.block_if(SCMP_SYS(connect), nullptr, 0, EACCES)) != 0) {
+      failed = "connect";
+      return rc;
+    }
+    program.connect_notified = true;
+    program.broker_port = options.broker_port;
+    program.allow_loopback_connect = options.allow_loopback_connect;
+    b.note(std::string("connect(AF_INET/AF_INET6 other than the broker's 127.0.0.1:") +
+           std::to_string(options.broker_port) + (options.allow_loopback_connect ? " or loopback" : "") +
+           "): EACCES, recorded by the supervisor");
   }
   return 0;
 }

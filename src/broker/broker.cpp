@@ -1,0 +1,216 @@
+// src/broker/broker.cpp — the network broker (broker.h): its thread, its
+// listeners, start and stop. Each accepted connection is a session
+// (session.cpp); parsing and deciding are pure functions (http_request.h,
+// socks5.h, decision.h).
+#include "broker/broker.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "broker/core.h"
+
+namespace cordon::broker {
+namespace {
+
+using namespace detail;
+
+// How long to wait before accepting again when out of descriptors or memory.
+constexpr std::chrono::milliseconds accept_backoff{50};
+
+void accepted(core& c, listener& l, int fd) {
+  if (c.sessions.size() >= c.options.limits.max_connections) {
+    ::close(fd);
+    c.record_failure("too many connections: the limit is " + std::to_string(c.options.limits.max_connections));
+    return;
+  }
+  std::error_code ec;
+  stream::socket client(c.io);
+  client.assign(l.protocol, fd, ec);
+  if (ec) {
+    ::close(fd);
+    c.record_failure("cannot use an accepted connection: " + ec.message());
+    return;
+  }
+  if (l.protocol.family() != AF_UNIX) {
+    client.set_option(asio::ip::tcp::no_delay(true), ec);
+  }
+  start_session(c, std::move(client));
+}
+
+// Waits for readiness and accepts with accept4() rather than asio's accept,
+// which does not set close-on-exec atomically.
+void accept_next(core& c, listener& l) {
+  l.socket.async_wait(acceptor::wait_read, [&c, &l](std::error_code ec) {
+    if (ec || c.stopping) return;  // closed by stop()
+    for (int burst = 0; burst < 64; ++burst) {
+      const int fd = ::accept4(l.socket.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        const int e = errno;
+        if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+          l.retry.expires_after(accept_backoff);
+          l.retry.async_wait([&c, &l](std::error_code error) {
+            if (!error && !c.stopping) accept_next(c, l);
+          });
+          return;
+        }
+        if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNABORTED || e == EPROTO) break;
+        c.record_failure(std::string("listener stopped: accept: ") + std::strerror(e));
+        return;
+      }
+      try {
+        accepted(c, l, fd);
+      } catch (const std::exception& e) {
+        c.record_failure(std::string("internal error: ") + e.what());
+      }
+    }
+    accept_next(c, l);
+  });
+}
+
+// Why `fd` cannot be served, or empty.
+std::string listener_problem(int fd, int& family, int& err) {
+  int type = 0;
+  int listening = 0;
+  socklen_t length = sizeof type;
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0) {
+    err = errno;
+    return "not a socket";
+  }
+  if (type != SOCK_STREAM) return "not a stream socket";
+  length = sizeof listening;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || listening == 0) {
+    return "not a listening socket";
+  }
+  sockaddr_storage address{};
+  length = sizeof address;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    err = errno;
+    return "getsockname failed";
+  }
+  family = address.ss_family;
+  if (family != AF_INET && family != AF_INET6 && family != AF_UNIX) return "not a TCP or unix socket";
+  return {};
+}
+
+// The broker's thread. An exception that escapes a handler anyway is
+// recorded, and the loop goes on.
+void run(core& c) {
+  for (;;) {
+    try {
+      c.io.run();
+      return;
+    } catch (const std::exception& e) {
+      c.record_failure(std::string("internal error: ") + e.what());
+    } catch (...) {
+      c.record_failure("internal error: unknown exception");
+    }
+  }
+}
+
+}  // namespace
+
+struct network_broker::state {
+  std::unique_ptr<core> c;
+  std::thread thread;
+  std::mutex stop_mutex;
+  bool stopped = false;
+};
+
+network_broker::network_broker(std::unique_ptr<state> s) : state_(std::move(s)) {}
+
+network_broker::~network_broker() { stop(); }
+
+result<std::unique_ptr<network_broker>> network_broker::start(broker_options options, std::vector<int> listener_fds) {
+  auto close_from = [&](std::size_t first) {
+    for (std::size_t i = first; i < listener_fds.size(); ++i) ::close(listener_fds[i]);
+  };
+  std::vector<int> families;
+  for (std::size_t i = 0; i < listener_fds.size(); ++i) {
+    int family = 0;
+    int err = 0;
+    const std::string problem = listener_problem(listener_fds[i], family, err);
+    if (!problem.empty()) {
+      close_from(0);
+      return make_error(error_code::launch_failed,
+                        "network broker: listener descriptor " + std::to_string(listener_fds[i]) + ": " + problem, {},
+                        err);
+    }
+    families.push_back(family);
+  }
+
+  auto c = std::make_unique<core>();
+  c->evidence.listeners = options.listener_names;
+  c->options = std::move(options);
+  for (std::size_t i = 0; i < listener_fds.size(); ++i) {
+    const int fd = listener_fds[i];
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    const stream protocol(families[i], families[i] == AF_UNIX ? 0 : IPPROTO_TCP);
+    auto l = std::make_unique<listener>(c->io, protocol);
+    std::error_code ec;
+    l->socket.assign(protocol, fd, ec);
+    if (!ec) l->socket.non_blocking(true, ec);
+    if (ec) {
+      if (!l->socket.is_open()) ::close(fd);
+      close_from(i + 1);
+      return make_error(error_code::launch_failed,
+                        "network broker: listener descriptor " + std::to_string(fd) + ": " + ec.message(), {},
+                        ec.value());
+    }
+    c->listeners.push_back(std::move(l));
+  }
+  for (auto& l : c->listeners) accept_next(*c, *l);
+  c->work.emplace(c->io.get_executor());
+
+  auto s = std::make_unique<state>();
+  s->c = std::move(c);
+  try {
+    s->thread = std::thread([c = s->c.get()] { run(*c); });
+  } catch (const std::system_error& e) {
+    return make_error(error_code::launch_failed, std::string("network broker: cannot start its thread: ") + e.what(),
+                      {}, e.code().value());
+  }
+  return std::unique_ptr<network_broker>(new network_broker(std::move(s)));
+}
+
+void network_broker::stop() {
+  if (!state_) return;
+  const std::lock_guard<std::mutex> lock(state_->stop_mutex);
+  if (state_->stopped) return;
+  state_->stopped = true;
+  core& c = *state_->c;
+  asio::post(c.io, [&c] {
+    c.stopping = true;
+    std::error_code ec;
+    for (auto& l : c.listeners) {
+      l->socket.close(ec);
+      l->retry.cancel();
+    }
+    auto sessions = std::move(c.sessions);
+    c.sessions.clear();
+    for (auto& entry : sessions) stop_session(*entry.second);
+    c.work.reset();
+  });
+  // run() returns once the cancelled operations have completed. (A system
+  // resolution in flight cannot be cancelled: asio's resolver thread
+  // finishes its getaddrinfo() first.)
+  if (state_->thread.joinable()) state_->thread.join();
+}
+
+network_evidence network_broker::evidence() const {
+  const std::lock_guard<std::mutex> lock(state_->c->mutex);
+  return state_->c->evidence;
+}
+
+}  // namespace cordon::broker

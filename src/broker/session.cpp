@@ -1,0 +1,681 @@
+// src/broker/session.cpp — one client connection of the network broker
+// (broker.h): read the request, decide, resolve, connect, relay, record.
+// Runs on the broker's thread only.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <asio.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "broker/core.h"
+#include "broker/decision.h"
+#include "broker/host_addresses.h"
+#include "broker/http_request.h"
+#include "broker/socks5.h"
+#include "broker/splice_pipe.h"
+
+namespace cordon::broker::detail {
+namespace {
+
+using steady = std::chrono::steady_clock;
+using tcp = asio::ip::tcp;
+
+// How long a refused client may take to read its response and close, while
+// the broker reads and drops what it still sends (see session::drain).
+constexpr std::chrono::milliseconds linger_time{1000};
+constexpr std::size_t linger_bytes = 64 * 1024;
+
+std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+}  // namespace
+
+// One client connection: read the request, decide, connect, relay. Every
+// step is asynchronous; a step that ends the connection calls refuse() (send
+// a response, then close) or finish() (close and record).
+class session : public std::enable_shared_from_this<session> {
+ public:
+  session(core& c, stream::socket client)
+      : core_(c), client_(std::move(client)), upstream_(c.io), resolver_(c.io), timer_(c.io), accepted_(steady::now()) {
+    record_.protocol = "unknown";
+    record_.action = "deny";
+  }
+
+  void start() {
+    buffer_.resize(std::max<std::size_t>(limits().max_request_bytes, 1));
+    arm(limits().request_timeout, &session::on_request_timeout);
+    read_request();
+  }
+
+  // The broker stops: close now, record what this connection got to.
+  void stop_now() {
+    if (phase_ == phase::done) return;
+    if (phase_ == phase::request) record_.reason = "broker stopped before the request was complete";
+    if (phase_ == phase::connecting) record_.reason = "broker stopped while connecting";
+    finish();
+  }
+
+ private:
+  enum class phase { request, connecting, relaying, closing, done };
+
+  const broker_limits& limits() const { return core_.options.limits; }
+  bool socks() const { return record_.protocol == "socks5"; }
+
+  // Every completion handler goes through here: it keeps the session alive,
+  // does nothing once the session has ended, and turns an exception into a
+  // recorded failure instead of letting it out of io_context::run().
+  template <class F>
+  auto wrap(F f) {
+    return [self = shared_from_this(), f = std::move(f)](auto... args) mutable {
+      if (self->phase_ == phase::done) return;
+      try {
+        f(args...);
+      } catch (const std::exception& e) {
+        self->internal_error(e.what());
+      } catch (...) {
+        self->internal_error("unknown exception");
+      }
+    };
+  }
+
+  void internal_error(const std::string& what) {
+    outcome_ = outcome::failed;
+    record_.reason = printable("internal error: " + what);
+    finish();
+  }
+
+  // One timer per session; the generation tells a stale expiry (already
+  // queued when the timer was re-armed) from the current one.
+  void arm(std::chrono::milliseconds after, void (session::*on_expiry)()) {
+    const auto generation = ++timer_generation_;
+    timer_.expires_after(after);
+    timer_.async_wait(wrap([this, generation, on_expiry](std::error_code ec) {
+      if (!ec && generation == timer_generation_) (this->*on_expiry)();
+    }));
+  }
+  void disarm() {
+    ++timer_generation_;
+    timer_.cancel();
+  }
+
+  // ---- the request ---------------------------------------------------------
+
+  void read_request() {
+    if (filled_ == buffer_.size()) {
+      refuse(socks() ? socks5_reply(socks5_reply_code::general_failure)
+                     : http_response(431, "cordon: request head larger than " +
+                                              std::to_string(limits().max_request_bytes) + " bytes\n"),
+             outcome::failed, "request too large: more than " + std::to_string(limits().max_request_bytes) + " bytes");
+      return;
+    }
+    client_.async_read_some(asio::buffer(buffer_.data() + filled_, buffer_.size() - filled_),
+                            wrap([this](std::error_code ec, std::size_t n) {
+                              if (phase_ != phase::request) return;
+                              if (ec) {
+                                outcome_ = outcome::failed;
+                                record_.reason = std::string("malformed request: connection closed ") +
+                                                 (filled_ == 0 ? "before a request" : "in the middle of the request");
+                                finish();
+                                return;
+                              }
+                              const std::string_view fresh(buffer_.data() + filled_, n);
+                              filled_ += n;
+                              on_request_bytes(fresh);
+                            }));
+  }
+
+  void on_request_bytes(std::string_view fresh) {
+    if (buffer_[0] == 0x05) {
+      record_.protocol = "socks5";
+      on_socks_bytes();
+      return;
+    }
+    // Parse again only when a line may have ended, a byte no head contains
+    // arrived or the buffer is full: re-reading the head for every byte of a
+    // client that trickles would take quadratic time.
+    const bool worth_parsing = filled_ == buffer_.size() || std::any_of(fresh.begin(), fresh.end(), [](char c) {
+                                 const auto u = static_cast<unsigned char>(c);
+                                 return (u < 0x20 && c != '\t') || u == 0x7f;
+                               });
+    if (!worth_parsing) {
+      read_request();
+      return;
+    }
+    const std::string_view data(buffer_.data(), filled_);
+    auto parsed = parse_http_request(data, limits().max_request_bytes);
+    if (!parsed.request.method.empty()) {
+      record_.protocol = parsed.request.kind == http_kind::connect ? "http_connect" : "http_forward";
+    }
+    switch (parsed.status) {
+      case http_parse_status::incomplete:
+        read_request();
+        return;
+      case http_parse_status::too_large:
+        filled_ = buffer_.size();
+        read_request();  // refuses with 431
+        return;
+      case http_parse_status::bad_request:
+        refuse(http_response(400, "cordon: malformed request: " + parsed.error + "\n"), outcome::failed,
+               "malformed request: " + parsed.error);
+        return;
+      case http_parse_status::complete:
+        break;
+    }
+    http_ = std::move(parsed.request);
+    const std::string_view payload = data.substr(parsed.head_length);
+    if (http_.kind == http_kind::connect) {
+      to_client_ = "HTTP/1.1 200 Connection established\r\n\r\n";
+      to_upstream_ = std::string(payload);
+    } else {
+      to_upstream_ = forward_request_head(http_) + std::string(payload);
+    }
+    decide(http_.host, http_.port);
+  }
+
+  void on_socks_bytes() {
+    const std::string_view data(buffer_.data() + consumed_, filled_ - consumed_);
+    if (!greeted_) {
+      const auto greeting = parse_socks5_greeting(data);
+      if (greeting.status == socks5_status::incomplete) {
+        read_request();
+        return;
+      }
+      if (!greeting.no_auth_offered) {
+        refuse(socks5_method_selection(false), outcome::failed,
+               "socks5: the client offers no acceptable authentication method (only \"no authentication\")");
+        return;
+      }
+      consumed_ += greeting.length;
+      greeted_ = true;
+      to_client_ = socks5_method_selection(true);
+      asio::async_write(client_, asio::buffer(to_client_), wrap([this](std::error_code ec, std::size_t) {
+                          if (phase_ != phase::request) return;
+                          if (ec) {
+                            outcome_ = outcome::failed;
+                            record_.reason = "malformed request: connection closed in the middle of the request";
+                            finish();
+                            return;
+                          }
+                          to_client_.clear();
+                          on_socks_bytes();  // the request may have come with the greeting
+                        }));
+      return;
+    }
+    const auto request = parse_socks5_request(data);
+    switch (request.status) {
+      case socks5_status::incomplete:
+        read_request();
+        return;
+      case socks5_status::error:
+        if (request.length != 0) {  // a complete request with an unsupported command
+          record_.host = printable(request.request.host);
+          record_.port = request.request.port;
+        }
+        refuse(socks5_reply(request.reply), outcome::failed, "malformed request: socks5: " + request.error);
+        return;
+      case socks5_status::complete:
+        break;
+    }
+    to_upstream_ = std::string(data.substr(request.length));
+    decide(request.request.host, request.request.port);
+  }
+
+  void on_request_timeout() {
+    if (phase_ != phase::request) return;
+    const std::string reason = "request timeout: no complete request within " + ms_text(limits().request_timeout);
+    refuse(socks() ? std::string() : http_response(408, "cordon: " + reason + "\n"), outcome::failed, reason);
+  }
+
+  // ---- the decision --------------------------------------------------------
+
+  std::string destination_text() const {
+    const bool v6 = record_.host.find(':') != std::string::npos;
+    return (v6 ? "[" + record_.host + "]" : record_.host) + ":" + std::to_string(record_.port);
+  }
+
+  void decide(const std::string& host, int port) {
+    disarm();
+    const auto decided = decide_name(core_.options.policy, host, port);
+    record_.host = decided.host;
+    record_.port = port;
+    if (!decided.decision) {
+      refuse(socks() ? socks5_reply(socks5_reply_code::not_allowed)
+                     : http_response(400, "cordon: refused " + destination_text() + ": " + decided.reason + "\n"),
+             outcome::denied, decided.reason);
+      return;
+    }
+    record_.rule = decided.decision->rule;
+    if (decided.decision->action == rule_action::deny) {
+      refuse_by_rule(decided.reason);
+      return;
+    }
+    record_.action = "allow";
+    phase_ = phase::connecting;
+    arm(limits().connect_timeout, &session::on_connect_timeout);
+    if (decided.ip_literal) {
+      on_resolved({decided.host}, "");
+      return;
+    }
+    resolving_ = true;
+    if (core_.options.hooks.resolve) {
+      std::vector<std::string> addresses;
+      std::string problem;
+      try {
+        addresses = core_.options.hooks.resolve(decided.host);
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+      on_resolved(addresses, problem);
+      return;
+    }
+    resolver_.async_resolve(decided.host, std::to_string(port), tcp::resolver::numeric_service,
+                            wrap([this](std::error_code ec, const tcp::resolver::results_type& results) {
+                              if (phase_ != phase::connecting) return;
+                              std::vector<std::string> addresses;
+                              for (const auto& entry : results)
+                                addresses.push_back(entry.endpoint().address().to_string());
+                              on_resolved(addresses, ec ? ec.message() : "");
+                            }));
+  }
+
+  void refuse_by_rule(const std::string& reason) {
+    if (socks()) {
+      refuse(socks5_reply(socks5_reply_code::not_allowed), outcome::denied, reason);
+      return;
+    }
+    const std::string rule = record_.rule ? std::to_string(*record_.rule) : "default";
+    std::vector<http_header> headers;
+    headers.push_back({"X-Cordon-Rule", rule});
+    refuse(
+        http_response(403, "cordon: refused " + destination_text() + ": " + reason + " [rule " + rule + "]\n", headers),
+        outcome::denied, reason);
+  }
+
+  void on_resolved(const std::vector<std::string>& addresses, const std::string& problem) {
+    resolving_ = false;
+    if (addresses.empty()) {
+      fail_upstream(502, socks5_reply_code::host_unreachable,
+                    "cannot resolve " + record_.host + (problem.empty() ? "" : ": " + problem));
+      return;
+    }
+    // The host's own addresses, read now (an address added during the run
+    // counts); not with a dial hook, whose tests dial local servers on purpose.
+    const auto own = core_.options.hooks.dial ? std::vector<std::string>{} : host_interface_addresses();
+    auto choice = choose_addresses(core_.options.policy, record_.host, record_.port, addresses, own);
+    if (choice.usable.empty()) {
+      refuse_by_rule(choice.reason);
+      return;
+    }
+    candidates_ = std::move(choice.usable);
+    connect_next();
+  }
+
+  // ---- connecting ----------------------------------------------------------
+
+  // Tries the candidates in order; the connect timeout covers all of them.
+  void connect_next() {
+    if (next_candidate_ == candidates_.size()) {
+      fail_upstream(502, socks_code_, "cannot connect to " + destination_text() + ": " + last_error_);
+      return;
+    }
+    const std::string address = candidates_[next_candidate_++];
+    std::string dial_host = address;
+    int dial_port = record_.port;
+    if (core_.options.hooks.dial) {
+      try {
+        std::tie(dial_host, dial_port) = core_.options.hooks.dial(address, record_.port);
+      } catch (const std::exception& e) {
+        last_error_ = std::string("dial hook: ") + e.what();
+        connect_next();
+        return;
+      }
+    }
+    std::error_code ec;
+    const auto ip = asio::ip::make_address(dial_host, ec);
+    if (ec || dial_port < 1 || dial_port > 65535) {
+      last_error_ = "cannot dial " + printable(dial_host) + " port " + std::to_string(dial_port);
+      connect_next();
+      return;
+    }
+    upstream_.close(ec);
+    // Opened here rather than by asio so that it is close-on-exec from the
+    // start: the supervisor may fork while the broker runs.
+    const int fd = ::socket(ip.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
+    if (fd < 0) {
+      last_error_ = std::string("socket: ") + std::strerror(errno);
+      connect_next();
+      return;
+    }
+    upstream_.assign(ip.is_v4() ? tcp::v4() : tcp::v6(), fd, ec);
+    if (ec) {
+      ::close(fd);
+      last_error_ = "socket: " + ec.message();
+      connect_next();
+      return;
+    }
+    upstream_.async_connect(
+        tcp::endpoint(ip, static_cast<unsigned short>(dial_port)), wrap([this, address](std::error_code error) {
+          if (phase_ != phase::connecting) return;
+          if (error) {
+            last_error_ = address + ": " + error.message();
+            socks_code_ = error == asio::error::connection_refused    ? socks5_reply_code::connection_refused
+                          : error == asio::error::network_unreachable ? socks5_reply_code::network_unreachable
+                          : error == asio::error::host_unreachable    ? socks5_reply_code::host_unreachable
+                                                                      : socks5_reply_code::general_failure;
+            connect_next();
+            return;
+          }
+          connected(address);
+        }));
+  }
+
+  void on_connect_timeout() {
+    if (phase_ != phase::connecting) return;
+    const std::string step = resolving_ ? "resolving " + record_.host : "connecting to " + destination_text();
+    fail_upstream(504, socks5_reply_code::host_unreachable,
+                  "timeout: " + step + " took longer than " + ms_text(limits().connect_timeout));
+  }
+
+  // A destination the rules allowed could not be reached: the record keeps
+  // action "allow", with the reason.
+  void fail_upstream(int status, std::uint8_t socks_code, const std::string& reason) {
+    refuse(socks() ? socks5_reply(socks_code) : http_response(status, "cordon: " + printable(reason) + "\n"),
+           outcome::failed, reason);
+  }
+
+  void connected(const std::string& address) {
+    // Second check, on the connected socket: a connection to one of this
+    // host's own addresses has that same address as its source (the local
+    // route), whatever getifaddrs said a moment ago.
+    if (!core_.options.hooks.dial) {
+      std::error_code local_error, peer_error;
+      const auto local = upstream_.local_endpoint(local_error);
+      const auto peer = upstream_.remote_endpoint(peer_error);
+      if (!local_error && !peer_error && local.address() == peer.address() &&
+          !opened_by_ip_rule(core_.options.policy, address, record_.port)) {
+        refuse_by_rule("connects to this host's own address " + address + "; only an IP rule can allow it");
+        return;
+      }
+    }
+    disarm();
+    record_.address = address;
+    outcome_ = outcome::allowed;
+    std::error_code ec;
+    upstream_.set_option(tcp::no_delay(true), ec);
+    if (socks()) {
+      const auto local = upstream_.local_endpoint(ec);
+      to_client_ = ec ? socks5_reply(socks5_reply_code::succeeded)
+                      : socks5_reply(socks5_reply_code::succeeded, local.address().to_string(), local.port());
+    }
+    start_relay();
+  }
+
+  // ---- relaying ------------------------------------------------------------
+
+  // Two independent directions, each read -> write -> read, so a slow reader
+  // on either side holds back only its own direction of its own connection.
+  // EOF on one side is passed on as shutdown(SHUT_WR) to the other; the
+  // connection ends when both directions have ended, or at the first error.
+  void start_relay() {
+    phase_ = phase::relaying;
+    std::vector<char>().swap(buffer_);  // the request was copied where it is still needed
+    std::error_code blocking;
+    client_.native_non_blocking(true, blocking);
+    if (!blocking) upstream_.native_non_blocking(true, blocking);
+    use_splice_ = limits().splice && !blocking && to_destination_pipe_.open() && to_client_pipe_.open();
+    if (!use_splice_) {
+      to_destination_pipe_.close();
+      to_client_pipe_.close();
+      to_destination_buffer_.resize(std::max<std::size_t>(limits().relay_buffer_bytes, 1));
+      to_client_buffer_.resize(std::max<std::size_t>(limits().relay_buffer_bytes, 1));
+    }
+    if (to_upstream_.empty()) {
+      next_client();
+    } else {
+      write_upstream(asio::buffer(to_upstream_));  // payload that came with the request
+    }
+    if (to_client_.empty()) {
+      next_upstream();
+    } else {  // the broker's own reply (200, SOCKS5 success): not destination bytes
+      asio::async_write(client_, asio::buffer(to_client_), wrap([this](std::error_code ec, std::size_t) {
+                          if (phase_ != phase::relaying) return;
+                          if (ec) {
+                            finish();
+                            return;
+                          }
+                          next_upstream();
+                        }));
+    }
+  }
+
+  void next_client() { use_splice_ ? pump(client_, upstream_, to_destination_pipe_, true) : read_client(); }
+  void next_upstream() { use_splice_ ? pump(upstream_, client_, to_client_pipe_, false) : read_upstream(); }
+
+  // One direction with splice(2): source -> pipe -> sink, until the source
+  // would block (wait for it to be readable), the sink would block (wait for
+  // it to be writable), end of stream (pass it on as a shutdown) or an error.
+  template <class From, class To>
+  void pump(From& from, To& to, splice_pipe& pipe, bool to_destination) {
+    std::uint64_t& moved = to_destination ? record_.bytes_sent : record_.bytes_received;
+    while (true) {
+      if (pipe.held > 0) {
+        const ssize_t n = ::splice(pipe.read_fd, nullptr, to.native_handle(), nullptr, pipe.held,
+                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+          pipe.held -= static_cast<std::size_t>(n);
+          moved += static_cast<std::uint64_t>(n);
+          continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) {
+          to.async_wait(asio::socket_base::wait_write, wrap([this, to_destination](std::error_code ec) {
+                          if (phase_ != phase::relaying) return;
+                          if (ec) return finish();
+                          to_destination ? next_client() : next_upstream();
+                        }));
+          return;
+        }
+        return finish();
+      }
+      const ssize_t n = ::splice(from.native_handle(), nullptr, pipe.write_fd, nullptr, splice_pipe::chunk_bytes,
+                                 SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (n > 0) {
+        pipe.held = static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n == 0) {  // end of stream: pass it on, keep the other direction
+        std::error_code ignored;
+        to.shutdown(asio::socket_base::shutdown_send, ignored);
+        bool& done = to_destination ? client_done_ : destination_done_;
+        done = true;
+        if (client_done_ && destination_done_) finish();
+        return;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        from.async_wait(asio::socket_base::wait_read, wrap([this, to_destination](std::error_code ec) {
+                          if (phase_ != phase::relaying) return;
+                          if (ec) return finish();
+                          to_destination ? next_client() : next_upstream();
+                        }));
+        return;
+      }
+      return finish();
+    }
+  }
+
+  void read_client() {
+    client_.async_read_some(asio::buffer(to_destination_buffer_), wrap([this](std::error_code ec, std::size_t n) {
+                              if (phase_ != phase::relaying) return;
+                              if (ec == asio::error::eof) {
+                                upstream_.shutdown(tcp::socket::shutdown_send, ec);
+                                client_done_ = true;
+                                if (destination_done_) finish();
+                                return;
+                              }
+                              if (ec) {
+                                finish();
+                                return;
+                              }
+                              write_upstream(asio::buffer(to_destination_buffer_.data(), n));
+                            }));
+  }
+
+  void write_upstream(asio::const_buffer data) {
+    asio::async_write(upstream_, data, wrap([this](std::error_code ec, std::size_t n) {
+                        if (phase_ != phase::relaying) return;
+                        record_.bytes_sent += n;
+                        if (ec) {
+                          finish();
+                          return;
+                        }
+                        next_client();
+                      }));
+  }
+
+  void read_upstream() {
+    upstream_.async_read_some(asio::buffer(to_client_buffer_), wrap([this](std::error_code ec, std::size_t n) {
+                                if (phase_ != phase::relaying) return;
+                                if (ec == asio::error::eof) {
+                                  client_.shutdown(stream::socket::shutdown_send, ec);
+                                  destination_done_ = true;
+                                  if (client_done_) finish();
+                                  return;
+                                }
+                                if (ec) {
+                                  finish();
+                                  return;
+                                }
+                                write_client(n);
+                              }));
+  }
+
+  void write_client(std::size_t n) {
+    asio::async_write(client_, asio::buffer(to_client_buffer_.data(), n),
+                      wrap([this](std::error_code ec, std::size_t sent) {
+                        if (phase_ != phase::relaying) return;
+                        record_.bytes_received += sent;
+                        if (ec) {
+                          finish();
+                          return;
+                        }
+                        read_upstream();
+                      }));
+  }
+
+  // ---- ending --------------------------------------------------------------
+
+  // Sends `response` (may be empty), then closes. `result` and `reason` go
+  // into the record; a denial also sets its action to "deny".
+  void refuse(std::string response, outcome result, const std::string& reason) {
+    outcome_ = result;
+    if (result == outcome::denied) record_.action = "deny";
+    record_.reason = printable(reason);
+    phase_ = phase::closing;
+    std::error_code ec;
+    resolver_.cancel();
+    upstream_.close(ec);
+    client_.cancel(ec);  // a pending read of the request
+    arm(linger_time, &session::finish);
+    if (response.empty()) {
+      finish();
+      return;
+    }
+    to_client_ = std::move(response);
+    asio::async_write(client_, asio::buffer(to_client_), wrap([this](std::error_code error, std::size_t) {
+                        if (phase_ != phase::closing) return;
+                        if (error) {
+                          finish();
+                          return;
+                        }
+                        std::error_code ignored;
+                        client_.shutdown(stream::socket::shutdown_send, ignored);
+                        drain();
+                      }));
+  }
+
+  // Reads and drops what the client still sends until it closes: closing a
+  // socket with unread data makes the kernel reset the connection, which can
+  // destroy the response before the client read it (RFC 9112 §9.6).
+  void drain() {
+    if (to_destination_buffer_.empty()) to_destination_buffer_.resize(4096);
+    client_.async_read_some(asio::buffer(to_destination_buffer_), wrap([this](std::error_code ec, std::size_t n) {
+                              if (phase_ != phase::closing) return;
+                              drained_ += n;
+                              if (ec || drained_ > linger_bytes) {
+                                finish();
+                                return;
+                              }
+                              drain();
+                            }));
+  }
+
+  // Closes everything and records the connection, once.
+  void finish() {
+    if (phase_ == phase::done) return;
+    phase_ = phase::done;
+    std::error_code ec;
+    disarm();
+    resolver_.cancel();
+    client_.close(ec);
+    upstream_.close(ec);
+    to_destination_pipe_.close();
+    to_client_pipe_.close();
+    record_.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - accepted_).count();
+    core_.record(std::move(record_), outcome_);
+    core_.sessions.erase(this);  // last: may release the last owner but one (the caller holds another)
+  }
+
+  core& core_;
+  stream::socket client_;
+  tcp::socket upstream_;
+  tcp::resolver resolver_;
+  asio::steady_timer timer_;
+  std::uint64_t timer_generation_ = 0;
+  const steady::time_point accepted_;
+  phase phase_ = phase::request;
+  network_connection record_;
+  outcome outcome_ = outcome::failed;
+
+  std::vector<char> buffer_;  // the request
+  std::size_t filled_ = 0;
+  std::size_t consumed_ = 0;  // SOCKS5: the greeting, once answered
+  bool greeted_ = false;
+  http_request http_;
+
+  bool resolving_ = false;
+  std::vector<std::string> candidates_;
+  std::size_t next_candidate_ = 0;
+  std::string last_error_ = "no address";
+  std::uint8_t socks_code_ = socks5_reply_code::general_failure;
+
+  std::string to_upstream_;  // sent to the destination before relaying
+  std::string to_client_;    // sent to the client: SOCKS5 method, 200, SOCKS5 reply, an error response
+  std::vector<char> to_destination_buffer_;
+  std::vector<char> to_client_buffer_;
+  bool use_splice_ = false;
+  splice_pipe to_destination_pipe_;
+  splice_pipe to_client_pipe_;
+  bool client_done_ = false;
+  bool destination_done_ = false;
+  std::size_t drained_ = 0;
+};
+
+void start_session(core& c, stream::socket client) {
+  auto s = std::make_shared<session>(c, std::move(client));
+  c.sessions.emplace(s.get(), s);
+  s->start();
+}
+
+void stop_session(session& s) { s.stop_now(); }
+
+}  // namespace cordon::broker::detail
