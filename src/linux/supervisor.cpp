@@ -82,6 +82,18 @@ error setup_error(const init_message& m, const prepared_launch& p) {
   return make_error(error_code::launch_failed, message, {}, m.error);
 }
 
+std::string ascii_lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+const std::string* explicit_value(const environment_policy& env, const std::string& name) {
+  for (const auto& entry : env.set) {
+    if (entry.first == name) return &entry.second;
+  }
+  return nullptr;
+}
+
 std::size_t broker_connection_budget(std::size_t wanted) {
   constexpr rlim_t kReserve = 64;
   constexpr rlim_t kPerConnection = 6;
@@ -129,27 +141,19 @@ std::vector<std::string> build_environment(const sandbox_policy& policy,
                                       {"HTTPS_PROXY", http},
                                       {"ALL_PROXY", socks},
                                       {"NO_PROXY", ""}}) {
-      std::string lower = name;
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       set(name, value);
-      set(lower, value);
+      set(ascii_lower(name), value);
     }
   }
   for (const auto& entry : env.set) set(entry.first, entry.second);
   // Tools read either case (curl and python prefer the lowercase one): an
   // explicit value for one case of a proxy variable is given to both.
   if (policy.network.mode == network_mode::filtered) {
-    for (const char* upper : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}) {
-      std::string lower = upper;
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      auto explicit_value = [&](const std::string& name) -> const std::string* {
-        for (const auto& entry : env.set) {
-          if (entry.first == name) return &entry.second;
-        }
-        return nullptr;
-      };
-      const std::string* u = explicit_value(upper);
-      const std::string* l = explicit_value(lower);
+    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}) {
+      const std::string upper = name;
+      const std::string lower = ascii_lower(upper);
+      const std::string* u = explicit_value(env, upper);
+      const std::string* l = explicit_value(env, lower);
       if (u && !l) set(lower, *u);
       if (l && !u) set(upper, *l);
     }

@@ -772,12 +772,12 @@ TEST(NetworkFilter, ProxyVariablesAreSetAndOnlyAnExplicitSettingWins) {
   auto passed = run_cordon({"--policy", policy, "--env", "HTTP_PROXY", "--env", "no_proxy"}, {"sh", "-c", script},
                            ws.path(), {"HTTP_PROXY=http://host-proxy.invalid:8080", "no_proxy=*"});
   EXPECT_EQ(passed.out, expected) << passed.all();
-  // An explicit setting wins, for the name it sets (the other case keeps
-  // cordon's value; what a tool makes of two differing cases is its own rule).
+  // An explicit setting wins, for both cases of the name it sets (curl and
+  // python read the lowercase one first, so setting only one would do nothing).
   auto set = run_cordon({"--policy", policy, "--setenv", "NO_PROXY=x", "--setenv", "https_proxy=http://p:1"},
                         {"sh", "-c", script}, ws.path());
   EXPECT_EQ(set.exit_code, 0) << set.all();
-  for (const char* line : {"NO_PROXY=x\n", "https_proxy=http://p:1\n", "HTTPS_PROXY=http://127.0.0.1:3128\n",
+  for (const char* line : {"NO_PROXY=x\n", "no_proxy=x\n", "https_proxy=http://p:1\n", "HTTPS_PROXY=http://p:1\n",
                            "HTTP_PROXY=http://127.0.0.1:3128\n", "ALL_PROXY=socks5h://127.0.0.1:3128\n"}) {
     EXPECT_NE(set.out.find(line), std::string::npos) << line << set.out;
   }
