@@ -14,8 +14,11 @@
 namespace cordon {
 
 // Strongest first. `planned` means "a later version will enforce this": for
-// every decision it counts exactly as `not_enforced`.
-enum class enforcement_level { enforced, partial, not_enforced, not_applicable, planned };
+// every decision it counts exactly as `not_enforced`. `unverified` means "compiled
+// for a platform whose enforcement this host cannot prove" (a macOS or Windows
+// plan built on Linux, docs/policy.md "Enforcement levels"): it never satisfies a
+// requirement of `enforced` or `partial`.
+enum class enforcement_level { enforced, partial, not_enforced, not_applicable, planned, unverified };
 
 // One independent guarantee in the report. The JSON spelling (to_string) is
 // stable.
@@ -53,9 +56,9 @@ std::optional<control> control_from_string(std::string_view name) noexcept;
 std::optional<enforcement_level> enforcement_level_from_string(std::string_view name) noexcept;
 
 // True when `available` satisfies a requirement of `required`.
-// Order: enforced > partial > not_enforced == planned. `not_applicable`
+// Order: enforced > partial > not_enforced == planned == unverified. `not_applicable`
 // satisfies any requirement (the control has nothing to act on), and a
-// requirement of `not_enforced`, `planned` or `not_applicable` is met by
+// requirement of `not_enforced`, `planned`, `unverified` or `not_applicable` is met by
 // anything.
 bool level_satisfies(enforcement_level available, enforcement_level required) noexcept;
 

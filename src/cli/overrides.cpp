@@ -41,7 +41,7 @@ const CLI::Validator kAccept = validator([](const std::string& text) -> std::str
   if (eq == std::string::npos) return "must be CONTROL=LEVEL, e.g. memory=partial";
   if (!control_from_string(text.substr(0, eq))) return "unknown control '" + text.substr(0, eq) + "'";
   if (!enforcement_level_from_string(text.substr(eq + 1))) {
-    return "unknown level '" + text.substr(eq + 1) + "' (enforced, partial, not_enforced, not_applicable, planned)";
+    return "unknown level '" + text.substr(eq + 1) + "' (enforced, partial, not_enforced, not_applicable, planned, unverified)";
   }
   return {};
 });

@@ -33,16 +33,19 @@ constexpr std::pair<enforcement_level, std::string_view> level_names[] = {
     {enforcement_level::not_enforced, "not_enforced"},
     {enforcement_level::not_applicable, "not_applicable"},
     {enforcement_level::planned, "planned"},
+    {enforcement_level::unverified, "unverified"},
 };
 
-// How much a level promises; `planned` promises nothing yet.
+// How much a level promises; `planned` promises nothing yet, and `unverified`
+// nothing that this host can prove.
 int strength(enforcement_level level) noexcept {
   switch (level) {
     case enforcement_level::enforced: return 2;
     case enforcement_level::partial: return 1;
     case enforcement_level::not_enforced:
     case enforcement_level::not_applicable:
-    case enforcement_level::planned: return 0;
+    case enforcement_level::planned:
+    case enforcement_level::unverified: return 0;
   }
   return 0;
 }

@@ -319,7 +319,7 @@ void read_enforcement(reader& r, const json& j, const std::string& at,
     if (!level) {
       r.fail(here,
              "must be one of \"enforced\", \"partial\", \"not_enforced\", \"not_applicable\", "
-             "\"planned\"");
+             "\"planned\", \"unverified\"");
       continue;
     }
     out[*c] = *level;
