@@ -203,16 +203,14 @@ class profile_writer {
     std::vector<sbpl_expr> write_excl = read_exclusions_;
     write_excl.insert(write_excl.end(), write_exclusions_.begin(), write_exclusions_.end());
 
-    comment("processes: fork, and exec of what may be read");
+    comment("processes: fork; signals and process info within this sandbox only");
     emit(rule("allow", {"process-fork"}, {}));
-    if (!read_any_.empty()) emit(rule("allow", {"process-exec"}, {allowed_unless(read_any_, read_excl)}));
     emit(rule("allow", {"signal"}, {sbpl_form("target", {sbpl_expr::symbol("same-sandbox")})}));
     emit(rule("allow", {"process-info*"}, {sbpl_form("target", {sbpl_expr::symbol("same-sandbox")})}));
 
-    comment("filesystem: reads");
+    comment("filesystem: reads; exec and library mapping of exactly what may be read");
     if (!read_any_.empty()) {
-      emit(rule("allow", {"file-read*"}, {allowed_unless(read_any_, read_excl)}));
-      emit(rule("allow", {"file-map-executable"}, {allowed_unless(read_any_, read_excl)}));
+      emit(rule("allow", {"file-read*", "process-exec", "file-map-executable"}, {allowed_unless(read_any_, read_excl)}));
     }
     emit(rule("allow", {"file-read-metadata"}, {allowed_unless(metadata_any_, read_excl)}));
     comment("filesystem: writes");
