@@ -55,4 +55,12 @@ void add_explain_command(CLI::App& policy, int* result);
 // `cordon probe --human`: the capabilities as a readable table (explain.cpp).
 void print_probe_table(const host_capabilities& caps);
 
+// `--platform macos` (explain_macos.cpp): the macOS plan for `policy`,
+// compiled with assumed facts of a Mac; `show_profile` prints only the SBPL.
+// Returns 0 when a Mac would run it, 1 when it is refused or blocked.
+int explain_macos(const sandbox_policy& policy, const std::string& source, const std::string& workspace,
+                  const std::string& workspace_reason, bool show_profile);
+// The macOS backend's capabilities as seen from this host (never available off a Mac).
+host_capabilities macos_capabilities();
+
 }  // namespace cordon::cli

@@ -19,6 +19,8 @@ struct explain_options {
   std::string profile;
   std::string workspace;
   policy_overrides overrides;
+  std::string platform = "linux";  // --platform: whose backend compiles it
+  bool show_profile = false;       // --show-profile (macos): the SBPL only
 };
 
 // Rows of fixed columns and a free last column; a row's `notes` go on
@@ -95,6 +97,11 @@ int explain_command(const explain_options& options) {
     return exit_cordon_failed;
   }
 
+  if (options.show_profile && options.platform != "macos") {
+    print_error(make_error(error_code::usage_error, "--show-profile needs --platform macos"));
+    return exit_cordon_failed;
+  }
+  if (options.platform == "macos") return explain_macos(*policy, source, workspace->workspace, workspace->reason, options.show_profile);
   auto backend = make_host_backend();
   compile_options compile;
   compile.workspace = workspace->workspace;
@@ -165,6 +172,9 @@ void add_explain_command(CLI::App& policy, int* result) {
   explain->add_option("--workspace", options.workspace,
                       "Directory that {workspace} names (default: the git repository or current directory)");
   add_policy_flags(*explain, options.overrides);
+  explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host) or macos")
+      ->check(CLI::IsMember({"linux", "macos"}));
+  explain->add_flag("--show-profile", options.show_profile, "With --platform macos: print the SBPL profile only");
   explain->final_callback([result] { *result = explain_command(options); });
 }
 

@@ -13,9 +13,8 @@ using json = nlohmann::ordered_json;
 
 int g_info_result = 0;  // set by the info subcommands' callbacks
 
-int probe_command(bool human) {
-  auto backend = make_host_backend();
-  host_capabilities caps = backend->probe();
+int probe_command(bool human, const std::string& platform) {
+  host_capabilities caps = platform == "macos" ? macos_capabilities() : make_host_backend()->probe();
   if (human) {
     print_probe_table(caps);
     return caps.available ? 0 : 1;
@@ -81,7 +80,10 @@ void add_info_commands(CLI::App& app) {
   static bool probe_human = false;
   CLI::App* probe = app.add_subcommand("probe", "Print this host's capabilities for the Linux backend (JSON)");
   probe->add_flag("--human", probe_human, "A readable table instead of JSON");
-  probe->final_callback([] { g_info_result = probe_command(probe_human); });
+  static std::string probe_platform = "linux";
+  probe->add_option("--platform", probe_platform, "Backend to probe: linux (this host) or macos (as a Mac would be)")
+      ->check(CLI::IsMember({"linux", "macos"}));
+  probe->final_callback([] { g_info_result = probe_command(probe_human, probe_platform); });
 
   CLI::App* profile = app.add_subcommand("profile", "Built-in profiles");
   profile->require_subcommand(1);
