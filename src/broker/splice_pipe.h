@@ -5,15 +5,22 @@
 // time per byte (docs/benchmarks.md, "Filtered networking"). One pipe per
 // direction per connection; when no pipe can be had (descriptor limit), the
 // session relays through user-space buffers instead.
+//
+// splice(2) is Linux-only. Elsewhere (the macOS backend uses the same broker,
+// docs/macos-backend.md) open() always fails, so every session takes the
+// buffer path, and the stand-ins at the end of this file only let the splice
+// path compile: they are never called.
 #pragma once
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 
 namespace cordon::broker::detail {
 
+#if defined(__linux__)
 class splice_pipe {
  public:
   // What one splice call asks to move, and the pipe size asked for (bytes).
@@ -51,5 +58,25 @@ class splice_pipe {
   int write_fd = -1;
   std::size_t held = 0;  // bytes in the pipe, not yet spliced out
 };
+#else
+class splice_pipe {
+ public:
+  static constexpr std::size_t chunk_bytes = 256 * 1024;
+  bool open() { return false; }  // no splice(2): relay through buffers
+  void close() { held = 0; }
+  int read_fd = -1;
+  int write_fd = -1;
+  std::size_t held = 0;
+};
+#endif
 
 }  // namespace cordon::broker::detail
+
+#if !defined(__linux__)
+inline constexpr unsigned int SPLICE_F_MOVE = 1U;
+inline constexpr unsigned int SPLICE_F_NONBLOCK = 2U;
+inline ssize_t splice(int, void*, int, void*, std::size_t, unsigned int) {
+  errno = ENOSYS;
+  return -1;
+}
+#endif
