@@ -1,0 +1,91 @@
+// cli_test.cpp — `cordon policy explain --platform macos` and
+// `cordon probe --platform macos` through the real binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+namespace cordon::macos_test {
+namespace {
+
+struct output {
+  int status = -1;
+  std::string text;
+};
+
+// Runs the CLI with `args` (shell words, already quoted) in a fresh workspace.
+output run_cli(const std::string& args) {
+  const std::filesystem::path ws = std::filesystem::temp_directory_path() / ("cordon-macos-cli-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(ws / "project");
+  const std::string command = "cd '" + (ws / "project").string() + "' && HOME='" + ws.string() + "' '" CORDON_CLI "' " +
+                              args + " 2>&1";
+  output out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) out.text += buffer.data();
+  const int status = ::pclose(pipe);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::filesystem::remove_all(ws);
+  return out;
+}
+
+TEST(MacosCli, ExplainPrintsThePlanAndUnverifiedLevels) {
+  const output out = run_cli("policy explain --platform macos --profile workspace-write");
+  EXPECT_EQ(out.status, 1) << out.text;  // a Mac would refuse it: two blockers
+  EXPECT_NE(out.text.find("backend:    macos-seatbelt"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("filesystem_write      unverified      enforced"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("a Mac would refuse it (2 blockers)"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("platform defaults"), std::string::npos);
+  // The HERE column of every control row: never enforced or partial.
+  std::istringstream lines(out.text.substr(out.text.find("CONTROL ")));
+  std::string line;
+  std::getline(lines, line);  // header
+  int rows = 0;
+  while (std::getline(lines, line) && !line.empty()) {
+    if (line.front() == ' ') continue;  // a "why:" note
+    std::istringstream words(line);
+    std::string name, here;
+    words >> name >> here;
+    EXPECT_NE(here, "enforced") << line;
+    EXPECT_NE(here, "partial") << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 17);
+}
+
+TEST(MacosCli, ExplainAcceptingPartialLevelsIsRunnableOnAMac) {
+  const output out = run_cli(
+      "policy explain --platform macos --profile workspace-write --accept process_tree_cleanup=partial "
+      "--accept privilege=partial");
+  EXPECT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("a Mac would run it"), std::string::npos) << out.text;
+}
+
+TEST(MacosCli, ShowProfilePrintsTheSbpl) {
+  const output out = run_cli("policy explain --platform macos --profile workspace-write --show-profile");
+  EXPECT_NE(out.text.find(";; -DWRITE_0="), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("(version 1)\n(deny default)\n"), std::string::npos) << out.text;
+}
+
+TEST(MacosCli, ShowProfileWithoutMacosIsAUsageError) {
+  const output out = run_cli("policy explain --profile workspace-write --show-profile");
+  EXPECT_EQ(out.status, 125);
+  EXPECT_NE(out.text.find("--show-profile needs --platform macos"), std::string::npos) << out.text;
+}
+
+TEST(MacosCli, ProbeShowsTheBackendUnavailableHere) {
+  const output out = run_cli("probe --platform macos");
+  EXPECT_EQ(out.status, 1) << out.text;
+  EXPECT_NE(out.text.find("\"platform\": \"macos\""), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("\"available\": false"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("unverified"), std::string::npos) << out.text;
+}
+
+}  // namespace
+}  // namespace cordon::macos_test
