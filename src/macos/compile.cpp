@@ -227,11 +227,10 @@ compile_result<std::shared_ptr<const macos_plan>> compile_macos_plan(const sandb
 }
 
 host_capabilities probe_macos(const macos_host_facts& facts) {
+  // The most a Mac can give: every limit it can apply set, and the broker's levels.
   sandbox_policy strict;
-  strict.filesystem.read = read_mode::restricted;
   strict.network.mode = network_mode::filtered;
-  strict.process.cpu_seconds = 1;
-  strict.process.timeout_ms = 1;
+  strict.process = {.tree_cleanup = true, .max_processes = {}, .memory_bytes = {}, .cpu_seconds = 1, .timeout_ms = 1};
   host_capabilities caps;
   caps.platform = "macos";
   caps.backend = macos_backend_name;

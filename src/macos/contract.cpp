@@ -12,25 +12,22 @@ control_status status(enforcement_level level, std::string mechanism, std::strin
 
 void network_levels(enforcement_contract& c, const sandbox_policy& policy, std::uint16_t broker_port) {
   using L = enforcement_level;
-  switch (policy.network.mode) {
-    case network_mode::denied:
-      c[control::network_deny] = status(L::enforced, "seatbelt deny default (no network-outbound, -bind or -inbound rule)");
-      c[control::network_filter] = status(L::not_applicable, "", "network mode is denied");
-      break;
-    case network_mode::unrestricted:
-      c[control::network_deny] = status(L::not_applicable, "", "network mode is unrestricted");
-      c[control::network_filter] = status(L::not_applicable, "", "network mode is unrestricted");
-      break;
-    case network_mode::filtered:
-      c[control::network_deny] = status(
-          L::enforced, "seatbelt: network-outbound only to (remote ip \"localhost:" + std::to_string(broker_port) + "\")",
-          "localhost is the host's loopback here (no network namespace): the broker's port is the only one open");
-      c[control::network_filter] = status(
-          L::enforced, "cordon's network broker on 127.0.0.1:" + std::to_string(broker_port) +
-                           " outside the sandbox (HTTP CONNECT, HTTP forward, SOCKS5); ordered host rules, names "
-                           "resolved by the broker",
-          "the broker's rule code is the Linux backend's, tested there; its splice relay is Linux-only");
-      break;
+  const network_mode mode = policy.network.mode;
+  const std::string mode_name = mode == network_mode::denied ? "denied" : mode == network_mode::filtered ? "filtered" : "unrestricted";
+  // Neither control has anything to act on unless the mode says otherwise below.
+  c[control::network_deny] = c[control::network_filter] = status(L::not_applicable, "", "network mode is " + mode_name);
+  if (mode == network_mode::denied) {
+    c[control::network_deny] = status(L::enforced, "seatbelt deny default (no network-outbound, -bind or -inbound rule)");
+  }
+  if (mode == network_mode::filtered) {
+    c[control::network_deny] = status(
+        L::enforced, "seatbelt: network-outbound only to (remote ip \"localhost:" + std::to_string(broker_port) + "\")",
+        "localhost is the host's loopback here (no network namespace): the broker's port is the only one open");
+    c[control::network_filter] = status(
+        L::enforced, "cordon's network broker on 127.0.0.1:" + std::to_string(broker_port) +
+                         " outside the sandbox (HTTP CONNECT, HTTP forward, SOCKS5); ordered host rules, names "
+                         "resolved by the broker",
+        "the broker's rule code is the Linux backend's, tested there; its splice relay is Linux-only");
   }
 }
 
