@@ -13,6 +13,9 @@ packages=(
   # real network clients for the filtered-network tests (they talk to loopback servers only),
   # and ip(8) for the test that builds its own network namespace
   curl iproute2
+  # GNU Guile: a second, independent reader of the generated macOS Seatbelt profiles
+  # (tests/macos/guile_read_check.scm)
+  guile-3.0
 )
 
 if [ "$(id -u)" -ne 0 ]; then
