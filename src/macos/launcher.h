@@ -28,7 +28,8 @@ result<macos_host_facts> read_macos_host_facts(const std::string& home, const st
 //  2. creates the per-run directory RUN_TMP (mkdtemp under the user temp dir);
 //  3. builds argv (sandbox_exec_argv: the profile text by -p, never a file,
 //     so no temporary path is looked up) and the environment
-//     (build_environment) before fork, so the child only makes system calls;
+//     (build_environment from request.host_environment) before fork, so the
+//     child only makes system calls;
 //  4. child: setsid(), RLIMIT_CPU, chdir, closes every descriptor above 2
 //     (listed with proc_pidinfo), execve(sandbox-exec);
 //  5. parent: waits with kqueue (EVFILT_PROC exit, EVFILT_TIMER deadline),

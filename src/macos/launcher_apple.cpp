@@ -25,8 +25,6 @@
 
 #include "macos/environment.h"
 
-extern char** environ;
-
 namespace cordon::macos_impl {
 namespace {
 
@@ -108,9 +106,7 @@ result<run_outcome> launch_macos_plan(const macos_plan& plan, const launch_reque
   if (!resolved_tmp) return std::move(resolved_tmp).error_value();
 
   std::vector<std::string> argv = sandbox_exec_argv(plan, *resolved_tmp, request.argv);
-  std::vector<std::string> host;
-  for (char** e = environ; *e != nullptr; ++e) host.emplace_back(*e);
-  std::vector<std::string> env = build_environment(plan.environment, host, *resolved_tmp);
+  std::vector<std::string> env = build_environment(plan.environment, request.host_environment, *resolved_tmp);
   std::vector<char*> argv_p = pointers(argv), env_p = pointers(env);
   const std::string cwd = !request.working_directory.empty() ? request.working_directory
                           : !plan.facts.workspace.empty()    ? plan.facts.workspace
@@ -119,12 +115,18 @@ result<run_outcome> launch_macos_plan(const macos_plan& plan, const launch_reque
   std::vector<proc_fdinfo> fds(fd_capacity);
 
   const int queue = ::kqueue();
-  if (queue < 0) return step_failed("kqueue");
+  if (queue < 0) {
+    const error failure = step_failed("kqueue");
+    ::rmdir(resolved_tmp->c_str());
+    return failure;
+  }
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
+    const error failure = step_failed("fork");
     ::close(queue);
-    return step_failed("fork");
+    ::rmdir(resolved_tmp->c_str());
+    return failure;
   }
   if (pid == 0) child(plan, cwd.c_str(), argv_p.data(), env_p.data(), fds.data(), fd_capacity);
 
