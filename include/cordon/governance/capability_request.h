@@ -79,7 +79,7 @@ struct capability_request {
 // field ("/resources/paths/2").
 result<void> normalize_capability_request(capability_request& request);
 
-// Reads a request (JSON, schemas/capability_request.v1.schema.json): strict,
+// Reads a request (JSON, "$defs/request" of schemas/capability_rules.v1.schema.json): strict,
 // unknown fields are errors; then normalize_capability_request.
 // Errors: parse_error (location "line L, column C"), invalid_policy (JSON pointer).
 result<capability_request> capability_request_from_json(std::string_view text);
