@@ -68,6 +68,7 @@ class lexer {
         out.push_back(op_token(op));
         if (op == "<<" || op == "<<-") {
           if (!read_heredoc_delimiter(op == "<<-")) break;
+          out.push_back(std::move(delimiter_));  // the parser takes it as the redirection's target
         }
         continue;
       }
@@ -247,6 +248,7 @@ class lexer {
       return false;
     }
     heredocs_.push_back({t.word.text, t.quoted, strip_tabs});
+    delimiter_ = std::move(t);
     return true;
   }
 
@@ -281,6 +283,7 @@ class lexer {
   std::size_t pos_ = 0;
   std::vector<std::string>& uncertain_;
   std::vector<pending_heredoc> heredocs_;
+  token delimiter_;
 };
 
 bool is_keyword(const std::string& w) {
@@ -312,6 +315,7 @@ class splitter {
     std::string redirect_op;
     int depth = 0;
     bool expecting_command = false;  // after | && ||: a command must follow
+    bool after_command = false;      // a command (or a closed subshell) precedes the operator
     for (const auto& t : tokens) {
       if (t.is_word) {
         if (!redirect_op.empty()) {
@@ -329,6 +333,7 @@ class splitter {
         }
         current.words.push_back(t.word);
         expecting_command = false;
+        after_command = true;
         continue;
       }
       const std::string& op = t.op;
@@ -344,17 +349,19 @@ class splitter {
         ++depth;
       } else if (op == ")") {
         finish(current);
+        after_command = true;
         if (--depth < 0) {
           doubt("unbalanced \")\"");
           break;
         }
       } else if (op == "|" || op == "|&" || op == "&&" || op == "||" || op == ";" || op == "&" || op == "\n") {
-        bool empty = current.words.empty() && current.redirects.empty();
+        bool empty = current.words.empty() && current.redirects.empty() && !after_command;
         if (empty && (op == "|" || op == "|&" || op == "&&" || op == "||") ) {
           doubt("\"" + op + "\" without a command before it");
           break;
         }
         finish(current);
+        after_command = false;
         expecting_command = op == "|" || op == "|&" || op == "&&" || op == "||";
       } else {
         redirect_op = op;  // > >> >| >& &> &>> < <& << <<- <<<
