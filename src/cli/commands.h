@@ -55,4 +55,8 @@ void add_explain_command(CLI::App& policy, int* result);
 // `cordon probe --human`: the capabilities as a readable table (explain.cpp).
 void print_probe_table(const host_capabilities& caps);
 
+// `cordon exec`, `audit`, `rules`, `session` (governance.cpp): callbacks store
+// the exit code in `*result`.
+void add_governance_commands(CLI::App& app, int* result);
+
 }  // namespace cordon::cli
