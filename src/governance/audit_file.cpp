@@ -74,6 +74,7 @@ result<audit_verification> verify_audit_log(const std::string& path) {
   std::size_t line_no = 0, pos = 0;
   auto fail = [&](std::size_t line, std::string why) {
     v.ok = false;
+    v.events = v.records.size();
     v.bad_line = line;
     v.problem = std::move(why);
     return v;

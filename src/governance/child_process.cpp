@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -83,6 +84,16 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   out_write.reset();
   ::fcntl(in_write.fd, F_SETFL, O_NONBLOCK);
 
+  // An approver that exits without reading its request must not kill this
+  // process with SIGPIPE: blocked on this thread while writing, and a
+  // SIGPIPE this write raised is consumed before the mask is restored.
+  sigset_t pipe_only, previous, pending;
+  ::sigemptyset(&pipe_only);
+  ::sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  ::sigpending(&pending);
+  bool pipe_was_pending = ::sigismember(&pending, SIGPIPE) == 1;
+
   child_result out;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::size_t written = 0;
@@ -115,6 +126,13 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   }
   if (out.timed_out) ::kill(pid, SIGKILL);
   reap(pid, deadline, out);
+  in_write.reset();
+  ::sigpending(&pending);
+  if (!pipe_was_pending && ::sigismember(&pending, SIGPIPE) == 1) {
+    timespec zero{0, 0};
+    ::sigtimedwait(&pipe_only, nullptr, &zero);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return out;
 }
 

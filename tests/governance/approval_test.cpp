@@ -89,6 +89,9 @@ TEST(Approval, ExternalApproverFailuresDeny) {
       {{"python3", "-c", "import sys; sys.exit(3)"}, "status 3"},
       {{"python3", "-c", "import os; os.kill(os.getpid(), 9)"}, "signal 9"},
       {{"/nonexistent/approver"}, "could not run"},
+      // Exits without reading its request: the write fails with EPIPE and the
+      // SIGPIPE it raises must not kill the caller.
+      {{"true"}, "not a decision"},
   };
   for (const auto& row : rows) {
     external_command_approval_service svc(row.argv, 10s);
