@@ -1,7 +1,12 @@
 // `cordon exec`, `cordon audit verify|show`, `cordon rules test`,
 // `cordon session init|show|grow`: the governance layer on the command line
 // (docs/governance.md).
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -44,7 +49,8 @@ Exit status:
   126, 127  the command cannot be executed / was not found
   200  denied: by a rule, or by the approver
   201  rejected: approval needed without an approval service, manual review,
-       a stale boundary revision, backend selection, an audit failure)";
+       a stale boundary revision, backend selection, an audit failure; or the
+       run was cancelled (SIGINT, SIGTERM, SIGHUP))";
 
 struct exec_options {
   std::string request, rules, approver = "deny", audit, session, workspace, backend = "auto";
@@ -142,7 +148,23 @@ int exec_command(const exec_options& o) {
   auto context = boundary->context(*backend);
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) context.host_environment.emplace_back(*e);
   if (request->working_directory.empty()) request->working_directory = boundary->workspace();
+  // SIGINT, SIGTERM and SIGHUP cancel the run (recorded as run.cancelled)
+  // instead of killing cordon before the run's end is audited.
+  sigset_t stop_signals, previous;
+  ::sigemptyset(&stop_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_signals, sig);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    timespec tick{0, 100'000'000};
+    while (!finished.load()) {
+      if (::sigtimedwait(&stop_signals, nullptr, &tick) > 0) runtime.cancel();
+    }
+  });
   auto r = runtime.execute(*request, context);
+  finished.store(true);
+  watcher.join();
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 
   std::cerr << "cordon: decision: " << gov::to_string(r.decision.decision)
             << (r.decision.rule_id.empty() ? "" : " (rule " + r.decision.rule_id + ")") << ": " << r.decision.reason << "\n";

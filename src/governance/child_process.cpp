@@ -77,8 +77,19 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The approver starts with no blocked signals and default dispositions,
+  // whatever this thread blocks (the CLI blocks SIGINT to cancel runs).
+  posix_spawnattr_t attr;
+  ::posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  ::sigemptyset(&none);
+  ::sigfillset(&all);
+  ::posix_spawnattr_setsigmask(&attr, &none);
+  ::posix_spawnattr_setsigdefault(&attr, &all);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, args[0], &fa.actions, nullptr, args.data(), environ);
+  int rc = ::posix_spawnp(&pid, args[0], &fa.actions, &attr, args.data(), environ);
+  ::posix_spawnattr_destroy(&attr);
   if (rc != 0) return make_error(error_code::io_error, "cannot start approver " + argv[0], {}, rc);
   in_read.reset();
   out_write.reset();

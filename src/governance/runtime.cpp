@@ -304,7 +304,10 @@ execution_result execution_runtime::execute(capability_request request, const ex
   if (!ran.report_json.empty()) documents["report"] = ran.report_json;
   execution_status status;
   std::string event, outcome, why;
-  if (ran.cancelled && (!ran.outcome || ran.outcome->interrupted || !ran.outcome->exited)) {
+  // Cancelled: by cancel(), or by a SIGINT/SIGTERM/SIGHUP the sandbox's
+  // supervisor received and forwarded to the tree (outcome.interrupted).
+  bool interrupted = ran.outcome && ran.outcome->interrupted;
+  if ((ran.cancelled && (!ran.outcome || interrupted || !ran.outcome->exited)) || interrupted) {
     status = execution_status::cancelled;
     event = "run.cancelled";
     outcome = "cancelled";
