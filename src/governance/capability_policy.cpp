@@ -29,31 +29,33 @@ std::string segment_text(const shell_segment& s) {
   return out;
 }
 
-std::string basename_of(std::string_view word) {
-  auto slash = word.find_last_of('/');
-  return std::string(slash == std::string_view::npos ? word : word.substr(slash + 1));
-}
-
 // Does the command pattern match the segment's words? `cautious` (deny and
 // approval rules): a dynamic word matches the rest of the pattern.
 bool command_matches(std::string_view pattern, const shell_segment& segment, bool cautious) {
-  std::vector<std::string_view> words;
-  for (std::size_t i = 0; i < pattern.size();) {
+  // Word by word without building a list: most rules fail on the first word.
+  std::size_t k = 0, i = 0;
+  bool any = false;
+  while (i < pattern.size()) {
     while (i < pattern.size() && pattern[i] == ' ') ++i;
+    if (i >= pattern.size()) break;
     std::size_t j = pattern.find(' ', i);
     if (j == std::string_view::npos) j = pattern.size();
-    if (j > i) words.push_back(pattern.substr(i, j - i));
+    std::string_view word = pattern.substr(i, j - i);
     i = j;
-  }
-  if (words.empty()) return false;
-  for (std::size_t k = 0; k < words.size(); ++k) {
+    any = true;
     if (k >= segment.words.size()) return false;
     const shell_word& w = segment.words[k];
     if (w.dynamic) return cautious;
-    std::string subject = (k == 0 && words[0].find('/') == std::string_view::npos) ? basename_of(w.text) : w.text;
-    if (!detail::name_glob_matches(words[k], subject)) return false;
+    bool base = k == 0 && word.find('/') == std::string_view::npos;
+    std::string_view subject = w.text;
+    if (base) {
+      auto slash = subject.find_last_of('/');
+      if (slash != std::string_view::npos) subject = subject.substr(slash + 1);
+    }
+    if (!detail::name_glob_matches(word, subject)) return false;
+    ++k;
   }
-  return true;
+  return any;
 }
 
 bool any_name(const std::vector<std::string>& patterns, std::string_view value) {
@@ -61,11 +63,31 @@ bool any_name(const std::vector<std::string>& patterns, std::string_view value) 
                      [&](const std::string& p) { return detail::name_glob_matches(p, value); });
 }
 
+// A necessary condition for a wildcard DNS pattern ("*.x", "**.x"): the
+// destination ends with its suffix. It only skips the matcher where the
+// matcher would say no; every decision that can be yes is the matcher's.
+bool suffix_can_match(std::string_view pattern_host, std::string_view destination_host) {
+  std::string_view suffix;
+  if (pattern_host.substr(0, 3) == "**.") suffix = pattern_host.substr(3);
+  else if (pattern_host.substr(0, 2) == "*.") suffix = pattern_host.substr(2);
+  else return true;
+  if (!suffix.empty() && suffix.back() == '.') suffix.remove_suffix(1);
+  if (destination_host.size() < suffix.size()) return false;
+  auto tail = destination_host.substr(destination_host.size() - suffix.size());
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    char a = suffix[i], b = tail[i];
+    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+    if (a != b) return false;
+  }
+  return true;
+}
+
 bool host_matches(const std::string& pattern, const std::string& destination, bool cautious) {
   auto p = detail::split_host_port(pattern);
   auto d = detail::split_host_port(destination);
   if (!p || !d) return cautious;  // unreadable: only a cautious rule takes it
   if (p->port && d->port != p->port && !(cautious && !d->port)) return false;
+  if (!suffix_can_match(p->host, d->host)) return false;
   auto matched = host_pattern_matches(p->host, d->host);
   return matched ? *matched : cautious;
 }
