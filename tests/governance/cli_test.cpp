@@ -1,7 +1,9 @@
 // The governance commands of the CLI: exit statuses, audit verify naming the
 // bad line, rules test failing on a wrong example, stale session revisions.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -42,7 +44,7 @@ struct sandbox_dir {
 };
 
 constexpr const char* kRules = R"({"schema_version": 1, "rules": [
-  {"id": "echo", "reason": "harmless", "decision": "allow", "commands": ["echo", "true", "false"]},
+  {"id": "echo", "reason": "harmless", "decision": "allow", "commands": ["echo", "true", "false", "sleep"]},
   {"id": "ask", "reason": "needs a person", "decision": "require_approval", "commands": ["mkdir"]},
   {"id": "no", "reason": "never", "decision": "deny", "commands": ["rm"]}]})";
 
@@ -123,6 +125,66 @@ TEST(GovernanceCli, RulesTest) {
     "examples": [{"request": {"action": "shell", "risk": "low", "command": "ls; rm x"}, "decision": "allow"}]})");
   EXPECT_EQ(d.run("rules test wrong.json"), 1);
   EXPECT_NE(d.read("out.txt").find("/examples/0"), std::string::npos) << d.read("out.txt");
+}
+
+}  // namespace
+
+namespace {
+
+// cordon exec killed with SIGKILL while its command runs: the log verifies,
+// and verify and show name the run as interrupted.
+TEST(GovernanceCli, KilledExecShowsAsInterrupted) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  d.write("long.json", shell_request("echo started && sleep 30"));
+  std::string line = "cd '" + d.path + "' && exec " + cli() +
+                     " exec --request long.json --rules rules.json --workspace ws --audit a.jsonl >/dev/null 2>&1";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  bool started = false;
+  for (int i = 0; i < 500 && !started; ++i) {
+    ::usleep(20000);
+    started = d.read("a.jsonl").find("\"run.started\"") != std::string::npos;
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(started);
+  EXPECT_EQ(d.run("audit verify a.jsonl"), 0) << d.read("out.txt");
+  EXPECT_NE(d.read("out.txt").find("interrupted: run "), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("audit show a.jsonl"), 0);
+  EXPECT_NE(d.read("out.txt").find("INTERRUPTED"), std::string::npos) << d.read("out.txt");
+}
+
+// The rules of the worked example and of these tests are valid under the
+// published schema (python3-jsonschema, as the policy schema's corpus test).
+TEST(GovernanceCli, RulesSchemaAcceptsTheExamples) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  const char* source = std::getenv("CORDON_SOURCE_DIR");
+  std::string root = source != nullptr && *source != '\0' ? source : CORDON_SOURCE_DIR;
+  std::string script =
+      "import json,sys,jsonschema\n"
+      "schema=json.load(open(sys.argv[1]))\n"
+      "jsonschema.Draft202012Validator.check_schema(schema)\n"
+      "v=jsonschema.Draft202012Validator(schema)\n"
+      "page=open(sys.argv[2]).read()\n"
+      "start=page.index('<!-- file: agent-rules.json -->')\n"
+      "body=page[page.index('```json',start)+7:page.index('\\n```',page.index('```json',start)+7)]\n"
+      "docs=[json.loads(body), json.load(open(sys.argv[3]))]\n"
+      "bad=json.loads(body); bad['rules'][0]['allow']=True; docs_bad=[bad]\n"
+      "errors=[e.message for doc in docs for e in v.iter_errors(doc)]\n"
+      "missed=[1 for doc in docs_bad if not list(v.iter_errors(doc))]\n"
+      "print('errors', errors, 'missed', missed)\n"
+      "sys.exit(1 if errors or missed else 0)\n";
+  d.write("check.py", script);
+  std::string command = "cd '" + d.path + "' && python3 check.py '" + root + "/schemas/capability_rules.v1.schema.json' '" +
+                        root + "/docs/governance.md' rules.json >out.txt 2>&1";
+  int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << d.read("out.txt");
 }
 
 }  // namespace
