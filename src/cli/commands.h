@@ -62,5 +62,8 @@ int explain_macos(const sandbox_policy& policy, const std::string& source, const
                   const std::string& workspace_reason, bool show_profile);
 // The macOS backend's capabilities as seen from this host (never available off a Mac).
 host_capabilities macos_capabilities();
+// `cordon exec`, `audit`, `rules`, `session` (governance.cpp): callbacks store
+// the exit code in `*result`.
+void add_governance_commands(CLI::App& app, int* result);
 
 }  // namespace cordon::cli

@@ -11,5 +11,8 @@ inline constexpr int exit_cordon_failed = 125;   // cordon refused or failed: us
                                                  // compile refusal, sandbox setup, report not written
 inline constexpr int exit_not_executable = 126;  // the command was found but cannot be executed
 inline constexpr int exit_not_found = 127;       // the command was not found inside the sandbox
+// `cordon exec` (docs/governance.md): outside 0..123, 124..127 and 128+N (N <= 64).
+inline constexpr int exit_denied = 200;          // a rule or the approver denied the request
+inline constexpr int exit_rejected = 201;        // approval unavailable, manual review, stale revision, audit failure
 
 }  // namespace cordon::cli

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   cordon::cli::run_options run;
   cordon::cli::add_run_command(app, run);
   cordon::cli::add_info_commands(app);
+  int governance_result = -1;
+  cordon::cli::add_governance_commands(app, &governance_result);
   std::vector<std::string> args(argv + 1, argv + argc);
   cordon::cli::separate_command(app, args);
   std::reverse(args.begin(), args.end());  // CLI11 takes them last first
@@ -28,5 +30,6 @@ int main(int argc, char** argv) {
     std::cerr << "cordon: usage_error: " << e.what() << " (see cordon --help)\n";
     return cordon::cli::exit_cordon_failed;
   }
-  return cordon::cli::dispatch(app, run);
+  int code = cordon::cli::dispatch(app, run);
+  return governance_result >= 0 ? governance_result : code;
 }

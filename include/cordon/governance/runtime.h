@@ -1,0 +1,129 @@
+// cordon/governance/runtime.h — the execution runtime: one request from
+// "may this be attempted?" to "what confined it", every step audited.
+//
+//   request -> capability policy -> backend selection -> compile
+//           -> approval (shown the compiled plan) -> run -> report -> audit
+//
+// Compile comes before approval so that an approver sees the plan's real
+// per-control levels; the approval can only permit or refuse that plan, and
+// the plan that runs is the one that was shown (docs/governance.md).
+//
+// Events (module "execution"), each with ids run_id, request_digest,
+// rules_digest and, where they exist, session_id, trace_id,
+// sandbox_policy_digest and report_digest:
+//   policy.decision     outcome allow / deny / require_approval
+//   sandbox.refused     compile refused the sandbox policy (report attached)
+//   approval            outcome approved / denied / manual_review / rejected
+//   request.authorized  an allowed request that runs no command
+//   request.rejected    why the runtime would not go on (no approver, stale
+//                       revision, backend selection, invalid request)
+//   run.started         the command is about to run
+//   run.completed | run.failed | run.cancelled | run.timeout
+//                       with the sandbox report under documents["report"]
+// When the approval service is for tests only (allow_all), every event
+// carries attributes approval_service and approval_for_tests_only = "true".
+//
+// Fail closed on audit: if the sink refuses an event, nothing further
+// happens for that request, and every later request is rejected with the
+// sink's error (the runtime does not run what it cannot record).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cordon/governance/approval.h"
+#include "cordon/governance/audit.h"
+#include "cordon/governance/capability_policy.h"
+#include "cordon/governance/capability_request.h"
+#include "cordon/launch.h"
+#include "cordon/policy.h"
+
+namespace cordon::governance {
+
+// Backend selection (docs/governance.md, "Backend selection"):
+//   auto     a restricted sandbox policy needs the platform sandbox and fails
+//            closed without one; an unrestricted one uses the sandbox when
+//            it is available, else the host;
+//   require  the platform sandbox or nothing;
+//   forbid   host execution; refused for a restricted policy (forbid is an
+//            orchestration input, never a way around the boundary).
+enum class backend_preference { auto_select, require, forbid };
+std::string_view to_string(backend_preference p) noexcept;
+std::optional<backend_preference> backend_preference_from_string(std::string_view s) noexcept;
+
+// True unless the policy reads everything, writes "/", has unrestricted
+// network and inherits the whole environment.
+bool is_restricted(const sandbox_policy& policy) noexcept;
+
+enum class execution_status {
+  completed,   // the command ran and ended (any exit status, or a signal)
+  authorized,  // allowed; the action runs no command (filesystem_read, ...)
+  denied,      // the capability policy or the approver said no
+  rejected,    // the runtime would not go on: approval needed but unavailable,
+               // manual review, stale revision, backend selection, audit failure,
+               // invalid request
+  refused,     // the sandbox cannot enforce the policy (compile refused)
+  failed,      // the command could not start (not found, sandbox setup)
+  cancelled,   // cancel() stopped it
+  timed_out,   // the policy's timeout killed it
+};
+std::string_view to_string(execution_status s) noexcept;
+
+struct execution_context {
+  std::string session_id;
+  std::string workspace;              // absolute; resolves {workspace}
+  sandbox_policy policy;              // the session boundary's policy
+  std::uint64_t boundary_revision = 0;
+  backend_preference backend = backend_preference::auto_select;
+  std::vector<std::string> host_environment;  // "NAME=VALUE" the policy may pass through
+};
+
+struct execution_result {
+  execution_status status = execution_status::rejected;
+  std::string reason;                 // one line
+  std::string run_id;                 // 32 hex digits
+  capability_policy_result decision;
+  std::optional<approval_decision> approval;
+  std::string request_digest, rules_digest, sandbox_policy_digest, report_digest;
+  std::string report_json;            // the sandbox report, when there is one
+  std::optional<run_outcome> outcome;
+};
+
+class execution_runtime {
+ public:
+  // `audit` is required (the runtime rejects every request without one);
+  // `approvals` may be null (then require_approval = rejected); `ledger` may
+  // be null (then session and workspace grants are not remembered). The
+  // pointers must outlive the runtime.
+  execution_runtime(capability_policy rules, audit_sink* audit, approval_service* approvals,
+                    approval_ledger* ledger = nullptr);
+  ~execution_runtime();
+  execution_runtime(const execution_runtime&) = delete;
+  execution_runtime& operator=(const execution_runtime&) = delete;
+
+  // Judges, and when allowed runs, one request in `context`. Blocks until the
+  // command ends. One request at a time per runtime.
+  execution_result execute(capability_request request, const execution_context& context);
+
+  // Cancels the run in progress (from another thread), or the next one if
+  // none is running yet: that run is recorded as cancelled.
+  void cancel();
+
+  // Why the runtime refuses new runs (its audit sink failed), if it does.
+  std::optional<std::string> refusing() const;
+
+  const capability_policy& rules() const noexcept { return rules_; }
+
+ private:
+  struct impl;
+  capability_policy rules_;
+  audit_sink* audit_;
+  approval_service* approvals_;
+  approval_ledger* ledger_;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace cordon::governance

@@ -1,0 +1,348 @@
+// `cordon exec`, `cordon audit verify|show`, `cordon rules test`,
+// `cordon session init|show|grow`: the governance layer on the command line
+// (docs/governance.md).
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/workspace.h"
+#include "cordon/governance/runtime.h"
+#include "cordon/governance/session_boundary.h"
+#include "cordon/policy_json.h"
+#include "cordon/profiles.h"
+#include "cordon/report.h"
+
+extern char** environ;
+
+namespace cordon::cli {
+namespace {
+
+namespace gov = cordon::governance;
+
+constexpr const char* kExecHelp = R"(Runs one capability request (JSON) through the governance runtime: the rules
+decide allow / deny / require_approval; an approval request shows the compiled
+sandbox plan; an allowed command runs under the session boundary's sandbox
+policy (without --session: the workspace-write profile in --workspace or the
+current directory). The decision and the run's report are printed on stderr;
+the command's own output is its own. Every step is audited to --audit FILE
+(tamper-evident JSON Lines; without it, events are kept in memory only).
+
+--approver: deny (the default: require_approval is denied), tty (ask on the
+terminal), or a command line split on spaces and run without a shell (the
+approval request as JSON on its stdin, one JSON decision on its stdout;
+--approver-timeout seconds, default 60, then denied).
+
+Exit status:
+  the command's own exit code, or 128+N when signal N killed it
+  124  the sandbox's timeout fired
+  125  cordon failed: usage, unreadable request, rules or session file, the
+       sandbox cannot enforce the policy, audit log unusable at start
+  126, 127  the command cannot be executed / was not found
+  200  denied: by a rule, or by the approver
+  201  rejected: approval needed without an approval service, manual review,
+       a stale boundary revision, backend selection, an audit failure; or the
+       run was cancelled (SIGINT, SIGTERM, SIGHUP))";
+
+struct exec_options {
+  std::string request, rules, approver = "deny", audit, session, workspace, backend = "auto";
+  double approver_timeout = 60;
+};
+
+struct session_options {
+  std::string file, workspace, profile, policy, id, kind, approver = "deny", audit;
+  std::vector<std::string> values;
+  std::uint64_t revision = 0;
+  std::string reason;
+};
+
+result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(error_code::io_error, "cannot read " + path, {}, errno);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::unique_ptr<gov::approval_service> make_approver(const std::string& spec, double timeout_seconds) {
+  if (spec == "deny") return std::make_unique<gov::deny_all_approval_service>();
+  if (spec == "tty") return std::make_unique<gov::terminal_approval_service>();
+  std::vector<std::string> argv;
+  std::istringstream words(spec);
+  for (std::string w; words >> w;) argv.push_back(w);
+  return std::make_unique<gov::external_command_approval_service>(
+      argv, std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000)));
+}
+
+// A durable sink when asked for, else memory.
+result<std::unique_ptr<gov::audit_sink>> make_sink(const std::string& path) {
+  if (path.empty()) return std::unique_ptr<gov::audit_sink>(std::make_unique<gov::in_memory_audit_sink>());
+  auto sink = gov::jsonl_audit_sink::open(path);
+  if (!sink) return std::move(sink).error_value();
+  return std::unique_ptr<gov::audit_sink>(std::move(*sink));
+}
+
+int exit_for(const gov::execution_result& r) {
+  switch (r.status) {
+    case gov::execution_status::completed:
+      return r.outcome && r.outcome->exited ? r.outcome->exit_code : 128 + (r.outcome ? r.outcome->signal : 0);
+    case gov::execution_status::authorized: return 0;
+    case gov::execution_status::denied: return exit_denied;
+    case gov::execution_status::rejected: return exit_rejected;
+    case gov::execution_status::refused: return exit_cordon_failed;
+    case gov::execution_status::timed_out: return exit_timeout;
+    case gov::execution_status::cancelled: return exit_rejected;
+    case gov::execution_status::failed: {
+      auto text = r.reason;
+      if (text.rfind("command_not_found", 0) == 0) return exit_not_found;
+      if (text.rfind("command_not_executable", 0) == 0) return exit_not_executable;
+      return exit_cordon_failed;
+    }
+  }
+  return exit_cordon_failed;
+}
+
+int exec_command(const exec_options& o) {
+  auto text = read_text(o.request);
+  if (!text) return print_error(text.error_value()), exit_cordon_failed;
+  auto request = gov::capability_request_from_json(*text);
+  if (!request) return print_error(request.error_value()), exit_cordon_failed;
+  auto rules = gov::capability_policy::load(o.rules);
+  if (!rules) return print_error(rules.error_value()), exit_cordon_failed;
+  auto backend = gov::backend_preference_from_string(o.backend);
+  if (!backend) {
+    std::cerr << "cordon: usage_error: --backend auto, require or forbid\n";
+    return exit_cordon_failed;
+  }
+  std::optional<gov::session_boundary> boundary;
+  gov::approval_ledger ledger;
+  if (!o.session.empty()) {
+    auto session_text = read_text(o.session);
+    if (!session_text) return print_error(session_text.error_value()), exit_cordon_failed;
+    auto loaded = gov::session_boundary::from_json(*session_text);
+    if (!loaded) return print_error(loaded.error_value()), exit_cordon_failed;
+    boundary = std::move(loaded->first);
+    ledger = std::move(loaded->second);
+  } else {
+    const char* home = std::getenv("HOME");
+    auto ws = choose_workspace(o.workspace, current_directory(), home != nullptr ? home : "");
+    if (!ws) return print_error(ws.error_value()), exit_cordon_failed;
+    auto made = gov::session_boundary::create("cli-" + std::to_string(::getpid()), ws->workspace,
+                                              *builtin_profile(default_profile_name));
+    if (!made) return print_error(made.error_value()), exit_cordon_failed;
+    boundary = std::move(*made);
+    if (request->working_directory.empty()) request->working_directory = ws->working_directory;
+  }
+  auto sink = make_sink(o.audit);
+  if (!sink) return print_error(sink.error_value()), exit_cordon_failed;
+  auto approver = make_approver(o.approver, o.approver_timeout);
+  gov::execution_runtime runtime(*rules, sink->get(), approver.get(), &ledger);
+  auto context = boundary->context(*backend);
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) context.host_environment.emplace_back(*e);
+  if (request->working_directory.empty()) request->working_directory = boundary->workspace();
+  // SIGINT, SIGTERM and SIGHUP cancel the run (recorded as run.cancelled)
+  // instead of killing cordon before the run's end is audited.
+  sigset_t stop_signals, previous;
+  ::sigemptyset(&stop_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_signals, sig);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    timespec tick{0, 100'000'000};
+    while (!finished.load()) {
+      if (::sigtimedwait(&stop_signals, nullptr, &tick) > 0) runtime.cancel();
+    }
+  });
+  auto r = runtime.execute(*request, context);
+  finished.store(true);
+  watcher.join();
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+
+  std::cerr << "cordon: decision: " << gov::to_string(r.decision.decision)
+            << (r.decision.rule_id.empty() ? "" : " (rule " + r.decision.rule_id + ")") << ": " << r.decision.reason << "\n";
+  if (r.approval) {
+    std::cerr << "cordon: approval: " << gov::to_string(r.approval->kind) << " (" << gov::to_string(r.approval->scope)
+              << ", " << r.approval->approver << "): " << r.approval->reason << "\n";
+  }
+  std::cerr << "cordon: " << gov::to_string(r.status) << ": " << r.reason << "\n";
+  if (!r.report_json.empty()) std::cerr << r.report_json << "\n";
+  if (!o.session.empty()) {
+    if (auto saved = write_file_atomically(o.session, boundary->to_json(ledger)); !saved) {
+      print_error(saved.error_value());
+      return exit_cordon_failed;
+    }
+  }
+  if (auto flushed = (*sink)->flush(); !flushed) print_error(flushed.error_value());
+  return exit_for(r);
+}
+
+std::string short_id(const std::string& id) { return id.size() > 8 ? id.substr(0, 8) : id; }
+
+int audit_verify(const std::string& path) {
+  auto v = gov::verify_audit_log(path);
+  if (!v) return print_error(v.error_value()), exit_cordon_failed;
+  if (!v->ok) {
+    std::cerr << "cordon: audit: " << path << ": line " << v->bad_line << ": " << v->problem << "\n";
+    std::cout << "bad: " << v->events << " records verified before line " << v->bad_line << "\n";
+    return 1;
+  }
+  std::cout << "ok: " << v->events << " records, last hash " << v->last_hash << "\n";
+  for (const auto& id : v->interrupted_runs) std::cout << "interrupted: run " << id << " started and never ended\n";
+  return 0;
+}
+
+int audit_show(const std::string& path) {
+  auto v = gov::verify_audit_log(path);
+  if (!v) return print_error(v.error_value()), exit_cordon_failed;
+  std::cout << std::left << std::setw(5) << "SEQ" << std::setw(25) << "TIME" << std::setw(10) << "MODULE"
+            << std::setw(20) << "EVENT" << std::setw(18) << "OUTCOME" << std::setw(10) << "RUN"
+            << "DETAIL\n";
+  for (const auto& rec : v->records) {
+    const auto& e = rec.event;
+    auto run = e.ids.count("run_id") ? e.ids.at("run_id") : "";
+    std::string detail = e.attributes.count("reason") ? e.attributes.at("reason") : "";
+    if (e.event == "run.started" && std::find(v->interrupted_runs.begin(), v->interrupted_runs.end(), run) != v->interrupted_runs.end()) {
+      detail = "INTERRUPTED: no end was recorded" + (detail.empty() ? "" : "; " + detail);
+    }
+    if (e.attributes.count("approval_for_tests_only")) detail += " [allow_all: tests only]";
+    std::cout << std::setw(5) << rec.seq << std::setw(25) << e.timestamp << std::setw(10) << e.module << std::setw(20)
+              << e.event << std::setw(18) << e.outcome << std::setw(10) << short_id(run) << detail << "\n";
+  }
+  if (!v->ok) {
+    std::cout << "BAD at line " << v->bad_line << ": " << v->problem << "\n";
+    return 1;
+  }
+  std::cout << "verified: " << v->events << " records\n";
+  return 0;
+}
+
+int rules_test(const std::string& path) {
+  auto rules = gov::capability_policy::load(path);
+  if (!rules) {
+    print_error(rules.error_value());
+    return 1;
+  }
+  std::size_t examples = rules->examples().size();
+  for (const auto& r : rules->rules()) examples += r.match_examples.size() + r.not_match_examples.size();
+  std::cout << "ok: " << rules->rules().size() << " rules, " << examples << " examples pass (" << rules->digest() << ")\n";
+  return 0;
+}
+
+int session_init(const session_options& o) {
+  result<sandbox_policy> policy = !o.policy.empty() ? load_sandbox_policy(o.policy)
+                                  : builtin_profile(o.profile.empty() ? default_profile_name : std::string_view(o.profile));
+  if (!policy) return print_error(policy.error_value()), exit_cordon_failed;
+  const char* home = std::getenv("HOME");
+  auto ws = choose_workspace(o.workspace, current_directory(), home != nullptr ? home : "");
+  if (!ws) return print_error(ws.error_value()), exit_cordon_failed;
+  auto b = gov::session_boundary::create(o.id.empty() ? "session-" + std::to_string(::getpid()) : o.id, ws->workspace, *policy);
+  if (!b) return print_error(b.error_value()), exit_cordon_failed;
+  if (auto saved = write_file_atomically(o.file, b->to_json({})); !saved) return print_error(saved.error_value()), exit_cordon_failed;
+  std::cout << "session " << b->session_id() << " at revision 1 in " << b->workspace() << "\n";
+  return 0;
+}
+
+result<std::pair<gov::session_boundary, gov::approval_ledger>> load_session(const std::string& file) {
+  auto text = read_text(file);
+  if (!text) return std::move(text).error_value();
+  return gov::session_boundary::from_json(*text);
+}
+
+int session_show(const std::string& file) {
+  auto s = load_session(file);
+  if (!s) return print_error(s.error_value()), exit_cordon_failed;
+  const auto& b = s->first;
+  std::cout << "session " << b.session_id() << ", workspace " << b.workspace() << ", revision " << b.revision() << "\n";
+  for (const auto& h : b.history()) {
+    std::cout << "  r" << h.revision << "  " << h.timestamp << "  " << h.policy_digest << "  "
+              << (h.growth.empty() ? h.reason : h.growth + " (approved by " + h.approver + ": " + h.reason + ")") << "\n";
+  }
+  std::cout << sandbox_policy_to_json(b.policy()) << "\n";
+  return 0;
+}
+
+int session_grow(const session_options& o) {
+  auto s = load_session(o.file);
+  if (!s) return print_error(s.error_value()), exit_cordon_failed;
+  auto kind = gov::growth_kind_from_string(o.kind);
+  if (!kind) {
+    std::cerr << "cordon: usage_error: --kind readable, writable, hosts or environment\n";
+    return exit_cordon_failed;
+  }
+  auto sink = make_sink(o.audit);
+  if (!sink) return print_error(sink.error_value()), exit_cordon_failed;
+  auto approver = make_approver(o.approver, 60);
+  auto r = s->first.grow({o.revision, *kind, o.values, o.reason, ""}, approver.get(), **sink);
+  std::cerr << "cordon: " << gov::to_string(r.status) << ": " << r.reason << "\n";
+  if (r.status != gov::growth_status::grown) return r.status == gov::growth_status::denied ? exit_denied : r.status == gov::growth_status::refused ? exit_cordon_failed : exit_rejected;
+  if (auto saved = write_file_atomically(o.file, s->first.to_json(s->second)); !saved) {
+    return print_error(saved.error_value()), exit_cordon_failed;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_governance_commands(CLI::App& app, int* result) {
+  static exec_options exec;
+  static session_options session;
+  static std::string audit_file, rules_file;
+  CLI::App* e = app.add_subcommand("exec", "Run one capability request through the governance runtime");
+  e->footer(kExecHelp);
+  e->add_option("--request", exec.request, "The capability request (JSON)")->required();
+  e->add_option("--rules", exec.rules, "The capability rules (JSON)")->required();
+  e->add_option("--approver", exec.approver, "deny, tty, or an approver command");
+  e->add_option("--approver-timeout", exec.approver_timeout, "Seconds an approver command may take (default 60)");
+  e->add_option("--audit", exec.audit, "Append the audit events to this tamper-evident log");
+  e->add_option("--session", exec.session, "The session file (cordon session init); its boundary and grants");
+  e->add_option("--workspace", exec.workspace, "Without --session: the workspace directory");
+  e->add_option("--backend", exec.backend, "auto, require or forbid (backend selection)");
+  e->final_callback([result] { *result = exec_command(exec); });
+
+  CLI::App* audit = app.add_subcommand("audit", "Check or show a tamper-evident audit log");
+  audit->require_subcommand(1);
+  audit->add_subcommand("verify", "Verify a log; name the first bad line (exit 1)")
+      ->final_callback([result] { *result = audit_verify(audit_file); })
+      ->add_option("file", audit_file, "The log")->required();
+  audit->add_subcommand("show", "The log as a table (interrupted runs marked)")
+      ->final_callback([result] { *result = audit_show(audit_file); })
+      ->add_option("file", audit_file, "The log")->required();
+
+  CLI::App* rules = app.add_subcommand("rules", "Capability rules files");
+  rules->require_subcommand(1);
+  rules->add_subcommand("test", "Load a rules file and run its examples (exit 1 on failure)")
+      ->final_callback([result] { *result = rules_test(rules_file); })
+      ->add_option("file", rules_file, "The rules file")->required();
+
+  CLI::App* s = app.add_subcommand("session", "A session's execution boundary");
+  s->require_subcommand(1);
+  CLI::App* init = s->add_subcommand("init", "Create a session file at revision 1");
+  init->add_option("file", session.file)->required();
+  init->add_option("--workspace", session.workspace, "The workspace directory");
+  init->add_option("--profile", session.profile, "Built-in profile (default workspace-write)");
+  init->add_option("--policy", session.policy, "Policy file");
+  init->add_option("--id", session.id, "Session id");
+  init->final_callback([result] { *result = session_init(session); });
+  CLI::App* show = s->add_subcommand("show", "The current boundary and its history");
+  show->add_option("file", session.file)->required();
+  show->final_callback([result] { *result = session_show(session.file); });
+  CLI::App* grow = s->add_subcommand("grow", "Ask to grow the boundary (needs approval)");
+  grow->add_option("file", session.file)->required();
+  grow->add_option("--revision", session.revision, "The revision this growth is based on")->required();
+  grow->add_option("--kind", session.kind, "readable, writable, hosts or environment")->required();
+  grow->add_option("--value", session.values, "A path, HOST[:PORT] or variable name")->required();
+  grow->add_option("--reason", session.reason, "Why");
+  grow->add_option("--approver", session.approver, "deny, tty, or an approver command");
+  grow->add_option("--audit", session.audit, "Audit log");
+  grow->final_callback([result] { *result = session_grow(session); });
+}
+
+}  // namespace cordon::cli

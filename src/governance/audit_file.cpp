@@ -1,0 +1,221 @@
+// audit_file.cpp — the tamper-evident JSON Lines sink and its verifier
+// (record format in cordon/governance/audit.h).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cordon/governance/audit.h"
+#include "cordon/governance/capability_request.h"
+#include "cordon/report.h"
+#include "governance/json_util.h"
+
+namespace cordon::governance {
+namespace detail {
+json audit_event_value(const audit_event& e);
+}  // namespace detail
+
+namespace {
+
+using detail::json;
+
+const std::string kGenesis = "sha256:" + std::string(64, '0');
+
+std::string record_hash(std::uint64_t seq, const std::string& prev, const json& event) {
+  return sha256_digest(detail::canonical({{"event", event}, {"prev", prev}, {"seq", seq}}));
+}
+
+std::string head_path(const std::string& path) { return path + ".head"; }
+
+result<audit_event> event_from(const json& j) {
+  audit_event e;
+  try {
+    e.module = j.at("module").get<std::string>();
+    e.event = j.at("event").get<std::string>();
+    e.ids = j.at("ids").get<std::map<std::string, std::string>>();
+    e.outcome = j.at("outcome").get<std::string>();
+    e.timestamp = j.at("timestamp").get<std::string>();
+    e.elapsed_ms = j.at("elapsed_ms").get<std::int64_t>();
+    e.attributes = j.at("attributes").get<std::map<std::string, std::string>>();
+    for (const auto& [name, doc] : j.at("documents").items()) e.documents[name] = doc.dump();
+  } catch (const json::exception& ex) {
+    return make_error(error_code::invalid_policy, std::string("not an audit event: ") + ex.what());
+  }
+  return e;
+}
+
+result<void> write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return make_error(error_code::io_error, "writing the audit log", {}, w < 0 ? errno : EIO);
+    done += static_cast<std::size_t>(w);
+  }
+  return ok;
+}
+
+}  // namespace
+
+result<audit_verification> verify_audit_log(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(error_code::io_error, "cannot read " + path, {}, errno);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  audit_verification v;
+  std::string prev = kGenesis;
+  std::map<std::string, std::size_t> open_runs;  // run_id -> order
+  std::size_t line_no = 0, pos = 0;
+  auto fail = [&](std::size_t line, std::string why) {
+    v.ok = false;
+    v.events = v.records.size();
+    v.bad_line = line;
+    v.problem = std::move(why);
+    return v;
+  };
+  while (pos < text.size()) {
+    ++line_no;
+    auto eol = text.find('\n', pos);
+    if (eol == std::string::npos) return fail(line_no, "incomplete last line (truncated)");
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    json record = json::parse(line, nullptr, false);
+    if (record.is_discarded() || !record.is_object() || record.size() != 4 || !record.contains("seq") ||
+        !record["seq"].is_number_unsigned() || !record.contains("prev") || !record["prev"].is_string() ||
+        !record.contains("hash") || !record["hash"].is_string() || !record.contains("event")) {
+      return fail(line_no, "not an audit record");
+    }
+    auto seq = record["seq"].get<std::uint64_t>();
+    if (seq != line_no) {
+      return fail(line_no, "sequence " + std::to_string(seq) + " where " + std::to_string(line_no) +
+                               " was expected (removed, inserted or reordered)");
+    }
+    if (record["prev"] != prev) return fail(line_no, "previous hash does not match the record before (removed or reordered)");
+    std::string hash = record_hash(seq, prev, record["event"]);
+    if (record["hash"] != hash) return fail(line_no, "hash mismatch (the record was edited)");
+    auto event = event_from(record["event"]);
+    if (!event) return fail(line_no, event.error_value().message);
+    if (line != detail::canonical(record)) return fail(line_no, "not in canonical form (the record was edited)");
+    auto run = event->ids.find("run_id");
+    if (run != event->ids.end()) {
+      if (event->event == "run.started") open_runs[run->second] = line_no;
+      if (ends_run(event->event)) open_runs.erase(run->second);
+    }
+    prev = hash;
+    v.records.push_back({seq, hash, std::move(*event)});
+  }
+  v.events = v.records.size();
+  v.last_hash = prev;
+  std::ifstream head_in(head_path(path), std::ios::binary);
+  if (head_in) {
+    json head = json::parse(head_in, nullptr, false);
+    if (head.is_discarded() || !head.contains("seq") || !head["seq"].is_number_unsigned() || !head.contains("hash")) {
+      return fail(v.events + 1, "the head file " + head_path(path) + " is unreadable");
+    }
+    auto head_seq = head["seq"].get<std::uint64_t>();
+    if (head_seq > v.events) {
+      return fail(v.events + 1, "record " + std::to_string(v.events + 1) + " is missing: the head file records " +
+                                    std::to_string(head_seq) + " (truncated)");
+    }
+    if (head_seq > 0 && v.records[head_seq - 1].hash != head["hash"]) {
+      return fail(head_seq, "record " + std::to_string(head_seq) + " does not match the head file");
+    }
+  }
+  std::vector<std::pair<std::size_t, std::string>> ordered;
+  for (const auto& [id, at] : open_runs) ordered.emplace_back(at, id);
+  std::sort(ordered.begin(), ordered.end());
+  for (const auto& [at, id] : ordered) v.interrupted_runs.push_back(id);
+  v.ok = true;
+  return v;
+}
+
+jsonl_audit_sink::jsonl_audit_sink(std::string path, jsonl_sink_options options, int fd, std::uint64_t seq,
+                                   std::string hash)
+    : path_(std::move(path)), options_(options), fd_(fd), seq_(seq), last_hash_(std::move(hash)),
+      last_sync_(std::chrono::steady_clock::now()) {}
+
+jsonl_audit_sink::~jsonl_audit_sink() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!failed_ && pending_ > 0) (void)sync_locked();
+  }
+  if (fd_ >= 0) ::close(fd_);
+}
+
+result<std::unique_ptr<jsonl_audit_sink>> jsonl_audit_sink::open(const std::string& path, jsonl_sink_options options) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return make_error(error_code::io_error, "cannot open the audit log " + path, {}, errno);
+  auto checked = verify_audit_log(path);
+  if (!checked) {
+    ::close(fd);
+    return std::move(checked).error_value();
+  }
+  if (!checked->ok) {
+    ::close(fd);
+    return make_error(error_code::invalid_policy, "the audit log " + path + " does not verify: line " +
+                                                      std::to_string(checked->bad_line) + ": " + checked->problem);
+  }
+  return std::unique_ptr<jsonl_audit_sink>(
+      new jsonl_audit_sink(path, options, fd, checked->events, checked->last_hash));
+}
+
+std::uint64_t jsonl_audit_sink::last_sequence() const {
+  std::lock_guard lock(mutex_);
+  return seq_;
+}
+
+result<void> jsonl_audit_sink::sync_locked() {
+  if (::fdatasync(fd_) != 0) {
+    failed_ = make_error(error_code::io_error, "fdatasync of the audit log " + path_, {}, errno);
+    return *failed_;
+  }
+  std::string head = detail::canonical({{"seq", seq_}, {"hash", last_hash_}}) + "\n";
+  if (auto written = write_file_atomically(head_path(path_), head); !written) {
+    failed_ = written.error_value();
+    failed_->message = "the audit head file: " + failed_->message;
+    return *failed_;
+  }
+  pending_ = 0;
+  last_sync_ = std::chrono::steady_clock::now();
+  return ok;
+}
+
+result<void> jsonl_audit_sink::append(const audit_event& event) {
+  std::lock_guard lock(mutex_);
+  if (failed_) return *failed_;
+  json value;
+  std::string line;
+  try {
+    value = detail::audit_event_value(event);
+    std::uint64_t seq = seq_ + 1;
+    std::string hash = record_hash(seq, last_hash_, value);
+    line = detail::canonical({{"event", value}, {"prev", last_hash_}, {"seq", seq}, {"hash", hash}}) + "\n";
+    // One write(2): the record is in the file (the page cache) or not at all.
+    if (auto written = write_all(fd_, line); !written) {
+      failed_ = written.error_value();
+      return *failed_;
+    }
+    seq_ = seq;
+    last_hash_ = hash;
+  } catch (const json::exception& ex) {
+    return make_error(error_code::invalid_policy, std::string("audit event is not UTF-8 text: ") + ex.what());
+  }
+  ++pending_;
+  bool due = options_.fsync == fsync_policy::every_event || pending_ >= options_.batch_events ||
+             std::chrono::steady_clock::now() - last_sync_ >= options_.batch_interval;
+  return due ? sync_locked() : result<void>(ok);
+}
+
+result<void> jsonl_audit_sink::flush() {
+  std::lock_guard lock(mutex_);
+  if (failed_) return *failed_;
+  return pending_ > 0 ? sync_locked() : result<void>(ok);
+}
+
+}  // namespace cordon::governance

@@ -1,0 +1,150 @@
+// child_process.cpp — posix_spawn, two pipes and poll(2) with a deadline.
+#include "governance/child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+extern char** environ;
+
+namespace cordon::governance::detail {
+namespace {
+
+// One owner per descriptor.
+struct owned_fd {
+  int fd = -1;
+  owned_fd() = default;
+  explicit owned_fd(int f) : fd(f) {}
+  owned_fd(const owned_fd&) = delete;
+  owned_fd& operator=(const owned_fd&) = delete;
+  ~owned_fd() { reset(); }
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+struct spawn_actions {
+  posix_spawn_file_actions_t actions;
+  spawn_actions() { ::posix_spawn_file_actions_init(&actions); }
+  ~spawn_actions() { ::posix_spawn_file_actions_destroy(&actions); }
+  spawn_actions(const spawn_actions&) = delete;
+  spawn_actions& operator=(const spawn_actions&) = delete;
+};
+
+// Waits for the child until `deadline`, then kills it: a child that closed
+// its stdout but keeps running must not hold the decision forever.
+void reap(pid_t pid, std::chrono::steady_clock::time_point deadline, child_result& out) {
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      out.timed_out = true;
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    ::usleep(2000);
+  }
+  out.exited = WIFEXITED(status);
+  out.exit_code = out.exited ? WEXITSTATUS(status) : 0;
+  out.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+}  // namespace
+
+result<child_result> run_child(const std::vector<std::string>& argv, const std::string& input,
+                               std::chrono::milliseconds timeout) {
+  if (argv.empty() || argv[0].empty()) return make_error(error_code::usage_error, "an approver command is needed");
+  int in_pipe[2], out_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0) return make_error(error_code::io_error, "pipe for the approver", {}, errno);
+  owned_fd in_read(in_pipe[0]), in_write(in_pipe[1]);
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return make_error(error_code::io_error, "pipe for the approver", {}, errno);
+  owned_fd out_read(out_pipe[0]), out_write(out_pipe[1]);
+
+  spawn_actions fa;
+  ::posix_spawn_file_actions_adddup2(&fa.actions, in_read.fd, 0);
+  ::posix_spawn_file_actions_adddup2(&fa.actions, out_write.fd, 1);
+  ::posix_spawn_file_actions_addclosefrom_np(&fa.actions, 3);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // The approver starts with no blocked signals and default dispositions,
+  // whatever this thread blocks (the CLI blocks SIGINT to cancel runs).
+  posix_spawnattr_t attr;
+  ::posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  ::sigemptyset(&none);
+  ::sigfillset(&all);
+  ::posix_spawnattr_setsigmask(&attr, &none);
+  ::posix_spawnattr_setsigdefault(&attr, &all);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  int rc = ::posix_spawnp(&pid, args[0], &fa.actions, &attr, args.data(), environ);
+  ::posix_spawnattr_destroy(&attr);
+  if (rc != 0) return make_error(error_code::io_error, "cannot start approver " + argv[0], {}, rc);
+  in_read.reset();
+  out_write.reset();
+  ::fcntl(in_write.fd, F_SETFL, O_NONBLOCK);
+
+  // An approver that exits without reading its request must not kill this
+  // process with SIGPIPE: blocked on this thread while writing, and a
+  // SIGPIPE this write raised is consumed before the mask is restored.
+  sigset_t pipe_only, previous, pending;
+  ::sigemptyset(&pipe_only);
+  ::sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  ::sigpending(&pending);
+  bool pipe_was_pending = ::sigismember(&pending, SIGPIPE) == 1;
+
+  child_result out;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::size_t written = 0;
+  if (input.empty()) in_write.reset();
+  while (out_read.fd >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      out.timed_out = true;
+      break;
+    }
+    pollfd fds[2] = {{out_read.fd, POLLIN, 0}, {in_write.fd, POLLOUT, 0}};
+    int n = ::poll(fds, in_write.fd >= 0 ? 2 : 1, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (in_write.fd >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t w = ::write(in_write.fd, input.data() + written, input.size() - written);
+      if (w > 0) written += static_cast<std::size_t>(w);
+      if (w < 0 && errno != EAGAIN && errno != EINTR) in_write.reset();  // the approver stopped reading
+      if (written == input.size()) in_write.reset();                    // EOF: the request is complete
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buffer[4096];
+      ssize_t r = ::read(out_read.fd, buffer, sizeof buffer);
+      if (r > 0) {
+        out.output.append(buffer, static_cast<std::size_t>(std::min<std::size_t>(r, max_output - std::min(max_output, out.output.size()))));
+      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        out_read.reset();
+      }
+    }
+  }
+  if (out.timed_out) ::kill(pid, SIGKILL);
+  reap(pid, deadline, out);
+  in_write.reset();
+  ::sigpending(&pending);
+  if (!pipe_was_pending && ::sigismember(&pending, SIGPIPE) == 1) {
+    timespec zero{0, 0};
+    ::sigtimedwait(&pipe_only, nullptr, &zero);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return out;
+}
+
+}  // namespace cordon::governance::detail

@@ -1,0 +1,340 @@
+// runtime.cpp — the execution runtime (the order of steps and the events are
+// described in cordon/governance/runtime.h).
+#include "cordon/governance/runtime.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <mutex>
+
+#include "cordon/report.h"
+#include "governance/sandbox_adapter.h"
+
+namespace cordon::governance {
+namespace {
+
+std::string random_run_id() {
+  unsigned char bytes[16] = {};
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (::read(fd, bytes, sizeof bytes) != static_cast<ssize_t>(sizeof bytes)) {
+      auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+      for (std::size_t i = 0; i < sizeof bytes; ++i) bytes[i] = static_cast<unsigned char>(now >> (i % 8 * 8));
+    }
+    ::close(fd);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (auto b : bytes) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xF]);
+  }
+  return out;
+}
+
+// The command a request runs, as argv.
+std::vector<std::string> command_of(const capability_request& r) {
+  if (r.action == action_kind::shell) return {"/bin/sh", "-c", r.command};
+  return r.argv;
+}
+
+}  // namespace
+
+std::string_view to_string(backend_preference p) noexcept {
+  switch (p) {
+    case backend_preference::auto_select: return "auto";
+    case backend_preference::require: return "require";
+    case backend_preference::forbid: return "forbid";
+  }
+  return "auto";
+}
+
+std::optional<backend_preference> backend_preference_from_string(std::string_view s) noexcept {
+  if (s == "auto") return backend_preference::auto_select;
+  if (s == "require") return backend_preference::require;
+  if (s == "forbid") return backend_preference::forbid;
+  return std::nullopt;
+}
+
+bool is_restricted(const sandbox_policy& p) noexcept {
+  bool writes_root = false;
+  for (const auto& w : p.filesystem.writable) writes_root = writes_root || w == "/";
+  return !(p.filesystem.read == read_mode::full && writes_root && p.network.mode == network_mode::unrestricted &&
+           p.environment.inherit == environment_inherit::all);
+}
+
+std::string_view to_string(execution_status s) noexcept {
+  switch (s) {
+    case execution_status::completed: return "completed";
+    case execution_status::authorized: return "authorized";
+    case execution_status::denied: return "denied";
+    case execution_status::rejected: return "rejected";
+    case execution_status::refused: return "refused";
+    case execution_status::failed: return "failed";
+    case execution_status::cancelled: return "cancelled";
+    case execution_status::timed_out: return "timed_out";
+  }
+  return "rejected";
+}
+
+struct execution_runtime::impl {
+  detail::sandbox_adapter adapter;
+  mutable std::mutex mutex;
+  std::optional<std::string> refusing;
+};
+
+execution_runtime::execution_runtime(capability_policy rules, audit_sink* audit, approval_service* approvals,
+                                     approval_ledger* ledger)
+    : rules_(std::move(rules)), audit_(audit), approvals_(approvals), ledger_(ledger), impl_(std::make_unique<impl>()) {}
+
+execution_runtime::~execution_runtime() = default;
+
+void execution_runtime::cancel() { impl_->adapter.cancel(); }
+
+std::optional<std::string> execution_runtime::refusing() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->refusing;
+}
+
+// One request's way through the runtime; `record` stamps every event with the
+// request's ids so that none can be forgotten.
+namespace {
+
+struct journey {
+  execution_result result;
+  audit_sink* audit = nullptr;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::map<std::string, std::string> ids;
+  std::map<std::string, std::string> common;  // attributes on every event
+  std::optional<error> audit_error;
+
+  bool record(std::string event, std::string outcome, std::map<std::string, std::string> attributes = {},
+              std::map<std::string, std::string> documents = {}) {
+    if (audit_error) return false;
+    auto e = make_audit_event("execution", std::move(event), std::move(outcome));
+    e.ids = ids;
+    e.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    e.attributes = std::move(attributes);
+    for (const auto& [k, v] : common) e.attributes[k] = v;
+    e.documents = std::move(documents);
+    auto appended = audit->append(e);
+    if (!appended) audit_error = appended.error_value();
+    return static_cast<bool>(appended);
+  }
+
+  execution_result& finish(execution_status status, std::string reason) {
+    result.status = status;
+    result.reason = std::move(reason);
+    return result;
+  }
+};
+
+}  // namespace
+
+execution_result execution_runtime::execute(capability_request request, const execution_context& context) {
+  journey j;
+  j.audit = audit_;
+  j.result.run_id = random_run_id();
+  j.result.rules_digest = rules_.digest();
+  auto& adapter = impl_->adapter;
+  auto audit_failed = [&]() -> execution_result& {
+    std::string why = "the audit sink failed: " + j.audit_error->describe();
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->refusing) impl_->refusing = why;
+    return j.finish(execution_status::rejected, why + "; no new runs until it is fixed");
+  };
+  if (audit_ == nullptr) return j.finish(execution_status::rejected, "no audit sink: the runtime does not run what it cannot record");
+  if (auto why = refusing()) return j.finish(execution_status::rejected, *why + "; no new runs until it is fixed");
+
+  j.ids = {{"run_id", j.result.run_id}, {"rules_digest", j.result.rules_digest}};
+  if (!context.session_id.empty()) j.ids["session_id"] = context.session_id;
+  if (approvals_ != nullptr && approvals_->for_tests_only()) {
+    j.common = {{"approval_service", std::string(approvals_->name())}, {"approval_for_tests_only", "true"}};
+  }
+  if (auto normal = normalize_capability_request(request); !normal) {
+    std::string why = "invalid request: " + normal.error_value().describe();
+    if (!j.record("request.rejected", "invalid", {{"reason", why}})) return audit_failed();
+    return j.finish(execution_status::rejected, why);
+  }
+  j.result.request_digest = request_digest(request);
+  j.ids["request_digest"] = j.result.request_digest;
+  if (!request.trace_id.empty()) j.ids["trace_id"] = request.trace_id;
+  std::map<std::string, std::string> host_metadata;
+  for (const auto& [k, v] : request.host_metadata) host_metadata["host." + k] = v;
+
+  // 1. The capability policy.
+  j.result.decision = rules_.evaluate(request);
+  const auto& decision = j.result.decision;
+  auto attributes = host_metadata;
+  attributes["action"] = std::string(to_string(request.action));
+  attributes["decision"] = std::string(to_string(decision.decision));
+  attributes["rule"] = decision.rule_id;
+  attributes["reason"] = decision.reason;
+  if (!decision.uncertain.empty()) attributes["uncertain"] = decision.uncertain.front();
+  if (!j.record("policy.decision", std::string(to_string(decision.decision)), attributes)) return audit_failed();
+  if (decision.decision == decision_kind::deny) return j.finish(execution_status::denied, decision.reason);
+
+  // 2. The session boundary's revision.
+  if (request.boundary_revision && *request.boundary_revision != context.boundary_revision) {
+    std::string why = "stale boundary revision " + std::to_string(*request.boundary_revision) + ": the session is at " +
+                      std::to_string(context.boundary_revision);
+    if (!j.record("request.rejected", "stale_revision", {{"reason", why}})) return audit_failed();
+    return j.finish(execution_status::rejected, why);
+  }
+
+  // 3. Backend selection and compile (before approval: the approver sees the plan).
+  bool runs = runs_command(request.action);
+  bool restricted = is_restricted(context.policy);
+  bool host = false;
+  std::shared_ptr<const sandbox_plan> plan;
+  launch_request launch;
+  launch.argv = command_of(request);
+  launch.working_directory = request.working_directory;
+  launch.host_environment = context.host_environment;
+  j.result.sandbox_policy_digest = policy_digest(context.policy);
+  j.ids["sandbox_policy_digest"] = j.result.sandbox_policy_digest;
+  if (runs) {
+    bool available = adapter.available();
+    std::string why;
+    if (context.backend == backend_preference::forbid) {
+      if (restricted) why = "backend selection forbid: a restricted boundary never runs without its sandbox";
+      host = true;
+    } else if (!available) {
+      if (restricted || context.backend == backend_preference::require) {
+        why = "the platform sandbox (" + adapter.backend_name() + ") is not available on this host; a restricted boundary fails closed";
+      }
+      host = true;
+    }
+    if (!why.empty()) {
+      if (!j.record("request.rejected", "backend_selection", {{"reason", why}, {"backend", std::string(to_string(context.backend))}})) {
+        return audit_failed();
+      }
+      return j.finish(execution_status::rejected, why);
+    }
+    if (!host) {
+      compile_options options;
+      options.workspace = context.workspace;
+      auto compiled = adapter.compile(context.policy, options);
+      if (!compiled) {
+        j.result.report_json = adapter.refused_report(context.policy.name, launch, compiled.failure());
+        j.result.report_digest = sha256_digest(j.result.report_json);
+        j.ids["report_digest"] = j.result.report_digest;
+        std::string refusal = "the sandbox cannot enforce the policy: " + compiled.failure().message;
+        if (!j.record("sandbox.refused", std::string(to_string(compiled.failure().code)), {{"reason", refusal}},
+                      {{"report", j.result.report_json}})) {
+          return audit_failed();
+        }
+        return j.finish(execution_status::refused, refusal);
+      }
+      plan = compiled.plan();
+      // The digest of what will run: the plan's normalized, resolved policy.
+      j.result.sandbox_policy_digest = policy_digest(plan->policy());
+      j.ids["sandbox_policy_digest"] = j.result.sandbox_policy_digest;
+    }
+  }
+
+  // 4. Approval.
+  if (decision.decision == decision_kind::require_approval) {
+    approval_request ask;
+    ask.request = request;
+    ask.request_digest = j.result.request_digest;
+    ask.normalized_form = normalized_form(request);
+    ask.policy = decision;
+    ask.rules_digest = rules_.digest();
+    ask.session_id = context.session_id;
+    ask.workspace = context.workspace;
+    ask.sandbox_policy_digest = j.result.sandbox_policy_digest;
+    ask.backend = !runs ? "none (no command runs)" : host ? "host (no sandbox)" : adapter.backend_name();
+    if (plan) {
+      ask.plan_levels = detail::sandbox_adapter::levels(*plan);
+      ask.plan_warnings = plan->warnings();
+    }
+    approval_decision answer;
+    std::optional<approval_scope> grant = ledger_ != nullptr ? ledger_->find(ask) : std::nullopt;
+    bool reused = grant.has_value();
+    approval_scope reused_scope = grant.value_or(approval_scope::once);
+    if (reused) {
+      answer = {approval_decision_kind::approved, reused_scope, "a " + std::string(to_string(reused_scope)) + " grant covers this request",
+                ask.request_digest, "ledger"};
+    } else if (approvals_ == nullptr) {
+      std::string why = "approval required (" + decision.reason + ") but no approval service is configured";
+      if (!j.record("approval", "rejected", {{"reason", why}})) return audit_failed();
+      return j.finish(execution_status::rejected, why);
+    } else {
+      answer = approvals_->decide(ask);
+      answer.approver = std::string(approvals_->name());
+      if (answer.request_digest.empty()) answer.request_digest = ask.request_digest;
+      if (answer.request_digest != ask.request_digest) {
+        answer = {approval_decision_kind::denied, approval_scope::once,
+                  "the approval names another request (" + answer.request_digest + ")", ask.request_digest, answer.approver};
+      }
+    }
+    j.result.approval = answer;
+    std::map<std::string, std::string> approval_attributes = {
+        {"decision", std::string(to_string(answer.kind))}, {"scope", std::string(to_string(answer.scope))},
+        {"reason", answer.reason}, {"approver", answer.approver}};
+    if (reused) approval_attributes["reused_grant"] = std::string(to_string(reused_scope));
+    if (!j.record("approval", std::string(to_string(answer.kind)), approval_attributes)) return audit_failed();
+    if (answer.kind == approval_decision_kind::denied) return j.finish(execution_status::denied, answer.reason);
+    if (answer.kind == approval_decision_kind::manual_review) {
+      return j.finish(execution_status::rejected, "sent for manual review: " + answer.reason);
+    }
+    if (ledger_ != nullptr && !reused) ledger_->record(ask, answer);
+  }
+
+  if (!runs) {
+    if (!j.record("request.authorized", "allow", host_metadata)) return audit_failed();
+    return j.finish(execution_status::authorized, decision.decision == decision_kind::allow ? decision.reason : "approved");
+  }
+
+  // 5. Run, report, audit.
+  std::map<std::string, std::string> start_attributes = host_metadata;
+  start_attributes["backend"] = host ? "host" : adapter.backend_name();
+  if (!j.record("run.started", "started", start_attributes)) return audit_failed();
+  detail::adapter_run ran = host ? adapter.run_on_host(launch) : adapter.run(*plan, launch);
+  adapter.reset_cancel();
+  j.result.report_json = ran.report_json;
+  j.result.outcome = ran.outcome;
+  if (!ran.report_json.empty()) {
+    j.result.report_digest = sha256_digest(ran.report_json);
+    j.ids["report_digest"] = j.result.report_digest;
+  }
+  std::map<std::string, std::string> documents;
+  if (!ran.report_json.empty()) documents["report"] = ran.report_json;
+  execution_status status;
+  std::string event, outcome, why;
+  // Cancelled: by cancel(), or by a SIGINT/SIGTERM/SIGHUP the sandbox's
+  // supervisor received and forwarded to the tree (outcome.interrupted).
+  bool interrupted = ran.outcome && ran.outcome->interrupted;
+  if ((ran.cancelled && (!ran.outcome || interrupted || !ran.outcome->exited)) || interrupted) {
+    status = execution_status::cancelled;
+    event = "run.cancelled";
+    outcome = "cancelled";
+    why = ran.outcome ? "cancelled while running" : "cancelled before it started";
+  } else if (ran.launch_error) {
+    status = execution_status::failed;
+    event = "run.failed";
+    outcome = std::string(to_string(ran.launch_error->code));
+    why = ran.launch_error->describe();
+  } else if (ran.outcome->timed_out) {
+    status = execution_status::timed_out;
+    event = "run.timeout";
+    outcome = "timed_out";
+    why = "the policy's timeout fired; the tree was killed";
+  } else {
+    status = execution_status::completed;
+    event = "run.completed";
+    outcome = ran.outcome->exited ? "exited " + std::to_string(ran.outcome->exit_code)
+                                  : "signal " + std::to_string(ran.outcome->signal);
+    why = outcome;
+  }
+  if (!j.record(event, outcome, {{"reason", why}}, documents)) {
+    auto& r = audit_failed();
+    r.status = status;  // the run happened; the result says so, and that its end was not recorded
+    return r;
+  }
+  return j.finish(status, why);
+}
+
+}  // namespace cordon::governance

@@ -1,0 +1,159 @@
+// sandbox_adapter.cpp — compile and launch through today's library API.
+//
+// Cancellation: sandbox_backend::launch blocks and takes SIGINT/SIGTERM
+// through a signalfd of its calling thread, forwarding them to the tree. So
+// the launch runs on its own thread with those signals blocked, and cancel()
+// sends SIGTERM to that thread only (pthread_kill): the signal stays pending
+// until the supervisor reads it, whenever that is, and never reaches the
+// default action. A SIGTERM still pending when launch returns dies with the
+// thread.
+#include "governance/sandbox_adapter.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cordon/report.h"
+#include "governance/json_util.h"
+
+extern char** environ;
+
+namespace cordon::governance::detail {
+
+sandbox_adapter::sandbox_adapter() : backend_(make_host_backend()) {}
+
+std::string sandbox_adapter::backend_name() const { return std::string(backend_->name()); }
+
+bool sandbox_adapter::available() const { return backend_->probe().available; }
+
+compile_result<std::shared_ptr<const sandbox_plan>> sandbox_adapter::compile(const sandbox_policy& policy,
+                                                                             const compile_options& options) const {
+  return backend_->compile(policy, options);
+}
+
+std::vector<control_level> sandbox_adapter::levels(const sandbox_plan& plan) {
+  std::vector<control_level> out;
+  for (control c : all_controls) {
+    auto it = plan.contract().find(c);
+    if (it == plan.contract().end()) continue;
+    out.push_back({std::string(to_string(c)), std::string(to_string(it->second.level)), it->second.mechanism});
+  }
+  return out;
+}
+
+std::string sandbox_adapter::refused_report(const std::string& policy_name, const launch_request& request,
+                                            const compile_failure& failure) const {
+  return refused_report_json(backend_name(), policy_name, request, failure);
+}
+
+adapter_run sandbox_adapter::run(const sandbox_plan& plan, const launch_request& request) {
+  adapter_run out;
+  {
+    std::lock_guard lock(mutex_);
+    if (cancel_.load()) {
+      out.cancelled = true;
+      return out;
+    }
+    running_ = true;
+  }
+  result<run_outcome> launched = make_error(error_code::launch_failed, "not launched");
+  std::thread worker([&] {
+    sigset_t block;
+    ::sigemptyset(&block);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaddset(&block, sig);
+    ::pthread_sigmask(SIG_BLOCK, &block, nullptr);
+    {
+      std::lock_guard lock(mutex_);
+      thread_ = static_cast<unsigned long>(::pthread_self());
+      if (cancel_.load()) ::pthread_kill(::pthread_self(), SIGTERM);  // pending until the supervisor reads it
+    }
+    launched = backend_->launch(&plan, request);
+    std::lock_guard lock(mutex_);
+    running_ = false;
+    thread_ = 0;
+  });
+  worker.join();
+  out.cancelled = cancel_.load();
+  if (launched) {
+    out.outcome = *launched;
+    out.report_json = run_report_json(plan, request, *launched);
+  } else {
+    out.launch_error = launched.error_value();
+    out.report_json = launch_failed_report_json(plan, request, launched.error_value());
+  }
+  return out;
+}
+
+adapter_run sandbox_adapter::run_on_host(const launch_request& request) {
+  adapter_run out;
+  std::vector<char*> args;
+  for (const auto& a : request.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  auto start = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    if (cancel_.load()) {
+      out.cancelled = true;
+      return out;
+    }
+    posix_spawnattr_t attr;
+    ::posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    ::sigemptyset(&none);
+    ::sigfillset(&all);
+    ::posix_spawnattr_setsigmask(&attr, &none);
+    ::posix_spawnattr_setsigdefault(&attr, &all);
+    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+    ::posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+      out.launch_error = make_error(error_code::command_not_found, "cannot start " + request.argv[0], {}, rc);
+    } else {
+      host_pid_ = pid;
+    }
+  }
+  json report = {{"schema", 1}, {"backend", "host"}, {"sandbox", false}, {"argv", request.argv},
+                 {"note", "no sandbox: backend selection chose host execution for an unrestricted boundary"}};
+  if (out.launch_error) {
+    report["error"] = out.launch_error->describe();
+    out.report_json = canonical(report);
+    return out;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  {
+    std::lock_guard lock(mutex_);
+    host_pid_ = -1;
+  }
+  run_outcome o;
+  o.exited = WIFEXITED(status);
+  o.exit_code = o.exited ? WEXITSTATUS(status) : 0;
+  o.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  o.interrupted = cancel_.load();
+  o.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  out.cancelled = cancel_.load();
+  out.outcome = o;
+  report["outcome"] = {{"exited", o.exited}, {"exit_code", o.exit_code}, {"signal", o.signal}, {"wall_ms", o.wall_ms}};
+  out.report_json = canonical(report);
+  return out;
+}
+
+void sandbox_adapter::cancel() {
+  std::lock_guard lock(mutex_);
+  cancel_.store(true);
+  if (running_ && thread_ != 0) ::pthread_kill(static_cast<pthread_t>(thread_), SIGTERM);
+  if (host_pid_ > 0) ::kill(host_pid_, SIGTERM);
+}
+
+void sandbox_adapter::reset_cancel() {
+  std::lock_guard lock(mutex_);
+  cancel_.store(false);
+}
+
+}  // namespace cordon::governance::detail

@@ -1,0 +1,59 @@
+// sandbox_adapter.h — the one place governance touches the sandbox library:
+// probe, compile, launch (cancellable), reports. Today it wraps
+// sandbox_backend::launch; when the library's run API (handle, wait, cancel)
+// lands, only sandbox_adapter.cpp changes.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/backend.h"
+#include "cordon/governance/approval.h"
+
+namespace cordon::governance::detail {
+
+struct adapter_run {
+  std::optional<run_outcome> outcome;  // empty when the launch failed before the command ran
+  std::optional<error> launch_error;
+  bool cancelled = false;              // cancel() reached this run
+  std::string report_json;             // the run report (or the launch-failure report)
+};
+
+class sandbox_adapter {
+ public:
+  sandbox_adapter();
+  std::string backend_name() const;
+  // Whether this host's backend can run at all (probe().available).
+  bool available() const;
+
+  compile_result<std::shared_ptr<const sandbox_plan>> compile(const sandbox_policy& policy,
+                                                              const compile_options& options) const;
+  // The plan's per-control levels, in the report's control order.
+  static std::vector<control_level> levels(const sandbox_plan& plan);
+  std::string refused_report(const std::string& policy_name, const launch_request& request,
+                             const compile_failure& failure) const;
+
+  // Runs under `plan`, blocking; cancel() from another thread stops it (the
+  // tree gets SIGTERM, then SIGKILL after the supervisor's grace period).
+  adapter_run run(const sandbox_plan& plan, const launch_request& request);
+  // Runs without a sandbox (backend selection "host"): posix_spawn, inherited stdio.
+  adapter_run run_on_host(const launch_request& request);
+  void cancel();
+  // Clears a cancellation that arrived when nothing was running.
+  void reset_cancel();
+  bool cancel_requested() const noexcept { return cancel_.load(); }
+
+ private:
+  std::unique_ptr<sandbox_backend> backend_;
+  std::atomic<bool> cancel_{false};
+  std::mutex mutex_;
+  bool running_ = false;
+  unsigned long thread_ = 0;  // pthread_t of the launching thread while running_
+  int host_pid_ = -1;
+};
+
+}  // namespace cordon::governance::detail

@@ -1,0 +1,545 @@
+// shell_split.cpp — the conservative shell splitter (see
+// cordon/governance/shell_split.h for what it accepts). Two passes: a lexer
+// that turns the text into words and operators, stopping at the first
+// construct it cannot read with certainty, and a parser that groups words
+// into simple commands and unwraps wrappers and `sh -c`.
+#include "cordon/governance/shell_split.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace cordon::governance {
+namespace {
+
+constexpr int kMaxNesting = 8;
+
+struct token {
+  bool is_word = false;
+  shell_word word;
+  bool quoted = false;  // some part of the word was quoted (here-doc delimiters)
+  std::string op;       // operator when !is_word; "\n" for a newline
+};
+
+bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_operator_char(char c) { return c == '|' || c == '&' || c == ';' || c == '<' || c == '>' || c == '(' || c == ')'; }
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+std::string basename_of(const std::string& word) {
+  auto slash = word.find_last_of('/');
+  return slash == std::string::npos ? word : word.substr(slash + 1);
+}
+
+struct pending_heredoc {
+  std::string delimiter;
+  bool quoted = false;
+  bool strip_tabs = false;
+};
+
+class lexer {
+ public:
+  lexer(std::string_view text, std::vector<std::string>& uncertain) : s_(text), uncertain_(uncertain) {}
+
+  // All tokens up to the end or the first uncertainty.
+  std::vector<token> run() {
+    std::vector<token> out;
+    while (uncertain_.empty()) {
+      while (pos_ < s_.size() && is_blank(s_[pos_])) ++pos_;
+      if (pos_ >= s_.size()) break;
+      char c = s_[pos_];
+      if (c == '\\' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '\n') {
+        pos_ += 2;
+        continue;
+      }
+      if (c == '#') {
+        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
+        continue;
+      }
+      if (c == '\n') {
+        ++pos_;
+        out.push_back(op_token("\n"));
+        read_heredoc_bodies();
+        continue;
+      }
+      if (is_operator_char(c)) {
+        auto op = read_operator();
+        if (op.empty()) break;
+        out.push_back(op_token(op));
+        if (op == "<<" || op == "<<-") {
+          if (!read_heredoc_delimiter(op == "<<-")) break;
+          out.push_back(std::move(delimiter_));  // the parser takes it as the redirection's target
+        }
+        continue;
+      }
+      token t;
+      if (!read_word(t)) break;
+      // "2>" and "2>&1": a number right before a redirection is its descriptor.
+      if (pos_ < s_.size() && (s_[pos_] == '<' || s_[pos_] == '>') && !t.quoted && !t.word.text.empty() &&
+          std::all_of(t.word.text.begin(), t.word.text.end(), [](char d) { return std::isdigit(static_cast<unsigned char>(d)); })) {
+        continue;
+      }
+      out.push_back(std::move(t));
+    }
+    if (uncertain_.empty() && !heredocs_.empty()) doubt("here-document without its body");
+    return out;
+  }
+
+ private:
+  static token op_token(std::string op) {
+    token t;
+    t.op = std::move(op);
+    return t;
+  }
+
+  void doubt(std::string why) {
+    if (uncertain_.empty()) uncertain_.push_back(std::move(why));
+  }
+
+  std::string read_operator() {
+    static constexpr std::array<std::string_view, 16> kKnown = {"&&", "||", "|&", ";;", "&>>", "&>", ">>", ">|", ">&",
+                                                                "<<<", "<<-", "<<", "<&", "<>", "<(", ">("};
+    for (auto op : kKnown) {
+      if (s_.substr(pos_, op.size()) == op) {
+        if (op == ";;" || op == "<>") {
+          doubt("unsupported operator \"" + std::string(op) + "\"");
+          return {};
+        }
+        if (op == "<(" || op == ">(") {
+          doubt("process substitution \"" + std::string(op) + "...)\"");
+          return {};
+        }
+        pos_ += op.size();
+        return std::string(op);
+      }
+    }
+    return std::string(1, s_[pos_++]);  // | & ; < > ( )
+  }
+
+  // $... outside single quotes: a dynamic part, or a doubt.
+  bool read_dollar(token& t) {
+    std::size_t next = pos_ + 1;
+    if (next >= s_.size() || is_blank(s_[next]) || s_[next] == '\n' || s_[next] == '"') {
+      t.word.text += '$';
+      ++pos_;
+      return true;
+    }
+    char n = s_[next];
+    if (n == '(') {
+      doubt(next + 1 < s_.size() && s_[next + 1] == '(' ? "arithmetic expansion $((...))" : "command substitution $(...)");
+      return false;
+    }
+    if (n == '\'' || n == '"') {
+      doubt("$'...' or $\"...\" quoting");
+      return false;
+    }
+    t.word.dynamic = true;
+    if (n == '{') {
+      auto close = s_.find('}', next);
+      if (close == std::string_view::npos) {
+        doubt("unclosed ${");
+        return false;
+      }
+      auto inner = s_.substr(next, close - next);
+      if (inner.find_first_of("$`") != std::string_view::npos) {
+        doubt("expansion inside ${...}");
+        return false;
+      }
+      t.word.text += std::string(s_.substr(pos_, close + 1 - pos_));
+      pos_ = close + 1;
+      return true;
+    }
+    std::size_t end = next;
+    if (is_name_start(n)) {
+      while (end < s_.size() && is_name_char(s_[end])) ++end;
+    } else {
+      ++end;  // $1 $@ $* $# $? $$ $! $- $0
+    }
+    t.word.text += std::string(s_.substr(pos_, end - pos_));
+    pos_ = end;
+    return true;
+  }
+
+  bool read_word(token& t) {
+    t.is_word = true;
+    bool first = true;
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (is_blank(c) || c == '\n' || is_operator_char(c)) break;
+      if (c == '\'') {
+        auto close = s_.find('\'', pos_ + 1);
+        if (close == std::string_view::npos) {
+          doubt("unclosed single quote");
+          return false;
+        }
+        t.word.text += std::string(s_.substr(pos_ + 1, close - pos_ - 1));
+        t.quoted = true;
+        pos_ = close + 1;
+      } else if (c == '"') {
+        t.quoted = true;
+        ++pos_;
+        if (!read_double_quoted(t)) return false;
+      } else if (c == '\\') {
+        if (pos_ + 1 >= s_.size()) {
+          ++pos_;
+          break;
+        }
+        if (s_[pos_ + 1] != '\n') t.word.text += s_[pos_ + 1];
+        t.quoted = true;
+        pos_ += 2;
+      } else if (c == '$') {
+        if (!read_dollar(t)) return false;
+      } else if (c == '`') {
+        doubt("command substitution with backticks");
+        return false;
+      } else {
+        // Globs, brace expansion and a leading tilde expand at run time.
+        if (c == '*' || c == '?' || c == '[' || (c == '~' && first) ||
+            (c == '{' && s_.substr(pos_, s_.find_first_of(" \t\n;&|", pos_) - pos_).find_first_of(",.") != std::string_view::npos)) {
+          t.word.dynamic = true;
+        }
+        t.word.text += c;
+        ++pos_;
+      }
+      first = false;
+    }
+    return true;
+  }
+
+  bool read_double_quoted(token& t) {
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (c == '"') {
+        ++pos_;
+        return true;
+      }
+      if (c == '\\' && pos_ + 1 < s_.size()) {
+        char n = s_[pos_ + 1];
+        if (n == '$' || n == '`' || n == '"' || n == '\\') {
+          t.word.text += n;
+        } else if (n != '\n') {
+          t.word.text += c;
+          t.word.text += n;
+        }
+        pos_ += 2;
+      } else if (c == '`') {
+        doubt("command substitution with backticks");
+        return false;
+      } else if (c == '$') {
+        if (!read_dollar(t)) return false;
+      } else {
+        t.word.text += c;
+        ++pos_;
+      }
+    }
+    doubt("unclosed double quote");
+    return false;
+  }
+
+  bool read_heredoc_delimiter(bool strip_tabs) {
+    while (pos_ < s_.size() && is_blank(s_[pos_])) ++pos_;
+    token t;
+    if (pos_ >= s_.size() || is_operator_char(s_[pos_]) || s_[pos_] == '\n' || !read_word(t) || t.word.text.empty()) {
+      doubt("here-document without a delimiter");
+      return false;
+    }
+    if (t.word.dynamic && !t.quoted) {
+      doubt("here-document delimiter with an expansion");
+      return false;
+    }
+    heredocs_.push_back({t.word.text, t.quoted, strip_tabs});
+    delimiter_ = std::move(t);
+    return true;
+  }
+
+  void read_heredoc_bodies() {
+    for (const auto& doc : heredocs_) {
+      bool found = false;
+      while (pos_ < s_.size()) {
+        auto eol = s_.find('\n', pos_);
+        auto line = s_.substr(pos_, (eol == std::string_view::npos ? s_.size() : eol) - pos_);
+        pos_ = eol == std::string_view::npos ? s_.size() : eol + 1;
+        if (doc.strip_tabs) {
+          while (!line.empty() && line.front() == '\t') line.remove_prefix(1);
+        }
+        if (line == doc.delimiter) {
+          found = true;
+          break;
+        }
+        if (!doc.quoted && line.find_first_of("$`\\") != std::string_view::npos) {
+          doubt("here-document with expansions (unquoted delimiter \"" + doc.delimiter + "\")");
+          return;
+        }
+      }
+      if (!found) {
+        doubt("here-document \"" + doc.delimiter + "\" is not terminated");
+        return;
+      }
+    }
+    heredocs_.clear();
+  }
+
+  std::string_view s_;
+  std::size_t pos_ = 0;
+  std::vector<std::string>& uncertain_;
+  std::vector<pending_heredoc> heredocs_;
+  token delimiter_;
+};
+
+bool is_keyword(const std::string& w) {
+  static constexpr std::array<std::string_view, 15> kKeywords = {"if", "then", "else", "elif", "fi", "for", "while",
+                                                                 "until", "do", "done", "case", "esac", "function",
+                                                                 "select", "[["};
+  return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end();
+}
+
+bool is_assignment(const token& t) {
+  const auto& s = t.word.text;
+  auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0 || !is_name_start(s[0])) return false;
+  return std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(eq), is_name_char);
+}
+
+bool is_shell(const std::string& name) {
+  return name == "sh" || name == "bash" || name == "dash" || name == "zsh" || name == "ksh" || name == "ash";
+}
+
+class splitter {
+ public:
+  splitter(shell_split& out, int depth) : out_(out), depth_(depth) {}
+
+  void parse(std::string_view text) {
+    auto tokens = lexer(text, out_.uncertain).run();
+    bool lexed_all = out_.uncertain.empty();
+    shell_segment current;
+    std::string redirect_op;
+    int depth = 0;
+    bool expecting_command = false;  // after | && ||: a command must follow
+    bool after_command = false;      // a command (or a closed subshell) precedes the operator
+    for (const auto& t : tokens) {
+      if (t.is_word) {
+        if (!redirect_op.empty()) {
+          add_redirect(current, redirect_op, t.word);
+          redirect_op.clear();
+          continue;
+        }
+        if (current.words.empty()) {
+          if (is_assignment(t)) continue;  // NAME=value before the command
+          if (!t.quoted && (t.word.text == "{" || t.word.text == "}" || t.word.text == "!")) continue;
+          if (!t.quoted && is_keyword(t.word.text)) {
+            doubt("shell keyword \"" + t.word.text + "\"");
+            break;
+          }
+        }
+        current.words.push_back(t.word);
+        expecting_command = false;
+        after_command = true;
+        continue;
+      }
+      const std::string& op = t.op;
+      if (!redirect_op.empty()) {
+        doubt("redirection \"" + redirect_op + "\" without a target");
+        break;
+      }
+      if (op == "(") {
+        if (!current.words.empty()) {
+          doubt("\"(\" after a command word (a function definition?)");
+          break;
+        }
+        ++depth;
+      } else if (op == ")") {
+        finish(current);
+        after_command = true;
+        if (--depth < 0) {
+          doubt("unbalanced \")\"");
+          break;
+        }
+      } else if (op == "|" || op == "|&" || op == "&&" || op == "||" || op == ";" || op == "&" || op == "\n") {
+        bool empty = current.words.empty() && current.redirects.empty() && !after_command;
+        if (empty && (op == "|" || op == "|&" || op == "&&" || op == "||") ) {
+          doubt("\"" + op + "\" without a command before it");
+          break;
+        }
+        finish(current);
+        after_command = false;
+        expecting_command = op == "|" || op == "|&" || op == "&&" || op == "||";
+      } else {
+        redirect_op = op;  // > >> >| >& &> &>> < <& << <<- <<<
+      }
+    }
+    if (out_.uncertain.empty() && lexed_all) {
+      if (!redirect_op.empty()) doubt("redirection \"" + redirect_op + "\" without a target");
+      else if (depth != 0) doubt("unbalanced \"(\"");
+      else if (expecting_command) doubt("the command line ends after an operator");
+    }
+    finish(current);
+  }
+
+  // One argv, as an argv request gives it: literal words.
+  void parse_argv(const std::vector<std::string>& argv) {
+    shell_segment s;
+    for (const auto& a : argv) s.words.push_back({a, false});
+    finish(s);
+  }
+
+ private:
+  void doubt(std::string why) { out_.uncertain.push_back(std::move(why)); }
+
+  void add_redirect(shell_segment& s, const std::string& op, const shell_word& target) {
+    if (op == "<<" || op == "<<-" || op == "<<<") return;  // data for stdin, not a file
+    if ((op == ">&" || op == "<&") && !target.dynamic &&
+        (target.text == "-" || std::all_of(target.text.begin(), target.text.end(),
+                                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))) {
+      return;  // descriptor duplication or close
+    }
+    if (target.dynamic) {
+      doubt("redirection target \"" + target.text + "\" is expanded at run time");
+      return;
+    }
+    if (target.text == "/dev/null") return;
+    s.redirects.push_back({op != "<" && op != "<&", target});
+  }
+
+  // Unwraps wrappers, splits `sh -c`, judges the command word; appends.
+  void finish(shell_segment& s) {
+    if (s.words.empty()) {
+      if (!s.redirects.empty()) out_.segments.push_back(s);  // "> file": still a write to judge
+      s = {};
+      return;
+    }
+    unwrap(s);
+    if (s.words.empty()) {
+      s = {};
+      return;
+    }
+    const shell_word& head = s.words[0];
+    std::string name = basename_of(head.text);
+    if (head.dynamic) {
+      doubt("the command word \"" + head.text + "\" is expanded at run time");
+    } else if (name == "eval" || name == "source" || name == "." || name == "xargs" || name == "trap" ||
+               name == "alias" || name == "fc") {
+      doubt("\"" + name + "\" runs a command this splitter cannot see");
+    } else if (name == "find" && std::any_of(s.words.begin(), s.words.end(), [](const shell_word& w) {
+                 return w.text == "-exec" || w.text == "-execdir" || w.text == "-ok" || w.text == "-okdir";
+               })) {
+      doubt("find -exec runs commands this splitter cannot see");
+    } else if (is_shell(name) && nested(s)) {
+      s = {};
+      return;
+    }
+    out_.segments.push_back(std::move(s));
+    s = {};
+  }
+
+  // `sh -c SCRIPT`: true when SCRIPT was split in place of the segment.
+  bool nested(const shell_segment& s) {
+    bool dash_c = false;
+    std::size_t i = 1;
+    for (; i < s.words.size(); ++i) {
+      const auto& w = s.words[i].text;
+      if (s.words[i].dynamic) {
+        doubt("a shell option that is expanded at run time");
+        return false;
+      }
+      if (w == "--") {
+        ++i;
+        break;
+      }
+      if (w.rfind("--", 0) == 0) continue;  // --login, --norc, --noprofile
+      if (w.size() > 1 && (w[0] == '-' || w[0] == '+')) {
+        if (w == "-o" || w == "+o" || w == "-O" || w == "+O") ++i;  // takes an option name
+        else if (w.find('c') != std::string::npos) dash_c = true;
+        continue;
+      }
+      break;
+    }
+    if (!dash_c) return false;  // a script file or stdin: the shell itself is the segment
+    if (i >= s.words.size()) {
+      doubt("\"" + s.words[0].text + " -c\" without a script");
+      return false;
+    }
+    if (s.words[i].dynamic) {
+      doubt("the script of \"" + s.words[0].text + " -c\" is expanded at run time");
+      return false;
+    }
+    if (depth_ >= kMaxNesting) {
+      doubt("shells nested more than " + std::to_string(kMaxNesting) + " deep");
+      return false;
+    }
+    splitter inner(out_, depth_ + 1);
+    inner.parse(s.words[i].text);
+    return true;
+  }
+
+  // env, command, builtin, exec, nohup, time, nice, timeout, stdbuf: the
+  // command they run is the segment.
+  void unwrap(shell_segment& s) {
+    for (int guard = 0; guard < 16 && !s.words.empty() && !s.words[0].dynamic; ++guard) {
+      std::string name = basename_of(s.words[0].text);
+      std::size_t i = 1;
+      auto skip_options = [&](std::initializer_list<std::string_view> with_value) {
+        while (i < s.words.size() && s.words[i].text.size() > 1 && s.words[i].text[0] == '-' && !s.words[i].dynamic) {
+          const auto& w = s.words[i].text;
+          ++i;
+          if (w == "--") break;
+          if (std::find(with_value.begin(), with_value.end(), w) != with_value.end()) ++i;
+        }
+      };
+      if (name == "env") {
+        for (; i < s.words.size(); ++i) {
+          const auto& w = s.words[i].text;
+          if (w == "-S" || w.rfind("--split-string", 0) == 0) {
+            doubt("env -S splits a string into a command");
+            return;
+          }
+          if (w == "-u" || w == "-C" || w == "--unset" || w == "--chdir") {
+            ++i;
+            continue;
+          }
+          if (w == "--") {
+            ++i;
+            break;
+          }
+          token probe;
+          probe.word = s.words[i];
+          if ((w.size() > 1 && w[0] == '-') || is_assignment(probe)) continue;
+          break;
+        }
+      } else if (name == "command" || name == "builtin" || name == "nohup" || name == "time") {
+        skip_options({});
+      } else if (name == "exec") {
+        skip_options({"-a"});
+      } else if (name == "nice") {
+        skip_options({"-n"});
+      } else if (name == "stdbuf") {
+        skip_options({"-i", "-o", "-e"});
+      } else if (name == "timeout") {
+        skip_options({"-s", "-k", "--signal", "--kill-after"});
+        ++i;  // the duration
+      } else {
+        return;
+      }
+      if (i >= s.words.size()) return;  // the wrapper alone (`env` prints the environment)
+      s.words.erase(s.words.begin(), s.words.begin() + static_cast<std::ptrdiff_t>(std::min(i, s.words.size())));
+    }
+  }
+
+  shell_split& out_;
+  int depth_;
+};
+
+}  // namespace
+
+shell_split split_shell_command(std::string_view command) {
+  shell_split out;
+  splitter(out, 0).parse(command);
+  return out;
+}
+
+shell_split split_argv(const std::vector<std::string>& argv) {
+  shell_split out;
+  splitter(out, 0).parse_argv(argv);
+  return out;
+}
+
+}  // namespace cordon::governance

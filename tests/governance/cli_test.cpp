@@ -1,0 +1,190 @@
+// The governance commands of the CLI: exit statuses, audit verify naming the
+// bad line, rules test failing on a wrong example, stale session revisions.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string cli() {
+  const char* env = std::getenv("CORDON_CLI");
+  return env != nullptr && *env != '\0' ? env : CORDON_CLI;
+}
+
+struct sandbox_dir {
+  std::string path;
+  sandbox_dir() {
+    char t[] = "/tmp/cordon-cli-gov-XXXXXX";
+    path = ::mkdtemp(t);
+    fs::create_directory(path + "/ws");
+    fs::permissions(path, fs::perms::all);
+    fs::permissions(path + "/ws", fs::perms::all);
+  }
+  ~sandbox_dir() { fs::remove_all(path); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path + "/" + name) << text; }
+  std::string read(const std::string& name) const {
+    std::ifstream in(path + "/" + name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // Runs `cordon ARGS` here; the exit status, with stdout+stderr in out.txt.
+  int run(const std::string& args) const {
+    int status = std::system(("cd '" + path + "' && " + cli() + " " + args + " >out.txt 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+};
+
+constexpr const char* kRules = R"({"schema_version": 1, "rules": [
+  {"id": "echo", "reason": "harmless", "decision": "allow", "commands": ["echo", "true", "false", "sleep"]},
+  {"id": "ask", "reason": "needs a person", "decision": "require_approval", "commands": ["mkdir"]},
+  {"id": "no", "reason": "never", "decision": "deny", "commands": ["rm"]}]})";
+
+std::string shell_request(const std::string& command, const std::string& extra = "") {
+  return R"({"schema_version": 1, "action": "shell", "risk": "low", "command": ")" + command + "\"" + extra + "}";
+}
+
+TEST(GovernanceCli, ExitStatuses) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  d.write("ok.json", shell_request("echo hi"));
+  d.write("fails.json", shell_request("false"));
+  d.write("deny.json", shell_request("rm -rf ws"));
+  d.write("ask.json", shell_request("mkdir -p ws/x"));
+  d.write("bad.json", R"({"schema_version": 1, "action": "shell", "risk": "low", "command": "echo", "grant": true})");
+  std::string common = " --rules rules.json --workspace ws --audit audit.jsonl";
+  EXPECT_EQ(d.run("exec --request ok.json" + common), 0) << d.read("out.txt");
+  EXPECT_NE(d.read("out.txt").find("cordon: decision: allow (rule echo): harmless"), std::string::npos);
+  EXPECT_EQ(d.run("exec --request fails.json" + common), 1);  // the command's own status
+  EXPECT_EQ(d.run("exec --request deny.json" + common), 200);
+  EXPECT_NE(d.read("out.txt").find("cordon: denied: never"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("exec --request ask.json" + common), 200);  // the default approver denies
+  EXPECT_EQ(d.run("exec --request ask.json --approver false" + common), 200);  // an approver that fails denies
+  EXPECT_EQ(d.run("exec --request bad.json" + common), 125);
+  EXPECT_EQ(d.run("exec --request ok.json --rules missing.json"), 125);
+  EXPECT_TRUE(fs::exists(d.path + "/ws"));
+  EXPECT_EQ(d.run("audit verify audit.jsonl"), 0) << d.read("out.txt");
+  EXPECT_NE(d.read("out.txt").find("ok: "), std::string::npos);
+}
+
+TEST(GovernanceCli, StaleSessionRevisionIsRejected) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  d.write("stale.json", shell_request("echo hi", ", \"boundary_revision\": 1"));
+  ASSERT_EQ(d.run("session init s.json --workspace ws --id cli-test"), 0) << d.read("out.txt");
+  EXPECT_EQ(d.run("exec --request stale.json --rules rules.json --session s.json"), 0) << d.read("out.txt");
+  // Grow the boundary (approved by a test approver that echoes the digest): revision 2.
+  d.write("approve.py",
+          "import json, sys\nr = json.load(sys.stdin)\nprint(json.dumps({'decision': 'approved', 'request_digest': r['request_digest']}))\n");
+  EXPECT_EQ(d.run("session grow s.json --revision 1 --kind environment --value MY_TOOL --approver 'python3 approve.py'"), 0)
+      << d.read("out.txt");
+  EXPECT_EQ(d.run("session grow s.json --revision 1 --kind environment --value OTHER --approver 'python3 approve.py'"), 201);
+  EXPECT_EQ(d.run("session grow s.json --revision 2 --kind environment --value OTHER"), 200);  // deny_all
+  EXPECT_EQ(d.run("exec --request stale.json --rules rules.json --session s.json"), 201);
+  EXPECT_NE(d.read("out.txt").find("stale boundary revision 1"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("session show s.json"), 0);
+  EXPECT_NE(d.read("out.txt").find("r2"), std::string::npos);
+  EXPECT_NE(d.read("out.txt").find("environment: MY_TOOL"), std::string::npos) << d.read("out.txt");
+}
+
+TEST(GovernanceCli, AuditVerifyNamesTheBadLine) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  d.write("ok.json", shell_request("echo hi"));
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(d.run("exec --request ok.json --rules rules.json --workspace ws --audit a.jsonl"), 0);
+  std::string log = d.read("a.jsonl");
+  auto at = log.find("\"outcome\":\"started\"", log.find("\"outcome\":\"started\"") + 1);  // the second run's start
+  ASSERT_NE(at, std::string::npos);
+  std::size_t line = 1 + static_cast<std::size_t>(std::count(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  log.replace(at, 19, "\"outcome\":\"startex\"");
+  d.write("a.jsonl", log);
+  EXPECT_EQ(d.run("audit verify a.jsonl"), 1);
+  EXPECT_NE(d.read("out.txt").find("line " + std::to_string(line) + ": hash mismatch"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("audit show a.jsonl"), 1);
+  EXPECT_NE(d.read("out.txt").find("BAD at line " + std::to_string(line)), std::string::npos);
+  // The runtime will not append to a log it cannot vouch for.
+  EXPECT_EQ(d.run("exec --request ok.json --rules rules.json --workspace ws --audit a.jsonl"), 125);
+  EXPECT_EQ(d.run("audit verify nothing.jsonl"), 125);
+}
+
+TEST(GovernanceCli, RulesTest) {
+  sandbox_dir d;
+  d.write("good.json", kRules);
+  EXPECT_EQ(d.run("rules test good.json"), 0);
+  EXPECT_NE(d.read("out.txt").find("ok: 3 rules"), std::string::npos);
+  d.write("wrong.json", R"({"schema_version": 1, "rules": [
+    {"id": "r", "reason": "x", "decision": "allow", "commands": ["ls"]}],
+    "examples": [{"request": {"action": "shell", "risk": "low", "command": "ls; rm x"}, "decision": "allow"}]})");
+  EXPECT_EQ(d.run("rules test wrong.json"), 1);
+  EXPECT_NE(d.read("out.txt").find("/examples/0"), std::string::npos) << d.read("out.txt");
+}
+
+}  // namespace
+
+namespace {
+
+// cordon exec killed with SIGKILL while its command runs: the log verifies,
+// and verify and show name the run as interrupted.
+TEST(GovernanceCli, KilledExecShowsAsInterrupted) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  d.write("long.json", shell_request("echo started && sleep 30"));
+  std::string line = "cd '" + d.path + "' && exec " + cli() +
+                     " exec --request long.json --rules rules.json --workspace ws --audit a.jsonl >/dev/null 2>&1";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  bool started = false;
+  for (int i = 0; i < 500 && !started; ++i) {
+    ::usleep(20000);
+    started = d.read("a.jsonl").find("\"run.started\"") != std::string::npos;
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(started);
+  EXPECT_EQ(d.run("audit verify a.jsonl"), 0) << d.read("out.txt");
+  EXPECT_NE(d.read("out.txt").find("interrupted: run "), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("audit show a.jsonl"), 0);
+  EXPECT_NE(d.read("out.txt").find("INTERRUPTED"), std::string::npos) << d.read("out.txt");
+}
+
+// The rules of the worked example and of these tests are valid under the
+// published schema (python3-jsonschema, as the policy schema's corpus test).
+TEST(GovernanceCli, RulesSchemaAcceptsTheExamples) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  const char* source = std::getenv("CORDON_SOURCE_DIR");
+  std::string root = source != nullptr && *source != '\0' ? source : CORDON_SOURCE_DIR;
+  std::string script =
+      "import json,sys,jsonschema\n"
+      "schema=json.load(open(sys.argv[1]))\n"
+      "jsonschema.Draft202012Validator.check_schema(schema)\n"
+      "v=jsonschema.Draft202012Validator(schema)\n"
+      "page=open(sys.argv[2]).read()\n"
+      "start=page.index('<!-- file: agent-rules.json -->')\n"
+      "body=page[page.index('```json',start)+7:page.index('\\n```',page.index('```json',start)+7)]\n"
+      "docs=[json.loads(body), json.load(open(sys.argv[3]))]\n"
+      "bad=json.loads(body); bad['rules'][0]['allow']=True; docs_bad=[bad]\n"
+      "errors=[e.message for doc in docs for e in v.iter_errors(doc)]\n"
+      "missed=[1 for doc in docs_bad if not list(v.iter_errors(doc))]\n"
+      "print('errors', errors, 'missed', missed)\n"
+      "sys.exit(1 if errors or missed else 0)\n";
+  d.write("check.py", script);
+  std::string command = "cd '" + d.path + "' && python3 check.py '" + root + "/schemas/capability_rules.v1.schema.json' '" +
+                        root + "/docs/governance.md' rules.json >out.txt 2>&1";
+  int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << d.read("out.txt");
+}
+
+}  // namespace

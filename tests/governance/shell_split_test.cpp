@@ -1,0 +1,230 @@
+// The shell splitter, by table: each command line, and either the simple
+// commands it holds (words joined by one space, segments by " ; ") or "?"
+// for a line it must not claim to understand.
+#include <gtest/gtest.h>
+
+#include "cordon/governance/shell_split.h"
+
+namespace cordon::governance {
+namespace {
+
+std::string render(const shell_split& s) {
+  if (!s.certain()) return "?";
+  std::string out;
+  for (const auto& seg : s.segments) {
+    if (!out.empty()) out += " ; ";
+    std::string words;
+    for (const auto& w : seg.words) words += (words.empty() ? "" : " ") + w.text;
+    out += words;
+  }
+  return out;
+}
+
+struct row {
+  const char* command;
+  const char* expected;
+};
+
+const row kTable[] = {
+    // Plain commands and separators.
+    {"ls", "ls"},
+    {"ls -la /tmp", "ls -la /tmp"},
+    {"  ls   -l  ", "ls -l"},
+    {"git status && git diff", "git status ; git diff"},
+    {"make || echo failed", "make ; echo failed"},
+    {"a; b; c", "a ; b ; c"},
+    {"a;b", "a ; b"},
+    {"a | b | c", "a ; b ; c"},
+    {"a |& b", "a ; b"},
+    {"sleep 1 & wait", "sleep 1 ; wait"},
+    {"a\nb", "a ; b"},
+    {"a &&\nb", "a ; b"},
+    {"a \\\n  b", "a b"},
+    {"! grep -q x f", "grep -q x f"},
+    {"cat f | grep x | sort | uniq -c | sort -n", "cat f ; grep x ; sort ; uniq -c ; sort -n"},
+    {"", ""},
+    {";", ""},
+    {"# just a comment", ""},
+    {"ls # comment; rm -rf /", "ls"},
+    {"echo a#b", "echo a#b"},
+    // Quoting.
+    {"echo 'a b'", "echo a b"},
+    {"echo \"a b\"", "echo a b"},
+    {"echo 'it''s'", "echo its"},
+    {"echo \"x;y\"", "echo x;y"},
+    {"echo 'a && b'", "echo a && b"},
+    {"echo a\\ b", "echo a b"},
+    {"echo \\;", "echo ;"},
+    {"echo \"a\\\"b\"", "echo a\"b"},
+    {"echo \"\\$HOME\"", "echo $HOME"},
+    {"echo '$(rm -rf /)'", "echo $(rm -rf /)"},
+    {"echo '`id`'", "echo `id`"},
+    {"grep -e 'a|b' file", "grep -e a|b file"},
+    {"printf '%s\\n' x", "printf %s\\n x"},
+    {"'git' status", "git status"},
+    {"g\"i\"t status", "git status"},
+    {"echo 'unclosed", "?"},
+    {"echo \"unclosed", "?"},
+    // Subshells and groups.
+    {"(cd src && make)", "cd src ; make"},
+    {"(a; (b | c)) && d", "a ; b ; c ; d"},
+    {"{ a; b; }", "a ; b"},
+    {"(a", "?"},
+    {"a)", "?"},
+    {"f() { rm -rf /; }", "?"},
+    // Redirections.
+    {"echo hi > out.txt", "echo hi"},
+    {"echo hi >> /tmp/log", "echo hi"},
+    {"make 2>&1 | tee log", "make ; tee log"},
+    {"make > /dev/null 2>&1", "make"},
+    {"cmd &> all.log", "cmd"},
+    {"sort < in > out", "sort"},
+    {"cmd 2> err", "cmd"},
+    {"cmd >| forced", "cmd"},
+    {"echo >", "?"},
+    {"cat <<< 'here string'", "cat"},
+    {"cmd <> file", "?"},
+    {"> file", ""},
+    // Here-documents.
+    {"cat <<'EOF'\n$(rm -rf /)\nEOF", "cat"},
+    {"cat <<\"EOF\"\n`id`\nEOF", "cat"},
+    {"cat <<EOF\nplain text\nEOF", "cat"},
+    {"cat <<EOF\n$HOME\nEOF", "?"},
+    {"cat <<EOF\n$(id)\nEOF", "?"},
+    {"cat <<-EOF\n\tplain\n\tEOF\necho after", "cat ; echo after"},
+    {"cat <<EOF\nnever ends", "?"},
+    {"cat <<EOF", "?"},
+    // Expansions.
+    {"echo $(whoami)", "?"},
+    {"echo `whoami`", "?"},
+    {"echo \"$(id)\"", "?"},
+    {"echo \"`id`\"", "?"},
+    {"echo $((1+2))", "?"},
+    {"diff <(ls a) <(ls b)", "?"},
+    {"tee >(wc -l)", "?"},
+    {"echo $HOME", "echo $HOME"},
+    {"echo ${HOME}", "echo ${HOME}"},
+    {"echo \"$HOME/x\"", "echo $HOME/x"},
+    {"$CMD arg", "?"},
+    {"${CMD} arg", "?"},
+    {"\"$CMD\" arg", "?"},
+    {"echo ${X:-$(id)}", "?"},
+    {"echo $'\\x41'", "?"},
+    {"ls *.c", "ls *.c"},
+    {"*.sh", "?"},
+    {"~/bin/tool", "?"},
+    {"echo ~", "echo ~"},
+    {"cp {a,b}", "cp {a,b}"},
+    // Commands this splitter refuses to see through.
+    {"eval \"$X\"", "?"},
+    {"eval ls", "?"},
+    {"source ./env.sh", "?"},
+    {". ./env.sh", "?"},
+    {"find . -name '*.o' -exec rm {} +", "?"},
+    {"find . -name '*.o'", "find . -name *.o"},
+    {"ls | xargs rm", "?"},
+    {"trap 'rm -rf /' EXIT", "?"},
+    {"if true; then ls; fi", "?"},
+    {"for f in *; do rm $f; done", "?"},
+    {"while true; do :; done", "?"},
+    {"case x in a) ;; esac", "?"},
+    {"[[ -f x ]] && ls", "?"},
+    {"a ;; b", "?"},
+    {"| ls", "?"},
+    {"ls |", "?"},
+    {"ls &&", "?"},
+    // Assignments and wrappers.
+    {"FOO=1 make", "make"},
+    {"A=1 B=2 env", "env"},
+    {"FOO=1", ""},
+    {"FOO=$(id) make", "?"},
+    {"env FOO=1 rm -rf /", "rm -rf /"},
+    {"env -i PATH=/bin ls", "ls"},
+    {"env -u HOME ls", "ls"},
+    {"env -S 'rm -rf /'", "?"},
+    {"command -p ls", "ls"},
+    {"builtin cd /", "cd /"},
+    {"exec ls", "ls"},
+    {"nohup ./server &", "./server"},
+    {"time make", "make"},
+    {"nice -n 10 make", "make"},
+    {"timeout 5 curl x", "curl x"},
+    {"timeout -s KILL 5 curl x", "curl x"},
+    {"stdbuf -o L grep x", "grep x"},
+    {"env", "env"},
+    {"sudo rm -rf /", "sudo rm -rf /"},
+    // Nested shells.
+    {"bash -c 'git status && rm -rf /'", "git status ; rm -rf /"},
+    {"bash -lc \"a && b\"", "a ; b"},
+    {"sh -c 'ls'", "ls"},
+    {"/bin/sh -ec 'a; b'", "a ; b"},
+    {"bash -o pipefail -c 'a | b'", "a ; b"},
+    {"bash --norc -c 'a'", "a"},
+    {"sh -c 'sh -c \"sh -c ls\"'", "ls"},
+    {"bash -c \"$SCRIPT\"", "?"},
+    {"bash -c 'echo $(id)'", "?"},
+    {"bash -c", "?"},
+    {"bash script.sh", "bash script.sh"},
+    {"curl x | sh", "curl x ; sh"},
+    {"env bash -c 'rm -rf /'", "rm -rf /"},
+    {"sh -c 'sh -c \"sh -c \\\"sh -c \\\\\\\"sh -c \\\\\\\\\\\\\\\"ls\\\\\\\\\\\\\\\"\\\\\\\"\\\"\"'", "ls"},
+};
+
+TEST(ShellSplit, Table) {
+  ASSERT_GE(std::size(kTable), 100u);
+  for (const auto& r : kTable) {
+    auto got = split_shell_command(r.command);
+    EXPECT_EQ(render(got), r.expected) << "command: " << r.command
+                                       << (got.uncertain.empty() ? "" : " (doubt: " + got.uncertain.front() + ")");
+  }
+}
+
+TEST(ShellSplit, DynamicWordsAreMarked) {
+  auto s = split_shell_command("rm -f $X \"$Y\" '$Z' *.o");
+  ASSERT_TRUE(s.certain());
+  ASSERT_EQ(s.segments.size(), 1u);
+  const auto& w = s.segments[0].words;
+  ASSERT_EQ(w.size(), 6u);
+  EXPECT_FALSE(w[1].dynamic);
+  EXPECT_TRUE(w[2].dynamic);
+  EXPECT_TRUE(w[3].dynamic);
+  EXPECT_FALSE(w[4].dynamic);
+  EXPECT_TRUE(w[5].dynamic);
+}
+
+TEST(ShellSplit, Redirections) {
+  auto s = split_shell_command("sort < in.txt > out.txt 2>&1 2>/dev/null >> log");
+  ASSERT_TRUE(s.certain());
+  ASSERT_EQ(s.segments.size(), 1u);
+  const auto& r = s.segments[0].redirects;
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_FALSE(r[0].writes);
+  EXPECT_EQ(r[0].target.text, "in.txt");
+  EXPECT_TRUE(r[1].writes);
+  EXPECT_EQ(r[1].target.text, "out.txt");
+  EXPECT_EQ(r[2].target.text, "log");
+  EXPECT_FALSE(split_shell_command("echo > $OUT").certain());
+}
+
+TEST(ShellSplit, DeepNestingIsUncertain) {
+  std::string cmd = "ls";
+  for (int i = 0; i < 10; ++i) {
+    std::string quoted = "'";
+    for (char c : cmd) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    cmd = "sh -c " + quoted + "'";
+  }
+  EXPECT_FALSE(split_shell_command(cmd).certain());
+}
+
+TEST(ShellSplit, ArgvRequests) {
+  auto plain = split_argv({"echo", "$(rm -rf /)", "*"});
+  ASSERT_TRUE(plain.certain());
+  ASSERT_EQ(plain.segments.size(), 1u);
+  EXPECT_FALSE(plain.segments[0].words[1].dynamic);  // no shell: these are literal bytes
+  auto nested = split_argv({"bash", "-c", "a && b"});
+  EXPECT_EQ(render(nested), "a ; b");
+  EXPECT_EQ(render(split_argv({"env", "X=1", "sh", "-c", "rm x"})), "rm x");
+}
+
+}  // namespace
+}  // namespace cordon::governance
