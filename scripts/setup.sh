@@ -13,6 +13,9 @@ packages=(
   # real network clients for the filtered-network tests (they talk to loopback servers only),
   # and ip(8) for the test that builds its own network namespace
   curl iproute2
+  # the kernel matrix (scripts/kernel-matrix.sh): QEMU for the Debian 6.1 guest, busybox for its
+  # initramfs, bubblewrap to run cordon nested inside another sandbox
+  qemu-system-x86 busybox-static bubblewrap
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -63,6 +63,9 @@ if [ "$(id -u)" -eq 0 ]; then
   done
 fi
 
+# The kernel matrix (docs/kernels.md): Debian 12's kernel 6.1 in QEMU, three configurations, root only.
+kernel_status=0; [ "$(id -u)" -ne 0 ] || "$root/scripts/kernel-matrix.sh" --no-docs --results "$results" || kernel_status=$?
+
 # Sanitizers: the unit and integration tests again, built with ASan + UBSan.
 # The cordon binary under test is the instrumented one; it forks and clones,
 # and the runtime comes along into the child until exec. Reports go to files
@@ -107,7 +110,7 @@ for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml"):
     t = ET.parse(x).getroot()
     total, f, s = int(t.get("tests", 0)), int(t.get("failures", 0)), int(t.get("skipped", 0))
     passed += total - f - s; failed += f; skipped += s
-for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
+for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json"):
     data = json.load(open(j))
     for suite in data.get("testsuites", []):
         for case in suite.get("testsuite", []):
@@ -119,4 +122,4 @@ for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
                 passed += 1
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ]

@@ -35,18 +35,21 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
   // The exact Landlock features a run applies (ABI, rights groups, scopes).
   const std::string ll = payload.landlock.abi > 0 ? " + " + payload.landlock.describe() : landlock_suffix(facts);
 
+  // Without Landlock (not built, or left out of lsm=) the binds carry every rule alone.
+  const std::string only_layer =
+      facts.landlock_abi == 0 ? "Landlock not available: the mount namespace is the only layer" : "";
   if (fs.read == read_mode::restricted) {
     c[control::filesystem_read] =
-        status(L::enforced, "mount namespace (fresh root of read-only binds)" + ll);
+        status(L::enforced, "mount namespace (fresh root of read-only binds)" + ll, only_layer);
   } else {
     c[control::filesystem_read] = status(L::not_applicable, "", "read = full: every path not denied is readable");
   }
   c[control::filesystem_write] =
-      status(L::enforced, "mount namespace (read-only binds; writable binds only for writable roots)" + ll);
+      status(L::enforced, "mount namespace (read-only binds; writable binds only for writable roots)" + ll, only_layer);
   c[control::filesystem_deny] = status(
       L::enforced, "mount namespace (denied paths masked; protected paths re-bound read-only)",
       facts.landlock_abi > 0 ? "Landlock cannot subtract from a granted tree, so masks are the only layer here"
-                             : "");
+                             : only_layer);
 
   switch (policy.network.mode) {
     case network_mode::denied:
