@@ -17,7 +17,8 @@
 #                  summary counts *.kernels.json files there)
 #   --no-docs      do not rewrite docs/kernels.md
 # Environment: CORDON_MATRIX_TIMEOUT (seconds per guest, default 600),
-#   CORDON_MATRIX_ACCEL (tcg, the default, or kvm).
+#   CORDON_MATRIX_ACCEL (tcg, the default, or kvm),
+#   CORDON_MATRIX_SUITES (default "checks,escape,integration": what the guests run).
 # Needs: qemu-system-x86, busybox-static, apt-get download (Debian's archive).
 # The kernel package and the initramfs are cached in .cache/kernels/.
 set -euo pipefail
@@ -38,12 +39,15 @@ done
 [ ${#configs[@]} -gt 0 ] || configs=(shipped nolandlock nouserns)
 timeout_s="${CORDON_MATRIX_TIMEOUT:-600}"
 accel="${CORDON_MATRIX_ACCEL:-tcg}"
+suites="${CORDON_MATRIX_SUITES:-checks,escape,integration}"
 
 for tool in qemu-system-x86_64 busybox apt-get dpkg-deb; do
   command -v "$tool" >/dev/null || { echo "kernel-matrix: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 done
-[ -x build/cordon ] && [ -x build/tests/cordon_escape_tests ] && [ -x build/tests/cordon_integration_tests ] || {
-  echo "kernel-matrix: build cordon first (scripts/build.sh)" >&2; exit 2; }
+for binary in build/cordon build/tests/cordon_escape_tests build/tests/cordon_integration_tests \
+              build/tests/escape-probe build/tests/escape-setuid-helper; do
+  [ -x "$binary" ] || { echo "kernel-matrix: $binary is missing: build cordon first (scripts/build.sh)" >&2; exit 2; }
+done
 
 cache="$root/.cache/kernels"
 mkdir -p "$cache"
@@ -114,10 +118,12 @@ boot() {  # boot CONFIG: one guest, its console in $run_dir/CONFIG/console.log
   # Debian's CONFIG_LSM (without landlock): the same LSMs in the same order.
   [ "$config" = nolandlock ] && extra="lsm=lockdown,yama,loadpin,safesetid,integrity,apparmor,selinux,smack,tomoyo,bpf"
   local started=$SECONDS status=0
+  # no_timer_check: on a loaded host, TCG is too slow for the kernel's IO-APIC
+  # timer check, which then panics ("IO-APIC + timer doesn't work").
   timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel "$accel" -machine q35 -cpu max -smp 2 -m 2048 \
     -nographic -no-reboot -monitor none -serial "file:$out/console.log" \
     -kernel "$vmlinuz" -initrd "$initrd" \
-    -append "console=ttyS0 quiet panic=-1 oops=panic no_timer_check cordon.config=$config cordon.stage2=$stage/guest-init.sh $extra" \
+    -append "console=ttyS0 quiet panic=-1 oops=panic no_timer_check cordon.config=$config cordon.stage2=$stage/guest-init.sh cordon.suites=$suites $extra" \
     -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
     -virtfs "local,path=$out,mount_tag=results,security_model=none" \
     </dev/null >/dev/null 2>"$out/qemu.err" || status=$?

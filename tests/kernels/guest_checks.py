@@ -9,6 +9,7 @@ scripts/test.sh counts every check.
 """
 import json
 import os
+import struct
 import subprocess
 import time
 
@@ -205,19 +206,48 @@ def nouserns():
         refused_typed(who, "max_user_namespaces")
 
 
-def nested(who):
-    """cordon inside bubblewrap that takes user namespaces away."""
-    bwrap = ["bwrap", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--tmpfs", "/tmp", "--"]
-    status, text, err = run(who, bwrap + [cli, "probe"])
+def deny_unshare_filter(path):
+    """A classic-BPF seccomp program as container runtimes' default profiles
+    have: unshare(2) and clone(2) with CLONE_NEWUSER fail with EPERM, clone3(2)
+    with ENOSYS (x86_64). Written as struct sock_filter[] for bwrap --seccomp."""
+    ld, jeq, and_, ret = 0x20, 0x15, 0x54, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    program = [
+        (ld, 0, 0, 4), (jeq, 0, 7, 0xC000003E),  # seccomp_data.arch: x86_64, else allow
+        (ld, 0, 0, 0), (jeq, 6, 0, 272), (jeq, 6, 0, 435), (jeq, 0, 3, 56),  # nr: unshare, clone3, clone
+        (ld, 0, 0, 16), (and_, 0, 0, 0x10000000), (jeq, 1, 0, 0x10000000),  # clone's flags & CLONE_NEWUSER
+        (ret, 0, 0, allow), (ret, 0, 0, eperm), (ret, 0, 0, enosys)]
+    with open(path, "wb") as f:
+        for code, jt, jf, k in program:
+            f.write(struct.pack("<HBBI", code, jt, jf, k))
+
+
+def nested_case(who, name, wrapper):
+    status, text, err = run(who, wrapper + [cli, "probe"])
     try:
         p = json.loads(text)
     except ValueError:
         p = {}
     blockers = json.dumps(p.get("blockers", []))
-    check(who, "nested_probe_says_nested", status == 1 and p.get("available") is False and "nested" in blockers, text + err)
-    status, text, err = run(who, bwrap + [cli, "run", "--", "true"])
-    check(who, "nested_run_refused_typed", status == 125 and "backend_unavailable" in err and "nested" in err, err[-400:])
+    facts = json.dumps(p.get("facts", []))
+    save(f"probe.{name}.{who}.json", text)
+    check(who, f"{name}_probe_says_nested", status == 1 and p.get("available") is False and "nested" in blockers
+          and "nested" in facts, text + err)
+    status, text, err = run(who, wrapper + [cli, "run", "--workspace", workspace(who), "--", "true"])
+    check(who, f"{name}_run_refused_typed", status == 125 and "backend_unavailable" in err and "nested" in err,
+          err[-400:])
+
+
+def nested(who):
+    """cordon inside bubblewrap that takes user namespaces away, and under a
+    seccomp filter refusing unshare."""
+    binds = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    nested_case(who, "bwrap_disable_userns", ["bwrap", "--unshare-user", "--disable-userns"] + binds + ["--"])
+    bpf = "/tmp/deny-unshare.bpf"
+    deny_unshare_filter(bpf)
+    os.chmod(bpf, 0o644)
+    nested_case(who, "seccomp_deny_unshare",
+                ["sh", "-c", 'exec "$@" 3<"$0"', bpf, "bwrap", "--seccomp", "3"] + binds + ["--"])
 
 
 if config == "shipped":

@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class cgroup_discovery : public ::testing::Test {
+class CgroupDiscovery : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/cordon-cgroup-discovery-XXXXXX";
@@ -61,7 +61,7 @@ class cgroup_discovery : public ::testing::Test {
   uid_t uid_ = 0;
 };
 
-TEST_F(cgroup_discovery, RootOfTheHierarchyWithControllersEnabledTakesRunsBelowIt) {
+TEST_F(CgroupDiscovery, RootOfTheHierarchyWithControllersEnabledTakesRunsBelowIt) {
   cgroup("", "cpuset cpu io memory pids", "cpu memory pids", "1\n2\n", ::getuid());
   cgroup_site site = find_delegated_v2_site(mount_, "/", ::getuid(), 1);
   EXPECT_TRUE(site.v2);
@@ -72,7 +72,7 @@ TEST_F(cgroup_discovery, RootOfTheHierarchyWithControllersEnabledTakesRunsBelowI
   EXPECT_TRUE(site.blocker.empty()) << site.blocker;
 }
 
-TEST_F(cgroup_discovery, RootWithoutCpuEnabledSaysWhichControllerIsMissing) {
+TEST_F(CgroupDiscovery, RootWithoutCpuEnabledSaysWhichControllerIsMissing) {
   cgroup("", "cpu memory pids", "memory pids", "1\n", ::getuid());
   cgroup_site site = find_delegated_v2_site(mount_, "/", ::getuid(), 1);
   EXPECT_EQ(site.memory_parent, mount_);
@@ -81,7 +81,7 @@ TEST_F(cgroup_discovery, RootWithoutCpuEnabledSaysWhichControllerIsMissing) {
   EXPECT_NE(site.blocker.find("lacks cpu"), std::string::npos) << site.blocker;
 }
 
-TEST_F(cgroup_discovery, SystemdUserManagerLayoutPutsRunsBesideTheCallersScope) {
+TEST_F(CgroupDiscovery, SystemdUserManagerLayoutPutsRunsBesideTheCallersScope) {
   // user@UID.service/app.slice delegated with the controllers enabled below it;
   // the caller runs in app.slice/terminal.scope beside other programs.
   std::string slice = cgroup("/user.slice/user-1.slice/user@1.service/app.slice", "cpu memory pids",
@@ -96,7 +96,7 @@ TEST_F(cgroup_discovery, SystemdUserManagerLayoutPutsRunsBesideTheCallersScope) 
   EXPECT_TRUE(site.enter_leaf_of.empty());
 }
 
-TEST_F(cgroup_discovery, ScopeOfItsOwnMeansMovingIntoALeafFirst) {
+TEST_F(CgroupDiscovery, ScopeOfItsOwnMeansMovingIntoALeafFirst) {
   std::string scope = cgroup("/user.slice/run-cordon.scope", "cpu memory pids", "", "777\n", uid_);
   not_delegated("/user.slice");
   cgroup_site site = find_delegated_v2_site(mount_, "/user.slice/run-cordon.scope", uid_, 777);
@@ -106,7 +106,7 @@ TEST_F(cgroup_discovery, ScopeOfItsOwnMeansMovingIntoALeafFirst) {
   EXPECT_EQ(site.cpu_parent, scope);
 }
 
-TEST_F(cgroup_discovery, DelegatedScopeSharedWithOtherProcessesIsRefusedWithTheReason) {
+TEST_F(CgroupDiscovery, DelegatedScopeSharedWithOtherProcessesIsRefusedWithTheReason) {
   cgroup("/user.slice/shell.scope", "cpu memory pids", "", "777\n778\n", uid_);
   not_delegated("/user.slice");
   cgroup_site site = find_delegated_v2_site(mount_, "/user.slice/shell.scope", uid_, 777);
@@ -114,7 +114,7 @@ TEST_F(cgroup_discovery, DelegatedScopeSharedWithOtherProcessesIsRefusedWithTheR
   EXPECT_NE(site.blocker.find("other processes share it"), std::string::npos) << site.blocker;
 }
 
-TEST_F(cgroup_discovery, CgroupNotDelegatedToTheCallerGivesNothing) {
+TEST_F(CgroupDiscovery, CgroupNotDelegatedToTheCallerGivesNothing) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to make directories owned by another user";
   cgroup("/system.slice", "cpu memory pids", "cpu memory pids", "", 0);
   cgroup("/system.slice/cron.service", "cpu memory pids", "", "777\n", 0);
@@ -124,7 +124,7 @@ TEST_F(cgroup_discovery, CgroupNotDelegatedToTheCallerGivesNothing) {
       << site.blocker;
 }
 
-TEST_F(cgroup_discovery, RootOutsideTheHierarchysRootNeedsAnExplicitParent) {
+TEST_F(CgroupDiscovery, RootOutsideTheHierarchysRootNeedsAnExplicitParent) {
   cgroup("/system.slice", "cpu memory pids", "cpu memory pids", "", ::getuid());
   cgroup("/system.slice/ssh.service", "cpu memory pids", "", "777\n", ::getuid());
   cgroup_site site = find_delegated_v2_site(mount_, "/system.slice/ssh.service", 0, 777);
@@ -132,7 +132,7 @@ TEST_F(cgroup_discovery, RootOutsideTheHierarchysRootNeedsAnExplicitParent) {
   EXPECT_NE(site.blocker.find("--cgroup-parent"), std::string::npos) << site.blocker;
 }
 
-TEST_F(cgroup_discovery, NoUnifiedHierarchyGivesAnEmptySite) {
+TEST_F(CgroupDiscovery, NoUnifiedHierarchyGivesAnEmptySite) {
   cgroup_site site = find_delegated_v2_site("", "", uid_, 1);
   EXPECT_FALSE(site.any());
   EXPECT_FALSE(site.v2);
