@@ -15,6 +15,7 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
+mount -t securityfs securityfs /sys/kernel/security
 for dir in /run /root /home; do mount -t tmpfs -o mode=755 tmpfs "$dir"; done
 for dir in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "$dir"; done
 mkdir -p /run/results
@@ -49,8 +50,8 @@ gid="$(id -g "$user")"
 home="/home/$user"
 mkdir -p "$home" && chown "$uid:$gid" "$home"
 
-# Configuration c: no user namespaces for anyone.
-[ "$config" = nouserns ] && echo 0 >/proc/sys/user/max_user_namespaces
+# Configuration nouserns: guest_checks.py sets the sysctls (Debian's
+# kernel.unprivileged_userns_clone=0 first, then user.max_user_namespaces=0).
 
 # cgroup v2 as systemd lays it out: controllers enabled from the root down to
 # user-UID.slice; user@UID.service delegated (the directory and its
