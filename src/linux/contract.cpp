@@ -88,10 +88,15 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
     std::string mechanism = "private /tmp and /dev";
     if (payload.new_network_namespace) mechanism += ", network namespace (abstract sockets)";
     if (facts.landlock_abi >= 6) mechanism += ", landlock abstract-socket scope";
-    c[control::unix_sockets] = status(
-        L::partial, mechanism,
+    std::string detail =
         "a named socket under a readable or writable root stays connectable; "
-        "no Landlock ABI here restricts connect(2) to named sockets");
+        "no Landlock ABI here restricts connect(2) to named sockets";
+    // The host's network and no abstract-socket scope (Landlock ABI 6): nothing separates them.
+    if (!payload.new_network_namespace && facts.landlock_abi < 6) {
+        detail += "; the host's abstract sockets are connectable too (the host's network namespace, and no "
+                  "Landlock abstract-socket scope on this kernel)";
+    }
+    c[control::unix_sockets] = status(L::partial, mechanism, detail);
   }
   c[control::environment] = status(L::enforced, "clean environment built by the supervisor");
   c[control::process_tree_cleanup] =
