@@ -22,6 +22,39 @@ CONFIGS = {
     "nouserns": "the same kernel with user namespaces disabled by sysctl in the guest's init "
                 "(`user.max_user_namespaces=0`)",
 }
+# What guest_checks.py checks in each configuration (besides probe_available).
+EXPECTATIONS = {
+    "shipped": [
+        "`cordon probe` says `landlock abi 2`, and a run's report names `landlock abi 2` in the filesystem "
+        "mechanisms; no control claims Landlock TCP rules (ABI 4) or scopes (ABI 6): network_deny rests on the "
+        "network namespace and seccomp, and in filtered mode seccomp's connect(2) check refuses what Landlock's "
+        "TCP bind rule would have (the escape suite shows `tcp-local connect EACCES` instead of `bind EACCES`)",
+        "with the host's network (`network.mode: unrestricted`) nothing separates the host's abstract sockets "
+        "before ABI 6: the escape suite connects to one, and `unix_sockets` (partial) says so",
+        "memory, process_count and cpu `enforced` by cgroup v2 with no flags, as root (below the hierarchy's "
+        "root) and as the user (beside its scope in `app.slice`, and in a scope of its own through a leaf); a "
+        "512 MiB memory bomb is killed at 64 MiB (`limits_hit: memory`), 64 sleepers meet a 16-process "
+        "ceiling (`limits_hit: processes`), a CPU spin is killed after 2 s of CPU (`limits_hit: cpu`); no "
+        "`cordon-*` cgroup is left afterwards and the own scope's `cgroup.subtree_control` is empty again",
+        "nested: inside `bwrap --unshare-user --disable-userns`, and under a seccomp filter refusing unshare(2) "
+        "and clone(2) with CLONE_NEWUSER (EPERM) and clone3(2) (ENOSYS) as container runtimes' default "
+        "profiles do, `cordon probe` says `nested: ...` in its facts and its blocker, and `cordon run` is "
+        "refused with `backend_unavailable` naming the missing facility",
+    ],
+    "nolandlock": [
+        "`cordon probe` says Landlock is not available; filesystem_read, filesystem_write and filesystem_deny "
+        "stay `enforced` with the mount namespace as their only mechanism and say so (`Landlock not "
+        "available: the mount namespace is the only layer`); every run repeats the warning. No control of the "
+        "policy language rests on Landlock alone (the mount namespace carries every filesystem rule), so no "
+        "policy is refused for lack of Landlock; the filesystem escapes are refused without it",
+    ],
+    "nouserns": [
+        "Debian's own switch first, `kernel.unprivileged_userns_clone=0`: the user's probe is unavailable and "
+        "its run refused (`backend_unavailable`, blocker naming the sysctl); root is unaffected",
+        "then `user.max_user_namespaces=0`: root and the user are both refused the same way, naming "
+        "`user.max_user_namespaces=0`; no raw errno reaches the user",
+    ],
+}
 PROFILES = ["read-only", "workspace-write", "offline"]
 WHO = ["root", "unprivileged"]
 
@@ -128,11 +161,25 @@ def write_docs(args, sections, total):
            "rule, and moves back afterwards); below the hierarchy's root for root there. Root elsewhere passes",
            "`--cgroup-parent` (ownership cannot show a delegation to root).",
            "",
+           "What runs where: `shipped` runs the checks, the whole escape suite except",
+           "`EscapeResources.ForkBombIsKilledWithItsTreeAtTheTimeout` (it expects the fork bomb capped within a",
+           "3 s deadline, which TCG cannot meet), and the integration tests of the controls",
+           f"(`{read(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'integration-filter')).strip()}`);",
+           "`nolandlock` the checks and the filesystem escapes (`EscapeFilesystem*`), the only layer that",
+           "changes; `nouserns` the checks only (every run is refused there). Each as root and as the user.",
+           "",
+           "`/dev/kvm` exists on this machine type and opens, but a guest under `-accel kvm` never gets past",
+           "the BIOS: the matrix uses TCG (software emulation, `CORDON_MATRIX_ACCEL=kvm` to try again).",
+           "TCG on a loaded host needs `no_timer_check` on the kernel command line (else: \"IO-APIC + timer",
+           "doesn't work\" panic).",
+           "",
            f"Last run: {total[0]} passed, {total[1]} failed, {total[2]} skipped; the guests took {args.seconds} s.",
            ""]
     for config, d, rows in sections:
         seconds = read(os.path.join(d, "seconds")).strip() or "?"
-        out += [f"## {config}", "", CONFIGS[config] + ".", "", f"Guest time: {seconds} s.", "",
+        out += [f"## {config}", "", CONFIGS[config] + ".", "", "Checked:", ""]
+        out += [f"- {e}." for e in EXPECTATIONS[config]]
+        out += ["", f"Guest time: {seconds} s.", "",
                 "| results | passed | failed | skipped |", "| --- | --- | --- | --- |"]
         for name, p, f, s, failed in rows:
             out.append(f"| {name} | {p} | {f} | {s} |")
