@@ -25,12 +25,12 @@ std::string first_line(const std::string& path) {
 }
 
 // Root meets a read-only mount (EROFS); another user meets the root-owned
-// file's mode first (EACCES), unless the host's own root file system is
-// read-only (the kernel matrix's guests, docs/kernels.md): the superblock
-// answers EROFS before any mode check.
-std::string host_file_write_refusal() {
-  struct statvfs root {};
-  if (::statvfs("/etc", &root) == 0 && (root.f_flag & ST_RDONLY) != 0) return "EROFS";
+// file's mode first (EACCES), unless the host's file system under `path` is
+// itself read-only (the kernel matrix's guests share the host's / read-only,
+// docs/kernels.md): its superblock answers EROFS before any mode check.
+std::string host_file_write_refusal(const char* path = "/etc") {
+  struct statvfs host {};
+  if (::statvfs(path, &host) == 0 && (host.f_flag & ST_RDONLY) != 0) return "EROFS";
   return running_as_root() ? "EROFS" : "EACCES";
 }
 
@@ -359,9 +359,10 @@ TEST(EscapeFilesystem, SysIsReadOnly) {
   auto r = run_probe(ws, {"open-write", knob, "+", "open-write", "/sys/kernel/uevent_helper", "+", "mkdir",
                           "/sys/fs/cgroup/cordon-escape", "+", "statvfs", "/sys", "+", "open-read", knob});
   EXPECT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_EQ(r.out, lines({"open-write " + host_file_write_refusal(),
-                          "open-write " + std::string(fs::exists("/sys/kernel/uevent_helper") ? host_file_write_refusal()
-                                                                                               : "ENOENT"),
+  EXPECT_EQ(r.out, lines({"open-write " + host_file_write_refusal("/sys"),
+                          "open-write " + std::string(fs::exists("/sys/kernel/uevent_helper")
+                                                          ? host_file_write_refusal("/sys")
+                                                          : "ENOENT"),
                           "mkdir EROFS", "statvfs OK ro,nosuid,nodev", "open-read OK"}))
       << r.all();
   EXPECT_EQ(slurp(knob), before);
@@ -378,7 +379,7 @@ TEST(EscapeFilesystem, CgroupsCannotBeLeftOrReconfigured) {
                            "/sys/fs/cgroup/memory/release_agent", "/sys/fs/cgroup/cgroup.procs"}) {
     if (!fs::exists(file)) continue;
     args.insert(args.end(), {"open-write", file, "+"});
-    expected.push_back("open-write " + host_file_write_refusal());
+    expected.push_back("open-write " + host_file_write_refusal(file));
   }
   if (args.empty()) GTEST_SKIP() << "no cgroup hierarchy under /sys/fs/cgroup";
   args.insert(args.end(), {"mkdir", "/sys/fs/cgroup/cordon-escape", "+", "open-read", "/proc/self/cgroup"});
