@@ -16,7 +16,7 @@
 #   --results DIR  also copy every JSON result into DIR (scripts/test.sh's
 #                  summary counts *.kernels.json files there)
 #   --no-docs      do not rewrite docs/kernels.md
-# Environment: CORDON_MATRIX_TIMEOUT (seconds per guest, default 600),
+# Environment: CORDON_MATRIX_TIMEOUT (seconds per guest, default 900),
 #   CORDON_MATRIX_ACCEL (tcg, the default, or kvm),
 #   CORDON_MATRIX_SUITES (default "checks,escape,integration": what the guests run).
 # Needs: qemu-system-x86, busybox-static, apt-get download (Debian's archive).
@@ -37,10 +37,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#configs[@]} -gt 0 ] || configs=(shipped nolandlock nouserns)
-timeout_s="${CORDON_MATRIX_TIMEOUT:-600}"
+timeout_s="${CORDON_MATRIX_TIMEOUT:-900}"
 accel="${CORDON_MATRIX_ACCEL:-tcg}"
 suites="${CORDON_MATRIX_SUITES:-checks,escape,integration}"
 
+[ "$(id -u)" -eq 0 ] || { echo "kernel-matrix: run as root (it installs a setuid-root test helper)" >&2; exit 2; }
 for tool in qemu-system-x86_64 busybox apt-get dpkg-deb; do
   command -v "$tool" >/dev/null || { echo "kernel-matrix: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 done
@@ -97,17 +98,18 @@ INIT
   rm -rf "$staging"
 fi
 
-# --- Binaries the guest runs, readable by its unprivileged user; the
+# --- Binaries the guest runs, readable by its unprivileged user (in /tmp: the
+# checkout may sit below a directory it cannot enter, like /root); the
 # setuid-root helper of the escape suite keeps its mode through the share.
-stage="$cache/stage"
-rm -rf "$stage" && mkdir -p "$stage/source" "$stage/setuid"
+stage="$(mktemp -d /tmp/cordon-matrix-XXXXXX)"
+trap 'rm -rf "$stage"' EXIT
+chmod 755 "$stage" && mkdir -p "$stage/source" "$stage/setuid"
 cp build/cordon build/tests/cordon_integration_tests build/tests/cordon_escape_tests \
   build/tests/escape-probe build/tests/escape-setuid-helper "$stage/"
 cp -r schemas "$stage/source/"
 cp tests/kernels/guest-init.sh tests/kernels/guest_checks.py tests/kernels/integration-filter "$stage/"
 install -o root -g root -m 4755 build/tests/escape-setuid-helper "$stage/setuid/escape-setuid-helper"
 chmod -R a+rX "$stage"
-chmod 755 "$cache" "$root/.cache" 2>/dev/null || true
 
 run_dir="$cache/runs"
 rm -rf "$run_dir" && mkdir -p "$run_dir"
