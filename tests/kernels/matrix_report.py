@@ -17,10 +17,10 @@ CONFIGS = {
     "shipped": "Debian 12's kernel as it ships: its CONFIG_LSM already starts with landlock, so nothing is "
                "added to the command line (Landlock ABI 2); cgroup v2 unified, with a subtree delegated to the "
                "unprivileged user as systemd delegates user@UID.service",
-    "nolandlock": "the same kernel booted with `lsm=lockdown,yama,loadpin,safesetid,integrity,apparmor,selinux,"
+    "nolandlock": "The same kernel booted with `lsm=lockdown,yama,loadpin,safesetid,integrity,apparmor,selinux,"
                   "smack,tomoyo,bpf` (Debian's list without landlock)",
-    "nouserns": "the same kernel with user namespaces disabled by sysctl in the guest's init "
-                "(`user.max_user_namespaces=0`)",
+    "nouserns": "The same kernel with user namespaces disabled by sysctl from the guest's init: Debian's "
+                "`kernel.unprivileged_userns_clone=0`, then `user.max_user_namespaces=0`",
 }
 # What guest_checks.py checks in each configuration (besides probe_available).
 EXPECTATIONS = {
@@ -167,7 +167,9 @@ def write_docs(args, sections, total):
            "two with wall-clock bounds TCG misses: `Limits.CpuTimeOfTheTreeIsCapped` (2.5 s for 1 s of CPU",
            "shared by two spinners, missed by 0.03 s; the checks' CPU spin shows the limit holding) and",
            "`ProcessTree.TimeoutKillsTheWholeTreePromptlyAndIsReported` (a shell must print within a 1 s",
-           "timeout; the escape suite's timeout tests run)",
+           "timeout; the escape suite's timeout tests run), and two soaks that alone took 11 minutes in the",
+           "guest: `Limits.NothingIsLeftBehindAfter200RunsEndingEveryWay` (the checks look for leftover",
+           "cgroups after every limit) and `Violations.AHostileLoopCannotGrowTheReportWithoutBound`",
            f"(`{read(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'integration-filter')).strip()}`);",
            "`nolandlock` the checks and the filesystem escapes (`EscapeFilesystem*`), the only layer that",
            "changes; `nouserns` the checks only (every run is refused there). Each as root and as the user.",
