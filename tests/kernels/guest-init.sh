@@ -17,6 +17,8 @@ mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 mount -t securityfs securityfs /sys/kernel/security
 for dir in /run /root /home; do mount -t tmpfs -o mode=755 tmpfs "$dir"; done
+# The stage (binaries, this script) sits in the host's /tmp, about to be covered.
+mkdir -p /run/stage && mount --bind "$stage" /run/stage && stage=/run/stage
 for dir in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "$dir"; done
 mkdir -p /run/results
 mount -t 9p -o trans=virtio,version=9p2000.L results /run/results
