@@ -102,8 +102,9 @@ void sweep_stale(const std::string& parent) {
   DIR* dir = ::opendir(parent.c_str());
   if (dir == nullptr) return;
   while (dirent* entry = ::readdir(dir)) {
-    unsigned long pid = 0, n = 0;
-    if (std::sscanf(entry->d_name, "cordon-%lu-%lu", &pid, &n) != 2) continue;
+    unsigned long pid = 0;
+    // cordon-<pid>-<n> (runs) and cordon-<pid>-leaf (a supervisor's own leaf).
+    if (std::sscanf(entry->d_name, "cordon-%lu-", &pid) != 1) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     ::rmdir((parent + "/" + entry->d_name).c_str());  // fails harmlessly while not empty
   }
@@ -119,7 +120,115 @@ bool remove_dir_with_retries(const std::string& dir, std::chrono::milliseconds b
   }
 }
 
+// The cgroup v2 mount point and this process's path in it ("0::/path").
+void read_v2_layout(std::string& mount, std::string& own) {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  for (std::string line; std::getline(mountinfo, line);) {
+    if (line.find(" - cgroup2 ") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, mount_point;
+    fields >> id >> parent >> devno >> root >> mount_point;
+    if (root == "/") mount = mount_point;  // a bind of a subtree would shift every path
+  }
+  std::ifstream cgroup("/proc/self/cgroup");
+  for (std::string line; std::getline(cgroup, line);) {
+    if (line.rfind("0::", 0) == 0) own = line.substr(3);
+  }
+}
+
+// Words of a cgroup.controllers / cgroup.subtree_control file.
+bool lists(const std::string& file, const std::string& name) {
+  std::istringstream words(read_text(file));
+  for (std::string w; words >> w;) {
+    if (w == name) return true;
+  }
+  return false;
+}
+
+bool owned_by(const std::string& path, uid_t uid) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_uid == uid;
+}
+
+bool writable_file(const std::string& path) { return ::access(path.c_str(), W_OK) == 0; }
+
+constexpr const char* kV2Controllers[] = {"memory", "pids", "cpu"};
+
+// Fills the site's parents with `dir` for each controller `file` lists, and
+// the blocker with the missing ones.
+void take_controllers(cgroup_site& site, const std::string& dir, const std::string& file) {
+  site.v2 = true;
+  std::string missing;
+  for (const char* c : kV2Controllers) {
+    bool has = lists(dir + "/" + file, c);
+    if (!has) missing += std::string(" ") + c;
+    std::string& parent = c[0] == 'm' ? site.memory_parent : c[0] == 'p' ? site.pids_parent : site.cpu_parent;
+    if (has) parent = dir;
+  }
+  if (!missing.empty()) site.blocker = "cgroup v2 " + dir + "/" + file + " lacks" + missing;
+}
+
+// "memory pids" -> "+memory +pids" (cgroup.subtree_control's syntax).
+std::string signed_words(const std::string& words, char sign) {
+  std::istringstream in(words);
+  std::string out;
+  for (std::string w; in >> w;) out += (out.empty() ? "" : " ") + std::string(1, sign) + w;
+  return out;
+}
+
+bool only_process(const std::string& dir, pid_t pid) {
+  std::istringstream procs(read_text(dir + "/cgroup.procs"));
+  bool seen = false;
+  for (long p = 0; procs >> p;) {
+    if (p != pid) return false;
+    seen = true;
+  }
+  return seen;
+}
+
 }  // namespace
+
+cgroup_site find_delegated_v2_site(const std::string& mount, const std::string& own, uid_t uid, pid_t pid) {
+  cgroup_site site;
+  if (mount.empty() || own.empty()) return site;
+  site.v2 = true;
+  std::string dir = own == "/" ? mount : mount + own;
+  if (own == "/") {  // 1: the root, exempt from the no-internal-processes rule
+    if (writable_dir(dir)) take_controllers(site, dir, "cgroup.subtree_control");
+    if (!site.any()) site.blocker = "cgroup v2 root " + dir + " is not writable or enables no controller for children";
+    return site;
+  }
+  if (uid == 0) {
+    site.blocker = "cgroup v2 without --cgroup-parent: root's own cgroup " + dir +
+                   " is not the hierarchy's root (ownership cannot show a delegation to root)";
+    return site;
+  }
+  std::string parent = dir.substr(0, dir.find_last_of('/'));
+  if (parent.size() > mount.size() && owned_by(parent, uid) && writable_dir(parent) &&
+      writable_file(parent + "/cgroup.procs")) {  // 2: beside our own cgroup
+    take_controllers(site, parent, "cgroup.subtree_control");
+    if (site.any()) return site;
+  }
+  if (!owned_by(dir, uid) || !writable_dir(dir) || !writable_file(dir + "/cgroup.procs") ||
+      !writable_file(dir + "/cgroup.subtree_control")) {
+    site = cgroup_site{};
+    site.v2 = true;
+    site.blocker = "cgroup v2: neither " + dir + " nor its parent is delegated to uid " + std::to_string(uid) +
+                   " (owned by it, with cgroup.procs and cgroup.subtree_control writable)";
+    return site;
+  }
+  if (!only_process(dir, pid)) {
+    site = cgroup_site{};
+    site.v2 = true;
+    site.blocker = "cgroup v2: " + dir + " is delegated but other processes share it (no internal processes: start " +
+                   "cordon in a scope of its own, or pass --cgroup-parent)";
+    return site;
+  }
+  site = cgroup_site{};
+  take_controllers(site, dir, "cgroup.controllers");  // 3: below our own cgroup, after moving into a leaf
+  if (site.any()) site.enter_leaf_of = dir;
+  return site;
+}
 
 cgroup_site find_cgroup_site(const std::string& explicit_parent) {
   cgroup_site site;
@@ -142,6 +251,10 @@ cgroup_site find_cgroup_site(const std::string& explicit_parent) {
     }
     return site;
   }
+  std::string v2_mount, v2_own;
+  read_v2_layout(v2_mount, v2_own);
+  cgroup_site v2 = find_delegated_v2_site(v2_mount, v2_own, ::getuid(), ::getpid());
+  if (v2.any()) return v2;
   v1_layout l = read_v1_layout();
   std::string memory = join(l.memory_mount, l.memory_path);
   std::string pids = join(l.pids_mount, l.pids_path);
@@ -152,7 +265,7 @@ cgroup_site find_cgroup_site(const std::string& explicit_parent) {
   if (!site.any()) {
     site.blocker = "no writable cgroup for uid " + std::to_string(::getuid()) +
                    " (no cgroup v1 memory/pids/cpuacct directory it may write; for cgroup v2 pass a delegated "
-                   "parent with --cgroup-parent)";
+                   "parent with --cgroup-parent)" + (v2.blocker.empty() ? "" : "; " + v2.blocker);
   } else if (site.memory_parent.empty() || site.pids_parent.empty() || site.cpu_parent.empty()) {
     site.blocker = "cgroup v1 controller missing or not writable:" +
                    std::string(site.memory_parent.empty() ? " memory" : "") +
@@ -163,9 +276,62 @@ cgroup_site find_cgroup_site(const std::string& explicit_parent) {
 
 run_cgroup::~run_cgroup() { remove(); }
 
+result<void> run_cgroup::enter_leaf(const cgroup_site& site) {
+  const std::string& parent = site.enter_leaf_of;
+  std::string leaf = parent + "/cordon-" + std::to_string(::getpid()) + "-leaf";
+  if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
+    return make_error(error_code::launch_failed, "cannot create cgroup " + leaf, {}, errno);
+  }
+  if (int err = write_text(leaf + "/cgroup.procs", std::to_string(::getpid())); err != 0) {
+    ::rmdir(leaf.c_str());
+    return make_error(error_code::launch_failed, "cannot move cordon into its leaf cgroup " + leaf, {}, err);
+  }
+  leaf_ = leaf;
+  leaf_parent_ = parent;
+  std::string enable;
+  for (const std::string* p : {&site.memory_parent, &site.pids_parent, &site.cpu_parent}) {
+    if (p->empty()) continue;
+    const char* name = p == &site.memory_parent ? "memory" : p == &site.pids_parent ? "pids" : "cpu";
+    if (!lists(parent + "/cgroup.subtree_control", name)) enable += std::string(enable.empty() ? "" : " ") + name;
+  }
+  if (enable.empty()) return ok;
+  if (int err = write_text(parent + "/cgroup.subtree_control", signed_words(enable, '+')); err != 0) {
+    leave_leaf();
+    return make_error(error_code::launch_failed,
+                      "cannot enable " + enable + " in " + parent + "/cgroup.subtree_control (another process in it?)",
+                      {}, err);
+  }
+  leaf_enabled_ = enable;
+  return ok;
+}
+
+// Back to the delegated cgroup as it was, once the leaf holds only this
+// process and no other cgroup below the parent uses the controllers.
+void run_cgroup::leave_leaf() {
+  if (leaf_.empty() || !only_process(leaf_, ::getpid())) return;
+  if (DIR* dir = ::opendir(leaf_parent_.c_str())) {
+    std::string own = leaf_.substr(leaf_parent_.size() + 1);
+    bool alone = true;
+    while (dirent* entry = ::readdir(dir)) {
+      if (entry->d_type == DT_DIR && entry->d_name[0] != '.' && own != entry->d_name) alone = false;
+    }
+    ::closedir(dir);
+    if (!alone) return;
+  }
+  if (!leaf_enabled_.empty()) {
+    if (write_text(leaf_parent_ + "/cgroup.subtree_control", signed_words(leaf_enabled_, '-')) != 0) return;
+  }
+  if (write_text(leaf_parent_ + "/cgroup.procs", std::to_string(::getpid())) != 0) return;
+  ::rmdir(leaf_.c_str());
+  leaf_.clear();
+}
+
 result<run_cgroup> run_cgroup::create(const cgroup_site& site, const cgroup_limits& limits) {
   run_cgroup cg;
   cg.v2_ = site.v2;
+  if (!site.enter_leaf_of.empty()) {
+    if (auto r = cg.enter_leaf(site); !r) return std::move(r).error_value();
+  }
   std::string name = "cordon-" + std::to_string(::getpid()) + "-" + std::to_string(run_counter.fetch_add(1));
   auto make = [&](const std::string& parent, std::string& out) -> result<void> {
     for (const auto& existing : cg.dirs_) {
@@ -287,6 +453,7 @@ result<run_cgroup::janitor> run_cgroup::spawn_janitor() const {
 void run_cgroup::remove() {
   for (const auto& dir : dirs_) remove_dir_with_retries(dir, std::chrono::milliseconds(2000));
   dirs_.clear();
+  leave_leaf();  // no-op while the janitor is still in the leaf; the destructor comes back
 }
 
 }  // namespace cordon::linux_impl

@@ -6,10 +6,12 @@
 // `enforced`; a per-process rlimit is only `partial`.
 //
 // Where runs' cgroups live:
-//  - cgroup v2: only under a parent given explicitly (--cgroup-parent), which
-//    must be a delegated, writable cgroup with the controllers enabled in its
-//    cgroup.subtree_control (the "no internal processes" rule forbids using
-//    cordon's own cgroup);
+//  - cgroup v2 under a parent given explicitly (--cgroup-parent), which must
+//    be a delegated, writable cgroup with the controllers enabled in its
+//    cgroup.subtree_control;
+//  - cgroup v2 without one, in the subtree delegated to the caller the way
+//    systemd delegates (Documentation/admin-guide/cgroup-v2.rst, "Delegation";
+//    docs/kernels.md): find_delegated_v2_site below;
 //  - cgroup v1: beside cordon's own cgroup in each controller's hierarchy
 //    (memory, pids, cpuacct), when that directory is writable (root).
 // Each run gets "cordon-<supervisor pid>-<n>" in every hierarchy it uses;
@@ -34,6 +36,11 @@ struct cgroup_site {
   std::string pids_parent;
   std::string cpu_parent;     // cpuacct (v1) or cpu.stat (v2)
   std::string blocker;        // why a controller is missing, for probe and blockers
+  // v2 discovery only: the caller's own delegated cgroup, which still holds
+  // the caller. The "no internal processes" rule means cordon must first move
+  // itself into a leaf below it (run_cgroup::create does, and remove() moves
+  // it back when the leaf is the only child left).
+  std::string enter_leaf_of;
   bool any() const { return !memory_parent.empty() || !pids_parent.empty() || !cpu_parent.empty(); }
 };
 
@@ -41,6 +48,24 @@ struct cgroup_site {
 // v2 directory) wins when given. Never fails; missing controllers are empty
 // with the reason in `blocker`.
 cgroup_site find_cgroup_site(const std::string& explicit_parent);
+
+// cgroup v2 discovery, without side effects. `mount` is the cgroup2 mount
+// point, `own` the caller's cgroup path ("0::" line of /proc/self/cgroup),
+// `uid`/`pid` the caller. A run's cgroup may go:
+//  1. below `own` when it is the root of the hierarchy ("/") with memory,
+//     pids and cpu in its cgroup.subtree_control (the root is exempt from the
+//     no-internal-processes rule) and writable;
+//  2. beside `own` when the parent is delegated to a non-root `uid` (owned by
+//     it, cgroup.procs writable) with the controllers in its subtree_control:
+//     systemd's user@UID.service with programs in app.slice/*.scope;
+//  3. below `own` when `own` is delegated to a non-root `uid` (owned, with
+//     cgroup.procs and cgroup.subtree_control writable), the controllers are
+//     in its cgroup.controllers, and `pid` is its only process (a scope made
+//     for cordon, e.g. systemd-run --user --scope -p Delegate=yes): the site
+//     sets enter_leaf_of.
+// Ownership proves nothing for root, so root without case 1 passes
+// --cgroup-parent. When nothing fits, the site is empty and `blocker` says why.
+cgroup_site find_delegated_v2_site(const std::string& mount, const std::string& own, uid_t uid, pid_t pid);
 
 struct cgroup_limits {
   std::optional<std::uint64_t> memory_bytes;
@@ -66,7 +91,10 @@ class run_cgroup {
   ~run_cgroup();
 
   // Creates the directories and writes the limits. Errors: launch_failed with
-  // errno and the file that failed. Sweeps stale cordon cgroups first.
+  // errno and the file that failed. Sweeps stale cordon cgroups first. With
+  // site.enter_leaf_of, first moves this process into
+  // <enter_leaf_of>/cordon-<pid>-leaf and enables the controllers in
+  // enter_leaf_of's cgroup.subtree_control (EBUSY when another process joined it).
   static result<run_cgroup> create(const cgroup_site& site, const cgroup_limits& limits);
 
   // Moves `pid` (and so its future children) into every directory.
@@ -90,6 +118,10 @@ class run_cgroup {
   bool v2_ = false;
   std::string memory_dir_, pids_dir_, cpu_dir_;
   std::vector<std::string> dirs_;
+  std::string leaf_, leaf_parent_, leaf_enabled_;  // set when create() entered a leaf
+
+  result<void> enter_leaf(const cgroup_site& site);
+  void leave_leaf();
 };
 
 }  // namespace cordon::linux_impl

@@ -35,18 +35,21 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
   // The exact Landlock features a run applies (ABI, rights groups, scopes).
   const std::string ll = payload.landlock.abi > 0 ? " + " + payload.landlock.describe() : landlock_suffix(facts);
 
+  // Without Landlock (not built, or left out of lsm=) the binds carry every rule alone.
+  const std::string only_layer =
+      facts.landlock_abi == 0 ? "Landlock not available: the mount namespace is the only layer" : "";
   if (fs.read == read_mode::restricted) {
     c[control::filesystem_read] =
-        status(L::enforced, "mount namespace (fresh root of read-only binds)" + ll);
+        status(L::enforced, "mount namespace (fresh root of read-only binds)" + ll, only_layer);
   } else {
     c[control::filesystem_read] = status(L::not_applicable, "", "read = full: every path not denied is readable");
   }
   c[control::filesystem_write] =
-      status(L::enforced, "mount namespace (read-only binds; writable binds only for writable roots)" + ll);
+      status(L::enforced, "mount namespace (read-only binds; writable binds only for writable roots)" + ll, only_layer);
   c[control::filesystem_deny] = status(
       L::enforced, "mount namespace (denied paths masked; protected paths re-bound read-only)",
       facts.landlock_abi > 0 ? "Landlock cannot subtract from a granted tree, so masks are the only layer here"
-                             : "");
+                             : only_layer);
 
   switch (policy.network.mode) {
     case network_mode::denied:
@@ -85,10 +88,15 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
     std::string mechanism = "private /tmp and /dev";
     if (payload.new_network_namespace) mechanism += ", network namespace (abstract sockets)";
     if (facts.landlock_abi >= 6) mechanism += ", landlock abstract-socket scope";
-    c[control::unix_sockets] = status(
-        L::partial, mechanism,
+    std::string detail =
         "a named socket under a readable or writable root stays connectable; "
-        "no Landlock ABI here restricts connect(2) to named sockets");
+        "no Landlock ABI here restricts connect(2) to named sockets";
+    // The host's network and no abstract-socket scope (Landlock ABI 6): nothing separates them.
+    if (!payload.new_network_namespace && facts.landlock_abi < 6) {
+        detail += "; the host's abstract sockets are connectable too (the host's network namespace, and no "
+                  "Landlock abstract-socket scope on this kernel)";
+    }
+    c[control::unix_sockets] = status(L::partial, mechanism, detail);
   }
   c[control::environment] = status(L::enforced, "clean environment built by the supervisor");
   c[control::process_tree_cleanup] =

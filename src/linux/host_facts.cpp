@@ -20,6 +20,22 @@ bool read_long(const char* path, long& value) {
   return static_cast<bool>(in >> value);
 }
 
+// The initial user namespace maps every id to itself: "0 0 4294967295".
+bool nested_user_namespace() {
+  std::ifstream in("/proc/self/uid_map");
+  unsigned long inside = 0, outside = 0, count = 0;
+  if (!(in >> inside >> outside >> count)) return false;
+  return !(inside == 0 && outside == 0 && count == 4294967295UL);
+}
+
+bool seccomp_filtered() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Seccomp:", 0) == 0) return line.find('2') != std::string::npos;
+  }
+  return false;
+}
+
 host_facts read_facts() {
   host_facts facts;
   facts.uid = ::getuid();
@@ -37,6 +53,16 @@ host_facts read_facts() {
     facts.user_namespaces = false;
     facts.user_namespace_blocker =
         "unprivileged user namespaces restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns=1)";
+  }
+  facts.nested_user_namespace = nested_user_namespace();
+  facts.seccomp_filtered = seccomp_filtered();
+  if (facts.user_namespaces && (facts.nested_user_namespace || facts.seccomp_filtered)) {
+    // No sysctl says what an enclosing sandbox allows: ask the kernel once.
+    std::string failure;
+    if (!try_namespaces(failure)) {
+      facts.user_namespaces = false;
+      facts.user_namespace_blocker = failure;
+    }
   }
   facts.landlock_abi = landlock_kernel_abi();
   if (facts.landlock_abi == 0) facts.landlock_blocker = "Landlock not available (not built or not in the LSM list)";
@@ -75,7 +101,18 @@ bool try_namespaces(std::string& failure) {
     ::waitpid(pid, nullptr, 0);
   }
   ::close(pipe_fds[0]);
-  if (err != 0) failure = std::string("creating namespaces failed: ") + std::strerror(err);
+  if (err == ENOSPC) {
+    failure = "nested: this process runs in a user namespace that allows no more of them "
+              "(user.max_user_namespaces reached, as under bubblewrap --disable-userns)";
+  } else if (err == EPERM && seccomp_filtered()) {
+    failure = "nested: unshare(CLONE_NEWUSER) refused with EPERM under a seccomp filter "
+              "(as a container runtime's default profile does)";
+  } else if (err == EPERM) {
+    failure = "unshare(CLONE_NEWUSER) refused with EPERM (a security module or an enclosing sandbox "
+              "forbids new namespaces)";
+  } else if (err != 0) {
+    failure = std::string("creating namespaces failed: ") + std::strerror(err);
+  }
   return err == 0;
 }
 

@@ -109,6 +109,8 @@ class linux_backend final : public sandbox_backend {
     caps.facts.push_back(facts.landlock_abi > 0 ? "landlock abi " + std::to_string(facts.landlock_abi)
                                                 : facts.landlock_blocker);
     caps.facts.push_back(facts.seccomp ? "seccomp: yes" : "seccomp: no");
+    if (facts.nested_user_namespace) caps.facts.push_back("nested: started in a user namespace other than the initial one");
+    if (facts.seccomp_filtered) caps.facts.push_back("nested: cordon itself already runs under a seccomp filter");
     return caps;
   }
 

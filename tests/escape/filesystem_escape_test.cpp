@@ -2,6 +2,7 @@
 // kernel files under /proc and /sys. Each attempt is paired with the allowed
 // action next to it.
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,8 +25,14 @@ std::string first_line(const std::string& path) {
 }
 
 // Root meets a read-only mount (EROFS); another user meets the root-owned
-// file's mode first (EACCES).
-std::string host_file_write_refusal() { return running_as_root() ? "EROFS" : "EACCES"; }
+// file's mode first (EACCES), unless the host's file system under `path` is
+// itself read-only (the kernel matrix's guests share the host's / read-only,
+// docs/kernels.md): its superblock answers EROFS before any mode check.
+std::string host_file_write_refusal(const char* path = "/etc") {
+  struct statvfs host {};
+  if (::statvfs(path, &host) == 0 && (host.f_flag & ST_RDONLY) != 0) return "EROFS";
+  return running_as_root() ? "EROFS" : "EACCES";
+}
 
 TEST(EscapeFilesystem, SymlinkPlacedBeforeTheRunCannotReachOutside) {
   temp_dir ws, outside("/var/tmp");
@@ -352,9 +359,10 @@ TEST(EscapeFilesystem, SysIsReadOnly) {
   auto r = run_probe(ws, {"open-write", knob, "+", "open-write", "/sys/kernel/uevent_helper", "+", "mkdir",
                           "/sys/fs/cgroup/cordon-escape", "+", "statvfs", "/sys", "+", "open-read", knob});
   EXPECT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_EQ(r.out, lines({"open-write " + host_file_write_refusal(),
-                          "open-write " + std::string(fs::exists("/sys/kernel/uevent_helper") ? host_file_write_refusal()
-                                                                                               : "ENOENT"),
+  EXPECT_EQ(r.out, lines({"open-write " + host_file_write_refusal("/sys"),
+                          "open-write " + std::string(fs::exists("/sys/kernel/uevent_helper")
+                                                          ? host_file_write_refusal("/sys")
+                                                          : "ENOENT"),
                           "mkdir EROFS", "statvfs OK ro,nosuid,nodev", "open-read OK"}))
       << r.all();
   EXPECT_EQ(slurp(knob), before);
@@ -371,7 +379,7 @@ TEST(EscapeFilesystem, CgroupsCannotBeLeftOrReconfigured) {
                            "/sys/fs/cgroup/memory/release_agent", "/sys/fs/cgroup/cgroup.procs"}) {
     if (!fs::exists(file)) continue;
     args.insert(args.end(), {"open-write", file, "+"});
-    expected.push_back("open-write " + host_file_write_refusal());
+    expected.push_back("open-write " + host_file_write_refusal(file));
   }
   if (args.empty()) GTEST_SKIP() << "no cgroup hierarchy under /sys/fs/cgroup";
   args.insert(args.end(), {"mkdir", "/sys/fs/cgroup/cordon-escape", "+", "open-read", "/proc/self/cgroup"});
@@ -388,9 +396,11 @@ TEST(EscapeFilesystem, ProcSysAndSysrqAreReadOnly) {
   // The sandbox's /proc is a read-only mount of a read-only superblock: every
   // write is EROFS, for root and for other users alike, before any permission
   // check. Some kernels are built without sysrq or /proc/kcore: then the new
-  // /proc has none either.
+  // /proc has none either. /proc/kcore is 0400 root: another user fails the
+  // mode check (EACCES); root passes it and fails open_kcore's CAP_SYS_RAWIO
+  // check (EPERM), the sandbox holding no capability (Debian's 6.1, docs/kernels.md).
   std::string sysrq = fs::exists("/proc/sysrq-trigger") ? "EROFS" : "ENOENT";
-  std::string kcore = fs::exists("/proc/kcore") ? "EACCES" : "ENOENT";
+  std::string kcore = !fs::exists("/proc/kcore") ? "ENOENT" : ::getuid() == 0 ? "EPERM" : "EACCES";
   auto r = run_probe(ws, {"open-write", "/proc/sys/kernel/core_pattern", "+", "open-write", "/proc/sys/vm/drop_caches",
                           "+", "open-write", "/proc/sysrq-trigger", "+", "open-read", "/proc/kcore", "+",
                           "write-uid-map", "+", "cat", "/proc/sys/kernel/ostype"});
