@@ -18,7 +18,7 @@ progress() {
   [ -t 1 ] && tty=1
   while IFS= read -r line; do
     printf '%s\n' "$line" >>"$log"
-    if [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\] ]]; then
+    if [[ "$line" =~ ^\[([1-9][0-9]*)/([0-9]+)\] ]]; then
       local n=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
       if [ $tty -eq 1 ]; then
         printf '\r== building cordon: [%s/%s]' "$n" "$total"
@@ -72,3 +72,4 @@ status=0
 ' || status=$?
 echo "== exit status $status"
 echo "== the whole report: build/cordon report show build/demo-report.json (JSON: build/demo-report.json)"
+exit "$status"

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_view.h"
 #include "cli/workspace.h"
 #include "cordon/cordon.h"
 
@@ -130,6 +131,7 @@ void print_compile_failure(const compile_failure& f) {
     std::cerr << "cordon: blocker: " << b.control << ": required " << b.required << ", available " << b.available
               << ": " << b.reason << "\n";
   }
+  print_blocker_hints(f.blockers);
 }
 
 std::string current_directory() {
@@ -181,6 +183,13 @@ void add_run_command(CLI::App& app, run_options& options) {
   run->add_option("--workspace", options.workspace,
                   "Directory that {workspace} names (default: the git repository or current directory)");
   run->add_option("--report", options.report_file, "Write the JSON run report here (atomically)");
+  auto* summary = run->add_flag("--summary", options.summary,
+                                "At the end, print a summary of the report on stderr (default when stderr is a terminal)");
+  run->add_flag("--no-summary", options.no_summary, "Print no summary, even on a terminal")->excludes(summary);
+  run->add_option("--cgroup-parent", options.cgroup_parent,
+                  "A delegated cgroup v2 DIR (its cgroup.subtree_control enables memory, pids, cpu) under which the "
+                  "run's cgroup is made, for tree-wide limits without root")
+      ->type_name("DIR");
   add_policy_flags(*run, options.overrides);
   run->add_option("command", options.command, "The command and its arguments (after --)")->required();
   run->prefix_command();
@@ -220,6 +229,7 @@ int run_command(const run_options& options) {
 
   compile_options compile;
   compile.workspace = workspace->workspace;
+  compile.cgroup_parent = options.cgroup_parent;
   auto compiled = backend->compile(*policy, compile);
   if (!compiled) {
     print_compile_failure(compiled.failure());
@@ -236,7 +246,12 @@ int run_command(const run_options& options) {
     return exit_code_for(outcome.error_value());
   }
   // Building the report costs a fraction of a millisecond: only when asked for.
-  if (report.wanted() && !report.write(run_report_json(plan, request, *outcome))) return exit_cordon_failed;
+  const bool summary = options.summary || (!options.no_summary && ::isatty(STDERR_FILENO) == 1);
+  if (report.wanted() || summary) {
+    const std::string text = run_report_json(plan, request, *outcome);
+    if (report.wanted() && !report.write(text)) return exit_cordon_failed;
+    if (summary) print_run_summary(nlohmann::ordered_json::parse(text), options.report_file, std::cerr);
+  }
   if (outcome->cpu_limit_hit) {
     std::cerr << "cordon: cpu_limit: the tree used its " << *plan.policy().process.cpu_seconds
               << " s of CPU time; it was killed\n";
