@@ -237,7 +237,7 @@ void print_report_tables(const json& report, std::ostream& out) {
   if (report.contains("environment") && report["environment"].contains("names")) {
     std::vector<std::string> names;
     for (const auto& n : report["environment"]["names"]) names.push_back(n.get<std::string>());
-    field("environment", names.empty() ? "(empty)" : joined(names, " "));
+    field("variables", names.empty() ? "(empty)" : joined(names, " "));
   }
   if (report.contains("error")) {
     field("error", text_of(report["error"], "code") + ": " + text_of(report["error"], "message"));

@@ -166,7 +166,7 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args) {
     if (arg.size() > 1 && arg.front() == '-') {
       // An option: skip its value too when it takes one ("--rw DIR", not "--rw=DIR").
       const CLI::Option* opt = arg.find('=') == std::string::npos ? run->get_option_no_throw(arg) : nullptr;
-      j += (opt != nullptr && opt->get_type_size_min() > 0) ? 2 : 1;
+      j += (opt != nullptr && opt->get_items_expected_min() > 0) ? 2 : 1;  // a flag takes none
       continue;
     }
     args.insert(args.begin() + static_cast<std::ptrdiff_t>(j), "--");  // the command starts here
@@ -184,8 +184,11 @@ void add_run_command(CLI::App& app, run_options& options) {
                   "Directory that {workspace} names (default: the git repository or current directory)");
   run->add_option("--report", options.report_file, "Write the JSON run report here (atomically)");
   auto* summary = run->add_flag("--summary", options.summary,
-                                "At the end, print a summary of the report on stderr (default when stderr is a terminal)");
-  run->add_flag("--no-summary", options.no_summary, "Print no summary, even on a terminal")->excludes(summary);
+                                "At the end, print a summary of the report on stderr (default when stderr is a terminal)")
+                      ->allow_extra_args(false);
+  run->add_flag("--no-summary", options.no_summary, "Print no summary, even on a terminal")
+      ->allow_extra_args(false)
+      ->excludes(summary);
   run->add_option("--cgroup-parent", options.cgroup_parent,
                   "A delegated cgroup v2 DIR (its cgroup.subtree_control enables memory, pids, cpu) under which the "
                   "run's cgroup is made, for tree-wide limits without root")
