@@ -26,7 +26,7 @@ trap 'rm -rf "$results"' EXIT
 
 echo "== tests as $(id -un) (uid $(id -u))"
 set +e
-ctest --preset default --output-junit "$results/root.xml" -j 2
+ctest --preset default --output-junit "$results/root.xml" -j 2  # the summary at the end lists each skip's reason
 root_status=$?
 set -e
 
@@ -62,6 +62,12 @@ if [ "$(id -u)" -eq 0 ]; then
     [ $s -eq 0 ] || unpriv_status=$s
   done
 fi
+
+# The newcomer path: the README's first command on a clean clone (scripts/test-newcomer.sh).
+set +e
+"$root/scripts/test-newcomer.sh" "$results"
+newcomer_status=$?
+set -e
 
 # Sanitizers: the unit and integration tests again, built with ASan + UBSan.
 # The cordon binary under test is the instrumented one; it forks and clones,
@@ -103,20 +109,35 @@ python3 - "$results" <<'PY'
 import glob, json, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
 passed = failed = skipped = 0
-for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml"):
+reasons = []  # every skip, with the reason the test gave (GTEST_SKIP() << "...")
+def gtest_reason(text):
+    # gtest prints "file:line: Skipped\nREASON\n" before "[  SKIPPED ]".
+    if "Skipped" not in (text or ""):
+        return ""
+    rest = text.split("Skipped", 1)[1].split("[  SKIPPED", 1)[0]
+    return " ".join(rest.split())
+for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml") + glob.glob(d + "/newcomer.xml"):
     t = ET.parse(x).getroot()
     total, f, s = int(t.get("tests", 0)), int(t.get("failures", 0)), int(t.get("skipped", 0))
     passed += total - f - s; failed += f; skipped += s
+    for case in t.iter("testcase"):
+        if case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
+            why = gtest_reason(case.findtext("system-out")) or (case.find("skipped").get("message", "") if case.find("skipped") is not None else "")
+            reasons.append(f"{case.get('name')}: {why or 'no reason given'}")
 for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
     data = json.load(open(j))
     for suite in data.get("testsuites", []):
         for case in suite.get("testsuite", []):
             if case.get("result") == "SKIPPED" or case.get("status") == "NOTRUN":
                 skipped += 1
+                why = " ".join(s.get("message", "") for s in case.get("skipped", []) if isinstance(s, dict))
+                reasons.append(f"{suite.get('name')}.{case.get('name')} ({j.rsplit('/', 1)[-1]}): {gtest_reason(why) or why.strip() or 'no reason given'}")
             elif case.get("failures"):
                 failed += 1
             else:
                 passed += 1
+for r in reasons:
+    print(f"cordon: skipped {r}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ]

@@ -70,8 +70,8 @@ TEST(FirstHour, NoSummaryWhenStderrIsNotATerminalOrWhenTurnedOff) {
 TEST(FirstHour, ReportKeysComeInReadingOrderAndStillMatchTheSchema) {
   temp_dir ws, dir;
   const std::string file = dir.path() + "/r.json";
-  auto r = run_cordon({"--report", file}, {"true"}, ws.path());
-  ASSERT_EQ(r.exit_code, 0) << r.all();
+  auto r = run_cli({"run", "--report", file, "--", "true"}, ws.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = read_text(file);
   EXPECT_EQ(text.rfind("{\n  \"outcome\": \"completed\",\n  \"exit\": {", 0), 0U) << text.substr(0, 200);
   EXPECT_LT(text.find("\"started_at\""), text.find("\"finished_at\""));
@@ -82,7 +82,7 @@ TEST(FirstHour, ReportKeysComeInReadingOrderAndStillMatchTheSchema) {
 TEST(FirstHour, ReportShowPrintsTablesForACompletedRun) {
   temp_dir ws, dir;
   const std::string file = dir.path() + "/r.json";
-  ASSERT_EQ(run_cordon({"--report", file}, {"sh", "-c", "exit 3"}, ws.path()).exit_code, 3);
+  ASSERT_EQ(run_cli({"run", "--report", file, "--", "sh", "-c", "exit 3"}, ws.path()).exit_code, 3);
   auto shown = run_cli({"report", "show", file}, "/");
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
   EXPECT_EQ(shown.err, "");
@@ -102,7 +102,7 @@ TEST(FirstHour, ReportShowPrintsTheBlockersOfARefusedRunAndRefusesWhatIsNotARepo
   temp_dir ws, dir;
   const std::string file = dir.path() + "/r.json";
   const std::string policy = dir.write("p.json", R"({"schema_version": 1, "enforcement": {"unix_sockets": "enforced"}})");
-  ASSERT_EQ(run_cordon({"--report", file, "--policy", policy}, {"true"}, ws.path()).exit_code, 125);
+  ASSERT_EQ(run_cli({"run", "--report", file, "--policy", policy, "--", "true"}, ws.path()).exit_code, 125);
   auto shown = run_cli({"report", "show", file}, "/");
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
   EXPECT_EQ(lines_starting(shown.out, "outcome:    refused: nothing ran").size(), 1U) << shown.out;
