@@ -241,6 +241,18 @@ TEST(FirstHour, PolicyValidateListsEveryStructuralAndSemanticError) {
   EXPECT_EQ(r.err.find("\ncordon: ", r.err.size() - 1), std::string::npos);
 }
 
+TEST(FirstHour, PolicyValidateChecksNoMeaningWhereAFieldCouldNotBeRead) {
+  // "mode" unreadable stays "denied", where rules are forbidden: saying so
+  // would be an error the file does not have.
+  temp_dir dir;
+  const std::string file = dir.write(
+      "p.json", R"({"schema_version": 1, "network": {"mode": "filterd", "rules": [{"host": "a.example", "action": "allow"}]}})");
+  auto r = run_cli({"policy", "validate", file}, "/");
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(r.err, "cordon: invalid_policy: " + file +
+                       ": /network/mode: must be one of \"denied\", \"unrestricted\", \"filtered\"\n");
+}
+
 TEST(FirstHour, GitmodulesIsReportedOnlyWhenTheCommandCreatesOne) {
   temp_dir ws;
   ASSERT_EQ(host_command({"git", "init", "-q", ws.path()}), 0);
