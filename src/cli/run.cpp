@@ -40,6 +40,11 @@ HTTPS_PROXY, ALL_PROXY are set), lets through only what the rules allow, and
 every decision is in the report. An allowed name never reaches a loopback or
 private address; only an IP rule such as --allow-host 127.0.0.1:8080 does.
 
+At the end of a run, --summary (the default when stderr is a terminal;
+--no-summary turns it off) prints a few "cordon: " lines on stderr: outcome and
+exit, what was enforced, what was not and why, violations, warnings. `cordon
+report show FILE` prints a --report file as tables.
+
 Exit status:
   the command's own exit code, or 128+N when signal N killed it
   124  the timeout fired (the whole tree was killed)
