@@ -44,8 +44,9 @@ if [ ! -f build/build.ninja ]; then
   echo "== configuring (cmake --preset default)"
   cmake --preset default >>"$log" 2>&1 || build_failed
 fi
-if ninja -C build -n cordon_cli 2>/dev/null | grep -q '^\['; then
-  echo "== building the cordon CLI (about 2 minutes on 2 idle cores; build/demo-build.log has the details)"
+pending="$(ninja -C build -n cordon_cli 2>/dev/null || true)"  # not piped into grep -q: pipefail
+if grep -q '^\[' <<<"$pending"; then
+  echo "== building the cordon CLI (about 2 minutes on 2 idle cores, much longer on busy ones; details in build/demo-build.log)"
 fi
 set +e
 NINJA_STATUS='[%f/%t] ' cmake --build build --target cordon_cli 2>&1 | progress
