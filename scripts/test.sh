@@ -56,8 +56,8 @@ if [ "$(id -u)" -eq 0 ]; then
       CORDON_ESCAPE_PROBE="$results/escape-probe" CORDON_ESCAPE_HELPER="$results/escape-setuid-helper" \
       CORDON_ESCAPE_SETUID_HELPER="$results/setuid/escape-setuid-helper" \
       "$results/$binary" --gtest_brief=1 --gtest_filter="$filter" \
-      --gtest_output="json:$results/$binary.unprivileged.json"
-    s=$?
+      --gtest_output="json:$results/$binary.unprivileged.json" | tee "$results/$binary.unprivileged.log"
+    s=${PIPESTATUS[0]}
     set -e
     [ $s -eq 0 ] || unpriv_status=$s
   done
@@ -124,14 +124,42 @@ for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml") + glob.glob(d +
         if case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
             why = gtest_reason(case.findtext("system-out")) or (case.find("skipped").get("message", "") if case.find("skipped") is not None else "")
             reasons.append(f"{case.get('name')}: {why or 'no reason given'}")
+def skips_in_log(json_path, data):
+    # gtest's JSON has no skip message; its brief log has "FILE:N: Skipped" and
+    # the reason. The test it belongs to is the one of FILE whose TEST line is
+    # the last before N.
+    import os, re
+    log = json_path[:-len(".json")] + ".log"
+    if not os.path.exists(log):
+        return {}
+    starts = [(c.get("file"), c.get("line", 0), f"{s.get('name')}.{c.get('name')}")
+              for s in data.get("testsuites", []) for c in s.get("testsuite", [])]
+    out = {}
+    lines = open(log, errors="replace").read().split("\n")
+    for i, line in enumerate(lines):
+        m = re.match(r"^(.*):(\d+): Skipped$", line)
+        if not m:
+            continue
+        owners = [t for t in starts if t[0] == m.group(1) and t[1] <= int(m.group(2))]
+        if owners:
+            reason = []
+            for follow in lines[i + 1:]:
+                if not follow.strip() or follow.startswith("["):
+                    break
+                reason.append(follow.strip())
+            out[max(owners, key=lambda t: t[1])[2]] = " ".join(reason)
+    return out
 for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
     data = json.load(open(j))
+    logged = skips_in_log(j, data)
     for suite in data.get("testsuites", []):
         for case in suite.get("testsuite", []):
             if case.get("result") == "SKIPPED" or case.get("status") == "NOTRUN":
                 skipped += 1
                 why = " ".join(s.get("message", "") for s in case.get("skipped", []) if isinstance(s, dict))
-                reasons.append(f"{suite.get('name')}.{case.get('name')} ({j.rsplit('/', 1)[-1]}): {gtest_reason(why) or why.strip() or 'no reason given'}")
+                name = f"{suite.get('name')}.{case.get('name')}"
+                why = gtest_reason(why) or why.strip() or logged.get(name, "") or "no reason given"
+                reasons.append(f"{name} ({j.rsplit('/', 1)[-1]}): {why}")
             elif case.get("failures"):
                 failed += 1
             else:
