@@ -1,22 +1,68 @@
 #!/usr/bin/env bash
-# The main job on a built-in default: build cordon, make a small workspace,
-# run a real command in it under the default profile (workspace-write), and
-# print the run report.
+# The main job on a built-in default: build the cordon CLI (only that target),
+# make a small workspace, run a real command in it under the default profile
+# (workspace-write), and print a readable summary of the run report.
+#
+# Build output goes to build/demo-build.log; the terminal gets one progress
+# line, and on failure the compiler's errors.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-if [ ! -x "$root/build/cordon" ]; then
-  echo "== building cordon (the first build takes about two minutes on 2 cores)"
+cd "$root"
+log="$root/build/demo-build.log"
+mkdir -p "$root/build"
+
+# Prints "== building cordon: [done/total]" as ninja reports steps: one line
+# rewritten in place on a terminal, a line per quarter otherwise.
+progress() {
+  local line shown=-1 tty=0
+  [ -t 1 ] && tty=1
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$log"
+    if [[ "$line" =~ ^\[([1-9][0-9]*)/([0-9]+)\] ]]; then
+      local n=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+      if [ $tty -eq 1 ]; then
+        printf '\r== building cordon: [%s/%s]' "$n" "$total"
+        shown=0
+      elif [ $((n * 4 / total)) -gt "$shown" ]; then
+        shown=$((n * 4 / total))
+        printf '== building cordon: [%s/%s]\n' "$n" "$total"
+      fi
+    fi
+  done
+  if [ $tty -eq 1 ] && [ "$shown" -eq 0 ]; then printf '\n'; fi
+}
+
+# Shows what went wrong: the compiler's messages, not the command lines.
+build_failed() {
+  echo "demo: the build failed; the compiler said (full log: $log):" >&2
+  grep -E -v '^\[[0-9]+/[0-9]+\]|^FAILED: |^ninja: build stopped' "$log" | grep -E -v '^/usr/bin/[^ ]+ .* -c ' | head -60 >&2
+  exit 1
+}
+
+: >"$log"
+if [ ! -f build/build.ninja ]; then
+  echo "== configuring (cmake --preset default)"
+  cmake --preset default >>"$log" 2>&1 || build_failed
 fi
-"$root/scripts/build.sh" >/dev/null
+pending="$(ninja -C build -n cordon_cli 2>/dev/null || true)"  # not piped into grep -q: pipefail
+if grep -q '^\[' <<<"$pending"; then
+  echo "== building the cordon CLI (about 2 minutes on 2 idle cores, much longer on busy ones; details in build/demo-build.log)"
+fi
+set +e
+NINJA_STATUS='[%f/%t] ' cmake --build build --target cordon_cli 2>&1 | progress
+status=${PIPESTATUS[0]}
+set -e
+[ "$status" -eq 0 ] || build_failed
 
 workspace="$(mktemp -d /tmp/cordon-demo-XXXXXX)"
 trap 'rm -rf "$workspace"' EXIT
 cd "$workspace"
 git init -q . && printf 'int main(void) { return 0; }\n' > main.c
 
-echo "== cordon run -- sh -c ... (profile workspace-write, workspace $workspace)"
+report="$root/build/demo-report.json"
+echo "== cordon run --summary --report build/demo-report.json -- sh -c ... (workspace $workspace)"
 status=0
-"$root/build/cordon" run --report "$workspace/report.json" -- sh -c '
+"$root/build/cordon" run --summary --report "$report" -- sh -c '
   echo "inside: uid=$(id -u) host=$(hostname) cwd=$PWD"
   cc -o main main.c && echo "compiled main.c in the workspace"
   echo note > note.txt && echo "wrote note.txt in the workspace"
@@ -25,5 +71,6 @@ status=0
   ls /home >/dev/null 2>&1 || echo "listing /home: not visible"
   python3 -c "import socket; socket.create_connection((\"127.0.0.1\", 22), 1)" 2>/dev/null || echo "TCP to 127.0.0.1: refused"
 ' || status=$?
-echo "== exit status $status; report:"
-cat "$workspace/report.json"
+echo "== exit status $status"
+echo "== the whole report: build/cordon report show build/demo-report.json (JSON: build/demo-report.json)"
+exit "$status"

@@ -22,7 +22,11 @@ packages=(
 )
 
 if [ "$(id -u)" -ne 0 ]; then
-  exec sudo "$0" "$@"
+  if command -v sudo >/dev/null 2>&1; then
+    exec sudo "$0" "$@"
+  fi
+  echo "setup: installing Debian packages needs root and sudo is not installed: run it as root, e.g. su -c $0" >&2
+  exit 1
 fi
 
 missing=()

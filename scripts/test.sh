@@ -26,7 +26,7 @@ trap 'rm -rf "$results"' EXIT
 
 echo "== tests as $(id -un) (uid $(id -u))"
 set +e
-ctest --preset default --output-junit "$results/root.xml" -j 2
+ctest --preset default --output-junit "$results/root.xml" -j 2  # the summary at the end lists each skip's reason
 root_status=$?
 set -e
 
@@ -57,8 +57,8 @@ if [ "$(id -u)" -eq 0 ]; then
       CORDON_ESCAPE_PROBE="$results/escape-probe" CORDON_ESCAPE_HELPER="$results/escape-setuid-helper" \
       CORDON_ESCAPE_SETUID_HELPER="$results/setuid/escape-setuid-helper" \
       "$results/$binary" --gtest_brief=1 --gtest_filter="$filter" \
-      --gtest_output="json:$results/$binary.unprivileged.json"
-    s=$?
+      --gtest_output="json:$results/$binary.unprivileged.json" | tee "$results/$binary.unprivileged.log"
+    s=${PIPESTATUS[0]}
     set -e
     [ $s -eq 0 ] || unpriv_status=$s
   done
@@ -66,6 +66,11 @@ fi
 
 # The kernel matrix (docs/kernels.md): Debian 12's kernel 6.1 in QEMU, three configurations, root only.
 kernel_status=0; [ "$(id -u)" -ne 0 ] || "$root/scripts/kernel-matrix.sh" --no-docs --results "$results" || kernel_status=$?
+# The newcomer path: the README's first command on a clean clone (scripts/test-newcomer.sh).
+set +e
+"$root/scripts/test-newcomer.sh" "$results"
+newcomer_status=$?
+set -e
 
 # Sanitizers: the unit and integration tests again, built with ASan + UBSan.
 # The cordon binary under test is the instrumented one; it forks and clones,
@@ -107,20 +112,63 @@ python3 - "$results" <<'PY'
 import glob, json, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
 passed = failed = skipped = 0
-for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml"):
+reasons = []  # every skip, with the reason the test gave (GTEST_SKIP() << "...")
+def gtest_reason(text):
+    # gtest prints "file:line: Skipped\nREASON\n" before "[  SKIPPED ]".
+    if "Skipped" not in (text or ""):
+        return ""
+    rest = text.split("Skipped", 1)[1].split("[  SKIPPED", 1)[0]
+    return " ".join(rest.split())
+for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml") + glob.glob(d + "/newcomer.xml"):
     t = ET.parse(x).getroot()
     total, f, s = int(t.get("tests", 0)), int(t.get("failures", 0)), int(t.get("skipped", 0))
     passed += total - f - s; failed += f; skipped += s
+    for case in t.iter("testcase"):
+        if case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
+            why = gtest_reason(case.findtext("system-out")) or (case.find("skipped").get("message", "") if case.find("skipped") is not None else "")
+            reasons.append(f"{case.get('name')}: {why or 'no reason given'}")
+def skips_in_log(json_path, data):
+    # gtest's JSON has no skip message; its brief log has "FILE:N: Skipped" and
+    # the reason. The test it belongs to is the one of FILE whose TEST line is
+    # the last before N.
+    import os, re
+    log = json_path[:-len(".json")] + ".log"
+    if not os.path.exists(log):
+        return {}
+    starts = [(c.get("file"), c.get("line", 0), f"{s.get('name')}.{c.get('name')}")
+              for s in data.get("testsuites", []) for c in s.get("testsuite", [])]
+    out = {}
+    lines = open(log, errors="replace").read().split("\n")
+    for i, line in enumerate(lines):
+        m = re.match(r"^(.*):(\d+): Skipped$", line)
+        if not m:
+            continue
+        owners = [t for t in starts if t[0] == m.group(1) and t[1] <= int(m.group(2))]
+        if owners:
+            reason = []
+            for follow in lines[i + 1:]:
+                if not follow.strip() or follow.startswith("["):
+                    break
+                reason.append(follow.strip())
+            out[max(owners, key=lambda t: t[1])[2]] = " ".join(reason)
+    return out
 for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json"):
     data = json.load(open(j))
+    logged = skips_in_log(j, data)
     for suite in data.get("testsuites", []):
         for case in suite.get("testsuite", []):
             if case.get("result") == "SKIPPED" or case.get("status") == "NOTRUN":
                 skipped += 1
+                why = " ".join(s.get("message", "") for s in case.get("skipped", []) if isinstance(s, dict))
+                name = f"{suite.get('name')}.{case.get('name')}"
+                why = gtest_reason(why) or why.strip() or logged.get(name, "") or "no reason given"
+                reasons.append(f"{name} ({j.rsplit('/', 1)[-1]}): {why}")
             elif case.get("failures"):
                 failed += 1
             else:
                 passed += 1
+for r in reasons:
+    print(f"cordon: skipped {r}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ]

@@ -30,6 +30,15 @@ struct policy_error {
 //    listed, one per line, in `message` after the first.
 result<sandbox_policy> sandbox_policy_from_json(std::string_view text);
 
+// Every problem in policy text, for `cordon policy validate`: the structural
+// ones (as sandbox_policy_from_json finds them, in document order), then the
+// semantic ones validate_sandbox_policy() finds in what could be read. A
+// semantic check is left out where a structural error kept a field at its
+// default (beneath the parent of that error; an unknown field keeps nothing
+// from being checked), because a default may contradict its siblings. Not
+// JSON: one error, located "line L, column C". Empty: the policy is valid.
+std::vector<policy_error> sandbox_policy_errors(std::string_view text);
+
 // Serializes a policy as JSON v1 (stable key order, 2-space indent). For any
 // valid policy p: sandbox_policy_from_json(sandbox_policy_to_json(p)) == p.
 std::string sandbox_policy_to_json(const sandbox_policy& policy);

@@ -17,6 +17,9 @@ struct run_options {
   std::string profile;
   std::string workspace;
   std::string report_file;
+  std::string cgroup_parent;  // --cgroup-parent: compile_options::cgroup_parent
+  bool summary = false;       // --summary: print a summary of the report on stderr at the end
+  bool no_summary = false;    // --no-summary (without either: a summary when stderr is a terminal)
   policy_overrides overrides;  // --ro, --rw, --deny, --net, --env, --setenv, --memory, --max-procs, --cpu,
                                // --timeout, --accept
   std::vector<std::string> command;
@@ -31,6 +34,17 @@ void add_run_command(CLI::App& app, run_options& options);
 // there. `args` are argv[1..] in order.
 void separate_command(const CLI::App& app, std::vector<std::string>& args);
 void add_info_commands(CLI::App& app);
+
+// usage.cpp: refuses (one line on stderr, returns 125) an unknown command or
+// subcommand word, naming it and the choices, and a command that needs a
+// subcommand but got none (unless help was asked for); else returns 0.
+// `args` are argv[1..] in order. help_command_for() names the help that
+// documents the options of the deepest subcommand in `args` ("cordon run --help").
+int check_command_words(const CLI::App& app, const std::vector<std::string>& args);
+std::string help_command_for(const CLI::App& app, const std::vector<std::string>& args);
+// One "cordon: hint:" line per blocker whose available level is partial: the
+// --accept that would take it, and for a limit the --cgroup-parent that would enforce it.
+void print_blocker_hints(const std::vector<blocker>& blockers);
 
 // Runs the subcommand that was parsed; returns the process exit code.
 int dispatch(CLI::App& app, const run_options& run);

@@ -8,6 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_view.h"
+#include "cli/table.h"
 #include "cli/workspace.h"
 #include "cordon/cordon.h"
 
@@ -22,37 +24,6 @@ struct explain_options {
   std::string platform = "linux";  // --platform: whose backend compiles it
   bool show_profile = false;       // --show-profile (macos): the SBPL only
 };
-
-// Rows of fixed columns and a free last column; a row's `notes` go on
-// continuation lines under the last column.
-struct table_row {
-  std::vector<std::string> cells;
-  std::vector<std::string> notes;
-};
-
-void print_table(const std::vector<std::string>& header, const std::vector<table_row>& rows) {
-  std::vector<std::size_t> width(header.size(), 0);
-  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i + 1 < row.cells.size(); ++i) width[i] = std::max(width[i], row.cells[i].size());
-  }
-  std::size_t indent = 0;
-  for (std::size_t i = 0; i + 1 < width.size(); ++i) indent += width[i] + 2;
-  const auto print_row = [&](const std::vector<std::string>& cells) {
-    std::string line;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      line += cells[i];
-      if (i + 1 < cells.size()) line += std::string(width[i] + 2 - cells[i].size(), ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    std::cout << line << "\n";
-  };
-  print_row(header);
-  for (const auto& row : rows) {
-    print_row(row.cells);
-    for (const auto& note : row.notes) std::cout << std::string(indent, ' ') << note << "\n";
-  }
-}
 
 // The mechanism, with the detail as "why" under it (or alone when nothing acts).
 table_row status_row(std::vector<std::string> cells, const control_status& status) {
@@ -127,8 +98,9 @@ int explain_command(const explain_options& options) {
     return 1;
   }
   const sandbox_plan& plan = *compiled.plan();
-  std::cout << " on " << plan.platform() << ", isolation " << to_string(plan.isolation()) << " (policy requires "
-            << to_string(plan.policy().isolation) << ")\n";
+  std::cout << " on " << plan.platform() << "\n";
+  print_isolation_lines(std::string(to_string(plan.isolation())), std::string(to_string(plan.policy().isolation)),
+                        std::cout);
   std::cout << "result:     compiles; a run gets these controls\n\n";
 
   const auto required = required_enforcement(plan.policy());
@@ -142,6 +114,7 @@ int explain_command(const explain_options& options) {
     rows.push_back(status_row({std::string(to_string(which)), std::string(to_string(status.level)), needed}, status));
   }
   print_table({"CONTROL", "LEVEL", "REQUIRED", "MECHANISM AND WHY"}, rows);
+  std::cout << "\n" << kLevelsNote;
   if (!plan.warnings().empty()) {
     std::cout << "\nwarnings (repeated in the run report):\n";
     for (const auto& w : plan.warnings()) std::cout << "  " << w << "\n";
@@ -181,7 +154,7 @@ void add_explain_command(CLI::App& policy, int* result) {
 void print_probe_table(const host_capabilities& caps) {
   std::cout << "platform:   " << caps.platform << "\n";
   std::cout << "backend:    " << caps.backend << (caps.available ? " (available)" : " (unavailable)") << "\n";
-  std::cout << "isolation:  " << to_string(caps.isolation) << "\n";
+  print_isolation_lines(std::string(to_string(caps.isolation)), "", std::cout);
   std::cout << "facts:     ";
   for (std::size_t i = 0; i < caps.facts.size(); ++i) std::cout << (i == 0 ? " " : "; ") << caps.facts[i];
   std::cout << "\n\n";
@@ -190,9 +163,18 @@ void print_probe_table(const host_capabilities& caps) {
     rows.push_back(status_row({std::string(to_string(which)), std::string(to_string(status.level))}, status));
   }
   print_table({"CONTROL", "BEST LEVEL", "MECHANISM AND WHY"}, rows);
-  if (!caps.blockers.empty()) {
+  std::cout << "\n" << kLevelsNote;
+  // A control below `enforced` is already a row above, with its why; only
+  // what is not a control (the backend itself) gets a BLOCKER table, and
+  // none at all when nothing keeps this host from running a sandbox.
+  std::vector<blocker> others;
+  for (const auto& b : caps.blockers) {
+    const auto which = control_from_string(b.control);
+    if (!which || !caps.best.contains(*which)) others.push_back(b);
+  }
+  if (!others.empty()) {
     std::cout << "\n";
-    print_blockers(caps.blockers);
+    print_blockers(others);
   }
 }
 

@@ -1,9 +1,12 @@
 // `cordon probe`, `cordon profile list|show`, `cordon policy validate|normalize|explain`.
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_view.h"
 #include "cordon/cordon.h"
 
 namespace cordon::cli {
@@ -53,17 +56,32 @@ int profile_show(const std::string& name) {
   return 0;
 }
 
+// Every problem, one per line: "cordon: invalid_policy: FILE: POINTER: reason".
+void print_policy_errors(const std::string& file, const std::vector<policy_error>& errors) {
+  for (const auto& e : errors) {
+    std::cerr << "cordon: invalid_policy: " << file << ": " << (e.location.empty() ? "(document)" : e.location)
+              << ": " << e.reason << "\n";
+  }
+}
+
 int policy_check(const std::string& file, bool print_normalized) {
   auto policy = load_sandbox_policy(file);
   if (!policy) {
-    print_error(policy.error_value());
+    const error& err = policy.error_value();
+    if (err.code != error_code::invalid_policy && err.code != error_code::parse_error) {
+      print_error(err);
+      return exit_cordon_failed;
+    }
+    // The reader stops short of meaning: read again for every problem.
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    print_policy_errors(file, sandbox_policy_errors(text.str()));
     return exit_cordon_failed;
   }
   validation_result validated = validate_sandbox_policy(*policy);
   if (!validated.ok()) {
-    for (const auto& e : validated.errors) {
-      std::cerr << "cordon: invalid_policy: " << file << ": " << e.location << ": " << e.reason << "\n";
-    }
+    print_policy_errors(file, validated.errors);
     return exit_cordon_failed;
   }
   if (print_normalized) {
@@ -115,6 +133,7 @@ void add_info_commands(CLI::App& app) {
       ->add_option("file", policy_file, "Policy file")
       ->required();
   add_explain_command(*policy, &g_info_result);
+  add_report_command(app, &g_info_result);
 }
 
 int dispatch(CLI::App& app, const run_options& run) {

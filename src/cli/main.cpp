@@ -19,15 +19,17 @@ int main(int argc, char** argv) {
   cordon::cli::add_info_commands(app);
   int governance_result = -1;
   cordon::cli::add_governance_commands(app, &governance_result);
+  app.name("cordon");  // in usage lines: the name people type, not the path of this binary
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (int refused = cordon::cli::check_command_words(app, args); refused != 0) return refused;
+  const std::string help = cordon::cli::help_command_for(app, args);
   cordon::cli::separate_command(app, args);
   std::reverse(args.begin(), args.end());  // CLI11 takes them last first
-  app.name(argc > 0 ? argv[0] : "cordon");
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "cordon: usage_error: " << e.what() << " (see cordon --help)\n";
+    std::cerr << "cordon: usage_error: " << e.what() << " (see " << help << ")\n";
     return cordon::cli::exit_cordon_failed;
   }
   int code = cordon::cli::dispatch(app, run);

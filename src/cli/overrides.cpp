@@ -1,7 +1,10 @@
 // The shortcut flags: see overrides.h.
 #include "cli/overrides.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <limits>
 
@@ -82,6 +85,25 @@ void add_paths(std::vector<std::string>& list, const std::vector<std::string>& p
     std::string path = absolute(p, cwd);
     if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(std::move(path));
   }
+}
+
+// --ro and --rw grant access to what exists: a path that does not exist would
+// give no access at all (a typo, unexplained), so it is refused. Token paths
+// ({workspace}/...) are resolved later, by compile.
+result<void> check_exists(const char* flag, const std::vector<std::string>& paths, const std::string& cwd) {
+  for (const auto& p : paths) {
+    const std::string path = absolute(p, cwd);
+    struct stat st {};
+    if (path.front() == '{' || ::stat(path.c_str(), &st) == 0) continue;
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return make_error(error_code::usage_error,
+                        std::string(flag) + " " + p + ": " + path +
+                            " does not exist; create it first or check the spelling (a path that does not exist "
+                            "would give no access)");
+    }
+    return make_error(error_code::usage_error, std::string(flag) + " " + p + ": cannot check " + path, {}, errno);
+  }
+  return ok;
 }
 
 }  // namespace
@@ -200,6 +222,8 @@ result<network_rule> parse_host_port(const std::string& text) {
 
 result<void> apply_overrides(sandbox_policy& policy, const policy_overrides& flags, const std::string& cwd) {
   auto& fs = policy.filesystem;
+  if (auto checked = check_exists("--ro", flags.readable, cwd); !checked) return checked;
+  if (auto checked = check_exists("--rw", flags.writable, cwd); !checked) return checked;
   add_paths(fs.readable, flags.readable, cwd);
   add_paths(fs.writable, flags.writable, cwd);
   add_paths(fs.denied, flags.denied, cwd);

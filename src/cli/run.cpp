@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/report_view.h"
 #include "cli/workspace.h"
 #include "cordon/cordon.h"
 
@@ -38,6 +39,11 @@ route out; a broker outside the sandbox, at 127.0.0.1:3128 and
 HTTPS_PROXY, ALL_PROXY are set), lets through only what the rules allow, and
 every decision is in the report. An allowed name never reaches a loopback or
 private address; only an IP rule such as --allow-host 127.0.0.1:8080 does.
+
+At the end of a run, --summary (the default when stderr is a terminal;
+--no-summary turns it off) prints a few "cordon: " lines on stderr: outcome and
+exit, what was enforced, what was not and why, violations, warnings. `cordon
+report show FILE` prints a --report file as tables.
 
 Exit status:
   the command's own exit code, or 128+N when signal N killed it
@@ -130,6 +136,7 @@ void print_compile_failure(const compile_failure& f) {
     std::cerr << "cordon: blocker: " << b.control << ": required " << b.required << ", available " << b.available
               << ": " << b.reason << "\n";
   }
+  print_blocker_hints(f.blockers);
 }
 
 std::string current_directory() {
@@ -164,7 +171,7 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args) {
     if (arg.size() > 1 && arg.front() == '-') {
       // An option: skip its value too when it takes one ("--rw DIR", not "--rw=DIR").
       const CLI::Option* opt = arg.find('=') == std::string::npos ? run->get_option_no_throw(arg) : nullptr;
-      j += (opt != nullptr && opt->get_type_size_min() > 0) ? 2 : 1;
+      j += (opt != nullptr && opt->get_items_expected_min() > 0) ? 2 : 1;  // a flag takes none
       continue;
     }
     args.insert(args.begin() + static_cast<std::ptrdiff_t>(j), "--");  // the command starts here
@@ -181,6 +188,16 @@ void add_run_command(CLI::App& app, run_options& options) {
   run->add_option("--workspace", options.workspace,
                   "Directory that {workspace} names (default: the git repository or current directory)");
   run->add_option("--report", options.report_file, "Write the JSON run report here (atomically)");
+  auto* summary = run->add_flag("--summary", options.summary,
+                                "At the end, print a summary of the report on stderr (default when stderr is a terminal)")
+                      ->allow_extra_args(false);
+  run->add_flag("--no-summary", options.no_summary, "Print no summary, even on a terminal")
+      ->allow_extra_args(false)
+      ->excludes(summary);
+  run->add_option("--cgroup-parent", options.cgroup_parent,
+                  "A delegated cgroup v2 DIR (its cgroup.subtree_control enables memory, pids, cpu) under which the "
+                  "run's cgroup is made, for tree-wide limits without root")
+      ->type_name("DIR");
   add_policy_flags(*run, options.overrides);
   run->add_option("command", options.command, "The command and its arguments (after --)")->required();
   run->prefix_command();
@@ -220,6 +237,7 @@ int run_command(const run_options& options) {
 
   compile_options compile;
   compile.workspace = workspace->workspace;
+  compile.cgroup_parent = options.cgroup_parent;
   auto compiled = backend->compile(*policy, compile);
   if (!compiled) {
     print_compile_failure(compiled.failure());
@@ -236,7 +254,12 @@ int run_command(const run_options& options) {
     return exit_code_for(outcome.error_value());
   }
   // Building the report costs a fraction of a millisecond: only when asked for.
-  if (report.wanted() && !report.write(run_report_json(plan, request, *outcome))) return exit_cordon_failed;
+  const bool summary = options.summary || (!options.no_summary && ::isatty(STDERR_FILENO) == 1);
+  if (report.wanted() || summary) {
+    const std::string text = run_report_json(plan, request, *outcome);
+    if (report.wanted() && !report.write(text)) return exit_cordon_failed;
+    if (summary) print_run_summary(nlohmann::ordered_json::parse(text), options.report_file, std::cerr);
+  }
   if (outcome->cpu_limit_hit) {
     std::cerr << "cordon: cpu_limit: the tree used its " << *plan.policy().process.cpu_seconds
               << " s of CPU time; it was killed\n";

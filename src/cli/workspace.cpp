@@ -11,9 +11,13 @@
 namespace cordon::cli {
 namespace {
 
-constexpr std::array<const char*, 21> kRefused = {
-    "/",      "/bin",  "/boot",   "/dev",  "/etc",  "/home", "/lib",  "/lib32", "/lib64", "/libx32", "/opt",
-    "/proc",  "/root", "/run",    "/sbin", "/srv",  "/sys",  "/tmp",  "/usr",   "/var",   "/var/tmp"};
+// Directories that are not a project: as a workspace, `{workspace}` would hand
+// whatever access the policy gives the workspace (writable under
+// workspace-write, readable under read-only) to all of them.
+constexpr std::array<const char*, 17> kSystem = {"/bin",  "/boot", "/dev",  "/etc", "/lib", "/lib32",
+                                                 "/lib64", "/libx32", "/opt", "/proc", "/run", "/sbin",
+                                                 "/srv",  "/sys",  "/usr",  "/var", "/home"};
+constexpr std::array<const char*, 3> kShared = {"/tmp", "/var/tmp", "/dev/shm"};
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -29,13 +33,18 @@ std::string real(const std::string& path) {
   return ::realpath(path.c_str(), buffer) != nullptr ? std::string(buffer) : path;
 }
 
-// Why this directory must not be a workspace, or empty.
+// What this directory is, when it must not be a workspace; empty otherwise.
 std::string refusal(const std::string& dir, const std::string& home) {
-  for (const char* r : kRefused) {
-    if (dir == r) return dir == "/" ? "the root directory" : "a system or shared directory";
+  if (dir == "/") return "the root directory (it holds every file on the host)";
+  if (!home.empty() && dir == real(home)) return "your home directory (it holds your credentials and start-up files)";
+  if (dir == "/root") return "root's home directory (it holds root's credentials and start-up files)";
+  if (dir == "/home") return "the directory of every user's home";
+  for (const char* r : kShared) {
+    if (dir == r) return "a temporary directory shared by every user and program";
   }
-  if (dir == "/dev/shm") return "a shared directory";
-  if (!home.empty() && dir == real(home)) return "your home directory";
+  for (const char* r : kSystem) {
+    if (dir == r) return "a system directory";
+  }
   return {};
 }
 
@@ -75,8 +84,8 @@ result<workspace_choice> choose_workspace(const std::string& requested, const st
   if (std::string why = refusal(resolved, home); !why.empty()) {
     return make_error(error_code::usage_error,
                       "the workspace " + resolved + " is " + why +
-                          ", which the profile would make writable as a whole; run from a project directory "
-                          "or pass --workspace DIR");
+                          ", not a project: the policy's workspace access ({workspace}) would extend to all of "
+                          "it; run from a project directory or pass --workspace DIR");
   }
   // Inside, the workspace exists only at its real path.
   choice.workspace = resolved;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cordon/validation.h"
 #include "core/json_pointer.h"
 #include "core/rounding.h"
 #include "core/strict_json.h"
@@ -406,6 +407,45 @@ result<sandbox_policy> sandbox_policy_from_json(std::string_view text) {
   if (!r.errors.empty()) return policy_errors_to_error(r.errors);
   policy.schema_version = policy_schema_version;
   return policy;
+}
+
+namespace {
+
+// True when `pointer` is `base` or lies beneath it ("/network/rules/0" is
+// within "/network"; "" holds everything).
+bool pointer_within(const std::string& pointer, const std::string& base) {
+  return base.empty() || pointer == base || pointer.rfind(base + "/", 0) == 0;
+}
+
+std::string pointer_parent(const std::string& pointer) {
+  const auto slash = pointer.find_last_of('/');
+  return slash == std::string::npos ? std::string() : pointer.substr(0, slash);
+}
+
+}  // namespace
+
+std::vector<policy_error> sandbox_policy_errors(std::string_view text) {
+  detail::strict_json doc = detail::parse_strict_json(text);
+  if (!doc.syntax_ok) return {{doc.syntax_location, "not valid JSON: " + doc.syntax_error}};
+  reader r;
+  r.errors = std::move(doc.duplicates);
+  sandbox_policy policy;
+  read_policy(r, doc.root, policy);
+  std::vector<policy_error> errors = r.errors;
+  // A field that could not be read keeps its default, which may contradict
+  // its siblings: meaning is only checked where everything was read. An
+  // unknown field is skipped without touching anything.
+  std::vector<std::string> unread;
+  for (const auto& e : r.errors) {
+    if (e.reason.rfind("unknown field", 0) != 0) unread.push_back(pointer_parent(e.location));
+  }
+  policy.schema_version = policy_schema_version;
+  for (const auto& e : validate_sandbox_policy(policy).errors) {
+    bool tainted = false;
+    for (const auto& base : unread) tainted = tainted || pointer_within(e.location, base);
+    if (!tainted) errors.push_back(e);
+  }
+  return errors;
 }
 
 std::string sandbox_policy_to_json(const sandbox_policy& p) {

@@ -76,9 +76,30 @@ json plan_part(json j, const sandbox_plan& plan) {
   return j;
 }
 
+// The order a reader looks for things in: what happened and when, what ran
+// under which policy, what was enforced, what the command tried, then the
+// measurements and the long lists. Keys not named here follow in the order
+// they were added.
+json in_reading_order(const json& j) {
+  static constexpr const char* kOrder[] = {
+      "outcome", "exit",   "timeout_fired", "error",    "policy_errors", "blockers",  "started_at", "finished_at",
+      "command", "policy", "backend",       "controls", "limits",        "limits_hit", "violations", "warnings",
+      "network", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
+  json out = json::object();
+  for (const char* key : kOrder) {
+    if (j.contains(key)) out[key] = j[key];
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (!out.contains(key)) out[key] = value;
+  }
+  return out;
+}
+
 // Paths and argv need not be UTF-8 on Linux; JSON must be. Invalid bytes
 // become U+FFFD rather than aborting the report.
-std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+std::string dump(const json& j) {
+  return in_reading_order(j).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
 
 const char* signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);

@@ -73,6 +73,14 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
                                  " (it redirects git's config and hooks); inspect it before running git there");
     }
   }
+  for (const auto& path : payload.watch_gitmodules) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      outcome.warnings.push_back("created during the run: " + path +
+                                 " (submodule URLs and paths the command chose); inspect it before running "
+                                 "git submodule there");
+    }
+  }
   for (const auto& before : payload.repository_scans) {
     for (const auto& repo : repositories_created_since(before, kMaxScanEntries)) {
       outcome.violations.push_back({"repository_created", repo, 1});
@@ -167,9 +175,11 @@ class linux_backend final : public sandbox_backend {
                               "repository metadata " + missing +
                                   " does not exist and could be created by the command; create it first"});
         }
-        for (const auto& absent : scan.absent_gitmodules) {
-          warnings.push_back("not protected: " + absent + " does not exist and may be created by the command");
-        }
+        // An absent .gitmodules cannot be bound read-only; warning about it
+        // in every repository without submodules would teach people to skip
+        // warnings, so the run says so only if the command created one.
+        payload->watch_gitmodules.insert(payload->watch_gitmodules.end(), scan.absent_gitmodules.begin(),
+                                         scan.absent_gitmodules.end());
         input.vcs_protected.insert(input.vcs_protected.end(), scan.protect.begin(), scan.protect.end());
         payload->watch_absent.insert(payload->watch_absent.end(), scan.absent_redirects.begin(),
                                      scan.absent_redirects.end());

@@ -45,6 +45,9 @@ struct linux_plan_payload final : plan_payload {
   // After the run (protect_vcs_metadata): paths that must still be absent,
   // and the repositories known at compile time under these writable roots.
   std::vector<std::string> watch_absent;
+  // .gitmodules files absent at compile time: reported only if the command
+  // creates one (docs/linux-backend.md, "Repository metadata").
+  std::vector<std::string> watch_gitmodules;
   std::vector<vcs_scan> repository_scans;  // one per scanned writable root
 };
 

@@ -77,7 +77,10 @@ error setup_error(const init_message& m, const prepared_launch& p) {
     message += " (" + p.payload->mounts.ops[static_cast<std::size_t>(m.op_index)].path + ")";
   }
   if (m.step == init_step::working_directory) {
-    message = "working directory " + p.working_directory + " is not visible inside the sandbox";
+    // A policy that grants nothing where the command starts: say what to add.
+    message = "working directory " + p.working_directory +
+              " is not visible inside the sandbox (add \"{workspace}\" to filesystem.readable or "
+              "filesystem.writable, or run from a directory the policy makes visible)";
   }
   return make_error(error_code::launch_failed, message, {}, m.error);
 }
