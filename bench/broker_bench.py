@@ -201,7 +201,7 @@ def main() -> int:
                         raise RuntimeError(f"the broker's evidence does not match the run: "
                                            f"{ {k: v for k, v in n.items() if k != 'connections'} }, first {first}")
                     checks["broker evidence (last run)"] = (
-                        f"{n['allowed']} connections allowed, {n['denied']} denied, {n['failed']} failed; "
+                        f"{n['allowed']} connections allowed, {n['denied']} denied, {n['unreachable'] + n['malformed'] + n['error']} failed; "
                         f"the download's entry: {first.get('bytes_received'):,} bytes received from "
                         f"{first.get('address')}")
     finally:

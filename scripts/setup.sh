@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++ clang pkg-config
   libseccomp-dev nlohmann-json3-dev libcli11-dev libasio-dev libmd-dev
   libgtest-dev libgmock-dev
+  # internationalized host names in network rules (IDNA, src/core/idna.h)
+  libidn2-dev
   # what the tests run inside the sandbox, and to run them as a second user
   git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
   # real network clients for the filtered-network tests (they talk to loopback servers only),
