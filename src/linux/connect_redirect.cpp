@@ -83,7 +83,7 @@ std::optional<ip_destination> ip_of(const sockaddr_storage& address, std::size_t
 // descriptor table the thread shares.
 int open_pidfd(pid_t tid) {
   const int fd = static_cast<int>(::syscall(SYS_pidfd_open, tid, 0U));
-  if (fd >= 0 || errno != EINVAL) return fd;
+  if (fd >= 0 || (errno != EINVAL && errno != ENOENT)) return fd;  // ENOENT from Linux 6.9 on
   std::ifstream status("/proc/" + std::to_string(tid) + "/status");
   std::string line;
   while (std::getline(status, line)) {

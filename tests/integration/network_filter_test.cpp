@@ -677,22 +677,15 @@ int main(int argc, char** argv) {
   a.sin_family = AF_INET;
   a.sin_port = htons((unsigned short)atoi(argv[2]));
   inet_pton(AF_INET, argv[1], &a.sin_addr);
-  if (connect(s, (struct sockaddr*)&a, sizeof a) != 0) { printf("connect: %s
-", strerror(errno)); return 0; }
-  const char* request = "GET /file HTTP/1.0
-
-";
-  if (write(s, request, strlen(request)) < 0) { printf("write: %s
-", strerror(errno)); return 0; }
+  if (connect(s, (struct sockaddr*)&a, sizeof a) != 0) { printf("connect: %s\n", strerror(errno)); return 0; }
+  const char* request = "GET /file HTTP/1.0\r\n\r\n";
+  if (write(s, request, strlen(request)) < 0) { printf("write: %s\n", strerror(errno)); return 0; }
   char line[256] = {0};
   size_t n = 0;
-  while (n + 1 < sizeof line && read(s, line + n, 1) == 1 && line[n] != '
-') ++n;
+  while (n + 1 < sizeof line && read(s, line + n, 1) == 1 && line[n] != '\n') ++n;
   line[n] = 0;
-  if (n > 0 && line[n - 1] == '
-') line[n - 1] = 0;
-  printf("%s
-", n == 0 ? "closed" : line);
+  if (n > 0 && line[n - 1] == '\r') line[n - 1] = 0;
+  printf("%s\n", n == 0 ? "closed" : line);
   return 0;
 }
 )";
