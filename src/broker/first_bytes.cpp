@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace cordon::broker {
 namespace {
@@ -96,13 +97,26 @@ bool token_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
 
+// The methods a request head may start with (RFC 9110 §9, RFC 5789 PATCH,
+// WebDAV's RFC 4918). Only these are waited for: bytes that cannot begin
+// one of them are some other protocol, decided at once, so that a client
+// sending one byte and waiting for its answer is not held.
+constexpr std::string_view known_methods[] = {"GET",      "HEAD",  "POST",     "PUT",   "DELETE", "OPTIONS",
+                                              "TRACE",    "PATCH", "PROPFIND", "MKCOL", "COPY",   "MOVE",
+                                              "PROPPATCH", "LOCK", "UNLOCK",   "REPORT", "CONNECT"};
+
 first_bytes_result classify_http(std::string_view data) {
   first_bytes_result out;
-  // A request line starts with a method token and a space.
+  bool may_be_method = false;
+  for (const auto method : known_methods) {
+    const std::string line_start = std::string(method) + " ";
+    const std::size_t n = std::min(data.size(), line_start.size());
+    if (data.substr(0, n) == std::string_view(line_start).substr(0, n)) may_be_method = true;
+  }
+  if (!may_be_method) return out.status = first_bytes_status::other, out;
   std::size_t i = 0;
   while (i < data.size() && i < 32 && token_char(data[i])) ++i;
   if (i == data.size()) return out;  // still the method
-  if (i == 0 || data[i] != ' ') return out.status = first_bytes_status::other, out;
   const auto end = data.find("\r\n\r\n");
   if (end == std::string_view::npos) return out;
   std::string_view head = data.substr(0, end + 2);

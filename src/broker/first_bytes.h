@@ -11,7 +11,7 @@
 namespace cordon::broker {
 
 enum class first_bytes_status {
-  incomplete,  // could still become a ClientHello or a request head: read more
+  incomplete,  // could still become a ClientHello or a request head (a known method): read more
   tls,         // a complete ClientHello; `name` is its SNI host name, empty when it sends none
   http,        // a complete request head; `name` is the host of its Host field (empty when absent)
   other,       // neither (or malformed): decide by the address

@@ -65,6 +65,11 @@ TEST(BrokerFirstBytes, AnythingElseIsOther) {
   EXPECT_EQ(classify_first_bytes("SSH-2.0-OpenSSH_9.2\r\n").status, first_bytes_status::other);
   EXPECT_EQ(classify_first_bytes(std::string("\x00\x01\x02", 3)).status, first_bytes_status::other);
   EXPECT_EQ(classify_first_bytes("").status, first_bytes_status::incomplete);
+  // One byte that begins no method: another protocol, decided at once.
+  EXPECT_EQ(classify_first_bytes("x").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("PING\r\n").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("GETX / HTTP/1.1\r\n\r\n").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("PO").status, first_bytes_status::incomplete);
 }
 
 }  // namespace
