@@ -170,18 +170,22 @@ def main() -> int:
                         "--via", BROKER_TCP] + work),
             ("broker_unix", f"broker: HTTP CONNECT via {BROKER_UNIX} (cordon run, filtered)",
              sandbox + ["--", str(inside_client), "client", "--to", target, "--via", "unix:" + BROKER_UNIX] + work),
+            ("broker_transparent", "broker: transparent (a plain connect inside cordon run, filtered)",
+             sandbox + ["--", str(inside_client), "client", "--to", target] + work),
             ("sandbox_direct", "direct inside cordon run --net any (no broker: the sandbox alone)",
              [str(cordon), "run", "--net", "any", "--workspace", str(ws), "--", str(inside_client), "client",
               "--to", target] + work),
         ]
 
-        # Confinement: inside the filtered sandbox a direct connection fails, and the
-        # broker's evidence shows every brokered connection.
+        # Confinement: inside the filtered sandbox a direct connection to a port no rule
+        # allows fails at connect (one to the allowed server is routed to the broker:
+        # the "transparent" configuration), and the broker's evidence shows every
+        # brokered connection.
         log("checks")
-        check = subprocess.run(sandbox + ["--", str(inside_client), "connect", "--to", target],
+        check = subprocess.run(sandbox + ["--", str(inside_client), "connect", "--to", "127.0.0.1:1"],
                                capture_output=True, text=True, timeout=60)
         direct_inside = check.stdout.strip() or check.stderr.strip()
-        checks = {"direct connect inside the filtered sandbox": direct_inside}
+        checks = {"direct connect inside the filtered sandbox to a port no rule allows": direct_inside}
         if direct_inside != "refused EACCES":
             raise RuntimeError(f"a direct connection inside the filtered sandbox was not refused: {direct_inside}")
 
@@ -201,7 +205,7 @@ def main() -> int:
                         raise RuntimeError(f"the broker's evidence does not match the run: "
                                            f"{ {k: v for k, v in n.items() if k != 'connections'} }, first {first}")
                     checks["broker evidence (last run)"] = (
-                        f"{n['allowed']} connections allowed, {n['denied']} denied, {n['failed']} failed; "
+                        f"{n['allowed']} connections allowed, {n['denied']} denied, {n['unreachable'] + n['malformed'] + n['error']} failed; "
                         f"the download's entry: {first.get('bytes_received'):,} bytes received from "
                         f"{first.get('address')}")
     finally:

@@ -11,6 +11,8 @@ packages=(
   # the kernel matrix (scripts/kernel-matrix.sh): QEMU for the Debian 6.1 guest, busybox for its
   # initramfs, bubblewrap to run cordon nested inside another sandbox
   qemu-system-x86 busybox-static bubblewrap
+  # internationalized host names in network rules (IDNA, src/core/idna.h)
+  libidn2-dev
   # what the tests run inside the sandbox, and to run them as a second user
   git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
   # real network clients for the filtered-network tests (they talk to loopback servers only),

@@ -24,8 +24,10 @@
 //  5. DNS names compare ASCII case-insensitively and one trailing dot is
 //     insignificant ("WWW.Example.COM." is "www.example.com"). International
 //     names are compared in their IDNA ASCII form ("xn--bcher-kva.example"):
-//     the caller converts a Unicode name with IDNA before asking; a
-//     destination with non-ASCII bytes is an error, never a guess. IP
+//     a pattern or destination written in Unicode is converted with IDNA
+//     (libidn2, IDNA2008 with UTS #46 mapping, non-transitional) first; one
+//     that IDNA refuses (invalid UTF-8, a disallowed code point) is an
+//     error, never a guess. IP
 //     literals compare by address, not by spelling: "[2001:DB8::0:1]",
 //     "2001:db8::1" and "2001:0db8:0:0:0:0:0:1" are one destination, and an
 //     IPv4-mapped IPv6 address ("::ffff:10.0.0.1") is the IPv4 address it

@@ -25,12 +25,26 @@ struct violation {
 // One connection the network broker decided (filtered mode), as the report
 // lists it. Times in milliseconds, sizes in bytes.
 struct network_connection {
-  std::string protocol;      // "http_connect", "http_forward", "socks5", or "unknown" when unparsed
+  // "http_connect", "http_forward", "socks5", "transparent" (a connect(2) the
+  // supervisor routed to the broker), "dns" (a query to the sandbox's
+  // resolver; `host` is the name, `address` the first answer), or "unknown"
+  // when unparsed
+  std::string protocol;
+  std::string original;      // transparent: the address:port the command connected to
+  // transparent: what named the destination: "tls_sni", "http_host", "dns"
+  // (the name the sandbox resolved to that address) or "address"
+  std::string name_source;
   std::string host;          // destination as the command named it (normalized); empty if unparsed
   int port = 0;              // destination port; 0 if unparsed
   std::optional<std::size_t> rule;  // index of the rule that matched; empty = default_action
-  std::string action;        // "allow" or "deny": what the broker did
-  std::string reason;        // why a connection was denied or failed; empty when it was relayed
+  bool rule_consulted = false;       // false: no rule decided (malformed request, broker limit); `rule` is meaningless
+  // What happened, one value per outcome: "allow" (relayed), "deny" (refused
+  // by a rule, the default action or the address check), "unreachable"
+  // (allowed, but resolution or the connection failed), "malformed" (no valid
+  // request, no rule consulted), "error" (the broker's limits, an internal
+  // error, or the run ended before a decision).
+  std::string action;
+  std::string reason;        // why it was not relayed; empty when it was
   std::string address;       // the address the broker connected to, when it did
   std::uint64_t bytes_sent = 0;      // command -> destination
   std::uint64_t bytes_received = 0;  // destination -> command
@@ -46,7 +60,9 @@ struct network_evidence {
   std::uint64_t total = 0;
   std::uint64_t allowed = 0;           // relayed (connected to the destination)
   std::uint64_t denied = 0;            // refused by a rule, the default action or the address check
-  std::uint64_t failed = 0;            // malformed requests, resolution or connect failures, limits
+  std::uint64_t unreachable = 0;       // allowed, but resolution or the connection failed
+  std::uint64_t malformed = 0;         // no valid request (no rule consulted)
+  std::uint64_t error = 0;             // broker limits, internal errors, run ended before a decision
   std::uint64_t not_recorded = 0;      // connections beyond max_recorded
 };
 

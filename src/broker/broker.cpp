@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -28,6 +29,20 @@ using namespace detail;
 
 // How long to wait before accepting again when out of descriptors or memory.
 constexpr std::chrono::milliseconds accept_backoff{50};
+
+// Where the supervisor noted that a transparently routed connection was
+// going: the table's entry for its source port (destination_table.h).
+std::optional<original_destination> original_of(core& c, int fd) {
+  if (!c.options.destinations) return std::nullopt;
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return std::nullopt;
+  int port = -1;
+  if (peer.ss_family == AF_INET) port = ntohs(reinterpret_cast<const sockaddr_in*>(&peer)->sin_port);
+  if (peer.ss_family == AF_INET6) port = ntohs(reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_port);
+  if (port <= 0) return std::nullopt;
+  return c.options.destinations->take(std::to_string(port));
+}
 
 void accepted(core& c, listener& l, int fd) {
   if (c.sessions.size() >= c.options.limits.max_connections) {
@@ -45,6 +60,10 @@ void accepted(core& c, listener& l, int fd) {
   }
   if (l.protocol.family() != AF_UNIX) {
     client.set_option(asio::ip::tcp::no_delay(true), ec);
+  }
+  if (l.transparent) {
+    start_transparent_session(c, std::move(client), original_of(c, fd));
+    return;
   }
   start_session(c, std::move(client));
 }
@@ -77,6 +96,21 @@ void accept_next(core& c, listener& l) {
     }
     accept_next(c, l);
   });
+}
+
+// At stop(): a connection the kernel already completed but the broker had
+// not accepted yet would vanish unrecorded when the listener closes. Accept
+// and record each one (the command did try to connect), then close it.
+void drain_backlog(core& c, listener& l) {
+  for (;;) {
+    const int fd = ::accept4(l.socket.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+      return;  // EAGAIN: the queue is empty (or the listener is unusable)
+    }
+    ::close(fd);
+    c.record_failure("broker stopped before the connection was served");
+  }
 }
 
 // Why `fd` cannot be served, or empty.
@@ -133,8 +167,10 @@ network_broker::network_broker(std::unique_ptr<state> s) : state_(std::move(s)) 
 network_broker::~network_broker() { stop(); }
 
 result<std::unique_ptr<network_broker>> network_broker::start(broker_options options, std::vector<int> listener_fds) {
+  const int dns_fd = options.dns_socket;
   auto close_from = [&](std::size_t first) {
     for (std::size_t i = first; i < listener_fds.size(); ++i) ::close(listener_fds[i]);
+    if (first == 0 && dns_fd >= 0) ::close(dns_fd);
   };
   std::vector<int> families;
   for (std::size_t i = 0; i < listener_fds.size(); ++i) {
@@ -158,17 +194,25 @@ result<std::unique_ptr<network_broker>> network_broker::start(broker_options opt
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     const stream protocol(families[i], families[i] == AF_UNIX ? 0 : IPPROTO_TCP);
     auto l = std::make_unique<listener>(c->io, protocol);
+    l->transparent = static_cast<int>(i) == c->options.transparent_listener;
     std::error_code ec;
     l->socket.assign(protocol, fd, ec);
     if (!ec) l->socket.non_blocking(true, ec);
     if (ec) {
       if (!l->socket.is_open()) ::close(fd);
       close_from(i + 1);
+      if (dns_fd >= 0) ::close(dns_fd);
       return make_error(error_code::launch_failed,
                         "network broker: listener descriptor " + std::to_string(fd) + ": " + ec.message(), {},
                         ec.value());
     }
     c->listeners.push_back(std::move(l));
+  }
+  if (dns_fd >= 0) {
+    const std::string problem = start_dns_server(*c, dns_fd);
+    if (!problem.empty()) {
+      return make_error(error_code::launch_failed, "network broker: DNS socket: " + problem);
+    }
   }
   for (auto& l : c->listeners) accept_next(*c, *l);
   c->work.emplace(c->io.get_executor());
@@ -194,9 +238,11 @@ void network_broker::stop() {
     c.stopping = true;
     std::error_code ec;
     for (auto& l : c.listeners) {
+      drain_backlog(c, *l);
       l->socket.close(ec);
       l->retry.cancel();
     }
+    if (c.dns_service) stop_dns_server(*c.dns_service);
     auto sessions = std::move(c.sessions);
     c.sessions.clear();
     for (auto& entry : sessions) stop_session(*entry.second);

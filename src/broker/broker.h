@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/destination_table.h"
 #include "cordon/launch.h"
 #include "cordon/policy.h"
 #include "cordon/result.h"
@@ -62,6 +63,9 @@ struct broker_limits {
   // of relay_buffer_bytes per direction per connection.
   bool splice = true;
   std::size_t relay_buffer_bytes = 64 * 1024;
+  // A transparent connection whose client sends nothing this long (a
+  // protocol where the server speaks first) is decided by its address.
+  std::chrono::milliseconds first_bytes_wait{1000};
 };
 
 // Test seams. Production leaves both empty: names are resolved with the
@@ -83,7 +87,23 @@ struct broker_options {
   broker_limits limits;
   broker_hooks hooks;
   std::vector<std::string> listener_names;  // for the evidence, one per listener, same order
+  // Transparent routing (docs/network.md): the index in `listener_fds` of
+  // the listener the supervisor connects the command's own sockets to, and
+  // the table where it notes each one's original destination, keyed by the
+  // decimal source port. -1 / null: none.
+  int transparent_listener = -1;
+  std::shared_ptr<destination_table> destinations;
+  // The sandbox's DNS (docs/network.md): a UDP socket bound inside (ownership
+  // passes to the broker, also on error), and the resolver allowed queries
+  // go to ("127.0.0.1:53", "[::1]:5353"; empty: every allowed query fails
+  // with SERVFAIL). -1: no DNS.
+  int dns_socket = -1;
+  std::string dns_upstream;
 };
+
+// The first nameserver of this host's /etc/resolv.conf as "address:53"
+// ("[v6]:53"), or empty.
+std::string system_dns_upstream();
 
 // A running broker. It owns one thread running an asio io_context.
 class network_broker {

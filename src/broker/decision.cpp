@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "broker/broker.h"
@@ -42,6 +44,23 @@ std::string printable(std::string_view text, std::size_t max) {
     }
   }
   return out;
+}
+
+name_decision decide_resolution(const network_policy& policy, std::string_view host) {
+  std::set<int> ports;
+  for (const auto& rule : policy.rules) {
+    if (rule.port) ports.insert(*rule.port);
+  }
+  int unnamed = 1;
+  while (ports.count(unnamed) != 0) ++unnamed;
+  ports.insert(unnamed);
+  std::optional<name_decision> first;
+  for (const int port : ports) {
+    name_decision d = decide_name(policy, host, port);
+    if (!d.decision || d.decision->action == rule_action::allow) return d;
+    if (!first) first = std::move(d);
+  }
+  return std::move(*first);
 }
 
 name_decision decide_name(const network_policy& policy, std::string_view host, int port) {

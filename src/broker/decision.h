@@ -25,6 +25,11 @@ struct name_decision {
 // match_host_rules() on the destination as the client named it.
 name_decision decide_name(const network_policy& policy, std::string_view host, int port);
 
+// May the sandbox resolve `host` through the broker's DNS? When some port
+// exists on which the rules allow it: each port a rule names is tried, and
+// one port no rule names (first allow wins; else the first refusal).
+name_decision decide_resolution(const network_policy& policy, std::string_view host);
+
 struct address_choice {
   std::vector<std::string> usable;  // normalized literals, in the resolver's order, no duplicates
   std::string reason;               // set when `usable` is empty

@@ -19,6 +19,7 @@
 
 #include "broker/core.h"
 #include "broker/decision.h"
+#include "broker/first_bytes.h"
 #include "broker/host_addresses.h"
 #include "broker/http_request.h"
 #include "broker/socks5.h"
@@ -47,7 +48,6 @@ class session : public std::enable_shared_from_this<session> {
   session(core& c, stream::socket client)
       : core_(c), client_(std::move(client)), upstream_(c.io), resolver_(c.io), timer_(c.io), accepted_(steady::now()) {
     record_.protocol = "unknown";
-    record_.action = "deny";
   }
 
   void start() {
@@ -56,19 +56,51 @@ class session : public std::enable_shared_from_this<session> {
     read_request();
   }
 
+  // A connection the supervisor routed here transparently (connect_redirect.h):
+  // the command connected to `original` and speaks to it directly. Its first
+  // bytes are read (a TLS ClientHello, an HTTP request head) to learn the name
+  // it means; then it is decided and relayed like any other, the bytes read
+  // so far sent first.
+  void start_transparent(std::optional<original_destination> original) {
+    record_.protocol = "transparent";
+    if (!original) {
+      refuse({}, outcome::malformed, "transparent connection without an original destination");
+      return;
+    }
+    original_ = std::move(*original);
+    record_.original = (original_.address.find(':') != std::string::npos ? "[" + original_.address + "]"
+                                                                           : original_.address) +
+                       ":" + std::to_string(original_.port);
+    record_.host = original_.address;
+    record_.port = original_.port;
+    // A ClientHello record is up to 16 KiB plus its header.
+    buffer_.resize(std::max<std::size_t>(limits().max_request_bytes, 16384 + 5));
+    arm(limits().first_bytes_wait, &session::on_first_bytes_wait);
+    read_first_bytes();
+  }
+
   // The broker stops: close now, record what this connection got to.
   void stop_now() {
     if (phase_ == phase::done) return;
     if (phase_ == phase::request) record_.reason = "broker stopped before the request was complete";
     if (phase_ == phase::connecting) record_.reason = "broker stopped while connecting";
+    if (phase_ == phase::checking) record_.reason = "broker stopped during the TLS check";
+    if (phase_ == phase::request || phase_ == phase::connecting || phase_ == phase::checking) outcome_ = outcome::error;
     finish();
   }
 
  private:
-  enum class phase { request, connecting, relaying, closing, done };
+  enum class phase { request, connecting, checking, relaying, closing, done };
 
   const broker_limits& limits() const { return core_.options.limits; }
   bool socks() const { return record_.protocol == "socks5"; }
+  bool transparent() const { return record_.protocol == "transparent"; }
+  // May the broker answer with an HTTP response of its own? Not inside a
+  // transparent TLS connection (the client expects a ServerHello).
+  bool speaks_http() const { return !socks() && (!transparent() || peeked_http_); }
+  std::string http_refusal(int status, const std::string& body, const std::vector<http_header>& headers = {}) const {
+    return speaks_http() ? http_response(status, body, headers) : std::string();
+  }
 
   // Every completion handler goes through here: it keeps the session alive,
   // does nothing once the session has ended, and turns an exception into a
@@ -88,7 +120,7 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void internal_error(const std::string& what) {
-    outcome_ = outcome::failed;
+    outcome_ = outcome::error;
     record_.reason = printable("internal error: " + what);
     finish();
   }
@@ -114,14 +146,14 @@ class session : public std::enable_shared_from_this<session> {
       refuse(socks() ? socks5_reply(socks5_reply_code::general_failure)
                      : http_response(431, "cordon: request head larger than " +
                                               std::to_string(limits().max_request_bytes) + " bytes\n"),
-             outcome::failed, "request too large: more than " + std::to_string(limits().max_request_bytes) + " bytes");
+             outcome::malformed, "request too large: more than " + std::to_string(limits().max_request_bytes) + " bytes");
       return;
     }
     client_.async_read_some(asio::buffer(buffer_.data() + filled_, buffer_.size() - filled_),
                             wrap([this](std::error_code ec, std::size_t n) {
                               if (phase_ != phase::request) return;
                               if (ec) {
-                                outcome_ = outcome::failed;
+                                outcome_ = outcome::malformed;
                                 record_.reason = std::string("malformed request: connection closed ") +
                                                  (filled_ == 0 ? "before a request" : "in the middle of the request");
                                 finish();
@@ -164,7 +196,7 @@ class session : public std::enable_shared_from_this<session> {
         read_request();  // refuses with 431
         return;
       case http_parse_status::bad_request:
-        refuse(http_response(400, "cordon: malformed request: " + parsed.error + "\n"), outcome::failed,
+        refuse(http_response(400, "cordon: malformed request: " + parsed.error + "\n"), outcome::malformed,
                "malformed request: " + parsed.error);
         return;
       case http_parse_status::complete:
@@ -190,7 +222,7 @@ class session : public std::enable_shared_from_this<session> {
         return;
       }
       if (!greeting.no_auth_offered) {
-        refuse(socks5_method_selection(false), outcome::failed,
+        refuse(socks5_method_selection(false), outcome::malformed,
                "socks5: the client offers no acceptable authentication method (only \"no authentication\")");
         return;
       }
@@ -200,7 +232,7 @@ class session : public std::enable_shared_from_this<session> {
       asio::async_write(client_, asio::buffer(to_client_), wrap([this](std::error_code ec, std::size_t) {
                           if (phase_ != phase::request) return;
                           if (ec) {
-                            outcome_ = outcome::failed;
+                            outcome_ = outcome::malformed;
                             record_.reason = "malformed request: connection closed in the middle of the request";
                             finish();
                             return;
@@ -220,7 +252,7 @@ class session : public std::enable_shared_from_this<session> {
           record_.host = printable(request.request.host);
           record_.port = request.request.port;
         }
-        refuse(socks5_reply(request.reply), outcome::failed, "malformed request: socks5: " + request.error);
+        refuse(socks5_reply(request.reply), outcome::malformed, "malformed request: socks5: " + request.error);
         return;
       case socks5_status::complete:
         break;
@@ -232,7 +264,79 @@ class session : public std::enable_shared_from_this<session> {
   void on_request_timeout() {
     if (phase_ != phase::request) return;
     const std::string reason = "request timeout: no complete request within " + ms_text(limits().request_timeout);
-    refuse(socks() ? std::string() : http_response(408, "cordon: " + reason + "\n"), outcome::failed, reason);
+    refuse(socks() ? std::string() : http_refusal(408, "cordon: " + reason + "\n"), outcome::malformed, reason);
+  }
+
+  // ---- a transparent connection's first bytes ------------------------------
+
+  void read_first_bytes() {
+    if (filled_ == buffer_.size()) {
+      decide_transparent("", "address");  // neither a ClientHello nor a request head that fits
+      return;
+    }
+    client_.async_read_some(asio::buffer(buffer_.data() + filled_, buffer_.size() - filled_),
+                            wrap([this](std::error_code ec, std::size_t n) {
+                              if (phase_ != phase::request) return;
+                              if (ec == asio::error::eof) {  // it sent what it had: decide by the address
+                                decide_transparent("", "address");
+                                return;
+                              }
+                              if (ec) {
+                                outcome_ = outcome::malformed;
+                                record_.reason = "transparent connection failed before it was decided: " + ec.message();
+                                finish();
+                                return;
+                              }
+                              filled_ += n;
+                              const auto seen = classify_first_bytes(std::string_view(buffer_.data(), filled_));
+                              switch (seen.status) {
+                                case first_bytes_status::incomplete:
+                                  if (!waited_for_first_bytes_) arm(limits().request_timeout, &session::on_request_timeout);
+                                  waited_for_first_bytes_ = true;
+                                  read_first_bytes();
+                                  return;
+                                case first_bytes_status::tls:
+                                  decide_transparent(seen.name, "tls_sni");
+                                  return;
+                                case first_bytes_status::http:
+                                  peeked_http_ = true;
+                                  decide_transparent(seen.name, "http_host");
+                                  return;
+                                case first_bytes_status::other:
+                                  decide_transparent("", "address");
+                                  return;
+                              }
+                            }));
+  }
+
+  // The command sent nothing yet (a protocol where the server speaks first).
+  void on_first_bytes_wait() {
+    if (phase_ != phase::request || filled_ != 0) return;
+    std::error_code ec;
+    client_.cancel(ec);  // the pending read
+    decide_transparent("", "address");
+  }
+
+  // In this order: the TLS server name, the HTTP Host, the name the sandbox
+  // resolved to this address (dns_cache.h), the address itself.
+  void decide_transparent(const std::string& name, const char* source) {
+    to_upstream_.assign(buffer_.data(), filled_);
+    if (!name.empty()) {
+      record_.name_source = source;
+      decide(name, original_.port);
+      return;
+    }
+    // TLS without a server name is held to its address alone: a name rule
+    // cannot vouch for a connection that names nothing.
+    const bool tls_without_name = std::string(source) == "tls_sni";
+    const std::string resolved = tls_without_name ? std::string() : core_.dns.name_of(original_.address);
+    if (!resolved.empty()) {  // the name the sandbox resolved to this address
+      record_.name_source = "dns";
+      decide(resolved, original_.port);
+      return;
+    }
+    record_.name_source = "address";  // TLS without a server name, HTTP without Host, anything else
+    decide(original_.address, original_.port);
   }
 
   // ---- the decision --------------------------------------------------------
@@ -249,16 +353,17 @@ class session : public std::enable_shared_from_this<session> {
     record_.port = port;
     if (!decided.decision) {
       refuse(socks() ? socks5_reply(socks5_reply_code::not_allowed)
-                     : http_response(400, "cordon: refused " + destination_text() + ": " + decided.reason + "\n"),
-             outcome::denied, decided.reason);
+                     : http_refusal(400, "cordon: refused " + destination_text() + ": " + decided.reason + "\n"),
+             outcome::malformed, "invalid destination: " + decided.reason);
       return;
     }
     record_.rule = decided.decision->rule;
+    record_.rule_consulted = true;
+    ip_literal_ = decided.ip_literal;
     if (decided.decision->action == rule_action::deny) {
       refuse_by_rule(decided.reason);
       return;
     }
-    record_.action = "allow";
     phase_ = phase::connecting;
     arm(limits().connect_timeout, &session::on_connect_timeout);
     if (decided.ip_literal) {
@@ -266,6 +371,12 @@ class session : public std::enable_shared_from_this<session> {
       return;
     }
     resolving_ = true;
+    // A name the sandbox resolved through the broker goes to the addresses
+    // it was given (the same upstream answer), without asking again.
+    if (auto known = core_.dns.addresses_of(decided.host); !known.empty()) {
+      on_resolved(known, "");
+      return;
+    }
     if (core_.options.hooks.resolve) {
       std::vector<std::string> addresses;
       std::string problem;
@@ -296,7 +407,7 @@ class session : public std::enable_shared_from_this<session> {
     std::vector<http_header> headers;
     headers.push_back({"X-Cordon-Rule", rule});
     refuse(
-        http_response(403, "cordon: refused " + destination_text() + ": " + reason + " [rule " + rule + "]\n", headers),
+        http_refusal(403, "cordon: refused " + destination_text() + ": " + reason + " [rule " + rule + "]\n", headers),
         outcome::denied, reason);
   }
 
@@ -316,6 +427,10 @@ class session : public std::enable_shared_from_this<session> {
       return;
     }
     candidates_ = std::move(choice.usable);
+    // A transparent connection goes where the command dialed when the name
+    // it sent resolves there too; otherwise to the name's own addresses.
+    const auto original = std::find(candidates_.begin(), candidates_.end(), original_.address);
+    if (original != candidates_.end()) std::rotate(candidates_.begin(), original, original + 1);
     connect_next();
   }
 
@@ -385,11 +500,11 @@ class session : public std::enable_shared_from_this<session> {
                   "timeout: " + step + " took longer than " + ms_text(limits().connect_timeout));
   }
 
-  // A destination the rules allowed could not be reached: the record keeps
-  // action "allow", with the reason.
+  // A destination the rules allowed could not be reached: action
+  // "unreachable", with the deciding rule and the reason.
   void fail_upstream(int status, std::uint8_t socks_code, const std::string& reason) {
-    refuse(socks() ? socks5_reply(socks_code) : http_response(status, "cordon: " + printable(reason) + "\n"),
-           outcome::failed, reason);
+    refuse(socks() ? socks5_reply(socks_code) : http_refusal(status, "cordon: " + printable(reason) + "\n"),
+           outcome::unreachable, reason);
   }
 
   void connected(const std::string& address) {
@@ -408,6 +523,7 @@ class session : public std::enable_shared_from_this<session> {
     }
     disarm();
     record_.address = address;
+    checked_address_ = address;
     outcome_ = outcome::allowed;
     std::error_code ec;
     upstream_.set_option(tcp::no_delay(true), ec);
@@ -416,7 +532,86 @@ class session : public std::enable_shared_from_this<session> {
       to_client_ = ec ? socks5_reply(socks5_reply_code::succeeded)
                       : socks5_reply(socks5_reply_code::succeeded, local.address().to_string(), local.port());
     }
+    if ((record_.protocol == "http_connect" || socks()) && !ip_literal_) {
+      answer_then_check_tls();
+      return;
+    }
     start_relay();
+  }
+
+  // ---- the TLS check of a tunnel to a name ----------------------------------
+
+  // A tunnel opened for a name: its client is told yes (200, SOCKS5
+  // success), then its first bytes are read before any reach the
+  // destination. A TLS ClientHello must name that host (SNI): a different
+  // name is domain fronting, and no name at all cannot be held to the rule;
+  // both are refused and recorded. Anything that is not TLS passes (a tunnel
+  // carries any TCP protocol).
+  void answer_then_check_tls() {
+    phase_ = phase::checking;
+    record_.address.clear();  // set again once the check passes
+    arm(limits().first_bytes_wait, &session::on_check_wait);
+    asio::async_write(client_, asio::buffer(to_client_), wrap([this](std::error_code ec, std::size_t) {
+                        if (phase_ != phase::checking) return;
+                        if (ec) return finish();
+                        to_client_.clear();
+                        check_tls();
+                      }));
+  }
+
+  void check_tls() {
+    const bool tls = !to_upstream_.empty() && static_cast<unsigned char>(to_upstream_[0]) == 0x16;
+    if (!to_upstream_.empty() && !tls) return pass_check();  // not TLS: any TCP protocol may use a tunnel
+    const auto seen = classify_first_bytes(to_upstream_);
+    if (seen.status == first_bytes_status::incomplete && to_upstream_.size() < 16384 + 5) {
+      if (check_buffer_.empty()) check_buffer_.resize(16384 + 5);
+      client_.async_read_some(asio::buffer(check_buffer_.data(), check_buffer_.size() - to_upstream_.size()),
+                              wrap([this](std::error_code ec, std::size_t n) {
+                                if (phase_ != phase::checking) return;
+                                if (ec) return finish();  // gave up before sending anything usable
+                                to_upstream_.append(check_buffer_.data(), n);
+                                check_tls();
+                              }));
+      return;
+    }
+    if (seen.status == first_bytes_status::tls) {
+      const auto named = normalize_destination_host(seen.name);
+      if (seen.name.empty()) {
+        refuse({}, outcome::denied, "TLS without a server name (SNI) in a tunnel to " + record_.host);
+        return;
+      }
+      if (!named || *named != record_.host) {
+        refuse({}, outcome::denied,
+               "TLS server name " + printable(seen.name) + " does not match the tunnel's host " + record_.host +
+                   " (domain fronting)");
+        return;
+      }
+    }
+    pass_check();
+  }
+
+  void pass_check() {
+    disarm();
+    record_.address = checked_address_;
+    std::vector<char>().swap(check_buffer_);
+    start_relay();
+  }
+
+  // The client sent nothing yet: a protocol where the server speaks first.
+  void on_check_wait() {
+    if (phase_ != phase::checking) return;
+    if (!to_upstream_.empty()) {
+      arm(limits().request_timeout, &session::on_check_timeout);
+      return;
+    }
+    std::error_code ec;
+    client_.cancel(ec);  // the pending read
+    pass_check();
+  }
+
+  void on_check_timeout() {
+    if (phase_ != phase::checking) return;
+    refuse({}, outcome::malformed, "tunnel: no complete TLS ClientHello within " + ms_text(limits().request_timeout));
   }
 
   // ---- relaying ------------------------------------------------------------
@@ -578,7 +773,6 @@ class session : public std::enable_shared_from_this<session> {
   // into the record; a denial also sets its action to "deny".
   void refuse(std::string response, outcome result, const std::string& reason) {
     outcome_ = result;
-    if (result == outcome::denied) record_.action = "deny";
     record_.reason = printable(reason);
     phase_ = phase::closing;
     std::error_code ec;
@@ -644,13 +838,20 @@ class session : public std::enable_shared_from_this<session> {
   const steady::time_point accepted_;
   phase phase_ = phase::request;
   network_connection record_;
-  outcome outcome_ = outcome::failed;
+  outcome outcome_ = outcome::error;
 
   std::vector<char> buffer_;  // the request
   std::size_t filled_ = 0;
   std::size_t consumed_ = 0;  // SOCKS5: the greeting, once answered
   bool greeted_ = false;
   http_request http_;
+
+  original_destination original_;  // transparent: where the command connected
+  bool waited_for_first_bytes_ = false;
+  bool peeked_http_ = false;  // transparent: the client sent an HTTP request head
+  bool ip_literal_ = false;   // the destination was named by an IP literal
+  std::string checked_address_;   // the dialed address, recorded once the TLS check passed
+  std::vector<char> check_buffer_;
 
   bool resolving_ = false;
   std::vector<std::string> candidates_;
@@ -674,6 +875,12 @@ void start_session(core& c, stream::socket client) {
   auto s = std::make_shared<session>(c, std::move(client));
   c.sessions.emplace(s.get(), s);
   s->start();
+}
+
+void start_transparent_session(core& c, stream::socket client, std::optional<original_destination> original) {
+  auto s = std::make_shared<session>(c, std::move(client));
+  c.sessions.emplace(s.get(), s);
+  s->start_transparent(std::move(original));
 }
 
 void stop_session(session& s) { s.stop_now(); }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/host_syntax.h"
+#include "core/idna.h"
 #include "core/json_pointer.h"
 
 namespace cordon {
@@ -45,8 +46,8 @@ std::optional<std::string> dns_name_problem(std::string_view name) {
                  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
                })) {
       problem =
-          "host name may contain only letters, digits, hyphens and dots (write "
-          "international names in punycode, xn--)";
+          "host name may contain only letters, digits, hyphens and dots (an international name is "
+          "written in Unicode or as xn-- labels)";
     } else if (label.front() == '-' || label.back() == '-') {
       problem = "host name label may not start or end with a hyphen";
     }
@@ -147,7 +148,14 @@ parsed_host parse_host_pattern(std::string_view raw_view) {
     prefix = "*.";
     kind = host_kind::one_label;
   }
-  const std::string_view base = std::string_view(h).substr(prefix.size());
+  std::string_view base = std::string_view(h).substr(prefix.size());
+  // An internationalized name is matched in its ASCII form (core/idna.h).
+  if (has_non_ascii(base)) {
+    idna_result ascii = idna_to_ascii(base);
+    if (!ascii.problem.empty()) return bad(std::move(ascii.problem));
+    h = std::string(prefix) + ascii.ascii;
+    base = std::string_view(h).substr(prefix.size());
+  }
   if (base.find('*') != std::string_view::npos) {
     return bad("wildcard is only allowed as the whole first label (*, *.name or **.name)");
   }

@@ -152,18 +152,22 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
     json connections = json::array();
     for (const auto& c : n.connections) {
       json entry = {{"protocol", c.protocol}, {"host", c.host}, {"port", c.port},
-                    {"rule", c.rule ? json(*c.rule) : json("default")}, {"action", c.action},
+                    {"rule", !c.rule_consulted ? json(nullptr) : c.rule ? json(*c.rule) : json("default")}, {"action", c.action},
                     {"bytes_sent", c.bytes_sent}, {"bytes_received", c.bytes_received},
                     {"duration_ms", c.duration_ms}};
       if (!c.reason.empty()) entry["reason"] = c.reason;
       if (!c.address.empty()) entry["address"] = c.address;
+      if (!c.original.empty()) entry["original"] = c.original;
+      if (!c.name_source.empty()) entry["name_source"] = c.name_source;
       connections.push_back(std::move(entry));
     }
     j["network"] = {{"listeners", n.listeners},
                     {"total", n.total},
                     {"allowed", n.allowed},
                     {"denied", n.denied},
-                    {"failed", n.failed},
+                    {"unreachable", n.unreachable},
+                    {"malformed", n.malformed},
+                    {"error", n.error},
                     {"not_recorded", n.not_recorded},
                     {"connections", connections}};
   }

@@ -9,5 +9,10 @@ namespace cordon::linux_impl {
 
 inline constexpr std::uint16_t broker_port = 3128;                        // TCP on 127.0.0.1 inside
 inline constexpr const char* broker_socket_path = "/dev/cordon-proxy.sock";  // unix stream socket inside
+// TCP on [::] (or 127.0.0.1) inside: the command's own connections, routed
+// here by the supervisor (connect_redirect.h), never dialed by the command.
+inline constexpr std::uint16_t broker_transparent_port = 3129;
+// UDP on 127.0.0.1 inside: the sandbox's resolver (its /etc/resolv.conf).
+inline constexpr std::uint16_t broker_dns_port = 53;
 
 }  // namespace cordon::linux_impl

@@ -216,19 +216,72 @@ int open_broker_unix_listener(const prepared_launch& launch) noexcept {
 }
 
 // The broker's TCP listener on the namespace's loopback (which is up).
-int open_broker_tcp_listener(const prepared_launch& launch) noexcept {
+int open_broker_tcp_listener(const prepared_launch& launch, std::uint16_t port = broker_port) noexcept {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) fail(launch, init_step::broker_listeners, errno);
   int one = 1;
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  address.sin_port = htons(broker_port);
+  address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
       ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     fail(launch, init_step::broker_listeners, errno);
   }
   return fd;
+}
+
+// The broker's transparent listener (src/linux/connect_redirect.h): the
+// supervisor connects the command's own TCP sockets here. Dual-stack [::]
+// when the namespace has IPv6, else 127.0.0.1.
+int open_broker_transparent_listener(const prepared_launch& launch) noexcept {
+  int one = 1;
+  int zero = 0;
+  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    sockaddr_in6 any6{};
+    any6.sin6_family = AF_INET6;
+    any6.sin6_port = htons(broker_transparent_port);
+    if (::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) == 0 &&
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+        ::bind(fd, reinterpret_cast<sockaddr*>(&any6), sizeof any6) == 0 && ::listen(fd, SOMAXCONN) == 0) {
+      return fd;
+    }
+    ::close(fd);
+  }
+  return open_broker_tcp_listener(launch, broker_transparent_port);
+}
+
+// The broker's DNS socket: UDP on 127.0.0.1:53 inside (docs/network.md,
+// "DNS inside the sandbox").
+int open_broker_dns_socket(const prepared_launch& launch) noexcept {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail(launch, init_step::broker_listeners, errno);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(broker_dns_port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    fail(launch, init_step::broker_listeners, errno);
+  }
+  return fd;
+}
+
+// The sandbox's /etc/resolv.conf names the broker's DNS socket: a file in
+// the staging root bound read-only over the host's. When the view has no
+// /etc/resolv.conf (or it is a link that leads outside the view) nothing is
+// mounted and names simply do not resolve inside (the broker still decides
+// every connection).
+void overlay_resolv_conf() noexcept {
+  static constexpr char contents[] = "# cordon: the network broker answers for the names the policy allows\n"
+                                     "nameserver 127.0.0.1\noptions timeout:3 attempts:2\n";
+  int fd = ::open("/resolv.conf", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const bool written = ::write(fd, contents, sizeof contents - 1) == static_cast<ssize_t>(sizeof contents - 1);
+  ::close(fd);
+  struct stat target {};
+  if (!written || ::stat("/newroot/etc/resolv.conf", &target) != 0 || !S_ISREG(target.st_mode)) return;
+  bind("/resolv.conf", "/newroot/etc/resolv.conf", true, true);
 }
 
 // Returns the broker's unix listener, or -1 when the plan has no broker.
@@ -265,6 +318,7 @@ int build_root(const prepared_launch& launch) noexcept {
   setup_dev(launch);
   if (launch.payload->network_broker) broker_unix = open_broker_unix_listener(launch);
   for (std::size_t i = 0; i < table.ops.size(); ++i) apply_mount_op(launch, i);
+  if (launch.payload->network_broker) overlay_resolv_conf();
   if (!table.full_root && !set_mount_attributes("/newroot", MOUNT_ATTR_RDONLY, false)) {
     fail(launch, init_step::finalize_root, errno);
   }
@@ -295,8 +349,8 @@ void bring_up_loopback(const prepared_launch& launch) noexcept {
 bool send_descriptors(int socket_fd, const int* fds, std::size_t count) noexcept {
   char byte = 'L';
   iovec io{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)] = {};
-  if (count == 0 || count > 2) return false;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+  if (count == 0 || count > 4) return false;
   msghdr message{};
   message.msg_iov = &io;
   message.msg_iovlen = 1;
@@ -386,17 +440,18 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
   // to root, so an unprivileged one could no longer write its uid_map.)
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(launch, init_step::identity_maps, errno);
   if (launch.uts_namespace && ::sethostname("cordon", 6) != 0) fail(launch, init_step::hostname, errno);
-  int broker_listeners[2] = {-1, build_root(launch)};
+  int broker_listeners[4] = {-1, build_root(launch), -1, -1};
   if (plan.loopback_up) bring_up_loopback(launch);
   if (plan.network_broker) {
     // Created here, before Landlock and seccomp, served outside: the
     // supervisor's broker accepts on them directly (src/broker/broker.h).
     broker_listeners[0] = open_broker_tcp_listener(launch);
-    if (!send_descriptors(launch.broker_send_fd, broker_listeners, 2)) {
+    broker_listeners[2] = open_broker_transparent_listener(launch);
+    broker_listeners[3] = open_broker_dns_socket(launch);
+    if (!send_descriptors(launch.broker_send_fd, broker_listeners, 4)) {
       fail(launch, init_step::broker_listeners, errno);
     }
-    ::close(broker_listeners[0]);
-    ::close(broker_listeners[1]);
+    for (int fd : broker_listeners) ::close(fd);
   }
   if (launch.broker_send_fd >= 0) ::close(launch.broker_send_fd);
   if (::chdir(launch.working_directory.c_str()) != 0) fail(launch, init_step::working_directory, errno);

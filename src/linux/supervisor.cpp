@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <optional>
 
 #include "broker/broker.h"
+#include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
 #include "linux/sandbox_init.h"
@@ -95,6 +97,14 @@ const std::string* explicit_value(const environment_policy& env, const std::stri
     if (entry.first == name) return &entry.second;
   }
   return nullptr;
+}
+
+// Where the sandbox's allowed DNS queries go: $CORDON_DNS_UPSTREAM
+// ("address:port", for tests that run their own resolver on loopback), else
+// this host's first nameserver.
+std::string dns_upstream() {
+  const char* configured = std::getenv("CORDON_DNS_UPSTREAM");
+  return configured != nullptr && *configured != '\0' ? std::string(configured) : broker::system_dns_upstream();
 }
 
 std::size_t broker_connection_budget(std::size_t wanted) {
@@ -254,6 +264,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   fd_guard broker_receive{broker_pair[0]};
   launch.broker_send_fd = broker_pair[1];
   std::unique_ptr<broker::network_broker> network;
+  connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
   std::optional<error> broker_failure;
 
   std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
@@ -324,11 +335,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     int ready = ::poll(fds, 6, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
     if (fds[5].revents & (POLLIN | POLLHUP)) {
-      int listeners[2] = {-1, -1};
-      std::size_t received = receive_descriptors(broker_receive.fd, listeners, 2);
+      int listeners[4] = {-1, -1, -1, -1};
+      std::size_t received = receive_descriptors(broker_receive.fd, listeners, 4);
       ::close(broker_receive.fd);
       broker_receive.fd = -1;
-      if (received == 2) {
+      if (received == 4) {
         broker::broker_options options;
         options.policy = plan.policy().network;
         // A relayed connection holds six descriptors (two sockets, two
@@ -336,8 +347,17 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
         // (the sandbox, cloned already, keeps its own) and size the broker to
         // it, keeping a reserve for the supervisor's own files.
         options.limits.max_connections = broker_connection_budget(options.limits.max_connections);
-        options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path};
-        auto started_broker = broker::network_broker::start(std::move(options), {listeners[0], listeners[1]});
+        options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path,
+                                  "transparent:" + std::to_string(broker_transparent_port)};
+        redirect = transparent_routing(listeners[2], broker_transparent_port);
+        redirect.port_may_be_allowed = ports_rules_may_allow(plan.policy().network);
+        options.transparent_listener = 2;
+        options.destinations = redirect.destinations;
+        redirect.dns_port = broker_dns_port;
+        options.dns_socket = listeners[3];
+        options.dns_upstream = dns_upstream();
+        auto started_broker =
+            broker::network_broker::start(std::move(options), {listeners[0], listeners[1], listeners[2]});
         if (started_broker) {
           network = std::move(*started_broker);
         } else if (!killed) {
@@ -356,7 +376,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       notify_receive.fd = -1;
     }
     if (fds[4].revents & POLLIN) {
-      if (!answer_notification(listener.fd, payload.seccomp, violations)) {
+      if (!answer_notification(listener.fd, payload.seccomp, violations, &redirect)) {
         ::close(listener.fd);
         listener.fd = -1;
       }

@@ -1,5 +1,7 @@
 #include "linux/violations.h"
 
+#include "linux/connect_redirect.h"
+
 #include <arpa/inet.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
@@ -50,50 +52,6 @@ notif_sizes kernel_notif_sizes() {
   return out;
 }
 
-// A connect(2) notification (seccomp_program::connect_notified). The
-// destination is read from the caller's memory; the answer is a decision for
-// the report only, since the namespace and Landlock enforce regardless, so a
-// caller that rewrites its sockaddr after we read it gains nothing.
-struct connect_verdict {
-  bool refuse = false;
-  std::string target;  // "203.0.113.7:443", "[2001:db8::1]:443"
-};
-
-connect_verdict judge_connect(const seccomp_notif& request, const seccomp_program& program) {
-  sockaddr_storage address{};
-  auto length = static_cast<std::size_t>(request.data.args[2]);
-  if (length > sizeof address) length = sizeof address;
-  iovec local{&address, length};
-  iovec remote{reinterpret_cast<void*>(request.data.args[1]), length};
-  if (length < sizeof(sa_family_t) ||
-      ::process_vm_readv(static_cast<pid_t>(request.pid), &local, 1, &remote, 1, 0) !=
-          static_cast<ssize_t>(length)) {
-    return {};  // unreadable: the kernel will judge the call (and fail it, EFAULT)
-  }
-  char text[INET6_ADDRSTRLEN] = {};
-  if (address.ss_family == AF_INET && length >= sizeof(sockaddr_in)) {
-    sockaddr_in in{};
-    std::memcpy(&in, &address, sizeof in);
-    const int port = ntohs(in.sin_port);
-    const bool loopback = (ntohl(in.sin_addr.s_addr) >> 24) == 127;
-    if (loopback && (port == program.broker_port || program.allow_loopback_connect)) return {};
-    ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
-    return {true, std::string(text) + ":" + std::to_string(port)};
-  }
-  // The kernel takes an IPv6 address without its scope id (RFC 2133's 24 bytes).
-  if (address.ss_family == AF_INET6 && length >= offsetof(sockaddr_in6, sin6_scope_id)) {
-    sockaddr_in6 in6{};
-    std::memcpy(&in6, &address, length < sizeof in6 ? length : sizeof in6);
-    const int port = ntohs(in6.sin6_port);
-    const bool loopback = IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr) ||
-                          (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr) && in6.sin6_addr.s6_addr[12] == 127);
-    if (loopback && (port == program.broker_port || program.allow_loopback_connect)) return {};
-    ::inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
-    return {true, "[" + std::string(text) + "]:" + std::to_string(port)};
-  }
-  return {};  // AF_UNIX and the rest: not a network destination
-}
-
 }  // namespace
 
 void violation_log::record(const std::string& kind, const std::string& target) {
@@ -116,7 +74,8 @@ std::vector<violation> violation_log::entries() const {
   return out;
 }
 
-bool answer_notification(int listener_fd, const seccomp_program& program, violation_log& log) {
+bool answer_notification(int listener_fd, const seccomp_program& program, violation_log& log,
+                         const connect_redirect* redirect) {
   static const notif_sizes sizes = kernel_notif_sizes();
   // Zeroed and 8-byte aligned, as SECCOMP_IOCTL_NOTIF_RECV requires.
   std::vector<std::uint64_t> request_buffer((sizes.request + 7) / 8, 0);
@@ -130,18 +89,8 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
   response->id = request->id;
   response->val = 0;
   if (program.connect_notified && request->data.nr == SYS_connect) {
-    const connect_verdict verdict = judge_connect(*request, program);
-    // The sockaddr was read from a process that may have died and had its
-    // pid reused: the read counts only if the notification is still valid.
-    std::uint64_t id = request->id;
-    if (verdict.refuse && ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0) {
-      log.record("network_connect", verdict.target);
-      response->error = -EACCES;
-      response->flags = 0;
-    } else {
-      response->error = 0;
-      response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    }
+    static const connect_redirect no_redirect;
+    answer_connect(listener_fd, *request, *response, program, redirect ? *redirect : no_redirect, log);
   } else {
     const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
     log.record(network ? "network_socket" : "seccomp", describe_call(*request));

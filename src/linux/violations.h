@@ -31,10 +31,15 @@ class violation_log {
   std::uint64_t dropped_ = 0;
 };
 
+struct connect_redirect;  // linux/connect_redirect.h
+
 // Receives one pending notification from `listener_fd`, records it and
-// answers it with the program's errno for that call. Returns false when the
+// answers it with the program's errno for that call; a connect(2)
+// (program.connect_notified) is answered by answer_connect() with
+// `redirect` (null: no transparent routing). Returns false when the
 // listener is finished (every filtered process is gone) or broken.
-bool answer_notification(int listener_fd, const seccomp_program& program, violation_log& log);
+bool answer_notification(int listener_fd, const seccomp_program& program, violation_log& log,
+                         const connect_redirect* redirect = nullptr);
 
 // Receives a descriptor sent with SCM_RIGHTS on `socket_fd`; -1 on EOF or error.
 int receive_descriptor(int socket_fd);

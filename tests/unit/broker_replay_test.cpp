@@ -98,7 +98,8 @@ void check_record(const network_connection& r, const expected_decision& want, co
       EXPECT_EQ(r.protocol, protocol);
       break;
     case expectation::invalid:
-      EXPECT_EQ(r.action, "deny");
+      EXPECT_EQ(r.action, "malformed");
+      EXPECT_FALSE(r.rule_consulted);
       EXPECT_TRUE(r.reason.rfind("invalid destination: ", 0) == 0 || r.reason.rfind("malformed request: ", 0) == 0)
           << r.reason;
       break;

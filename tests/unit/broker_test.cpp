@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -213,12 +214,15 @@ TEST(Broker, Socks5DomainIpv4AndIpv6) {
   }
   const auto e = wait_for_total(*b.broker, 3);
   ASSERT_EQ(e.connections.size(), 3u);
+  std::map<std::string, network_connection> by_host;  // recorded as they close, in no fixed order
+  for (const auto& r : e.connections) by_host[r.host] = r;
   for (std::size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(e.connections[i].protocol, "socks5");
-    EXPECT_EQ(e.connections[i].host, attempts[i].host);
-    EXPECT_EQ(e.connections[i].address, attempts[i].address);
-    EXPECT_EQ(e.connections[i].rule, i);
-    EXPECT_EQ(e.connections[i].bytes_sent, 2u);
+    SCOPED_TRACE(attempts[i].host);
+    const auto& r = by_host[attempts[i].host];
+    EXPECT_EQ(r.protocol, "socks5");
+    EXPECT_EQ(r.address, attempts[i].address);
+    EXPECT_EQ(r.rule, i);
+    EXPECT_EQ(r.bytes_sent, 2u);
   }
 }
 
@@ -270,8 +274,9 @@ TEST(Broker, DeniedByRuleAndByDefault) {
   const auto e = wait_for_total(*b.broker, 4);
   ASSERT_EQ(e.connections.size(), 4u);
   EXPECT_EQ(e.denied, 4u);
-  EXPECT_EQ(e.allowed + e.failed, 0u);
+  EXPECT_EQ(e.allowed + e.unreachable + e.malformed + e.error, 0u);
   EXPECT_EQ(e.connections[0].rule, 1u);
+  EXPECT_TRUE(e.connections[0].rule_consulted);
   EXPECT_EQ(e.connections[0].action, "deny");
   EXPECT_EQ(e.connections[0].reason, "denied by rule 1");
   EXPECT_EQ(e.connections[0].address, "");
@@ -386,7 +391,8 @@ TEST(Broker, MalformedRequests) {
     SCOPED_TRACE(i);
     const auto& r = e.connections[i];
     EXPECT_EQ(r.protocol, protocols[i]);
-    EXPECT_EQ(r.action, "deny");
+    EXPECT_EQ(r.action, "malformed");  // no rule was consulted
+    EXPECT_FALSE(r.rule_consulted);
     EXPECT_FALSE(r.reason.empty());
     EXPECT_EQ(r.bytes_sent + r.bytes_received, 0u);
   }
@@ -399,8 +405,8 @@ TEST(Broker, MalformedRequests) {
   EXPECT_NE(e.connections[5].reason.find("BIND"), std::string::npos);
   EXPECT_NE(e.connections[6].reason.find("authentication"), std::string::npos);
   EXPECT_NE(e.connections[7].reason.find("closed"), std::string::npos);
-  EXPECT_EQ(e.denied, 1u);  // the invalid destination
-  EXPECT_EQ(e.failed, 7u);
+  EXPECT_EQ(e.denied, 0u);
+  EXPECT_EQ(e.malformed, 8u);
   EXPECT_EQ(server.connections(), 0);
 }
 
@@ -453,9 +459,10 @@ TEST(Broker, SlowClientsDoNotBlockOthersAndAreClosedAfterTheRequestTimeout) {
   const auto e = wait_for_total(*b.broker, 3);
   ASSERT_EQ(e.total, 3u);
   EXPECT_EQ(e.allowed, 1u);
-  EXPECT_EQ(e.failed, 2u);
+  EXPECT_EQ(e.malformed, 2u);
   for (const auto& r : e.connections) {
     if (r.action == "allow") continue;
+    EXPECT_EQ(r.action, "malformed");
     EXPECT_EQ(r.reason, "request timeout: no complete request within 400 ms");
   }
 }
@@ -560,7 +567,8 @@ TEST(Broker, MaxConnections) {
   auto e = wait_for_total(*b.broker, 1);
   ASSERT_EQ(e.connections.size(), 1u);
   EXPECT_EQ(e.connections[0].reason, "too many connections: the limit is 2");
-  EXPECT_EQ(e.failed, 1u);
+  EXPECT_EQ(e.connections[0].action, "error");
+  EXPECT_EQ(e.error, 1u);
 
   one.reset();
   wait_for_total(*b.broker, 2);  // a slot is free again
@@ -612,7 +620,7 @@ TEST(Broker, StopClosesOpenConnectionsPromptly) {
   const auto e = b.broker->evidence();  // complete after stop
   ASSERT_EQ(e.total, 3u);
   EXPECT_EQ(e.allowed, 1u);
-  EXPECT_EQ(e.failed, 2u);
+  EXPECT_EQ(e.error, 2u);
   std::map<std::string, network_connection> by_protocol;  // stop() records in no particular order
   for (const auto& r : e.connections) by_protocol[r.protocol] = r;
   ASSERT_EQ(by_protocol.size(), 3u);
@@ -620,7 +628,29 @@ TEST(Broker, StopClosesOpenConnectionsPromptly) {
   EXPECT_EQ(by_protocol["http_connect"].reason, "");
   EXPECT_EQ(by_protocol["http_connect"].bytes_sent, 1u);
   EXPECT_EQ(by_protocol["unknown"].reason, "broker stopped before the request was complete");
+  EXPECT_EQ(by_protocol["unknown"].action, "error");
   EXPECT_EQ(by_protocol["socks5"].reason, "broker stopped before the request was complete");
+}
+
+// A connection the kernel completed but the broker had not accepted yet when
+// it stopped is still an attempt: stop() drains the accept queue and records
+// each one.
+TEST(Broker, StopRecordsConnectionsStillInTheAcceptQueue) {
+  auto b = start_broker(filtered({}), broker_hooks{});
+  ASSERT_TRUE(b.broker);
+  std::vector<fd_guard> clients;
+  for (int i = 0; i < 40; ++i) {
+    clients.push_back(connect_tcp(b.port));
+    ASSERT_GE(clients.back().get(), 0);
+  }
+  b.broker->stop();  // at once: some are still queued
+  const auto e = b.broker->evidence();
+  EXPECT_EQ(e.total, 40u);
+  EXPECT_EQ(e.error, 40u);
+  for (const auto& r : e.connections) {
+    EXPECT_EQ(r.action, "error");
+    EXPECT_FALSE(r.rule_consulted);
+  }
 }
 
 // A listener whose accept queue is full: a connect to it gets no answer.
@@ -665,10 +695,13 @@ TEST(Broker, ConnectTimeout) {
 
   const auto e = b.broker->evidence();
   ASSERT_EQ(e.connections.size(), 3u);
-  EXPECT_EQ(e.connections[0].action, "allow");  // the rules allowed it; reaching it failed
+  EXPECT_EQ(e.connections[0].action, "unreachable");  // the rules allowed it; reaching it failed
+  EXPECT_EQ(e.connections[0].rule, 0u);
   EXPECT_EQ(e.connections[0].reason, "timeout: connecting to slow.example:443 took longer than 300 ms");
   EXPECT_EQ(e.connections[2].reason, "broker stopped while connecting");
-  EXPECT_EQ(e.failed, 3u);
+  EXPECT_EQ(e.connections[2].action, "error");
+  EXPECT_EQ(e.unreachable, 2u);
+  EXPECT_EQ(e.error, 1u);
 }
 
 TEST(Broker, ConnectAndResolutionFailures) {
@@ -696,9 +729,9 @@ TEST(Broker, ConnectAndResolutionFailures) {
 
   const auto e = wait_for_total(*b.broker, 4);
   ASSERT_EQ(e.connections.size(), 4u);
-  EXPECT_EQ(e.failed, 4u);
+  EXPECT_EQ(e.unreachable, 4u);
   for (const auto& r : e.connections) {
-    EXPECT_EQ(r.action, "allow");
+    EXPECT_EQ(r.action, "unreachable");
     EXPECT_EQ(r.rule, 0u);
     EXPECT_EQ(r.address, "");
   }
@@ -801,6 +834,167 @@ TEST(Broker, StartRejectsWhatIsNotAListeningStreamSocket) {
   EXPECT_NE(r.error_value().message.find("not a listening socket"), std::string::npos) << r.error_value().message;
   EXPECT_FALSE(is_open(good));
   EXPECT_FALSE(is_open(bad));
+}
+
+}  // namespace
+}  // namespace cordon::broker
+
+namespace cordon::broker {
+namespace {
+
+// A broker whose only listener is transparent: a test connects to it and
+// notes the original destination under its own source port, as the
+// supervisor does (src/linux/connect_redirect.h).
+struct transparent_broker {
+  std::unique_ptr<network_broker> broker;
+  std::shared_ptr<destination_table> table = std::make_shared<destination_table>();
+  int port = 0;
+};
+
+transparent_broker start_transparent(network_policy policy, broker_hooks hooks, broker_limits limits = {}) {
+  transparent_broker out;
+  auto started = start_broker(std::move(policy), std::move(hooks), limits, out.table);
+  out.broker = std::move(started.broker);
+  out.port = started.port;
+  return out;
+}
+
+// Connects to the transparent listener as if the command had dialed `address`:`port`.
+fd_guard dial_transparent(transparent_broker& b, const std::string& address, int port) {
+  fd_guard s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s.get(), reinterpret_cast<sockaddr*>(&local), sizeof local);
+  socklen_t length = sizeof local;
+  ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&local), &length);
+  b.table->put(std::to_string(ntohs(local.sin_port)), {address, port});
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(static_cast<std::uint16_t>(b.port));
+  if (::connect(s.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return fd_guard(-1);
+  return s;
+}
+
+TEST(BrokerTransparent, DecidesByHostThenAddress) {
+  test_server server(echo);
+  auto b = start_transparent(filtered({rule("api.example.com", rule_action::allow), rule("198.51.100.7", rule_action::allow)}),
+                             local_hooks(server.port()));
+  ASSERT_TRUE(b.broker);
+  {  // Host names an allowed name: relayed, the head included.
+    fd_guard c = dial_transparent(b, "203.0.113.9", 80);
+    ASSERT_GE(c.get(), 0);
+    const std::string head = "GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n";
+    ASSERT_TRUE(send_all(c.get(), head));
+    EXPECT_EQ(recv_exact(c.get(), head.size()), head);
+  }
+  {  // No name: the address decides; 198.51.100.7 has a rule.
+    fd_guard c = dial_transparent(b, "198.51.100.7", 22);
+    ASSERT_TRUE(send_all(c.get(), "SSH-2.0-x\r\n"));
+    EXPECT_EQ(recv_exact(c.get(), 11), "SSH-2.0-x\r\n");
+  }
+  {  // A Host no rule allows: the broker's own 403.
+    fd_guard c = dial_transparent(b, "198.51.100.7", 80);
+    ASSERT_TRUE(send_all(c.get(), "GET / HTTP/1.1\r\nHost: other.example\r\n\r\n"));
+    EXPECT_EQ(status_of(recv_all(c.get())), 403);
+  }
+  {  // Nothing noted for this source: refused.
+    fd_guard c = connect_tcp(b.port);
+    EXPECT_TRUE(reads_eof(c.get()));
+  }
+  const auto e = wait_for_total(*b.broker, 4);
+  ASSERT_EQ(e.connections.size(), 4u);
+  std::map<std::string, network_connection> by_original;
+  for (const auto& r : e.connections) by_original[r.original] = r;
+  const auto& host = by_original["203.0.113.9:80"];
+  EXPECT_EQ(host.protocol, "transparent");
+  EXPECT_EQ(host.host, "api.example.com");
+  EXPECT_EQ(host.name_source, "http_host");
+  EXPECT_EQ(host.action, "allow");
+  EXPECT_EQ(host.rule, 0u);
+  const auto& address = by_original["198.51.100.7:22"];
+  EXPECT_EQ(address.name_source, "address");
+  EXPECT_EQ(address.action, "allow");
+  EXPECT_EQ(address.rule, 1u);
+  const auto& other = by_original["198.51.100.7:80"];
+  EXPECT_EQ(other.host, "other.example");
+  EXPECT_EQ(other.action, "deny");
+  const auto& unknown = by_original[""];
+  EXPECT_EQ(unknown.action, "malformed");
+  EXPECT_EQ(unknown.reason, "transparent connection without an original destination");
+}
+
+TEST(BrokerTransparent, AServerFirstProtocolIsDecidedByAddressAfterTheWait) {
+  test_server server(echo);
+  broker_limits limits;
+  limits.first_bytes_wait = std::chrono::milliseconds(200);
+  auto b = start_transparent(filtered({rule("198.51.100.7", rule_action::allow)}), local_hooks(server.port()), limits);
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_transparent(b, "198.51.100.7", 25);
+  const auto start = steady::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // says nothing first
+  ASSERT_TRUE(send_all(c.get(), "late"));
+  EXPECT_EQ(recv_exact(c.get(), 4), "late");
+  EXPECT_GE(steady::now() - start, std::chrono::milliseconds(200));
+  c.reset();
+  const auto e = wait_for_total(*b.broker, 1);
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_EQ(e.connections[0].action, "allow");
+  EXPECT_EQ(e.connections[0].name_source, "address");
+}
+
+}  // namespace
+}  // namespace cordon::broker
+
+namespace cordon::broker {
+namespace {
+
+// A CONNECT tunnel to a name carries TLS for that name only: a ClientHello
+// naming another host (domain fronting) or none is refused before a byte
+// reaches the destination; a matching one and non-TLS bytes pass.
+TEST(BrokerTunnelTls, TheServerNameMustBeTheTunnelsHost) {
+  test_server server(echo);
+  auto b = start_broker(filtered({rule("api.example.com", rule_action::allow)}), local_hooks(server.port()));
+  ASSERT_TRUE(b.broker);
+  const std::string good = client_hello(sni_extension("API.example.com"));
+  {
+    fd_guard c = connect_tcp(b.port);
+    ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:443"));
+    ASSERT_TRUE(send_all(c.get(), good));
+    EXPECT_EQ(recv_exact(c.get(), good.size()), good);  // echoed by the destination
+  }
+  for (const std::string& bad : {client_hello(sni_extension("fronted.example")), client_hello(other_extension())}) {
+    fd_guard c = connect_tcp(b.port);
+    ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:443"));
+    ASSERT_TRUE(send_all(c.get(), bad));
+    EXPECT_EQ(recv_all(c.get()), "");  // closed, nothing echoed
+  }
+  {
+    fd_guard c = connect_tcp(b.port);
+    ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:22"));
+    ASSERT_TRUE(send_all(c.get(), "SSH-2.0-x\r\n"));
+    EXPECT_EQ(recv_exact(c.get(), 11), "SSH-2.0-x\r\n");
+  }
+  const auto e = wait_for_total(*b.broker, 4);
+  ASSERT_EQ(e.connections.size(), 4u);
+  std::vector<std::string> actions, reasons;
+  for (const auto& r : e.connections) {
+    actions.push_back(r.action);
+    reasons.push_back(r.reason);
+  }
+  EXPECT_EQ(std::count(actions.begin(), actions.end(), "allow"), 2) << ::testing::PrintToString(reasons);
+  EXPECT_EQ(std::count(actions.begin(), actions.end(), "deny"), 2) << ::testing::PrintToString(reasons);
+  bool fronting = false, nameless = false;
+  for (const auto& r : e.connections) {
+    fronting = fronting || r.reason == "TLS server name fronted.example does not match the tunnel's host "
+                                       "api.example.com (domain fronting)";
+    nameless = nameless || r.reason == "TLS without a server name (SNI) in a tunnel to api.example.com";
+    if (r.action == "deny") {
+      EXPECT_EQ(r.address, "");
+    }
+  }
+  EXPECT_TRUE(fronting && nameless) << ::testing::PrintToString(reasons);
 }
 
 }  // namespace

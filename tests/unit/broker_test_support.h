@@ -244,7 +244,10 @@ inline broker_hooks local_hooks(int server_port) {
   return hooks;
 }
 
-inline running_broker start_broker(network_policy policy, broker_hooks hooks, broker_limits limits = {}) {
+// With `transparent`, the one listener is the transparent one and that is
+// its destination table (destination_table.h).
+inline running_broker start_broker(network_policy policy, broker_hooks hooks, broker_limits limits = {},
+                                   std::shared_ptr<destination_table> transparent = nullptr) {
   running_broker out;
   fd_guard listener = tcp_listener(out.port);
   broker_options options;
@@ -252,6 +255,10 @@ inline running_broker start_broker(network_policy policy, broker_hooks hooks, br
   options.hooks = std::move(hooks);
   options.limits = limits;
   options.listener_names = {"127.0.0.1:" + std::to_string(out.port)};
+  if (transparent) {
+    options.transparent_listener = 0;
+    options.destinations = std::move(transparent);
+  }
   auto started = network_broker::start(std::move(options), {listener.release()});
   if (started) out.broker = std::move(*started);
   return out;
@@ -327,5 +334,29 @@ inline int socks_handshake(int fd, const std::string& request, std::string* repl
   if (reply_out != nullptr) *reply_out = reply;
   return static_cast<unsigned char>(reply[1]);
 }
+
+// TLS ClientHello records for the broker's SNI checks (first_bytes.h).
+inline std::string be16(std::size_t v) { return {static_cast<char>((v >> 8) & 0xff), static_cast<char>(v & 0xff)}; }
+
+// A ClientHello record as a client sends it: TLS 1.2 record version, one
+// cipher suite, and the extensions given (each already encoded).
+inline std::string client_hello(const std::string& extensions, bool with_extensions = true) {
+  std::string body = "\x03\x03" + std::string(32, 'r');  // legacy_version, random
+  body += std::string("\x00", 1);                         // session id
+  body += be16(2) + "\x13\x01";                           // cipher suites
+  body += std::string("\x01\x00", 2);                     // compression: null
+  if (with_extensions) body += be16(extensions.size()) + extensions;
+  const std::string handshake =
+      std::string("\x01", 1) + std::string(1, '\0') + be16(body.size()) + body;  // type, 24-bit length
+  return std::string("\x16\x03\x01", 3) + be16(handshake.size()) + handshake;
+}
+
+inline std::string sni_extension(const std::string& name) {
+  const std::string entry = std::string("\x00", 1) + be16(name.size()) + name;
+  const std::string list = be16(entry.size()) + entry;
+  return be16(0) + be16(list.size()) + list;
+}
+
+inline std::string other_extension() { return be16(0x002b) + be16(3) + "\x02\x03\x04"; }  // supported_versions
 
 }  // namespace cordon::broker::test

@@ -128,6 +128,13 @@ TEST(Validation, HostNormalization) {
       {"*.Example.com", "*.example.com"},
       {"**.example.com", "**.example.com"},
       {"xn--bcher-kva.example", "xn--bcher-kva.example"},
+      // International names are stored in their IDNA ASCII form (UTS #46
+      // mapping, non-transitional: "ß" stays a letter of its own).
+      {"bücher.example", "xn--bcher-kva.example"},
+      {"BÜCHER.Example.", "xn--bcher-kva.example"},
+      {"*.bücher.example", "*.xn--bcher-kva.example"},
+      {"**.中国", "**.xn--fiqs8s"},
+      {"straße.de", "xn--strae-oqa.de"},
       {"a-b.c0", "a-b.c0"},
       {"localhost", "localhost"},
       {"10.0.0.1", "10.0.0.1"},
@@ -164,7 +171,8 @@ TEST(Validation, HostRejections) {
       {"*.*.com", "wildcard"},
       {"***.com", "wildcard"},
       {"exa mple.com", "letters, digits"},
-      {"bücher.de", "punycode"},
+      {"x\u2620y.de", "internationalized"},  // a symbol IDNA2008 disallows
+      {"b\xfc" "cher.de", "internationalized"},  // Latin-1, not UTF-8
       {"under_score.com", "letters, digits"},
       {"-a.com", "hyphen"},
       {"a-.com", "hyphen"},

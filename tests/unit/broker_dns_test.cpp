@@ -1,0 +1,110 @@
+// Unit tests: the broker's DNS pieces (src/broker/dns_message.h,
+// dns_cache.h) and which names the sandbox may resolve (decide_resolution).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "broker/decision.h"
+#include "broker/dns_cache.h"
+#include "broker/dns_message.h"
+
+namespace cordon::broker {
+namespace {
+
+// A query as a stub resolver sends it: ID 0x1234, RD, one question.
+std::string query(const std::string& dotted, std::uint16_t type) {
+  std::string q("\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12);
+  std::size_t start = 0;
+  while (start <= dotted.size()) {
+    const auto dot = dotted.find('.', start);
+    const std::string label = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    q += static_cast<char>(label.size());
+    q += label;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  q += std::string("\x00", 1);
+  q += static_cast<char>(type >> 8);
+  q += static_cast<char>(type & 0xff);
+  q += std::string("\x00\x01", 2);
+  return q;
+}
+
+TEST(BrokerDns, ParsesAQuery) {
+  const auto got = parse_dns_query(query("Allowed.Example", dns_type_aaaa));
+  ASSERT_TRUE(got.ok) << got.error;
+  EXPECT_EQ(got.question.id, 0x1234);
+  EXPECT_EQ(got.question.name, "allowed.example");
+  EXPECT_EQ(got.question.type, dns_type_aaaa);
+  EXPECT_FALSE(parse_dns_query("short").ok);
+  std::string response = query("a.example", dns_type_a);
+  response[2] = static_cast<char>(0x81);
+  EXPECT_FALSE(parse_dns_query(response).ok);  // QR set: not a query
+  std::string loop = query("a.example", dns_type_a);
+  loop.replace(12, 11, std::string("\xc0\x0c", 2));  // a name pointing at itself
+  EXPECT_FALSE(parse_dns_query(loop).ok);
+}
+
+TEST(BrokerDns, ErrorResponseKeepsTheQuestion) {
+  const std::string q = query("denied.example", dns_type_a);
+  const std::string r = dns_error_response(q, dns_nxdomain);
+  ASSERT_EQ(r.size(), q.size());
+  EXPECT_EQ(r.substr(0, 2), q.substr(0, 2));
+  EXPECT_EQ(static_cast<unsigned char>(r[2]), 0x81);  // QR, RD kept
+  EXPECT_EQ(static_cast<unsigned char>(r[3]) & 0x0f, dns_nxdomain);
+  EXPECT_EQ(r.substr(12), q.substr(12));
+}
+
+TEST(BrokerDns, AnswerAddresses) {
+  std::string r = query("cdn.example", dns_type_a);
+  r[2] = static_cast<char>(0x81);
+  r[3] = static_cast<char>(0x80);
+  r[7] = 2;  // two answers: A 192.0.2.1, AAAA 2001:db8::1, both with a compressed owner
+  r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x01", 16);
+  r += std::string("\xc0\x0c\x00\x1c\x00\x01\x00\x00\x00\x3c\x00\x10", 12) +
+       std::string("\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01", 16);
+  const auto got = dns_answer_addresses(r);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], std::make_pair(std::string("cdn.example"), std::string("192.0.2.1")));
+  EXPECT_EQ(got[1].second, "2001:db8::1");
+  EXPECT_TRUE(dns_answer_addresses(r.substr(0, r.size() - 3)).size() == 1u);  // a cut record is dropped
+}
+
+TEST(BrokerDns, ANameResolvesWhenSomePortAllowsIt) {
+  network_policy policy;
+  policy.mode = network_mode::filtered;
+  policy.default_action = rule_action::deny;
+  policy.rules = {{"api.example", 443, rule_action::allow},
+                  {"**.internal.example", std::nullopt, rule_action::deny},
+                  {"*", 8443, rule_action::allow}};
+  auto d = decide_resolution(policy, "api.example");
+  ASSERT_TRUE(d.decision);
+  EXPECT_EQ(d.decision->action, rule_action::allow);
+  EXPECT_EQ(d.decision->rule, 0u);
+  d = decide_resolution(policy, "db.internal.example");  // denied on every port, 8443 included
+  ASSERT_TRUE(d.decision);
+  EXPECT_EQ(d.decision->action, rule_action::deny);
+  d = decide_resolution(policy, "other.example");  // `*` on 8443
+  EXPECT_EQ(d.decision->action, rule_action::allow);
+  EXPECT_EQ(d.decision->rule, 2u);
+  policy.rules.pop_back();
+  d = decide_resolution(policy, "other.example");
+  EXPECT_EQ(d.decision->action, rule_action::deny);
+  EXPECT_FALSE(d.decision->rule);
+  EXPECT_FALSE(decide_resolution(policy, "under_score.example").decision);
+}
+
+TEST(BrokerDns, CacheRemembersNamesAndForgetsTheOldest) {
+  dns_cache cache;
+  cache.learn("a.example", {"192.0.2.1", "2001:db8::1"});
+  cache.learn("b.example", {"192.0.2.1"});
+  EXPECT_EQ(cache.name_of("192.0.2.1"), "b.example");  // the latest name for an address
+  EXPECT_EQ(cache.name_of("2001:db8::1"), "a.example");
+  EXPECT_EQ(cache.addresses_of("a.example").size(), 2u);
+  for (std::size_t i = 0; i < dns_cache::max_names; ++i) cache.learn("n" + std::to_string(i) + ".example", {"198.51.100.9"});
+  EXPECT_TRUE(cache.addresses_of("a.example").empty());
+  EXPECT_EQ(cache.name_of("2001:db8::1"), "");
+}
+
+}  // namespace
+}  // namespace cordon::broker

@@ -1,0 +1,76 @@
+// Unit tests: what a transparent connection's first bytes name
+// (src/broker/first_bytes.h): the SNI of a TLS ClientHello, the Host of an
+// HTTP request head, or nothing.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "broker/first_bytes.h"
+#include "broker_test_support.h"
+
+namespace cordon::broker {
+namespace {
+
+using namespace test;
+
+TEST(BrokerFirstBytes, TlsServerName) {
+  const std::string hello = client_hello(other_extension() + sni_extension("api.example.com"));
+  const auto got = classify_first_bytes(hello);
+  EXPECT_EQ(got.status, first_bytes_status::tls);
+  EXPECT_EQ(got.name, "api.example.com");
+  // Every prefix is incomplete, never a wrong answer.
+  for (std::size_t n = 1; n < hello.size(); ++n) {
+    EXPECT_EQ(classify_first_bytes(hello.substr(0, n)).status, first_bytes_status::incomplete) << n;
+  }
+}
+
+TEST(BrokerFirstBytes, TlsWithoutServerName) {
+  auto got = classify_first_bytes(client_hello(other_extension()));
+  EXPECT_EQ(got.status, first_bytes_status::tls);
+  EXPECT_EQ(got.name, "");
+  got = classify_first_bytes(client_hello("", false));
+  EXPECT_EQ(got.status, first_bytes_status::tls);
+  EXPECT_EQ(got.name, "");
+}
+
+TEST(BrokerFirstBytes, MalformedTlsIsOther) {
+  std::string hello = client_hello(sni_extension("api.example.com"));
+  // The SNI list claims more than the extension holds.
+  const auto at = hello.find("api.example.com") - 5;
+  hello[at] = '\x7f';
+  EXPECT_EQ(classify_first_bytes(hello).status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes(std::string("\x16\x09\x00\x00\x05", 5) + "xxxxx").status, first_bytes_status::other);
+  // A handshake that is not a ClientHello.
+  EXPECT_EQ(classify_first_bytes(std::string("\x16\x03\x01\x00\x04\x02\x00\x00\x00", 9)).status,
+            first_bytes_status::other);
+}
+
+TEST(BrokerFirstBytes, HttpHost) {
+  auto got = classify_first_bytes("GET /x HTTP/1.1\r\nUser-Agent: t\r\nHOST: Files.Example:8080\r\n\r\n");
+  EXPECT_EQ(got.status, first_bytes_status::http);
+  EXPECT_EQ(got.name, "Files.Example");
+  got = classify_first_bytes("GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n");
+  EXPECT_EQ(got.name, "[::1]");
+  got = classify_first_bytes("GET / HTTP/1.1\r\nHost: [::1]\r\n\r\n");
+  EXPECT_EQ(got.name, "[::1]");
+  got = classify_first_bytes("GET / HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(got.status, first_bytes_status::http);
+  EXPECT_EQ(got.name, "");
+  EXPECT_EQ(classify_first_bytes("GET / HTTP/1.1\r\nHost: a").status, first_bytes_status::incomplete);
+  EXPECT_EQ(classify_first_bytes("GE").status, first_bytes_status::incomplete);
+}
+
+TEST(BrokerFirstBytes, AnythingElseIsOther) {
+  EXPECT_EQ(classify_first_bytes("SSH-2.0-OpenSSH_9.2\r\n").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes(std::string("\x00\x01\x02", 3)).status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("").status, first_bytes_status::incomplete);
+  // One byte that begins no method: another protocol, decided at once.
+  EXPECT_EQ(classify_first_bytes("x").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("PING\r\n").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("GETX / HTTP/1.1\r\n\r\n").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("PO").status, first_bytes_status::incomplete);
+}
+
+}  // namespace
+}  // namespace cordon::broker
