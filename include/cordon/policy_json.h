@@ -15,12 +15,6 @@
 namespace cordon {
 
 // One problem in a policy document.
-struct policy_error {
-  std::string location;  // JSON pointer ("/filesystem/writable/2"); "" for the whole document
-  std::string reason;    // one line
-  bool operator==(const policy_error&) const = default;
-};
-
 // Parses policy JSON text.
 // Returns the (not yet validated) policy, or an error:
 //  - error_code::parse_error, location "line L, column C", when the text is not JSON;

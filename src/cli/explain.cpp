@@ -67,7 +67,7 @@ table_row status_row(std::vector<std::string> cells, const control_status& statu
 
 void print_blockers(const std::vector<blocker>& blockers) {
   std::vector<table_row> rows;
-  for (const auto& b : blockers) rows.push_back({{b.control, b.required, b.available, b.reason}, {}});
+  for (const auto& b : blockers) rows.push_back({{b.subject_name(), b.required_name(), b.available_name(), b.reason}, {}});
   print_table({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"}, rows);
 }
 

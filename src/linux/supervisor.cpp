@@ -22,6 +22,7 @@
 #include "broker/broker.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
+#include "linux/namespaces.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
 
@@ -56,7 +57,7 @@ prepared_launch prepare(const sandbox_plan& plan, const linux_plan_payload& payl
     p.op_target.push_back("/newroot" + op.path);
   }
   p.working_directory = !request.working_directory.empty() ? request.working_directory
-                        : !payload.workspace.empty()      ? payload.workspace
+                        : !plan.workspace().empty()       ? plan.workspace()
                                                           : "/";
   p.argv_storage = request.argv;
   p.env_storage = build_environment(plan.policy(), request.host_environment);
@@ -75,6 +76,15 @@ error setup_error(const init_message& m, const prepared_launch& p) {
   if (m.step == init_step::mount_op && m.op_index >= 0 &&
       static_cast<std::size_t>(m.op_index) < p.payload->mounts.ops.size()) {
     message += " (" + p.payload->mounts.ops[static_cast<std::size_t>(m.op_index)].path + ")";
+  }
+  if (m.step == init_step::landlock && m.op_index >= 0 &&
+      static_cast<std::size_t>(m.op_index) < p.payload->landlock.rules.size()) {
+    message += " (" + p.payload->landlock.rules[static_cast<std::size_t>(m.op_index)].path + ")";
+  }
+  if (m.step == init_step::rlimits && m.op_index >= 0 &&
+      static_cast<std::size_t>(m.op_index) < p.payload->rlimits.size()) {
+    const rlimit_setting& limit = p.payload->rlimits[static_cast<std::size_t>(m.op_index)];
+    message += " (" + std::string(rlimit_name(limit.resource)) + " = " + std::to_string(limit.value) + ")";
   }
   if (m.step == init_step::working_directory) {
     message = "working directory " + p.working_directory + " is not visible inside the sandbox";
@@ -253,9 +263,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   std::unique_ptr<broker::network_broker> network;
   std::optional<error> broker_failure;
 
-  std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                        CLONE_NEWCGROUP | CLONE_PIDFD;
-  if (payload.new_network_namespace) flags |= CLONE_NEWNET;
+  std::uint64_t flags =
+      (payload.new_network_namespace ? launch_namespaces_with_network : launch_namespaces) | CLONE_PIDFD;
   int pidfd = -1;
   struct clone_args args {};
   args.flags = flags;
@@ -300,6 +309,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   init_message message;
   bool have_message = false;
   bool killed = false;
+  int cancel_fd = request.cancel_fd;
   const std::uint64_t cpu_limit_ns = tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
   while (true) {
     int timeout_ms = -1;
@@ -312,14 +322,24 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     }
     // The tree's CPU time is read from the cgroup's counter every 50 ms.
     if (cpu_limit_ns != 0 && !killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
-    pollfd fds[6] = {{pidfd, POLLIN, 0},
+    pollfd fds[7] = {{pidfd, POLLIN, 0},
                      {status_read.fd, POLLIN, 0},
                      {signals.fd, POLLIN, 0},
                      {notify_receive.fd, POLLIN, 0},
                      {listener.fd, POLLIN, 0},
-                     {broker_receive.fd, POLLIN, 0}};
-    int ready = ::poll(fds, 6, timeout_ms);
+                     {broker_receive.fd, POLLIN, 0},
+                     {cancel_fd, POLLIN, 0}};
+    int ready = ::poll(fds, 7, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
+    if (fds[6].revents != 0) {
+      // The run API's cancel(), or its host went away: kill the tree.
+      cancel_fd = -1;
+      if (!killed) {
+        outcome.cancelled = true;
+        ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+        killed = true;
+      }
+    }
     if (fds[5].revents & (POLLIN | POLLHUP)) {
       int listeners[2] = {-1, -1};
       std::size_t received = receive_descriptors(broker_receive.fd, listeners, 2);
