@@ -3,7 +3,7 @@
 // A plan is evidence produced by one backend's compiler in this process, not
 // a portable token: it cannot be built by hand (private constructor), copied,
 // or serialized. A launcher rejects null, foreign, other-platform and stale
-// plans with typed errors (DESIGN.md, "Backends").
+// plans with typed errors (docs/architecture.md).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // cordon/policy_json.h — strict JSON v1 reading and writing of sandbox_policy.
 //
 // Reading is strict: unknown fields, wrong types and out-of-range numbers are
-// errors, because a typo must never weaken a policy (DESIGN.md). Reading checks
+// errors, because a typo must never weaken a policy (docs/policy.md). Reading checks
 // structure only; validate_sandbox_policy() checks meaning.
 #pragma once
 

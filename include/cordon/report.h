@@ -2,7 +2,7 @@
 //
 // One per run, including runs that were refused or could not start. It says,
 // control by control, what was enforced and by which mechanism. It carries no
-// overall verdict (DESIGN.md, "The run report"). Schema:
+// overall verdict (docs/report.md). Schema:
 // schemas/report.v1.schema.json.
 #pragma once
 

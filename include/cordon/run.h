@@ -4,9 +4,9 @@
 //
 // start_run() works from any thread of a multi-threaded host and never
 // touches the host's signal handling: the supervisor is a helper process
-// (cordon-supervisor), started with clone3 and exit_signal 0, so its end
-// raises no SIGCHLD in the host, a host's waitpid(-1) never reaps it, and the
-// host's signal mask and handlers stay as they are. The helper re-derives the
+// (cordon-supervisor), started as the orphaned grandchild of a clone3 child
+// with exit_signal 0, so no SIGCHLD reaches the host, a host's waitpid(-1)
+// never reaps it, and the host's signal mask and handlers stay as they are. The helper re-derives the
 // plan from the normalized policy and its own host facts and refuses to run
 // unless the result equals the caller's plan (same fingerprint).
 //
@@ -79,7 +79,7 @@ class run_handle {
   ~run_handle();
 
   // The host PID of the supervisor helper (the sandbox's processes are its
-  // descendants, in their own PID namespace).
+  // descendants, in their own PID namespace). It is not the caller's child.
   pid_t pid() const noexcept;
   // The caller's ends of stdio_spec::pipe() streams, or -1. Owned by the
   // handle until taken with take_*: close stdin to give the command EOF.

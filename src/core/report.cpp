@@ -91,7 +91,10 @@ std::string policy_digest(const sandbox_policy& policy) {
 }
 
 std::string run_report_json(const sandbox_plan& plan, const launch_request& request, const run_outcome& outcome) {
-  std::string kind = outcome.timed_out ? "timed_out" : outcome.interrupted ? "interrupted" : "completed";
+  std::string kind = outcome.timed_out     ? "timed_out"
+                     : outcome.cancelled   ? "cancelled"
+                     : outcome.interrupted ? "interrupted"
+                                           : "completed";
   json j = plan_part(header(kind, plan.backend_name(), request), plan);
   j["started_at"] = utc_time(std::chrono::system_clock::now() - std::chrono::milliseconds(outcome.wall_ms));
   j["command"]["working_directory"] = outcome.working_directory;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cordon/plan.h"
-#include "linux/broker_endpoint.h"
+#include "broker/endpoint.h"
 #include "linux/cgroups.h"
 #include "linux/landlock.h"
 #include "linux/mount_table.h"

@@ -26,7 +26,7 @@ namespace cordon {
 
 struct run_handle::state {
   pid_t pid = -1;
-  unique_fd pidfd, control;
+  unique_fd control;
   unique_fd stdin_pipe, stdout_pipe, stderr_pipe;
   std::string received;
   std::optional<run_report> report;
@@ -119,24 +119,53 @@ result<run_handle> start_run(const sandbox_plan& plan, const run_request& reques
   sigset_t empty;
   ::sigemptyset(&empty);
 
+  int pid_pipe[2];
+  if (::pipe2(pid_pipe, O_CLOEXEC) != 0) return make_error(error_code::launch_failed, "pipe2", {}, errno);
+  unique_fd pid_read(pid_pipe[0]), pid_write(pid_pipe[1]);
+
+  // Two clones: an execve resets a process's exit signal to SIGCHLD, so the
+  // helper is a grandchild. The child (exit_signal 0, never execs) clones the
+  // helper, writes its pid and exits; the helper, orphaned, is reaped by init
+  // and raises no signal here; its report comes over the socket.
   int pidfd = -1;
   struct clone_args args {};
   args.flags = CLONE_PIDFD;
   args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
-  args.exit_signal = 0;  // the host gets no SIGCHLD for the helper
+  args.exit_signal = 0;  // the host gets no SIGCHLD for the intermediate child
   long pid = ::syscall(SYS_clone3, &args, sizeof args);
   if (pid == 0) {
     // Async-signal-safe calls only from here to execve.
     ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    for (int target = 0; target < 4; ++target) {
-      if (::dup2(sources[target], target) < 0) ::_exit(exit_cordon_failed);
+    struct clone_args helper_args {};
+    long helper = ::syscall(SYS_clone3, &helper_args, sizeof helper_args);
+    if (helper == 0) {
+      for (int target = 0; target < 4; ++target) {
+        if (::dup2(sources[target], target) < 0) ::_exit(exit_cordon_failed);
+      }
+      ::execve(argv[0], argv, envp);
+      ::_exit(exit_not_found);
     }
-    ::execve(argv[0], argv, envp);
-    ::_exit(exit_not_found);
+    const pid_t helper_pid = static_cast<pid_t>(helper);
+    ssize_t ignored = ::write(pid_write.get(), &helper_pid, sizeof helper_pid);
+    (void)ignored;
+    ::_exit(helper < 0 ? exit_cordon_failed : 0);
   }
   if (pid < 0) return make_error(error_code::launch_failed, "clone3 for the supervisor helper", {}, errno);
-  s->pid = static_cast<pid_t>(pid);
-  s->pidfd.reset(pidfd);
+  unique_fd child(pidfd);
+  pid_write.reset();
+  pid_t helper_pid = -1;
+  ssize_t n;
+  do {
+    n = ::read(pid_read.get(), &helper_pid, sizeof helper_pid);
+  } while (n < 0 && errno == EINTR);
+  siginfo_t info{};
+  while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(child.get()), &info, WEXITED | __WALL) < 0 &&
+         errno == EINTR) {
+  }
+  if (n != static_cast<ssize_t>(sizeof helper_pid) || helper_pid <= 0) {
+    return make_error(error_code::launch_failed, "clone3 for the supervisor helper failed");
+  }
+  s->pid = helper_pid;
   if (!send_all(s->control.get(), request_line(plan, request))) {
     // The helper is already gone (for example, it could not be executed): its report says why.
   }
@@ -187,18 +216,13 @@ std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time
       s.received.append(buffer, static_cast<std::size_t>(n));
       continue;
     }
-    // EOF: the helper is done. Reap it (only our pidfd can: it raised no SIGCHLD).
-    siginfo_t info{};
-    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(s.pidfd.get()), &info, WEXITED | __WALL) < 0 &&
-           errno == EINTR) {
-    }
+    // EOF: the helper is done (init reaps it).
     run_report report;
     auto newline = s.received.find('\n');
     nlohmann::json j = nlohmann::json::parse(s.received.substr(0, newline), nullptr, false);
     if (j.is_discarded() || !j.contains("report")) {
       report.failure = make_error(error_code::launch_failed,
-                                  "the supervisor helper ended without a report (exit status " +
-                                      std::to_string(info.si_status) + "); is it installed? (CORDON_SUPERVISOR)");
+                                  "the supervisor helper ended without a report; is it installed? (CORDON_SUPERVISOR)");
     } else {
       report.json = j.at("report").get<std::string>();
       if (j.contains("outcome")) report.outcome = core::outcome_from_json(j.at("outcome"));

@@ -6,6 +6,7 @@
 // the run in this (single-threaded) process, and answers with one JSON line:
 // {"report": text, "outcome": {...}} or {"report": text, "failure": {...}}.
 // A byte on the socket, or its end (the host went away), cancels the run.
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     return exit_cordon_failed;
   }
   const int control = std::atoi(argv[2]);
+  ::fcntl(control, F_SETFD, FD_CLOEXEC);
   // The host's dispositions are not ours: children must be waitable and a
   // closed socket must not kill us.
   std::signal(SIGCHLD, SIG_DFL);
