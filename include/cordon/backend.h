@@ -1,12 +1,16 @@
-// cordon/backend.h — the backend interface: probe, compile, launch.
+// cordon/backend.h — the backend interface and the compile driver.
 //
-// probe() is advice; compile() is the authority (DESIGN.md, "Backends").
-// compile() runs four gates in order and stops at the first that fails:
-//   1. validate and normalize          -> error_code::invalid_policy
-//   2. backend available on this host  -> backend_unavailable / unsupported_platform
-//   3. isolation level sufficient      -> isolation_insufficient
-//   4. every required control met      -> enforcement_unavailable
-// There is no path that launches a command without a plan.
+// probe() is advice; compile() is the authority (docs/architecture.md).
+// compile() is core's driver, the same for every backend; it runs the gates
+// in order and stops at the first that fails:
+//   1. validate and normalize, resolve root tokens  -> invalid_policy
+//   2. backend available on this host               -> backend_unavailable
+//   3. isolation level sufficient                   -> isolation_insufficient
+//   4. the backend's build(), then every required
+//      control held against the levels it states    -> enforcement_unavailable
+// A backend supplies only read_host_facts(), build() and launch(): the
+// mechanisms, never the gates. There is no path that launches a command
+// without a plan.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "cordon/enforcement.h"
+#include "cordon/host_facts.h"
 #include "cordon/launch.h"
 #include "cordon/plan.h"
 #include "cordon/policy.h"
@@ -23,14 +28,6 @@
 #include "cordon/result.h"
 
 namespace cordon {
-
-// Why a control cannot reach the level a policy requires.
-struct blocker {
-  std::string control;    // a control's name, or "backend" / "isolation" for gates 2-3
-  std::string required;   // e.g. "enforced", "container"
-  std::string available;  // e.g. "partial", "os_sandbox"
-  std::string reason;     // one line naming the missing mechanism
-};
 
 struct host_capabilities {
   std::string platform;           // "linux", "macos", "windows"
@@ -42,36 +39,40 @@ struct host_capabilities {
   std::vector<std::string> facts; // e.g. "landlock abi 7", "user namespaces: yes"
 };
 
-struct compile_failure {
-  error_code code = error_code::invalid_policy;
-  std::string message;                 // one line
-  std::vector<policy_error> errors;    // gate 1 only
-  std::vector<blocker> blockers;       // gates 2-4
-};
+// A refused compile is an ordinary `error` (docs/errors.md): its code is the
+// failing gate's, `errors` lists gate 1's problems with their JSON pointers,
+// `blockers` gates 2-4's. The name stays for callers written against it.
+using compile_failure = error;
 
 // What compile needs to know about the invocation to resolve root tokens.
 struct compile_options {
   std::string workspace;  // absolute; resolves "{workspace}"; required when the policy uses it
-  std::string home;       // absolute; resolves "{home}"; empty = taken from $HOME
+  std::string home;       // absolute; resolves "{home}"; empty = the host facts' home
   // A delegated cgroup v2 directory under which each run's cgroup is created
   // (its cgroup.subtree_control must enable memory, pids and cpu). Empty: use
   // cgroup v1 controllers beside cordon's own cgroup when writable.
   std::string cgroup_parent;
 };
 
+// A compiled plan or the failing gate's error. `plan()` and `failure()` are
+// the names callers of the first API used; value() and error_value() work too.
 template <class T>
-class compile_result {
+class compile_result : public result<T> {
  public:
-  compile_result(T plan) : plan_(std::move(plan)) {}
-  compile_result(compile_failure f) : failure_(std::move(f)), failed_(true) {}
-  explicit operator bool() const noexcept { return !failed_; }
-  T& plan() { return plan_; }
-  const compile_failure& failure() const { return failure_; }
+  using result<T>::result;
+  compile_result(result<T> r) : result<T>(std::move(r)) {}
+  T& plan() { return this->value(); }
+  const error& failure() const { return this->error_value(); }
+};
 
- private:
-  T plan_{};
-  compile_failure failure_;
-  bool failed_ = false;
+// What a backend's build() chose for one normalized policy on one host: the
+// mechanisms (its private payload) and the level of every control they give,
+// stated by the code that chose them (never re-derived from the payload).
+struct backend_build {
+  enforcement_contract contract;            // every control; level + mechanism + detail
+  std::vector<blocker> blockers;            // what the mechanisms cannot hold (gate 4)
+  std::vector<std::string> warnings;        // known weaker spots, one line each
+  std::shared_ptr<const plan_payload> payload;
 };
 
 class sandbox_backend {
@@ -83,33 +84,62 @@ class sandbox_backend {
   // Version of this backend's private plan format; plans of another version
   // are rejected as stale.
   virtual std::uint32_t plan_format_version() const noexcept = 0;
+  // The platform this backend's plans are for ("linux", "macos", "windows").
+  virtual std::string_view platform() const noexcept = 0;
+  // The isolation level its plans provide when it is available (gate 3).
+  virtual isolation_level isolation() const noexcept = 0;
 
-  // Host capabilities for the calling user. Never fails; unavailability is
-  // described by `available` and `blockers`.
-  virtual host_capabilities probe() const = 0;
+  // The facts of the running host for the calling user, as the compile of a
+  // policy with `options` needs them. `deep`: also try what only an attempt
+  // shows (the Linux backend creates its namespaces in a short-lived child);
+  // probe() asks for it, compile() does not. Never fails; what is missing is
+  // described in the facts.
+  virtual host_facts read_host_facts(const compile_options& options, bool deep = false) const = 0;
 
-  // Compiles a policy into a plan bound to this backend, or fails with the
-  // first failing gate's code and blockers (see the top of this file).
-  virtual compile_result<std::shared_ptr<const sandbox_plan>> compile(
-      const sandbox_policy& policy, const compile_options& options) const = 0;
+  // The backend's own step of compile: choose the mechanisms for a policy
+  // that gates 1-3 accepted (normalized, tokens resolved) on a host with
+  // `facts`, and state the level of each control. Pure: the same policy and
+  // facts give the same result (golden plan tests). Errors: only when a
+  // mechanism cannot be built at all (enforcement_unavailable with a blocker).
+  virtual result<backend_build> build(const sandbox_policy& normalized, const host_facts& facts) const = 0;
 
   // Runs one command under a plan this backend compiled in this process.
   // Errors: plan_null, plan_foreign, plan_other_platform, plan_stale (the plan
   // is not this backend's, current one); command_not_found (127 on the CLI),
   // command_not_executable (126); launch_failed with errno when a sandbox
   // step fails. A run that starts always yields a run_outcome, whatever the
-  // command's own exit status.
+  // command's own exit status. Blocks; call from a single-threaded process or
+  // use the run API (cordon/run.h), which runs this in a helper process.
   virtual result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const = 0;
 
+  // The driver: compile(policy, options, read_host_facts(options)).
+  compile_result<std::shared_ptr<const sandbox_plan>> compile(const sandbox_policy& policy,
+                                                              const compile_options& options) const;
+  // The driver on given host facts (see the top of this file). Pure apart from
+  // resolving the workspace's symlinks.
+  compile_result<std::shared_ptr<const sandbox_plan>> compile(const sandbox_policy& policy,
+                                                              const compile_options& options,
+                                                              const host_facts& facts) const;
+
+  // Host capabilities: build() of the strictest policy on `facts` (every
+  // limit set, network denied, reads restricted), plus network filtering
+  // judged on a filtered policy. Never fails.
+  host_capabilities probe(const host_facts& facts) const;
+  // probe(read_host_facts({}, true)).
+  host_capabilities probe() const;
+
  protected:
-  // Only backends can make plans.
-  std::shared_ptr<const sandbox_plan> make_plan(sandbox_policy normalized, std::string platform,
-                                                isolation_level isolation, enforcement_contract contract,
-                                                std::vector<std::string> warnings,
-                                                std::shared_ptr<const plan_payload> payload) const;
   // Checks that `plan` was made by this backend, for this platform, with the
   // current format version, in this process.
   result<void> check_plan(const sandbox_plan* plan, std::string_view platform) const;
+
+ private:
+  // Only the driver can make plans.
+  std::shared_ptr<const sandbox_plan> make_plan(sandbox_policy normalized, std::string workspace,
+                                                std::string cgroup_parent,
+                                                enforcement_contract contract,
+                                                std::vector<std::string> warnings,
+                                                std::shared_ptr<const plan_payload> payload) const;
 };
 
 // The backend for the host this binary was built for (Linux: the namespace

@@ -3,6 +3,7 @@
 
 #include "cordon/backend.h"
 #include "cordon/enforcement.h"
+#include "cordon/host_facts.h"
 #include "cordon/host_rules.h"
 #include "cordon/launch.h"
 #include "cordon/linux_backend.h"
@@ -12,4 +13,6 @@
 #include "cordon/profiles.h"
 #include "cordon/report.h"
 #include "cordon/result.h"
+#include "cordon/run.h"
 #include "cordon/validation.h"
+#include "cordon/version.h"

@@ -13,6 +13,10 @@ struct launch_request {
   std::vector<std::string> argv;             // argv[0] is looked up in the sandbox's PATH
   std::string working_directory;             // absolute; empty = the workspace, else "/"
   std::vector<std::string> host_environment; // "NAME=VALUE" entries the policy may pass through
+  // When >= 0: a descriptor the supervisor watches; readable or hung up means
+  // "cancel": the tree is killed and run_outcome::cancelled set. Used by the
+  // run API's helper (cordon/run.h); the caller keeps ownership.
+  int cancel_fd = -1;
 };
 
 // A kind of attempt that confinement stopped.
@@ -72,6 +76,7 @@ struct run_outcome {
   int signal = 0;               // terminating signal when !exited
   bool timed_out = false;       // the wall-clock timeout fired and killed the tree
   bool interrupted = false;     // cordon received SIGINT/SIGTERM/SIGHUP and forwarded it
+  bool cancelled = false;       // the run API's cancel() (launch_request::cancel_fd) killed the tree
   std::int64_t wall_ms = 0;     // launch to exit of the whole tree, milliseconds
   std::int64_t user_cpu_ms = 0; // CPU time of reaped descendants, milliseconds
   std::int64_t system_cpu_ms = 0;

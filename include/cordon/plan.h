@@ -3,7 +3,7 @@
 // A plan is evidence produced by one backend's compiler in this process, not
 // a portable token: it cannot be built by hand (private constructor), copied,
 // or serialized. A launcher rejects null, foreign, other-platform and stale
-// plans with typed errors (DESIGN.md, "Backends").
+// plans with typed errors (docs/architecture.md).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,10 @@ class sandbox_backend;
 class plan_payload {
  public:
   virtual ~plan_payload() = default;
+  // Every mechanism choice as stable text (mount table, Landlock rules,
+  // seccomp variant, limits): what golden plan tests compare and what the
+  // run API's helper checks its re-derived plan against. Deterministic.
+  virtual std::string describe() const { return {}; }
 };
 
 class sandbox_plan {
@@ -32,6 +36,12 @@ class sandbox_plan {
 
   // The normalized policy with root tokens resolved to absolute paths.
   const sandbox_policy& policy() const noexcept { return policy_; }
+  // The resolved directory "{workspace}" named (the default working
+  // directory of a run); empty when the compile had none.
+  const std::string& workspace() const noexcept { return workspace_; }
+  // The compile option cgroup_parent the plan was compiled with (the run
+  // API's helper compiles again with it).
+  const std::string& cgroup_parent() const noexcept { return cgroup_parent_; }
   const std::string& backend_name() const noexcept { return backend_name_; }
   std::uint32_t format_version() const noexcept { return format_version_; }
   const std::string& platform() const noexcept { return platform_; }
@@ -52,6 +62,8 @@ class sandbox_plan {
   sandbox_plan() = default;
 
   sandbox_policy policy_;
+  std::string workspace_;
+  std::string cgroup_parent_;
   std::string backend_name_;
   std::uint32_t format_version_ = 0;
   std::string platform_;
@@ -63,6 +75,11 @@ class sandbox_plan {
   const sandbox_backend* backend_ = nullptr;
   std::shared_ptr<const plan_payload> payload_;
 };
+
+// "sha256:<hex>" over the plan's normalized policy, workspace, backend,
+// contract and payload description: equal for two plans exactly when they
+// would run a command the same way.
+std::string plan_fingerprint(const sandbox_plan& plan);
 
 // A random value chosen once per process; plans carry it so that a plan
 // cannot outlive or leave the process that compiled it.

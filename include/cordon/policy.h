@@ -1,6 +1,6 @@
 // cordon/policy.h — sandbox_policy, the portable intent (JSON schema v1).
 //
-// Only cross-platform decisions live here (DESIGN.md, "sandbox_policy").
+// Only cross-platform decisions live here (docs/policy.md).
 // A policy grants nothing by itself: a backend compiles it into a plan, or
 // refuses. JSON spelling: schemas/policy.v1.schema.json and docs/policy.md.
 #pragma once

@@ -1,7 +1,7 @@
 // cordon/policy_json.h — strict JSON v1 reading and writing of sandbox_policy.
 //
 // Reading is strict: unknown fields, wrong types and out-of-range numbers are
-// errors, because a typo must never weaken a policy (DESIGN.md). Reading checks
+// errors, because a typo must never weaken a policy (docs/policy.md). Reading checks
 // structure only; validate_sandbox_policy() checks meaning.
 #pragma once
 
@@ -15,12 +15,6 @@
 namespace cordon {
 
 // One problem in a policy document.
-struct policy_error {
-  std::string location;  // JSON pointer ("/filesystem/writable/2"); "" for the whole document
-  std::string reason;    // one line
-  bool operator==(const policy_error&) const = default;
-};
-
 // Parses policy JSON text.
 // Returns the (not yet validated) policy, or an error:
 //  - error_code::parse_error, location "line L, column C", when the text is not JSON;

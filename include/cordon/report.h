@@ -2,7 +2,7 @@
 //
 // One per run, including runs that were refused or could not start. It says,
 // control by control, what was enforced and by which mechanism. It carries no
-// overall verdict (DESIGN.md, "The run report"). Schema:
+// overall verdict (docs/report.md). Schema:
 // schemas/report.v1.schema.json.
 #pragma once
 
@@ -34,19 +34,5 @@ std::string launch_failed_report_json(const sandbox_plan& plan, const launch_req
 
 // SHA-256 of the normalized policy's JSON, "sha256:<64 hex>".
 std::string policy_digest(const sandbox_policy& policy);
-
-// Writes `contents` to `path` atomically: a temporary file in the same
-// directory, fsync, rename. Readers see the old file or the whole new one,
-// never half. Errors: error_code::io_error with errno.
-result<void> write_file_atomically(const std::string& path, const std::string& contents);
-
-// The same, relative to a directory descriptor opened earlier (O_PATH is
-// enough): a directory swapped for a symlink after it was opened cannot
-// redirect the write. `name` must be a single path component.
-result<void> write_file_atomically_at(int dir_fd, const std::string& name, const std::string& contents);
-
-// Opens the directory that will hold `path` (O_PATH | O_DIRECTORY). Errors:
-// io_error with errno. The caller closes the descriptor.
-result<int> open_parent_directory(const std::string& path);
 
 }  // namespace cordon

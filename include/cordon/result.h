@@ -6,10 +6,15 @@
 // written down in docs/errors.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
+
+#include "cordon/enforcement.h"
+#include "cordon/policy.h"
 
 namespace cordon {
 
@@ -38,12 +43,60 @@ enum class error_code {
 
 // The stable spelling of a code, e.g. "enforcement_unavailable".
 std::string_view to_string(error_code code) noexcept;
+// The code of a spelling; nullopt for an unknown one.
+std::optional<error_code> error_code_from_string(std::string_view name) noexcept;
+
+// One problem found in policy input: where (a JSON pointer, "line L, column
+// C", or "" for the whole document) and why (one line).
+struct policy_error {
+  std::string location;
+  std::string reason;
+  bool operator==(const policy_error&) const = default;
+};
+
+// What a blocker is about: one control (gate 4), the backend itself (gate 2)
+// or the isolation level (gate 3).
+enum class blocker_subject { control, backend, isolation };
+
+// Why a compile was refused, typed (docs/errors.md). For a control: the
+// level the policy requires and the level this host delivers. For isolation:
+// the levels are isolation levels. For the backend: `reason` says why it
+// cannot run here.
+struct blocker {
+  blocker_subject subject = blocker_subject::control;
+  cordon::control control = cordon::control::filesystem_read;  // subject == control
+  enforcement_level required = enforcement_level::enforced;       // subject == control
+  enforcement_level available = enforcement_level::not_enforced;  // subject == control
+  isolation_level required_isolation = isolation_level::none;     // subject == isolation
+  isolation_level available_isolation = isolation_level::none;    // subject == isolation
+  std::string reason;  // one line naming the missing mechanism
+
+  // A control that cannot reach `required` (available is what it gets).
+  static blocker for_control(cordon::control which, enforcement_level required, enforcement_level available,
+                             std::string reason);
+  static blocker for_backend(std::string reason);
+  static blocker for_isolation(isolation_level required, isolation_level available, std::string reason);
+
+  // The stable spellings used by reports and the CLI: the control's name, or
+  // "backend" / "isolation"; the levels' names ("available"/"unavailable" for
+  // the backend).
+  std::string subject_name() const;
+  std::string required_name() const;
+  std::string available_name() const;
+  bool operator==(const blocker&) const = default;
+};
 
 struct error {
   error_code code = error_code::launch_failed;
   std::string message;   // one line, no trailing newline
   std::string location;  // JSON pointer, "line L, column C", or empty
   int sys_errno = 0;     // errno when a system call failed, else 0
+  // Every problem found in policy input (parse_error, invalid_policy), each
+  // with its own location; the first is also in message/location.
+  std::vector<policy_error> errors;
+  // Why a compile was refused (backend_unavailable, unsupported_platform,
+  // isolation_insufficient, enforcement_unavailable).
+  std::vector<blocker> blockers;
 
   // "code: message" with " (at location)" and ": strerror" when present.
   std::string describe() const;

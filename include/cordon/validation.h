@@ -1,5 +1,5 @@
 // cordon/validation.h — validate_sandbox_policy(): semantic checks and
-// lexical normalization (DESIGN.md, "Validation and normalization").
+// lexical normalization (docs/policy.md).
 //
 // This is configuration hygiene. It does not touch the filesystem; backends
 // still defend against symlink, mount and time-of-check/time-of-use tricks.

@@ -2,15 +2,17 @@
 // `cordon run --help`; modelled on timeout(1) and env(1).
 #pragma once
 
+#include "cordon/run.h"
+
 namespace cordon::cli {
 
 // 0..123 and 128+N: the command's own exit code, or 128+N when signal N
-// killed it (as a shell reports it).
-inline constexpr int exit_timeout = 124;         // the policy's wall-clock timeout fired
-inline constexpr int exit_cordon_failed = 125;   // cordon refused or failed: usage, invalid policy,
-                                                 // compile refusal, sandbox setup, report not written
-inline constexpr int exit_not_executable = 126;  // the command was found but cannot be executed
-inline constexpr int exit_not_found = 127;       // the command was not found inside the sandbox
+// killed it (as a shell reports it). The values are the library's
+// (cordon/run.h, exit_code_for).
+inline constexpr int exit_timeout = cordon::exit_timeout;
+inline constexpr int exit_cordon_failed = cordon::exit_cordon_failed;
+inline constexpr int exit_not_executable = cordon::exit_not_executable;
+inline constexpr int exit_not_found = cordon::exit_not_found;
 // `cordon exec` (docs/governance.md): outside 0..123, 124..127 and 128+N (N <= 64).
 inline constexpr int exit_denied = 200;          // a rule or the approver denied the request
 inline constexpr int exit_rejected = 201;        // approval unavailable, manual review, stale revision, audit failure

@@ -40,7 +40,7 @@ table_row status_row(std::vector<std::string> cells, const control_status& statu
 
 void print_blockers(const std::vector<blocker>& blockers) {
   std::vector<table_row> rows;
-  for (const auto& b : blockers) rows.push_back({{b.control, b.required, b.available, b.reason}, {}});
+  for (const auto& b : blockers) rows.push_back({{b.subject_name(), b.required_name(), b.available_name(), b.reason}, {}});
   print_table({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"}, rows);
 }
 
@@ -169,8 +169,7 @@ void print_probe_table(const host_capabilities& caps) {
   // none at all when nothing keeps this host from running a sandbox.
   std::vector<blocker> others;
   for (const auto& b : caps.blockers) {
-    const auto which = control_from_string(b.control);
-    if (!which || !caps.best.contains(*which)) others.push_back(b);
+    if (b.subject != blocker_subject::control || !caps.best.contains(b.control)) others.push_back(b);
   }
   if (!others.empty()) {
     std::cout << "\n";

@@ -99,7 +99,7 @@ int explain_macos(const sandbox_policy& policy, const std::string& source, const
     std::cout << "backend:    " << macos_impl::macos_backend_name << " (macOS)\n";
     std::cout << "result:     refused (" << to_string(compiled.failure().code) << "): " << compiled.failure().message << "\n";
     for (const auto& e : compiled.failure().errors) std::cout << "  " << e.location << ": " << e.reason << "\n";
-    for (const auto& b : compiled.failure().blockers) std::cout << "  " << b.control << ": " << b.reason << "\n";
+    for (const auto& b : compiled.failure().blockers) std::cout << "  " << b.subject_name() << ": " << b.reason << "\n";
     return 1;
   }
   const macos_impl::macos_plan& plan = *compiled.plan();
@@ -126,7 +126,7 @@ int explain_macos(const sandbox_policy& policy, const std::string& source, const
   if (!plan.blockers.empty()) {
     std::cout << "\nblockers on a Mac (accept a lower level with --accept CONTROL=LEVEL, or change the policy):\n";
     column_printer t({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"});
-    for (const auto& b : plan.blockers) t.add({b.control, b.required, b.available, b.reason});
+    for (const auto& b : plan.blockers) t.add({b.subject_name(), b.required_name(), b.available_name(), b.reason});
     t.print(std::cout);
   }
   if (!plan.platform_defaults.empty()) {

@@ -20,6 +20,7 @@
 #include "cordon/policy_json.h"
 #include "cordon/profiles.h"
 #include "cordon/report.h"
+#include "posix/atomic_file.h"
 
 extern char** environ;
 

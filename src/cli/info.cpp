@@ -38,7 +38,7 @@ int probe_command(bool human, const std::string& platform) {
   json blockers = json::array();
   for (const auto& b : caps.blockers) {
     blockers.push_back(
-        {{"control", b.control}, {"required", b.required}, {"available", b.available}, {"reason", b.reason}});
+        {{"control", b.subject_name()}, {"required", b.required_name()}, {"available", b.available_name()}, {"reason", b.reason}});
   }
   j["blockers"] = blockers;
   j["facts"] = caps.facts;

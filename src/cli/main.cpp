@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cordon/version.h"
 #include "cli/exit_codes.h"
 
 int main(int argc, char** argv) {
@@ -13,7 +14,7 @@ int main(int argc, char** argv) {
       "cordon confines one command tree and reports, control by control, what it enforced.\n"
       "Run `cordon run -- CMD` to confine CMD under the default profile (workspace-write)."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "cordon 0.1.0");
+  app.set_version_flag("--version", "cordon " + std::string(cordon::library_version()));
   cordon::cli::run_options run;
   cordon::cli::add_run_command(app, run);
   cordon::cli::add_info_commands(app);

@@ -1,7 +1,7 @@
 // overrides.h — the shortcut flags of `cordon run` and `cordon policy
 // explain` (--ro, --rw, --deny, --net, --env, --setenv, --memory,
 // --max-procs, --cpu, --timeout, --accept). They edit the chosen policy or profile
-// before its one compile; there is no second launch path (DESIGN.md).
+// before its one compile; there is no second launch path (docs/architecture.md).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -11,6 +11,7 @@
 #include "cli/report_view.h"
 #include "cli/workspace.h"
 #include "cordon/cordon.h"
+#include "cordon/run.h"
 
 extern char** environ;
 
@@ -74,55 +75,6 @@ int exit_after_run(int code) {
   return code;
 }
 
-int exit_code_for(const error& err) {
-  switch (err.code) {
-    case error_code::command_not_found: return exit_not_found;
-    case error_code::command_not_executable: return exit_not_executable;
-    default: return exit_cordon_failed;
-  }
-}
-
-// Where the report goes: the directory is opened before anything runs, so
-// that a run whose evidence cannot be kept does not happen, and so that the
-// command cannot redirect the report by swapping the directory for a symlink.
-class report_target {
- public:
-  explicit report_target(std::string path) : path_(std::move(path)) {}
-  ~report_target() {
-    if (dir_fd_ >= 0) ::close(dir_fd_);
-  }
-  report_target(const report_target&) = delete;
-  report_target& operator=(const report_target&) = delete;
-
-  result<void> open() {
-    if (path_.empty()) return ok;
-    auto dir = open_parent_directory(path_);
-    if (!dir) return std::move(dir).error_value();
-    dir_fd_ = *dir;
-    auto slash = path_.find_last_of('/');
-    name_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-    std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
-    if (name_.empty() || ::access(directory.c_str(), W_OK) != 0) {
-      return make_error(error_code::usage_error, "--report " + path_ + ": cannot write a file there", {}, errno);
-    }
-    return ok;
-  }
-
-  // Writes the report if one was asked for; false (after saying so) when it could not be written.
-  bool wanted() const { return dir_fd_ >= 0; }
-
-  bool write(const std::string& text) const {
-    if (dir_fd_ < 0) return true;
-    auto written = write_file_atomically_at(dir_fd_, name_, text);
-    if (!written) print_error(written.error_value());
-    return static_cast<bool>(written);
-  }
-
- private:
-  std::string path_, name_;
-  int dir_fd_ = -1;
-};
-
 }  // namespace
 
 void print_compile_failure(const compile_failure& f) {
@@ -133,7 +85,8 @@ void print_compile_failure(const compile_failure& f) {
               << e.reason << "\n";
   }
   for (const auto& b : f.blockers) {
-    std::cerr << "cordon: blocker: " << b.control << ": required " << b.required << ", available " << b.available
+    std::cerr << "cordon: blocker: " << b.subject_name() << ": required " << b.required_name() << ", available "
+              << b.available_name()
               << ": " << b.reason << "\n";
   }
   print_blocker_hints(f.blockers);
@@ -210,17 +163,25 @@ int run_command(const run_options& options) {
   const char* home = std::getenv("HOME");
 
   auto backend = make_host_backend();
-  report_target report(options.report_file);
-  if (auto opened = report.open(); !opened) {
-    print_error(opened.error_value());
-    return exit_cordon_failed;
+  report_target report;
+  if (!options.report_file.empty()) {
+    auto opened = report_target::open(options.report_file);
+    if (!opened) {
+      print_error(opened.error_value());
+      return exit_cordon_failed;
+    }
+    report = std::move(*opened);
   }
+  // Writes the report if one was asked for; false (after saying so) when it could not be written.
+  auto write_report = [&](const std::string& text) {
+    if (!report.is_open()) return true;
+    auto written = report.write(text);
+    if (!written) print_error(written.error_value());
+    return static_cast<bool>(written);
+  };
   auto refuse = [&](const error& err, const std::string& policy_name) {
     print_error(err);
-    compile_failure failure;
-    failure.code = err.code;
-    failure.message = err.describe();
-    report.write(refused_report_json(std::string(backend->name()), policy_name, request, failure));
+    write_report(refused_report_json(std::string(backend->name()), policy_name, request, err));
     return exit_cordon_failed;
   };
   auto workspace = choose_workspace(options.workspace, current_directory(), home != nullptr ? home : "");
@@ -241,36 +202,36 @@ int run_command(const run_options& options) {
   auto compiled = backend->compile(*policy, compile);
   if (!compiled) {
     print_compile_failure(compiled.failure());
-    report.write(refused_report_json(std::string(backend->name()), policy->name, request, compiled.failure()));
+    write_report(refused_report_json(std::string(backend->name()), policy->name, request, compiled.failure()));
     return exit_cordon_failed;
   }
   const sandbox_plan& plan = *compiled.plan();
   request.working_directory = workspace->working_directory;
 
-  auto outcome = backend->launch(&plan, request);
-  if (!outcome) {
-    print_error(outcome.error_value());
-    report.write(launch_failed_report_json(plan, request, outcome.error_value()));
-    return exit_code_for(outcome.error_value());
-  }
-  // Building the report costs a fraction of a millisecond: only when asked for.
+  // The CLI is single-threaded: the run is supervised here, without the
+  // run API's helper process (cordon/run.h). Building the report costs a
+  // fraction of a millisecond: only when a report or the summary is asked for.
   const bool summary = options.summary || (!options.no_summary && ::isatty(STDERR_FILENO) == 1);
-  if (report.wanted() || summary) {
-    const std::string text = run_report_json(plan, request, *outcome);
-    if (report.wanted() && !report.write(text)) return exit_cordon_failed;
-    if (summary) print_run_summary(nlohmann::ordered_json::parse(text), options.report_file, std::cerr);
+  run_report run = run_in_this_process(plan, request, report.is_open() || summary);
+  if (run.failure) {
+    print_error(*run.failure);
+    write_report(run.json);
+    return exit_code_for(run);
   }
-  if (outcome->cpu_limit_hit) {
+  const run_outcome& outcome = *run.outcome;
+  if (!write_report(run.json)) return exit_cordon_failed;
+  if (summary) print_run_summary(nlohmann::ordered_json::parse(run.json), options.report_file, std::cerr);
+  if (outcome.cpu_limit_hit) {
     std::cerr << "cordon: cpu_limit: the tree used its " << *plan.policy().process.cpu_seconds
               << " s of CPU time; it was killed\n";
   }
-  if (outcome->memory_limit_hit) std::cerr << "cordon: memory_limit: the tree reached its memory ceiling; the kernel killed a process\n";
-  if (outcome->timed_out) {
+  if (outcome.memory_limit_hit) std::cerr << "cordon: memory_limit: the tree reached its memory ceiling; the kernel killed a process\n";
+  if (outcome.timed_out) {
     std::cerr << "cordon: timeout: the command ran past its " << *plan.policy().process.timeout_ms
               << " ms timeout; the tree was killed\n";
     return exit_timeout;
   }
-  return exit_after_run(outcome->exited ? outcome->exit_code : 128 + outcome->signal);
+  return exit_after_run(exit_code_for(run));
 }
 
 }  // namespace cordon::cli

@@ -91,10 +91,10 @@ namespace cordon::cli {
 
 void print_blocker_hints(const std::vector<blocker>& blockers) {
   for (const auto& b : blockers) {
-    if (b.available != "partial") continue;
-    std::cerr << "cordon: hint: --accept " << b.control << "=partial runs with the partial level (listed in the "
+    if (b.subject != blocker_subject::control || b.available != enforcement_level::partial) continue;
+    std::cerr << "cordon: hint: --accept " << b.subject_name() << "=partial runs with the partial level (listed in the "
               << "report's warnings)";
-    if (b.control == "memory" || b.control == "cpu" || b.control == "process_count") {
+    if (b.control == control::memory || b.control == control::cpu || b.control == control::process_count) {
       std::cerr << "; --cgroup-parent DIR (a delegated cgroup v2 directory) makes the limit tree-wide";
     }
     std::cerr << "\n";

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <chrono>
 
-#include "cordon/linux_backend.h"
+#include "cordon/policy_json.h"
+#include "core/sha256.h"
+
 
 namespace cordon {
 namespace {
@@ -29,15 +31,19 @@ std::uint64_t current_process_token() noexcept {
   return token;
 }
 
-std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(
-    sandbox_policy normalized, std::string platform, isolation_level isolation, enforcement_contract contract,
-    std::vector<std::string> warnings, std::shared_ptr<const plan_payload> payload) const {
+std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(sandbox_policy normalized, std::string workspace,
+                                                               std::string cgroup_parent,
+                                                               enforcement_contract contract,
+                                                               std::vector<std::string> warnings,
+                                                               std::shared_ptr<const plan_payload> payload) const {
   std::shared_ptr<sandbox_plan> plan(new sandbox_plan());
   plan->policy_ = std::move(normalized);
+  plan->workspace_ = std::move(workspace);
+  plan->cgroup_parent_ = std::move(cgroup_parent);
   plan->backend_name_ = std::string(name());
   plan->format_version_ = plan_format_version();
-  plan->platform_ = std::move(platform);
-  plan->isolation_ = isolation;
+  plan->platform_ = std::string(platform());
+  plan->isolation_ = isolation();
   plan->contract_ = std::move(contract);
   plan->warnings_ = std::move(warnings);
   plan->identity_ = next_plan_identity.fetch_add(1);
@@ -45,6 +51,18 @@ std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(
   plan->backend_ = this;
   plan->payload_ = std::move(payload);
   return plan;
+}
+
+std::string plan_fingerprint(const sandbox_plan& plan) {
+  std::string text = sandbox_policy_to_json(plan.policy());
+  text += "\nworkspace " + plan.workspace() + "\nbackend " + plan.backend_name() + " " +
+          std::to_string(plan.format_version()) + " " + plan.platform() + "\n";
+  for (const auto& [which, status] : plan.contract()) {
+    text += std::string(to_string(which)) + " " + std::string(to_string(status.level)) + " " + status.mechanism +
+            " | " + status.detail + "\n";
+  }
+  if (plan.payload() != nullptr) text += plan.payload()->describe();
+  return "sha256:" + detail::sha256_hex(text);
 }
 
 result<void> sandbox_backend::check_plan(const sandbox_plan* plan, std::string_view platform) const {
@@ -65,7 +83,5 @@ result<void> sandbox_backend::check_plan(const sandbox_plan* plan, std::string_v
   }
   return ok;
 }
-
-std::unique_ptr<sandbox_backend> make_host_backend() { return make_linux_backend(); }
 
 }  // namespace cordon

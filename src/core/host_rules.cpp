@@ -1,5 +1,5 @@
 // src/core/host_rules.cpp — host pattern grammar (host_syntax.h) and the
-// network rule matcher (cordon/host_rules.h). DESIGN.md, "Network rule
+// network rule matcher (cordon/host_rules.h). docs/network.md, "Network rule
 // semantics". Nothing here resolves names or touches the network.
 #include "cordon/host_rules.h"
 

@@ -389,7 +389,9 @@ error policy_errors_to_error(const std::vector<policy_error>& errors) {
     message += ": ";
     message += errors[i].reason;
   }
-  return make_error(error_code::invalid_policy, std::move(message), errors.front().location);
+  error e = make_error(error_code::invalid_policy, std::move(message), errors.front().location);
+  e.errors = errors;  // the list itself, each with its JSON pointer (docs/errors.md)
+  return e;
 }
 
 }  // namespace

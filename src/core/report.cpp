@@ -15,14 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cordon/policy_json.h"
+#include "cordon/version.h"
 #include "core/sha256.h"
 
 namespace cordon {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-constexpr const char* kCordonVersion = "0.1.0";
 
 std::string utc_time(std::chrono::system_clock::time_point when) {
   std::time_t t = std::chrono::system_clock::to_time_t(when);
@@ -36,7 +35,7 @@ std::string utc_time(std::chrono::system_clock::time_point when) {
 json header(const std::string& outcome, const std::string& backend_name, const launch_request& request) {
   json j;
   j["schema"] = report_schema_version;
-  j["cordon_version"] = kCordonVersion;
+  j["cordon_version"] = std::string(library_version());
   j["outcome"] = outcome;
   j["finished_at"] = utc_time(std::chrono::system_clock::now());
   j["backend"] = {{"name", backend_name}};
@@ -109,19 +108,14 @@ const char* signal_name(int sig) {
 }  // namespace
 
 std::string policy_digest(const sandbox_policy& policy) {
-  std::string text = sandbox_policy_to_json(policy);
-  const auto digest = detail::sha256(text);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (std::size_t i = 0; i < digest.size(); ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xf];
-  }
-  return out;
+  return "sha256:" + detail::sha256_hex(sandbox_policy_to_json(policy));
 }
 
 std::string run_report_json(const sandbox_plan& plan, const launch_request& request, const run_outcome& outcome) {
-  std::string kind = outcome.timed_out ? "timed_out" : outcome.interrupted ? "interrupted" : "completed";
+  std::string kind = outcome.timed_out     ? "timed_out"
+                     : outcome.cancelled   ? "cancelled"
+                     : outcome.interrupted ? "interrupted"
+                                           : "completed";
   json j = plan_part(header(kind, plan.backend_name(), request), plan);
   j["started_at"] = utc_time(std::chrono::system_clock::now() - std::chrono::milliseconds(outcome.wall_ms));
   j["command"]["working_directory"] = outcome.working_directory;
@@ -188,7 +182,7 @@ std::string refused_report_json(const std::string& backend_name, const std::stri
   json blockers = json::array();
   for (const auto& b : failure.blockers) {
     blockers.push_back(
-        {{"control", b.control}, {"required", b.required}, {"available", b.available}, {"reason", b.reason}});
+        {{"control", b.subject_name()}, {"required", b.required_name()}, {"available", b.available_name()}, {"reason", b.reason}});
   }
   j["blockers"] = blockers;
   return dump(j);
@@ -199,81 +193,6 @@ std::string launch_failed_report_json(const sandbox_plan& plan, const launch_req
   j["error"] = {{"code", std::string(to_string(err.code))}, {"message", err.describe()}};
   j["warnings"] = plan.warnings();
   return dump(j);
-}
-
-namespace {
-
-std::string parent_of(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string base_of(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-}  // namespace
-
-result<int> open_parent_directory(const std::string& path) {
-  std::string directory = parent_of(path);
-  int fd = ::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return make_error(error_code::io_error, "cannot open directory " + directory, {}, errno);
-  return fd;
-}
-
-result<void> write_file_atomically(const std::string& path, const std::string& contents) {
-  auto dir = open_parent_directory(path);
-  if (!dir) return std::move(dir).error_value();
-  auto written = write_file_atomically_at(*dir, base_of(path), contents);
-  ::close(*dir);
-  return written;
-}
-
-result<void> write_file_atomically_at(int dir_fd, const std::string& name, const std::string& contents) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-    return make_error(error_code::io_error, "report name must be a file name: " + name);
-  }
-  // A random temporary name beside the target, created exclusively.
-  std::uint64_t nonce = 0;
-  if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce)) nonce = static_cast<std::uint64_t>(::getpid());
-  std::string temp = "." + name + ".tmp." + std::to_string(nonce);
-  int fd = ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return make_error(error_code::io_error, "cannot create a temporary file beside " + name, {}, errno);
-  auto fail = [&](const char* what) {
-    int err = errno;
-    ::close(fd);
-    ::unlinkat(dir_fd, temp.c_str(), 0);
-    return make_error(error_code::io_error, std::string(what) + " " + name, {}, err);
-  };
-  std::size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write");
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) return fail("cannot sync");
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlinkat(dir_fd, temp.c_str(), 0);
-    return make_error(error_code::io_error, "cannot close " + name, {}, err);
-  }
-  if (::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) != 0) {
-    int err = errno;
-    ::unlinkat(dir_fd, temp.c_str(), 0);
-    return make_error(error_code::io_error, "cannot rename into " + name, {}, err);
-  }
-  // Make the rename itself durable (an O_PATH descriptor cannot be synced; reopen it).
-  int sync_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (sync_fd >= 0) {
-    ::fsync(sync_fd);
-    ::close(sync_fd);
-  }
-  return ok;
 }
 
 }  // namespace cordon

@@ -28,6 +28,13 @@ std::string_view to_string(error_code code) noexcept {
   return "unknown_error";
 }
 
+std::optional<error_code> error_code_from_string(std::string_view name) noexcept {
+  for (int i = 0; i <= static_cast<int>(error_code::invalid_destination); ++i) {
+    if (to_string(static_cast<error_code>(i)) == name) return static_cast<error_code>(i);
+  }
+  return std::nullopt;
+}
+
 std::string error::describe() const {
   // A policy error's message may list further problems on later lines; the
   // location belongs to the first line, so it is attached there.

@@ -8,10 +8,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace cordon::detail {
 
 std::array<std::uint8_t, 32> sha256(std::string_view data) noexcept;
+// The same as 64 lower-case hex digits.
+std::string sha256_hex(std::string_view data);
 
 }  // namespace cordon::detail

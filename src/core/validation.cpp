@@ -1,5 +1,5 @@
 // src/core/validation.cpp — semantic checks and lexical normalization of a
-// sandbox_policy (DESIGN.md, "Validation and normalization").
+// sandbox_policy (docs/policy.md).
 //
 // Every problem is reported (not just the first) with a JSON pointer into the
 // policy's JSON shape, so a host can fix a policy in one pass. Nothing here

@@ -13,6 +13,7 @@
 #include "cordon/governance/audit.h"
 #include "cordon/governance/capability_request.h"
 #include "cordon/report.h"
+#include "posix/atomic_file.h"
 #include "governance/json_util.h"
 
 namespace cordon::governance {

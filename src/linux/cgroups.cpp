@@ -262,7 +262,7 @@ cgroup_site find_cgroup_site(const std::string& explicit_parent) {
   if (writable_dir(memory)) site.memory_parent = memory;
   if (writable_dir(pids)) site.pids_parent = pids;
   if (writable_dir(cpu)) site.cpu_parent = cpu;
-  if (!site.any()) {
+  if (site.memory_parent.empty() && site.pids_parent.empty() && site.cpu_parent.empty()) {
     site.blocker = "no writable cgroup for uid " + std::to_string(::getuid()) +
                    " (no cgroup v1 memory/pids/cpuacct directory it may write; for cgroup v2 pass a delegated "
                    "parent with --cgroup-parent)" + (v2.blocker.empty() ? "" : "; " + v2.blocker);

@@ -26,23 +26,13 @@
 #include <string>
 #include <vector>
 
+#include "cordon/host_facts.h"
 #include "cordon/result.h"
 
 namespace cordon::linux_impl {
 
-struct cgroup_site {
-  bool v2 = false;
-  std::string memory_parent;  // empty: no usable memory controller
-  std::string pids_parent;
-  std::string cpu_parent;     // cpuacct (v1) or cpu.stat (v2)
-  std::string blocker;        // why a controller is missing, for probe and blockers
-  // v2 discovery only: the caller's own delegated cgroup, which still holds
-  // the caller. The "no internal processes" rule means cordon must first move
-  // itself into a leaf below it (run_cgroup::create does, and remove() moves
-  // it back when the leaf is the only child left).
-  std::string enter_leaf_of;
-  bool any() const { return !memory_parent.empty() || !pids_parent.empty() || !cpu_parent.empty(); }
-};
+// The cgroup part of the host facts (cordon/host_facts.h).
+using cgroup_site = cordon::cgroup_facts;
 
 // Finds where this process may create cgroups. `explicit_parent` (a cgroup
 // v2 directory) wins when given. Never fails; missing controllers are empty

@@ -16,15 +16,6 @@ control_status status(enforcement_level level, std::string mechanism, std::strin
 
 const std::string kRlimitDetail = "per-process rlimit only, not tree-wide";
 
-const char* rlimit_name(int resource) {
-  switch (resource) {
-    case RLIMIT_AS: return "RLIMIT_AS";
-    case RLIMIT_CPU: return "RLIMIT_CPU";
-    case RLIMIT_NPROC: return "RLIMIT_NPROC";
-    default: return "rlimit";
-  }
-}
-
 }  // namespace
 
 enforcement_contract linux_contract(const sandbox_policy& policy, const linux_plan_payload& payload,
@@ -145,43 +136,6 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
                                                            : "new session (setsid)");
   c[control::devices] = status(L::enforced, "private /dev (null zero full random urandom tty, devpts, shm)");
   return c;
-}
-
-enforcement_contract linux_best_contract(const host_facts& facts) {
-  sandbox_policy strict;
-  strict.filesystem.read = read_mode::restricted;
-  strict.network.mode = network_mode::denied;
-  strict.process.max_processes = 1;
-  strict.process.memory_bytes = 1;
-  strict.process.cpu_seconds = 1;
-  strict.process.timeout_ms = 1;
-  linux_plan_payload payload;
-  payload.cgroups = find_cgroup_site("");
-  if (!payload.cgroups.memory_parent.empty()) {
-    payload.tree_limits.memory_bytes = 1;
-  } else {
-    payload.rlimits.push_back({RLIMIT_AS, 1, "RLIMIT_AS"});
-  }
-  if (!payload.cgroups.cpu_parent.empty()) {
-    payload.tree_limits.cpu_seconds = 1;
-  } else {
-    payload.rlimits.push_back({RLIMIT_CPU, 1, "RLIMIT_CPU"});
-  }
-  if (!payload.cgroups.pids_parent.empty()) {
-    payload.tree_limits.max_processes = 1;
-  } else if (facts.uid != 0) {
-    // The kernel exempts the host's root user from RLIMIT_NPROC, so root has no mechanism for it.
-    payload.rlimits.push_back({RLIMIT_NPROC, 1, "RLIMIT_NPROC"});
-  }
-  payload.seccomp.blocked.resize(1);
-  enforcement_contract best = linux_contract(strict, payload, facts);
-  // The strict policy above denies the network; filtering is judged on its own.
-  sandbox_policy filtered = strict;
-  filtered.network.mode = network_mode::filtered;
-  payload.network_broker = true;
-  best[control::network_filter] = linux_contract(filtered, payload, facts)[control::network_filter];
-  best[control::syscall_filter].mechanism = facts.seccomp ? "seccomp (libseccomp)" : "";
-  return best;
 }
 
 }  // namespace cordon::linux_impl

@@ -8,12 +8,11 @@
 
 namespace cordon::linux_impl {
 
-// The contract a run of `payload` under `policy` will have, given the host.
-// Every level here is what the launcher really applies, never a hope.
+// The contract a run of `payload` under `policy` will have, given the host:
+// called by build() with the payload it just chose, so the levels are stated
+// beside the choices. Every level here is what the launcher really applies,
+// never a hope.
 enforcement_contract linux_contract(const sandbox_policy& policy, const linux_plan_payload& payload,
                                     const host_facts& facts);
-
-// The best this host can do for any policy (probe()).
-enforcement_contract linux_best_contract(const host_facts& facts);
 
 }  // namespace cordon::linux_impl

@@ -1,6 +1,7 @@
 #include "linux/host_facts.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -8,9 +9,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
 
+#include "linux/cgroups.h"
 #include "linux/landlock.h"
+#include "linux/namespaces.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 namespace {
@@ -36,8 +41,9 @@ bool seccomp_filtered() {
   return false;
 }
 
-host_facts read_facts() {
+host_facts read_kernel_facts() {
   host_facts facts;
+  facts.platform = "linux";
   facts.uid = ::getuid();
   facts.gid = ::getgid();
   long value = 0;
@@ -67,13 +73,36 @@ host_facts read_facts() {
   facts.landlock_abi = landlock_kernel_abi();
   if (facts.landlock_abi == 0) facts.landlock_blocker = "Landlock not available (not built or not in the LSM list)";
   facts.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+  facts.backend_available = facts.user_namespaces;
+  facts.backend_blocker = facts.user_namespace_blocker;
   return facts;
+}
+
+std::string invoking_home() {
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return home;
+  if (passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
+  return {};
 }
 
 }  // namespace
 
-const host_facts& current_host_facts() {
-  static const host_facts facts = read_facts();
+host_facts read_linux_host_facts(const std::string& cgroup_parent, bool deep) {
+  static const host_facts kernel = read_kernel_facts();
+  host_facts facts = kernel;
+  facts.home = invoking_home();
+  facts.cgroups = find_cgroup_site(cgroup_parent);
+  std::string failure;
+  if (deep && facts.backend_available && !try_namespaces(failure)) {
+    facts.backend_available = false;
+    facts.backend_blocker = failure;
+  }
+  facts.lines.push_back("uid " + std::to_string(facts.uid) + (facts.uid == 0 ? " (root)" : " (unprivileged)"));
+  facts.lines.push_back(facts.user_namespaces ? "user namespaces: yes" : "user namespaces: no");
+  facts.lines.push_back(facts.landlock_abi > 0 ? "landlock abi " + std::to_string(facts.landlock_abi)
+                                               : facts.landlock_blocker);
+  facts.lines.push_back(facts.seccomp ? "seccomp: yes" : "seccomp: no");
+  if (facts.nested_user_namespace) facts.lines.push_back("nested: started in a user namespace other than the initial one");
+  if (facts.seccomp_filtered) facts.lines.push_back("nested: cordon itself already runs under a seccomp filter");
   return facts;
 }
 
@@ -83,24 +112,22 @@ bool try_namespaces(std::string& failure) {
     failure = std::strerror(errno);
     return false;
   }
+  unique_fd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
   pid_t pid = ::fork();
   if (pid == 0) {
     int err = 0;
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0) {
-      err = errno;
-    }
-    ssize_t ignored = ::write(pipe_fds[1], &err, sizeof err);
+    if (::unshare(static_cast<int>(launch_namespaces_with_network)) != 0) err = errno;
+    ssize_t ignored = ::write(write_end.get(), &err, sizeof err);
     (void)ignored;
     ::_exit(0);
   }
-  ::close(pipe_fds[1]);
+  write_end.reset();
   int err = pid < 0 ? errno : 0;
   if (pid > 0) {
-    ssize_t n = ::read(pipe_fds[0], &err, sizeof err);
+    ssize_t n = ::read(read_end.get(), &err, sizeof err);
     if (n != static_cast<ssize_t>(sizeof err)) err = EIO;
     ::waitpid(pid, nullptr, 0);
   }
-  ::close(pipe_fds[0]);
   if (err == ENOSPC) {
     failure = "nested: this process runs in a user namespace that allows no more of them "
               "(user.max_user_namespaces reached, as under bubblewrap --disable-userns)";

@@ -10,6 +10,8 @@
 
 #include "linux/landlock.h"
 
+#include "posix/unique_fd.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -151,16 +153,6 @@ void set_failed_path(std::string* failed_path, const std::string& path) noexcept
   }
 }
 
-struct fd_guard {
-  int fd;
-  explicit fd_guard(int descriptor) noexcept : fd(descriptor) {}
-  fd_guard(const fd_guard&) = delete;
-  fd_guard& operator=(const fd_guard&) = delete;
-  ~fd_guard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 }  // namespace
 
 std::string landlock_ruleset_plan::describe() const {
@@ -191,7 +183,7 @@ int landlock_kernel_abi() noexcept {
   return static_cast<int>(abi);
 }
 
-int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) noexcept {
+int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path, int* failed_rule) noexcept {
   // abi 0 means the plan does not use Landlock (see landlock.h); nothing to do.
   if (plan.abi <= 0) return 0;
   const int abi = effective_abi(plan.abi);
@@ -213,20 +205,22 @@ int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) 
 
   const long created = ::syscall(__NR_landlock_create_ruleset, &attr, ruleset_attr_size(abi), 0U);
   if (created < 0) return errno;
-  const fd_guard ruleset{static_cast<int>(created)};
+  const unique_fd ruleset{static_cast<int>(created)};
 
   for (const landlock_path_rule& rule : plan.rules) {
-    const fd_guard target{::open(rule.path.c_str(), O_PATH | O_CLOEXEC)};
-    if (target.fd < 0) {
+    const unique_fd target{::open(rule.path.c_str(), O_PATH | O_CLOEXEC)};
+    if (target.get() < 0) {
       const int err = errno;
       if (err == ENOENT) continue;  // documented: missing paths are skipped
       set_failed_path(failed_path, rule.path);
+      if (failed_rule != nullptr) *failed_rule = static_cast<int>(&rule - plan.rules.data());
       return err;
     }
     struct stat st {};
-    if (::fstat(target.fd, &st) != 0) {  // fstat works on O_PATH descriptors
+    if (::fstat(target.get(), &st) != 0) {  // fstat works on O_PATH descriptors
       const int err = errno;
       set_failed_path(failed_path, rule.path);
+      if (failed_rule != nullptr) *failed_rule = static_cast<int>(&rule - plan.rules.data());
       return err;
     }
     std::uint64_t allowed = rights_for(rule.access, abi) & attr.handled_access_fs;
@@ -235,10 +229,11 @@ int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) 
 
     path_beneath_attr beneath{};
     beneath.allowed_access = allowed;
-    beneath.parent_fd = target.fd;
-    if (::syscall(__NR_landlock_add_rule, ruleset.fd, rule_path_beneath, &beneath, 0U) != 0) {
+    beneath.parent_fd = target.get();
+    if (::syscall(__NR_landlock_add_rule, ruleset.get(), rule_path_beneath, &beneath, 0U) != 0) {
       const int err = errno;
       set_failed_path(failed_path, rule.path);
+      if (failed_rule != nullptr) *failed_rule = static_cast<int>(&rule - plan.rules.data());
       return err;
     }
   }
@@ -246,13 +241,13 @@ int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) 
   if (plan.restrict_tcp && abi >= 4) {
     for (std::uint16_t port : plan.tcp_connect_ports) {
       net_port_attr rule{net_connect_tcp, port};
-      if (::syscall(__NR_landlock_add_rule, ruleset.fd, rule_net_port, &rule, 0U) != 0) return errno;
+      if (::syscall(__NR_landlock_add_rule, ruleset.get(), rule_net_port, &rule, 0U) != 0) return errno;
     }
   }
 
   // landlock_restrict_self(2) requires no_new_privs or CAP_SYS_ADMIN in the
   // caller's user namespace; the launcher sets no_new_privs first.
-  if (::syscall(__NR_landlock_restrict_self, ruleset.fd, 0U) != 0) return errno;
+  if (::syscall(__NR_landlock_restrict_self, ruleset.get(), 0U) != 0) return errno;
   return 0;
 }
 

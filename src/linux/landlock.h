@@ -42,7 +42,9 @@ int landlock_kernel_abi() noexcept;
 // Applies the ruleset to the calling thread: creates it, adds one rule per
 // path (paths that do not exist are skipped), then landlock_restrict_self.
 // Requires no_new_privs. Irreversible. Returns 0 or an errno value; on error
-// `failed_path` (if non-null) receives the path that failed, when one did.
-int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path) noexcept;
+// `failed_path` (if non-null) receives the path that failed, when one did,
+// and `failed_rule` (if non-null) its index in plan.rules (the sandbox's
+// init, which must not allocate, reports the index).
+int apply_landlock(const landlock_ruleset_plan& plan, std::string* failed_path, int* failed_rule = nullptr) noexcept;
 
 }  // namespace cordon::linux_impl

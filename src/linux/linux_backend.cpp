@@ -1,14 +1,10 @@
-// The Linux backend: probe, the four compile gates, and launch.
+// The Linux backend: its host facts, build() (the mechanisms for one policy
+// and the level each gives) and launch. The gates are core's
+// (src/core/compile.cpp).
 #include "cordon/linux_backend.h"
 
-#include <pwd.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
-
-#include "cordon/validation.h"
 #include "linux/contract.h"
 #include "linux/host_facts.h"
 #include "linux/linux_plan.h"
@@ -22,44 +18,8 @@ namespace {
 
 using namespace linux_impl;
 
-constexpr std::string_view kPlatform = "linux";
 constexpr isolation_level kIsolation = isolation_level::container;
 constexpr std::uint64_t kMaxScanEntries = 200000;  // directories per writable root
-
-std::string invoking_home() {
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return home;
-  if (passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
-  return {};
-}
-
-compile_failure invalid(std::vector<policy_error> errors) {
-  compile_failure f;
-  f.code = error_code::invalid_policy;
-  f.message = errors.size() == 1 ? "policy is invalid: 1 error" : "policy is invalid: " + std::to_string(errors.size()) + " errors";
-  f.errors = std::move(errors);
-  return f;
-}
-
-// Resolves "{workspace}" and "{home}" in every path list (gate 1: a policy
-// whose tokens cannot be resolved is invalid for this invocation).
-std::vector<policy_error> resolve_tokens(sandbox_policy& policy, const token_roots& roots) {
-  std::vector<policy_error> errors;
-  auto resolve_list = [&](std::vector<std::string>& list, const std::string& pointer) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      auto resolved = resolve_token(list[i], roots, pointer + "/" + std::to_string(i));
-      if (!resolved) {
-        errors.push_back({resolved.error_value().location, resolved.error_value().message});
-      } else {
-        list[i] = normalize_path_lexically(*resolved);
-      }
-    }
-  };
-  resolve_list(policy.filesystem.readable, "/filesystem/readable");
-  resolve_list(policy.filesystem.writable, "/filesystem/writable");
-  resolve_list(policy.filesystem.protected_read_only, "/filesystem/protected_read_only");
-  resolve_list(policy.filesystem.denied, "/filesystem/denied");
-  return errors;
-}
 
 // What mounts cannot prevent, the run report must show: a git redirect file
 // or a whole new repository created inside a writable root would make git,
@@ -91,206 +51,152 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
   }
 }
 
+// Repository metadata inside the writable roots: what the mount table
+// re-binds read-only, what it cannot cover (blockers and warnings), and what
+// the launcher checks after the run.
+void scan_repositories(const sandbox_policy& normalized, mount_table_input& input, linux_plan_payload& payload,
+                       backend_build& out) {
+  for (const auto& root : normalized.filesystem.writable) {
+    if (root == token_run_tmp) continue;
+    resolved_path r = resolve_on_host(root);
+    if (!r.exists || !r.is_directory) continue;
+    vcs_scan scan = scan_vcs_metadata(r.path, kMaxScanEntries);
+    if (scan.truncated) {
+      out.blockers.push_back(blocker::for_control(
+          control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
+          "writable root " + r.path + " has more than " + std::to_string(kMaxScanEntries) +
+              " directories to scan for repositories; list protected paths explicitly"));
+    }
+    for (const auto& missing : scan.missing) {
+      out.blockers.push_back(blocker::for_control(
+          control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
+          "repository metadata " + missing + " does not exist and could be created by the command; create it first"));
+    }
+    // An absent .gitmodules cannot be bound read-only; warning about it in
+    // every repository without submodules would teach people to skip
+    // warnings, so the run says so only if the command created one.
+    payload.watch_gitmodules.insert(payload.watch_gitmodules.end(), scan.absent_gitmodules.begin(),
+                                    scan.absent_gitmodules.end());
+    input.vcs_protected.insert(input.vcs_protected.end(), scan.protect.begin(), scan.protect.end());
+    payload.watch_absent.insert(payload.watch_absent.end(), scan.absent_redirects.begin(),
+                                scan.absent_redirects.end());
+    payload.repository_scans.push_back(std::move(scan));
+  }
+}
+
+void choose_network(const sandbox_policy& normalized, linux_plan_payload& payload) {
+  payload.new_network_namespace = normalized.network.mode != network_mode::unrestricted;
+  const bool filtered = normalized.network.mode == network_mode::filtered;
+  payload.network_broker = filtered;
+  payload.loopback_up = payload.new_network_namespace && (normalized.network.allow_local_binding || filtered);
+}
+
+seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
+  const bool filtered = normalized.network.mode == network_mode::filtered;
+  seccomp_options seccomp;
+  seccomp.deny_non_unix_sockets =
+      normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
+  seccomp.allow_inet_sockets = filtered;
+  seccomp.notify_connect = filtered;
+  seccomp.broker_port = filtered ? broker_port : 0;
+  seccomp.allow_loopback_connect = normalized.network.allow_local_binding;
+  // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
+  seccomp.deny_setuid_bits = facts.uid == 0;
+  seccomp.notify = true;  // blocked calls become violations in the report
+  return seccomp;
+}
+
+void choose_landlock(const sandbox_policy& normalized, const host_facts& facts, const seccomp_options& seccomp,
+                     linux_plan_payload& payload) {
+  payload.landlock.abi = facts.landlock_abi;
+  payload.landlock.rules = landlock_rules_for(payload.mounts);
+  // TCP through Landlock: none in denied mode; in filtered mode, connect to
+  // the broker's port only. With local binding the namespace is the layer
+  // (Landlock rules name ports, not addresses: any port must stay open).
+  payload.landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
+  if (normalized.network.mode == network_mode::filtered && payload.landlock.restrict_tcp) {
+    payload.landlock.tcp_connect_ports = {broker_port};
+  }
+  payload.landlock.scope_signals_and_abstract_sockets = true;
+}
+
+// Limits: a cgroup for the whole tree where this user may create one, else a
+// per-process rlimit (partial).
+void choose_limits(const process_policy& limits, const host_facts& facts, linux_plan_payload& payload) {
+  if (limits.memory_bytes || limits.max_processes || limits.cpu_seconds) payload.cgroups = facts.cgroups;
+  if (limits.memory_bytes) {
+    if (!payload.cgroups.memory_parent.empty()) {
+      payload.tree_limits.memory_bytes = limits.memory_bytes;
+    } else {
+      payload.rlimits.push_back({RLIMIT_AS, *limits.memory_bytes});
+    }
+  }
+  if (limits.cpu_seconds) {
+    if (!payload.cgroups.cpu_parent.empty()) {
+      payload.tree_limits.cpu_seconds = limits.cpu_seconds;
+    } else {
+      payload.rlimits.push_back({RLIMIT_CPU, *limits.cpu_seconds});
+    }
+  }
+  if (limits.max_processes) {
+    if (!payload.cgroups.pids_parent.empty()) {
+      payload.tree_limits.max_processes = limits.max_processes;
+    } else if (facts.uid != 0) {
+      // The kernel never applies RLIMIT_NPROC to the host's root user (fork.c), so it is no limit there.
+      payload.rlimits.push_back({RLIMIT_NPROC, *limits.max_processes});
+    }
+  }
+}
+
 class linux_backend final : public sandbox_backend {
  public:
   std::string_view name() const noexcept override { return linux_backend_name; }
   std::uint32_t plan_format_version() const noexcept override { return linux_plan_format_version; }
 
-  host_capabilities probe() const override {
-    const host_facts& facts = current_host_facts();
-    host_capabilities caps;
-    caps.platform = std::string(kPlatform);
-    caps.backend = std::string(name());
-    std::string failure;
-    caps.available = facts.user_namespaces && try_namespaces(failure);
-    if (!facts.user_namespaces) failure = facts.user_namespace_blocker;
-    caps.isolation = caps.available ? kIsolation : isolation_level::none;
-    caps.best = linux_best_contract(facts);
-    if (!caps.available) caps.blockers.push_back({"backend", "available", "unavailable", failure});
-    for (const auto& [which, status] : caps.best) {
-      if (status.level == enforcement_level::enforced || status.level == enforcement_level::not_applicable) continue;
-      caps.blockers.push_back({std::string(to_string(which)), "enforced", std::string(to_string(status.level)),
-                               status.detail});
-    }
-    caps.facts.push_back("uid " + std::to_string(facts.uid) + (facts.uid == 0 ? " (root)" : " (unprivileged)"));
-    caps.facts.push_back(facts.user_namespaces ? "user namespaces: yes" : "user namespaces: no");
-    caps.facts.push_back(facts.landlock_abi > 0 ? "landlock abi " + std::to_string(facts.landlock_abi)
-                                                : facts.landlock_blocker);
-    caps.facts.push_back(facts.seccomp ? "seccomp: yes" : "seccomp: no");
-    if (facts.nested_user_namespace) caps.facts.push_back("nested: started in a user namespace other than the initial one");
-    if (facts.seccomp_filtered) caps.facts.push_back("nested: cordon itself already runs under a seccomp filter");
-    return caps;
+  std::string_view platform() const noexcept override { return "linux"; }
+  isolation_level isolation() const noexcept override { return kIsolation; }
+
+  host_facts read_host_facts(const compile_options& options, bool deep) const override {
+    return read_linux_host_facts(options.cgroup_parent, deep);
   }
 
-  compile_result<std::shared_ptr<const sandbox_plan>> compile(const sandbox_policy& policy,
-                                                              const compile_options& options) const override {
-    // Gate 1: validate and normalize, then resolve root tokens.
-    validation_result validated = validate_sandbox_policy(policy);
-    if (!validated.ok()) return invalid(std::move(validated.errors));
-    sandbox_policy normalized = std::move(validated.policy);
-    token_roots roots;
-    if (!options.workspace.empty()) roots.workspace = resolve_on_host(options.workspace).path;
-    roots.home = options.home.empty() ? invoking_home() : options.home;
-    if (auto errors = resolve_tokens(normalized, roots); !errors.empty()) return invalid(std::move(errors));
-
-    // Gate 2: the backend runs here.
-    const host_facts& facts = current_host_facts();
-    if (!facts.user_namespaces) {
-      compile_failure f;
-      f.code = error_code::backend_unavailable;
-      f.message = "the Linux backend cannot run on this host";
-      f.blockers.push_back({"backend", "available", "unavailable", facts.user_namespace_blocker});
-      return f;
-    }
-    // Gate 3: isolation.
-    if (static_cast<int>(kIsolation) < static_cast<int>(normalized.isolation)) {
-      compile_failure f;
-      f.code = error_code::isolation_insufficient;
-      f.message = "the policy requires isolation '" + std::string(to_string(normalized.isolation)) +
-                  "' but this backend provides '" + std::string(to_string(kIsolation)) + "'";
-      f.blockers.push_back({"isolation", std::string(to_string(normalized.isolation)),
-                            std::string(to_string(kIsolation)), "namespaces, not a virtual machine"});
-      return f;
-    }
-    // Gate 4: build the plan's mechanisms, then hold every requirement against them.
+  result<backend_build> build(const sandbox_policy& normalized, const host_facts& facts) const override {
+    backend_build out;
     auto payload = std::make_shared<linux_plan_payload>();
-    std::vector<std::string> warnings = relaxation_warnings(normalized);
-    std::vector<blocker> blockers;
-
     mount_table_input input;
     input.policy = &normalized;
-    if (normalized.filesystem.protect_vcs_metadata) {
-      for (const auto& root : normalized.filesystem.writable) {
-        if (root == token_run_tmp) continue;
-        resolved_path r = resolve_on_host(root);
-        if (!r.exists || !r.is_directory) continue;
-        vcs_scan scan = scan_vcs_metadata(r.path, kMaxScanEntries);
-        if (scan.truncated) {
-          blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
-                              "writable root " + r.path + " has more than " + std::to_string(kMaxScanEntries) +
-                                  " directories to scan for repositories; list protected paths explicitly"});
-        }
-        for (const auto& missing : scan.missing) {
-          blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
-                              "repository metadata " + missing +
-                                  " does not exist and could be created by the command; create it first"});
-        }
-        // An absent .gitmodules cannot be bound read-only; warning about it
-        // in every repository without submodules would teach people to skip
-        // warnings, so the run says so only if the command created one.
-        payload->watch_gitmodules.insert(payload->watch_gitmodules.end(), scan.absent_gitmodules.begin(),
-                                         scan.absent_gitmodules.end());
-        input.vcs_protected.insert(input.vcs_protected.end(), scan.protect.begin(), scan.protect.end());
-        payload->watch_absent.insert(payload->watch_absent.end(), scan.absent_redirects.begin(),
-                                     scan.absent_redirects.end());
-        payload->repository_scans.push_back(std::move(scan));
-      }
-    }
+    if (normalized.filesystem.protect_vcs_metadata) scan_repositories(normalized, input, *payload, out);
     mount_table_result mounts = build_mount_table(input);
-    blockers.insert(blockers.end(), mounts.blockers.begin(), mounts.blockers.end());
+    out.blockers.insert(out.blockers.end(), mounts.blockers.begin(), mounts.blockers.end());
     payload->mounts = std::move(mounts.table);
-    payload->workspace = roots.workspace;
-    payload->new_network_namespace = normalized.network.mode != network_mode::unrestricted;
-    const bool filtered = normalized.network.mode == network_mode::filtered;
-    payload->network_broker = filtered;
-    payload->loopback_up = payload->new_network_namespace && (normalized.network.allow_local_binding || filtered);
+    for (auto& note : mounts.notes) out.warnings.push_back(std::move(note));
 
-    seccomp_options seccomp;
-    seccomp.deny_non_unix_sockets =
-        normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
-    seccomp.allow_inet_sockets = filtered;
-    seccomp.notify_connect = filtered;
-    seccomp.broker_port = filtered ? broker_port : 0;
-    seccomp.allow_loopback_connect = normalized.network.allow_local_binding;
-    // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
-    seccomp.deny_setuid_bits = facts.uid == 0;
-    seccomp.notify = true;  // blocked calls become violations in the report
+    choose_network(normalized, *payload);
+    const seccomp_options seccomp = seccomp_for(normalized, facts);
     if (facts.seccomp) {
       auto program = build_seccomp_program(seccomp);
       if (!program) {
-        compile_failure f;
-        f.code = error_code::enforcement_unavailable;
-        f.message = "could not build the seccomp filter: " + program.error_value().message;
-        f.blockers.push_back({"syscall_filter", "enforced", "not_enforced", program.error_value().message});
+        error f = make_error(error_code::enforcement_unavailable,
+                             "could not build the seccomp filter: " + program.error_value().message);
+        f.blockers.push_back(blocker::for_control(control::syscall_filter, enforcement_level::enforced,
+                                                  enforcement_level::not_enforced, program.error_value().message));
         return f;
       }
       payload->seccomp = std::move(*program);
     }
-
-    payload->landlock.abi = facts.landlock_abi;
-    payload->landlock.rules = landlock_rules_for(payload->mounts);
-    // TCP through Landlock: none in denied mode; in filtered mode, connect to
-    // the broker's port only. With local binding the namespace is the layer
-    // (Landlock rules name ports, not addresses: any port must stay open).
-    payload->landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
-    if (filtered && payload->landlock.restrict_tcp) payload->landlock.tcp_connect_ports = {broker_port};
-    payload->landlock.scope_signals_and_abstract_sockets = true;
-
-    // Limits: a cgroup for the whole tree where this user may create one,
-    // else a per-process rlimit (partial).
-    const process_policy& limits = normalized.process;
-    if (limits.memory_bytes || limits.max_processes || limits.cpu_seconds) {
-      payload->cgroups = find_cgroup_site(options.cgroup_parent);
-    }
-    if (limits.memory_bytes) {
-      if (!payload->cgroups.memory_parent.empty()) {
-        payload->tree_limits.memory_bytes = limits.memory_bytes;
-      } else {
-        payload->rlimits.push_back({RLIMIT_AS, *limits.memory_bytes, "RLIMIT_AS"});
-      }
-    }
-    if (limits.cpu_seconds) {
-      if (!payload->cgroups.cpu_parent.empty()) {
-        payload->tree_limits.cpu_seconds = limits.cpu_seconds;
-      } else {
-        payload->rlimits.push_back({RLIMIT_CPU, *limits.cpu_seconds, "RLIMIT_CPU"});
-      }
-    }
-    if (limits.max_processes) {
-      if (!payload->cgroups.pids_parent.empty()) {
-        payload->tree_limits.max_processes = limits.max_processes;
-      } else if (facts.uid != 0) {
-        // The kernel never applies RLIMIT_NPROC to the host's root user (fork.c), so it is no limit there.
-        payload->rlimits.push_back({RLIMIT_NPROC, *limits.max_processes, "RLIMIT_NPROC"});
-      }
-    }
-
-    enforcement_contract contract = linux_contract(normalized, *payload, facts);
-    for (const auto& [which, required] : required_enforcement(normalized)) {
-      const control_status& have = contract[which];
-      if (!level_satisfies(have.level, required)) {
-        blockers.push_back({std::string(to_string(which)), std::string(to_string(required)),
-                            std::string(to_string(have.level)),
-                            have.detail.empty() ? "no mechanism on this host" : have.detail});
-      }
-    }
-    if (!blockers.empty()) {
-      compile_failure f;
-      f.code = error_code::enforcement_unavailable;
-      f.message = std::to_string(blockers.size()) + (blockers.size() == 1 ? " required control" : " required controls") +
-                  " cannot be enforced on this host";
-      f.blockers = std::move(blockers);
-      return f;
-    }
-    for (const auto& note : mounts.notes) warnings.push_back(note);
+    choose_landlock(normalized, facts, seccomp, *payload);
     if (facts.landlock_abi == 0) {
-      warnings.push_back("landlock not used (" + facts.landlock_blocker +
-                         "): the mount namespace is the only filesystem layer");
+      out.warnings.push_back("landlock not used (" + facts.landlock_blocker +
+                             "): the mount namespace is the only filesystem layer");
     }
-    for (const auto& [which, status] : contract) {
-      if (status.level == enforcement_level::partial || status.level == enforcement_level::not_enforced ||
-          status.level == enforcement_level::planned) {
-        warnings.push_back(std::string(to_string(which)) + " is " + std::string(to_string(status.level)) +
-                           (status.detail.empty() ? "" : ": " + status.detail));
-      }
-    }
-    payload->landlock.abi = facts.landlock_abi;
-    return make_plan(std::move(normalized), std::string(kPlatform), kIsolation, std::move(contract), std::move(warnings),
-                     std::move(payload));
+    choose_limits(normalized.process, facts, *payload);
+    out.contract = linux_contract(normalized, *payload, facts);
+    out.payload = std::move(payload);
+    return out;
   }
 
   result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const override {
-    if (auto checked = check_plan(plan, kPlatform); !checked) return std::move(checked).error_value();
+    if (auto checked = check_plan(plan, platform()); !checked) return std::move(checked).error_value();
     const auto* payload = dynamic_cast<const linux_plan_payload*>(plan->payload());
     if (payload == nullptr) return make_error(error_code::plan_foreign, "plan carries no Linux payload");
     auto outcome = supervise_launch(*plan, *payload, request);

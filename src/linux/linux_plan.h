@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cordon/plan.h"
-#include "linux/broker_endpoint.h"
+#include "broker/endpoint.h"
 #include "linux/cgroups.h"
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
@@ -20,13 +20,26 @@ namespace cordon::linux_impl {
 inline constexpr std::uint32_t linux_plan_format_version = 1;
 
 
+// The name of an RLIMIT_* resource, for reports and errors.
+inline const char* rlimit_name(int resource) noexcept {
+  switch (resource) {
+    case RLIMIT_AS: return "RLIMIT_AS";
+    case RLIMIT_CPU: return "RLIMIT_CPU";
+    case RLIMIT_NPROC: return "RLIMIT_NPROC";
+    default: return "rlimit";
+  }
+}
+
 struct rlimit_setting {
-  int resource = 0;      // RLIMIT_*
+  int resource = 0;  // RLIMIT_*
   rlim_t value = 0;
-  const char* name = "";  // for the report
 };
 
 struct linux_plan_payload final : plan_payload {
+  // The mount table, Landlock rules, seccomp variant, namespaces and limits,
+  // one line each (plan_describe.cpp).
+  std::string describe() const override;
+
   mount_table mounts;
   landlock_ruleset_plan landlock;
   seccomp_program seccomp;
@@ -36,7 +49,6 @@ struct linux_plan_payload final : plan_payload {
   // (TCP on 127.0.0.1:broker_port, and a unix socket at broker_socket_path)
   // and hands them to the supervisor, whose broker serves them.
   bool network_broker = false;
-  std::string workspace;              // resolved; default working directory
   std::vector<rlimit_setting> rlimits;
   // Tree-wide limits: where the run's cgroup goes and which limits it holds
   // (a limit absent here, but set in the policy, falls back to an rlimit).

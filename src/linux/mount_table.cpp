@@ -14,6 +14,13 @@
 namespace cordon::linux_impl {
 namespace {
 
+// A denied or protected path the table cannot hold: filesystem_deny is then
+// not enforced for this policy (gate 4).
+blocker deny_blocker(std::string reason) {
+  return blocker::for_control(control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
+                              std::move(reason));
+}
+
 // What a process needs to start from a restricted root. /proc and /dev are
 // always private and are not listed here.
 constexpr const char* kPlatformDefaults[] = {"/usr", "/bin",  "/sbin", "/lib", "/lib32",
@@ -156,10 +163,10 @@ mount_table_result build_mount_table(const mount_table_input& input) {
   for (const auto* list : {&protect, &denied}) {
     for (const auto& e : *list) {
       if (e.given == e.path || !writable_roots.covers(e.given)) continue;
-      out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+      out.blockers.push_back(deny_blocker(
                               (list == &protect ? "protected path " : "denied path ") + e.given +
                                   " is reached through a symlink inside a writable root, which the command could "
-                                  "replace; name the target or make it a real directory"});
+                                  "replace; name the target or make it a real directory"));
     }
   }
 
@@ -250,10 +257,10 @@ mount_table_result build_mount_table(const mount_table_input& input) {
       continue;
     }
     if (!p.exists) {
-      out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+      out.blockers.push_back(deny_blocker(
                               "protected path " + p.path +
                                   " does not exist and could be created inside a writable root; "
-                                  "create it or remove the entry"});
+                                  "create it or remove the entry"));
       continue;
     }
     table.ops.push_back({mount_kind::bind_read_only, p.path, {}, p.directory, "protected"});
@@ -264,18 +271,18 @@ mount_table_result build_mount_table(const mount_table_input& input) {
       continue;
     }
     if (!d.exists && creatable(d.path)) {
-      out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+      out.blockers.push_back(deny_blocker(
                               "denied path " + d.path +
-                                  " does not exist and could be created inside a writable root"});
+                                  " does not exist and could be created inside a writable root"));
       continue;
     }
     // A mask hides a name, not the file: another hard link would still show it.
     if (d.exists) {
       std::string linked = find_hard_linked(d.path, 100000);
       if (!linked.empty()) {
-        out.blockers.push_back({"filesystem_deny", "enforced", "not_enforced",
+        out.blockers.push_back(deny_blocker(
                                 "denied file " + linked +
-                                    " has another hard link, which a mask cannot hide; remove the extra link"});
+                                    " has another hard link, which a mask cannot hide; remove the extra link"));
         continue;
       }
     }

@@ -2,7 +2,7 @@
 //
 // Computed at compile time (so tests can check the exact table, and launch
 // does no path logic), applied at launch inside the new mount namespace.
-// Precedence (DESIGN.md): denied > protected read-only > writable > readable
+// Precedence (docs/policy.md): denied > protected read-only > writable > readable
 // > platform default. It is preserved by mounting in that order, least
 // precedent first and shallowest first within a class: a later mount covers
 // everything an earlier one put beneath it.

@@ -370,6 +370,15 @@ void forward_signal(int sig) noexcept {
   errno = saved;
 }
 
+// What the command's process reports through the exec pipe when it does not
+// reach the command.
+enum class command_failure_kind : std::int32_t { exec = 1, rlimit = 2 };
+struct command_failure {
+  command_failure_kind kind = command_failure_kind::exec;
+  std::int32_t error = 0;  // errno
+  std::int32_t index = -1;  // rlimit: index in payload->rlimits
+};
+
 [[noreturn]] void exec_command(const prepared_launch& launch, int exec_error_fd) noexcept {
   ::setsid();  // no controlling terminal: no job-control signals, no TIOCSTI on it
   struct sigaction action {};
@@ -378,16 +387,24 @@ void forward_signal(int sig) noexcept {
   sigset_t empty;
   ::sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-  for (const auto& limit : launch.payload->rlimits) {
-    struct rlimit value {limit.value, limit.value};
-    if (::setrlimit(limit.resource, &value) != 0) break;
+  // A limit the plan promises must hold: a failed setrlimit fails the
+  // launch (reported as the rlimits step, with the limit's index).
+  const auto& rlimits = launch.payload->rlimits;
+  for (std::size_t i = 0; i < rlimits.size(); ++i) {
+    struct rlimit value {rlimits[i].value, rlimits[i].value};
+    if (::setrlimit(rlimits[i].resource, &value) != 0) {
+      command_failure failure{command_failure_kind::rlimit, errno, static_cast<std::int32_t>(i)};
+      ssize_t ignored = ::write(exec_error_fd, &failure, sizeof failure);
+      (void)ignored;
+      ::_exit(125);
+    }
   }
   // Every descriptor above stderr closes at exec, including the error pipe.
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   environ = const_cast<char**>(launch.envp.data());
   ::execvp(launch.argv[0], const_cast<char* const*>(launch.argv.data()));
-  int err = errno;
-  ssize_t ignored = ::write(exec_error_fd, &err, sizeof err);
+  command_failure failure{command_failure_kind::exec, errno, -1};
+  ssize_t ignored = ::write(exec_error_fd, &failure, sizeof failure);
   (void)ignored;
   ::_exit(127);
 }
@@ -417,6 +434,7 @@ const char* describe_step(init_step step) noexcept {
     case init_step::signals: return "installing signal forwarding";
     case init_step::fork_command: return "starting the command";
     case init_step::broker_listeners: return "opening the network broker's listeners";
+    case init_step::rlimits: return "setting a resource limit (setrlimit)";
   }
   return "unknown step";
 }
@@ -439,7 +457,7 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
   // (Only after the maps: a non-dumpable process's /proc/self files belong
   // to root, so an unprivileged one could no longer write its uid_map.)
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(launch, init_step::identity_maps, errno);
-  if (launch.uts_namespace && ::sethostname("cordon", 6) != 0) fail(launch, init_step::hostname, errno);
+  if (::sethostname("cordon", 6) != 0) fail(launch, init_step::hostname, errno);
   int broker_listeners[4] = {-1, build_root(launch), -1, -1};
   if (plan.loopback_up) bring_up_loopback(launch);
   if (plan.network_broker) {
@@ -458,8 +476,9 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(launch, init_step::no_new_privs, errno);
   if (plan.landlock.abi > 0) {
-    int err = apply_landlock(plan.landlock, nullptr);
-    if (err != 0) fail(launch, init_step::landlock, err);
+    int failed_rule = -1;
+    int err = apply_landlock(plan.landlock, nullptr, &failed_rule);
+    if (err != 0) fail(launch, init_step::landlock, err, failed_rule);
   }
   if (int err = drop_all_capabilities(); err != 0) fail(launch, init_step::capabilities, err);
   int listener = -1;
@@ -498,18 +517,20 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
     exec_command(launch, exec_pipe[1]);
   }
   ::close(exec_pipe[1]);
-  int exec_errno = 0;
+  command_failure failure;
   ssize_t n;
   do {
-    n = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno);
+    n = ::read(exec_pipe[0], &failure, sizeof failure);
   } while (n < 0 && errno == EINTR);
   ::close(exec_pipe[0]);
 
   init_message message;
-  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
-    message.kind = init_message_kind::exec_failed;
-    message.step = init_step::fork_command;
-    message.error = exec_errno;
+  if (n == static_cast<ssize_t>(sizeof failure)) {
+    message.kind = failure.kind == command_failure_kind::rlimit ? init_message_kind::setup_failed
+                                                                : init_message_kind::exec_failed;
+    message.step = failure.kind == command_failure_kind::rlimit ? init_step::rlimits : init_step::fork_command;
+    message.error = failure.error;
+    message.op_index = failure.index;
   }
   // Reap everything; the command's own status is the run's.
   int status = 0;
@@ -522,7 +543,7 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
     }
     if (pid < 0 && errno != EINTR) break;
   }
-  if (message.kind != init_message_kind::exec_failed) {
+  if (n != static_cast<ssize_t>(sizeof failure)) {
     struct rusage usage {};
     ::getrusage(RUSAGE_CHILDREN, &usage);
     message.kind = init_message_kind::exited;

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <iterator>
 
-#include "linux/broker_endpoint.h"
+#include "broker/endpoint.h"
 #include "linux/seccomp_filter.h"
 
 namespace cordon::linux_impl {

@@ -21,9 +21,11 @@
 #include <optional>
 
 #include "broker/broker.h"
+#include "core/environment.h"
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
+#include "linux/namespaces.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
 
@@ -58,10 +60,10 @@ prepared_launch prepare(const sandbox_plan& plan, const linux_plan_payload& payl
     p.op_target.push_back("/newroot" + op.path);
   }
   p.working_directory = !request.working_directory.empty() ? request.working_directory
-                        : !payload.workspace.empty()      ? payload.workspace
+                        : !plan.workspace().empty()       ? plan.workspace()
                                                           : "/";
   p.argv_storage = request.argv;
-  p.env_storage = build_environment(plan.policy(), request.host_environment);
+  p.env_storage = core::build_environment(plan.policy(), request.host_environment);
   for (auto& s : p.argv_storage) p.argv.push_back(s.data());
   p.argv.push_back(nullptr);
   for (auto& s : p.env_storage) {
@@ -78,6 +80,15 @@ error setup_error(const init_message& m, const prepared_launch& p) {
       static_cast<std::size_t>(m.op_index) < p.payload->mounts.ops.size()) {
     message += " (" + p.payload->mounts.ops[static_cast<std::size_t>(m.op_index)].path + ")";
   }
+  if (m.step == init_step::landlock && m.op_index >= 0 &&
+      static_cast<std::size_t>(m.op_index) < p.payload->landlock.rules.size()) {
+    message += " (" + p.payload->landlock.rules[static_cast<std::size_t>(m.op_index)].path + ")";
+  }
+  if (m.step == init_step::rlimits && m.op_index >= 0 &&
+      static_cast<std::size_t>(m.op_index) < p.payload->rlimits.size()) {
+    const rlimit_setting& limit = p.payload->rlimits[static_cast<std::size_t>(m.op_index)];
+    message += " (" + std::string(rlimit_name(limit.resource)) + " = " + std::to_string(limit.value) + ")";
+  }
   if (m.step == init_step::working_directory) {
     // A policy that grants nothing where the command starts: say what to add.
     message = "working directory " + p.working_directory +
@@ -85,18 +96,6 @@ error setup_error(const init_message& m, const prepared_launch& p) {
               "filesystem.writable, or run from a directory the policy makes visible)";
   }
   return make_error(error_code::launch_failed, message, {}, m.error);
-}
-
-std::string ascii_lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-const std::string* explicit_value(const environment_policy& env, const std::string& name) {
-  for (const auto& entry : env.set) {
-    if (entry.first == name) return &entry.second;
-  }
-  return nullptr;
 }
 
 // Where the sandbox's allowed DNS queries go: $CORDON_DNS_UPSTREAM
@@ -123,56 +122,6 @@ std::size_t broker_connection_budget(std::size_t wanted) {
 }
 
 }  // namespace
-
-std::vector<std::string> build_environment(const sandbox_policy& policy,
-                                           const std::vector<std::string>& host_environment) {
-  const auto& env = policy.environment;
-  std::vector<std::string> out;
-  auto present = [&](const std::string& name) {
-    return std::any_of(out.begin(), out.end(), [&](const std::string& e) { return name_of(e) == name; });
-  };
-  for (const auto& entry : host_environment) {
-    std::string name = name_of(entry);
-    if (name.empty() || name.size() == entry.size()) continue;
-    bool wanted = env.inherit == environment_inherit::all ||
-                  std::find(env.allow.begin(), env.allow.end(), name) != env.allow.end();
-    if (wanted && !present(name)) out.push_back(entry);
-  }
-  auto set = [&](const std::string& name, const std::string& value) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const std::string& e) { return name_of(e) == name; });
-    if (it != out.end()) out.erase(it);
-    out.push_back(name + "=" + value);
-  };
-  // Filtered network: the broker is the only way out, and these point every
-  // proxy-aware tool at it. They override inherited values (a host proxy is
-  // unreachable inside); an explicit environment.set still wins. NO_PROXY
-  // is empty so no destination is sent around the broker.
-  if (policy.network.mode == network_mode::filtered) {
-    const std::string http = "http://127.0.0.1:" + std::to_string(broker_port);
-    const std::string socks = "socks5h://127.0.0.1:" + std::to_string(broker_port);
-    for (const auto& [name, value] : {std::pair<std::string, std::string>{"HTTP_PROXY", http},
-                                      {"HTTPS_PROXY", http},
-                                      {"ALL_PROXY", socks},
-                                      {"NO_PROXY", ""}}) {
-      set(name, value);
-      set(ascii_lower(name), value);
-    }
-  }
-  for (const auto& entry : env.set) set(entry.first, entry.second);
-  // Tools read either case (curl and python prefer the lowercase one): an
-  // explicit value for one case of a proxy variable is given to both.
-  if (policy.network.mode == network_mode::filtered) {
-    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}) {
-      const std::string upper = name;
-      const std::string lower = ascii_lower(upper);
-      const std::string* u = explicit_value(env, upper);
-      const std::string* l = explicit_value(env, lower);
-      if (u && !l) set(lower, *u);
-      if (l && !u) set(upper, *l);
-    }
-  }
-  return out;
-}
 
 result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
                                      const launch_request& request) {
@@ -267,9 +216,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
   std::optional<error> broker_failure;
 
-  std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                        CLONE_NEWCGROUP | CLONE_PIDFD;
-  if (payload.new_network_namespace) flags |= CLONE_NEWNET;
+  std::uint64_t flags =
+      (payload.new_network_namespace ? launch_namespaces_with_network : launch_namespaces) | CLONE_PIDFD;
   int pidfd = -1;
   struct clone_args args {};
   args.flags = flags;
@@ -314,6 +262,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   init_message message;
   bool have_message = false;
   bool killed = false;
+  int cancel_fd = request.cancel_fd;
   const std::uint64_t cpu_limit_ns = tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
   while (true) {
     int timeout_ms = -1;
@@ -326,14 +275,24 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     }
     // The tree's CPU time is read from the cgroup's counter every 50 ms.
     if (cpu_limit_ns != 0 && !killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
-    pollfd fds[6] = {{pidfd, POLLIN, 0},
+    pollfd fds[7] = {{pidfd, POLLIN, 0},
                      {status_read.fd, POLLIN, 0},
                      {signals.fd, POLLIN, 0},
                      {notify_receive.fd, POLLIN, 0},
                      {listener.fd, POLLIN, 0},
-                     {broker_receive.fd, POLLIN, 0}};
-    int ready = ::poll(fds, 6, timeout_ms);
+                     {broker_receive.fd, POLLIN, 0},
+                     {cancel_fd, POLLIN, 0}};
+    int ready = ::poll(fds, 7, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
+    if (fds[6].revents != 0) {
+      // The run API's cancel(), or its host went away: kill the tree.
+      cancel_fd = -1;
+      if (!killed) {
+        outcome.cancelled = true;
+        ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+        killed = true;
+      }
+    }
     if (fds[5].revents & (POLLIN | POLLHUP)) {
       int listeners[4] = {-1, -1, -1, -1};
       std::size_t received = receive_descriptors(broker_receive.fd, listeners, 4);

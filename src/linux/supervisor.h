@@ -6,6 +6,7 @@
 #include "cordon/launch.h"
 #include "cordon/plan.h"
 #include "cordon/result.h"
+#include "core/environment.h"
 #include "linux/linux_plan.h"
 
 namespace cordon::linux_impl {
@@ -18,10 +19,8 @@ namespace cordon::linux_impl {
 result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
                                      const launch_request& request);
 
-// The environment the command gets: inherited (all, or the allowlist), then
-// the explicit values. Returns "NAME=VALUE" entries, first occurrence wins for
-// inherited names, explicit values replace.
-std::vector<std::string> build_environment(const sandbox_policy& policy,
-                                           const std::vector<std::string>& host_environment);
+// The environment builder moved to core (src/core/environment.h); the old
+// name stays for callers of the Linux backend.
+using core::build_environment;
 
 }  // namespace cordon::linux_impl

@@ -120,15 +120,16 @@ std::vector<blocker> blockers_for(const sandbox_policy& p, const enforcement_con
                                   const macos_host_facts& facts) {
   std::vector<blocker> out;
   if (facts.native && !facts.sandbox_exec_present) {
-    out.push_back({"backend", "available", "unavailable", facts.sandbox_exec + " is missing"});
+    out.push_back(blocker::for_backend(facts.sandbox_exec + " is missing"));
   }
   if (p.isolation > isolation_level::os_sandbox) {
-    out.push_back({"isolation", std::string(to_string(p.isolation)), "os_sandbox", "Seatbelt is an OS sandbox"});
+    out.push_back(blocker::for_isolation(p.isolation, isolation_level::os_sandbox, "Seatbelt is an OS sandbox"));
   }
   if (p.network.allow_local_binding) {
-    out.push_back({"network_deny", "enforced", "not_enforced",
-                   "allow_local_binding: macOS has no private network namespace, a listener would be on the "
-                   "host's loopback"});
+    out.push_back(blocker::for_control(control::network_deny, enforcement_level::enforced,
+                                       enforcement_level::not_enforced,
+                                       "allow_local_binding: macOS has no private network namespace, a listener "
+                                       "would be on the host's loopback"));
   }
   for (const auto& [which, required] : required_enforcement(p)) {
     auto it = design.find(which);
@@ -137,7 +138,7 @@ std::vector<blocker> blockers_for(const sandbox_policy& p, const enforcement_con
     const std::string why = it == design.end() ? "no mechanism"
                             : !it->second.detail.empty() ? it->second.detail
                                                          : it->second.mechanism;
-    out.push_back({std::string(to_string(which)), std::string(to_string(required)), std::string(to_string(available)), why});
+    out.push_back(blocker::for_control(which, required, available, why));
   }
   return out;
 }
@@ -174,7 +175,9 @@ compile_result<std::shared_ptr<const macos_plan>> compile_macos_plan(const sandb
     compile_failure f;
     f.code = error_code::enforcement_unavailable;
     f.message = "filtered network: the broker must listen before the plan is compiled";
-    f.blockers.push_back({"network_filter", "enforced", "not_enforced", "the broker's loopback port is not chosen"});
+    f.blockers.push_back(blocker::for_control(control::network_filter, enforcement_level::enforced,
+                                              enforcement_level::not_enforced,
+                                              "the broker's loopback port is not chosen"));
     return f;
   }
 
@@ -242,15 +245,15 @@ host_capabilities probe_macos(const macos_host_facts& facts) {
   design[control::process_count] = {enforcement_level::not_enforced, "", "RLIMIT_NPROC counts every process of the user, not the tree"};
   caps.best = reported_contract(design, facts);
   if (!facts.native) {
-    caps.blockers.push_back({"backend", "available", "unavailable",
-                             "not a Mac: macOS plans can be compiled and inspected here, not launched"});
+    caps.blockers.push_back(
+        blocker::for_backend("not a Mac: macOS plans can be compiled and inspected here, not launched"));
   } else if (!facts.sandbox_exec_present) {
-    caps.blockers.push_back({"backend", "available", "unavailable", facts.sandbox_exec + " is missing"});
+    caps.blockers.push_back(blocker::for_backend(facts.sandbox_exec + " is missing"));
   }
   for (const auto& [which, s] : design) {
     if (s.level == enforcement_level::enforced || s.level == enforcement_level::not_applicable) continue;
-    caps.blockers.push_back({std::string(to_string(which)), "enforced", std::string(to_string(s.level)),
-                             s.detail.empty() ? s.mechanism : s.detail});
+    caps.blockers.push_back(blocker::for_control(which, enforcement_level::enforced, s.level,
+                                                 s.detail.empty() ? s.mechanism : s.detail));
   }
   caps.facts.push_back(std::string(facts.native ? "macOS " : "assumed macOS ") + facts.os_version);
   caps.facts.push_back("sandbox-exec: " + facts.sandbox_exec + (facts.sandbox_exec_present ? "" : " (missing)"));

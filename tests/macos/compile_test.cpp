@@ -20,7 +20,7 @@ sandbox_policy workspace_write() { return *builtin_profile("workspace-write"); }
 
 bool has_blocker(const macos_impl::macos_plan& plan, const std::string& control) {
   for (const auto& b : plan.blockers) {
-    if (b.control == control) return true;
+    if (b.subject_name() == control) return true;
   }
   return false;
 }
@@ -240,7 +240,7 @@ TEST(MacosProbe, OffAMacTheBackendIsUnavailableAndLevelsUnverified) {
   EXPECT_EQ(caps.platform, "macos");
   EXPECT_FALSE(caps.available);
   ASSERT_FALSE(caps.blockers.empty());
-  EXPECT_EQ(caps.blockers[0].control, "backend");
+  EXPECT_EQ(caps.blockers[0].subject, blocker_subject::backend);
   EXPECT_EQ(caps.best.at(control::network_filter).level, L::unverified);
   EXPECT_EQ(caps.best.at(control::memory).level, L::not_enforced);
 }

@@ -38,7 +38,8 @@ std::string golden_text(const std::string& name, const macos_impl::macos_plan& p
         << " here=" << to_string(plan.contract.at(which).level) << "\n";
   }
   for (const auto& b : plan.blockers) {
-    out << ";; blocker " << b.control << " required=" << b.required << " available=" << b.available << "\n";
+    out << ";; blocker " << b.subject_name() << " required=" << b.required_name() << " available=" << b.available_name()
+        << "\n";
   }
   out << ";; runs-on-a-mac: " << (plan.blockers.empty() ? "yes" : "no (blocked)") << "\n";
   out << plan.profile;

@@ -79,7 +79,7 @@ TEST_F(MountTable, AbsentDeniedOrProtectedPathInsideAWritableRootIsRefused) {
   p.filesystem.protected_read_only = {root_ + "/ws/.git/config"};
   auto r = build(p);
   ASSERT_EQ(r.blockers.size(), 2u);
-  EXPECT_EQ(r.blockers[0].control, "filesystem_deny");
+  EXPECT_EQ(r.blockers[0].control, control::filesystem_deny);
   EXPECT_NE(r.blockers[0].reason.find(root_ + "/ws/.git/config does not exist"), std::string::npos);
   EXPECT_NE(r.blockers[1].reason.find(root_ + "/ws/not-yet does not exist"), std::string::npos);
 }

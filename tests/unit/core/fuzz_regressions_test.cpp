@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../../fuzz/host_rules_check.h"
-#include "../../fuzz/policy_check.h"
+#include "../../../fuzz/host_rules_check.h"
+#include "../../../fuzz/policy_check.h"
 #include "source_dir.h"
 
 namespace cordon {

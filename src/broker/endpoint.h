@@ -1,11 +1,11 @@
-// broker_endpoint.h — where a command in a filtered-network sandbox finds the
+// endpoint.h — where a command in a filtered-network sandbox finds the
 // network broker (docs/network.md). Fixed: each sandbox has a network
 // namespace and a /dev of its own, so nothing else can hold these.
 #pragma once
 
 #include <cstdint>
 
-namespace cordon::linux_impl {
+namespace cordon::broker {
 
 inline constexpr std::uint16_t broker_port = 3128;                        // TCP on 127.0.0.1 inside
 inline constexpr const char* broker_socket_path = "/dev/cordon-proxy.sock";  // unix stream socket inside
@@ -15,4 +15,11 @@ inline constexpr std::uint16_t broker_transparent_port = 3129;
 // UDP on 127.0.0.1 inside: the sandbox's resolver (its /etc/resolv.conf).
 inline constexpr std::uint16_t broker_dns_port = 53;
 
+}  // namespace cordon::broker
+
+namespace cordon::linux_impl {
+using broker::broker_port;
+using broker::broker_socket_path;
+using broker::broker_transparent_port;
+using broker::broker_dns_port;
 }  // namespace cordon::linux_impl

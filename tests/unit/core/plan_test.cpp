@@ -10,16 +10,24 @@ namespace {
 // A second backend, to prove plans do not cross backends.
 class test_backend final : public sandbox_backend {
  public:
-  std::string platform = "linux";
+  std::string platform_name = "linux";
   std::uint32_t version = 1;
   std::string backend_name = "test-backend";
 
   std::string_view name() const noexcept override { return backend_name; }
   std::uint32_t plan_format_version() const noexcept override { return version; }
-  host_capabilities probe() const override { return {}; }
-  compile_result<std::shared_ptr<const sandbox_plan>> compile(const sandbox_policy& policy,
-                                                              const compile_options&) const override {
-    return make_plan(policy, platform, isolation_level::process, {}, {}, nullptr);
+  std::string_view platform() const noexcept override { return platform_name; }
+  isolation_level isolation() const noexcept override { return isolation_level::process; }
+  host_facts read_host_facts(const compile_options&, bool) const override {
+    host_facts facts;
+    facts.platform = platform_name;
+    facts.backend_available = true;
+    return facts;
+  }
+  result<backend_build> build(const sandbox_policy&, const host_facts&) const override {
+    backend_build built;
+    for (control c : all_controls) built.contract[c] = {enforcement_level::enforced, "test", ""};
+    return built;
   }
   result<run_outcome> launch(const sandbox_plan* plan, const launch_request&) const override {
     if (auto checked = check_plan(plan, "linux"); !checked) return std::move(checked).error_value();
@@ -30,6 +38,7 @@ class test_backend final : public sandbox_backend {
 sandbox_policy minimal_policy() {
   sandbox_policy p;
   p.name = "plan-test";
+  p.isolation = isolation_level::process;
   p.filesystem.writable = {"/tmp"};
   return p;
 }
@@ -69,13 +78,13 @@ TEST(Plan, AnotherInstanceOfTheSameBackendIsForeign) {
 
 TEST(Plan, OtherPlatformAndStaleVersionAreRejected) {
   test_backend backend;
-  backend.platform = "macos";
+  backend.platform_name = "macos";
   auto macos_plan = backend.compile(minimal_policy(), {});
   ASSERT_TRUE(macos_plan);
   EXPECT_EQ(backend.launch(macos_plan.plan().get(), true_request()).error_value().code,
             error_code::plan_other_platform);
 
-  backend.platform = "linux";
+  backend.platform_name = "linux";
   auto old_plan = backend.compile(minimal_policy(), {});
   ASSERT_TRUE(old_plan);
   EXPECT_TRUE(backend.launch(old_plan.plan().get(), true_request()));
@@ -117,14 +126,15 @@ TEST(Plan, CompileGatesStopAtTheFirstFailure) {
   failed = backend->compile(p, {});
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.failure().code, error_code::isolation_insufficient);
-  EXPECT_EQ(failed.failure().blockers.at(0).required, "vm");
+  EXPECT_EQ(failed.failure().blockers.at(0).subject, blocker_subject::isolation);
+  EXPECT_EQ(failed.failure().blockers.at(0).required_isolation, isolation_level::vm);
 
   p.isolation = isolation_level::container;  // then gate 4
   failed = backend->compile(p, {});
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.failure().code, error_code::enforcement_unavailable);
-  EXPECT_EQ(failed.failure().blockers.at(0).control, "unix_sockets");
-  EXPECT_EQ(failed.failure().blockers.at(0).available, "partial");
+  EXPECT_EQ(failed.failure().blockers.at(0).control, control::unix_sockets);
+  EXPECT_EQ(failed.failure().blockers.at(0).available, enforcement_level::partial);
 
   p.enforcement.erase(control::unix_sockets);
   p.process.memory_bytes = 1 << 20;

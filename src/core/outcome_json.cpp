@@ -1,0 +1,129 @@
+#include "core/outcome_json.h"
+
+namespace cordon::core {
+namespace {
+
+using json = nlohmann::json;
+
+template <class T>
+void put(json& j, const char* key, const std::optional<T>& value) {
+  if (value) j[key] = *value;
+}
+
+template <class T>
+void get(const json& j, const char* key, std::optional<T>& value) {
+  if (j.contains(key)) value = j.at(key).get<T>();
+}
+
+template <class T>
+void get(const json& j, const char* key, T& value) {
+  if (j.contains(key)) value = j.at(key).get<T>();
+}
+
+json evidence_to_json(const network_evidence& e) {
+  json connections = json::array();
+  for (const auto& c : e.connections) {
+    json cj = {{"protocol", c.protocol}, {"original", c.original}, {"name_source", c.name_source},
+               {"host", c.host}, {"port", c.port}, {"rule_consulted", c.rule_consulted}, {"action", c.action},
+               {"reason", c.reason}, {"address", c.address}, {"bytes_sent", c.bytes_sent},
+               {"bytes_received", c.bytes_received}, {"duration_ms", c.duration_ms}};
+    put(cj, "rule", c.rule);
+    connections.push_back(std::move(cj));
+  }
+  return {{"listeners", e.listeners}, {"connections", connections}, {"total", e.total}, {"allowed", e.allowed},
+          {"denied", e.denied}, {"unreachable", e.unreachable}, {"malformed", e.malformed}, {"error", e.error},
+          {"not_recorded", e.not_recorded}};
+}
+
+network_evidence evidence_from_json(const json& j) {
+  network_evidence e;
+  get(j, "listeners", e.listeners);
+  for (const auto& cj : j.at("connections")) {
+    network_connection c;
+    get(cj, "protocol", c.protocol);
+    get(cj, "original", c.original);
+    get(cj, "name_source", c.name_source);
+    get(cj, "host", c.host);
+    get(cj, "port", c.port);
+    get(cj, "rule", c.rule);
+    get(cj, "rule_consulted", c.rule_consulted);
+    get(cj, "action", c.action);
+    get(cj, "reason", c.reason);
+    get(cj, "address", c.address);
+    get(cj, "bytes_sent", c.bytes_sent);
+    get(cj, "bytes_received", c.bytes_received);
+    get(cj, "duration_ms", c.duration_ms);
+    e.connections.push_back(std::move(c));
+  }
+  get(j, "total", e.total);
+  get(j, "allowed", e.allowed);
+  get(j, "denied", e.denied);
+  get(j, "unreachable", e.unreachable);
+  get(j, "malformed", e.malformed);
+  get(j, "error", e.error);
+  get(j, "not_recorded", e.not_recorded);
+  return e;
+}
+
+}  // namespace
+
+json outcome_to_json(const run_outcome& o) {
+  json violations = json::array();
+  for (const auto& v : o.violations) violations.push_back({{"kind", v.kind}, {"target", v.target}, {"count", v.count}});
+  json j = {{"exited", o.exited}, {"exit_code", o.exit_code}, {"signal", o.signal}, {"timed_out", o.timed_out},
+            {"interrupted", o.interrupted}, {"cancelled", o.cancelled}, {"wall_ms", o.wall_ms},
+            {"user_cpu_ms", o.user_cpu_ms}, {"system_cpu_ms", o.system_cpu_ms}, {"max_rss_bytes", o.max_rss_bytes},
+            {"memory_limit_hit", o.memory_limit_hit}, {"process_limit_hit", o.process_limit_hit},
+            {"cpu_limit_hit", o.cpu_limit_hit}, {"environment_names", o.environment_names}, {"mounts", o.mounts},
+            {"violations", violations}, {"warnings", o.warnings}, {"working_directory", o.working_directory}};
+  put(j, "peak_memory_bytes", o.peak_memory_bytes);
+  put(j, "tree_cpu_ms", o.tree_cpu_ms);
+  if (o.network) j["network"] = evidence_to_json(*o.network);
+  return j;
+}
+
+run_outcome outcome_from_json(const json& j) {
+  run_outcome o;
+  get(j, "exited", o.exited);
+  get(j, "exit_code", o.exit_code);
+  get(j, "signal", o.signal);
+  get(j, "timed_out", o.timed_out);
+  get(j, "interrupted", o.interrupted);
+  get(j, "cancelled", o.cancelled);
+  get(j, "wall_ms", o.wall_ms);
+  get(j, "user_cpu_ms", o.user_cpu_ms);
+  get(j, "system_cpu_ms", o.system_cpu_ms);
+  get(j, "max_rss_bytes", o.max_rss_bytes);
+  get(j, "peak_memory_bytes", o.peak_memory_bytes);
+  get(j, "tree_cpu_ms", o.tree_cpu_ms);
+  get(j, "memory_limit_hit", o.memory_limit_hit);
+  get(j, "process_limit_hit", o.process_limit_hit);
+  get(j, "cpu_limit_hit", o.cpu_limit_hit);
+  get(j, "environment_names", o.environment_names);
+  get(j, "mounts", o.mounts);
+  for (const auto& v : j.at("violations")) {
+    o.violations.push_back({v.at("kind").get<std::string>(), v.at("target").get<std::string>(),
+                            v.at("count").get<std::uint64_t>()});
+  }
+  get(j, "warnings", o.warnings);
+  get(j, "working_directory", o.working_directory);
+  if (j.contains("network")) o.network = evidence_from_json(j.at("network"));
+  return o;
+}
+
+json error_to_json(const error& err) {
+  json errors = json::array();
+  for (const auto& e : err.errors) errors.push_back({{"location", e.location}, {"reason", e.reason}});
+  return {{"code", std::string(to_string(err.code))}, {"message", err.message}, {"location", err.location},
+          {"errno", err.sys_errno}, {"errors", errors}};
+}
+
+error error_from_json(const json& j) {
+  error err = make_error(error_code_from_string(j.at("code").get<std::string>()).value_or(error_code::launch_failed),
+                         j.at("message").get<std::string>(), j.at("location").get<std::string>(),
+                         j.at("errno").get<int>());
+  for (const auto& e : j.at("errors")) err.errors.push_back({e.at("location"), e.at("reason")});
+  return err;
+}
+
+}  // namespace cordon::core

@@ -1,0 +1,19 @@
+// outcome_json.h — run_outcome and error as JSON, for the run API's helper
+// process, which hands them to the host over its socket. Private: the public
+// shape of a run is the report (cordon/report.h).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "cordon/launch.h"
+#include "cordon/result.h"
+
+namespace cordon::core {
+
+nlohmann::json outcome_to_json(const run_outcome& outcome);
+run_outcome outcome_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad shape
+
+nlohmann::json error_to_json(const error& err);
+error error_from_json(const nlohmann::json& j);
+
+}  // namespace cordon::core

@@ -1,0 +1,51 @@
+// The Linux payload as stable text: what golden plan tests compare
+// (tests/unit/linux/golden_plan_test.cpp) and the run API's helper checks its
+// re-derived plan against (plan_fingerprint).
+#include <string>
+
+#include "linux/linux_plan.h"
+
+namespace cordon::linux_impl {
+namespace {
+
+const char* access_name(landlock_access access) {
+  switch (access) {
+    case landlock_access::read: return "read";
+    case landlock_access::read_write: return "read_write";
+    case landlock_access::device: return "device";
+    case landlock_access::list_directory: return "list_directory";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string linux_plan_payload::describe() const {
+  std::string out;
+  auto line = [&](const std::string& text) { out += text + "\n"; };
+  for (const auto& mount : describe_mounts(mounts)) line("mount " + mount);
+  line(landlock.describe());
+  for (const auto& rule : landlock.rules) line("landlock rule " + std::string(access_name(rule.access)) + " " + rule.path);
+  line(std::string("landlock tcp ") + (landlock.restrict_tcp ? "restricted" : "open") +
+       (landlock.tcp_connect_ports.empty() ? "" : " connect " + std::to_string(landlock.tcp_connect_ports.front())));
+  line("seccomp rules " + std::to_string(seccomp.blocked.size()) + (seccomp.notify ? " notify" : "") +
+       (seccomp.connect_notified ? " connect_notified" : "") +
+       (seccomp.allow_loopback_connect ? " loopback_connect" : "") + " bpf " + std::to_string(seccomp.bpf.size()));
+  for (const auto& rule : seccomp.blocked) line("seccomp " + rule);
+  line(std::string("network namespace ") + (new_network_namespace ? "new" : "host") +
+       (loopback_up ? " loopback_up" : "") + (network_broker ? " broker" : ""));
+  for (const auto& limit : rlimits) line(std::string("rlimit ") + rlimit_name(limit.resource) + " " + std::to_string(limit.value));
+  auto tree = [&](const char* name, const std::optional<std::uint64_t>& value, const std::string& parent) {
+    if (value) line(std::string("cgroup ") + (cgroups.v2 ? "v2 " : "v1 ") + name + " " + std::to_string(*value) + " under " + parent);
+  };
+  tree("memory", tree_limits.memory_bytes, cgroups.memory_parent);
+  tree("pids", tree_limits.max_processes, cgroups.pids_parent);
+  tree("cpu_seconds", tree_limits.cpu_seconds, cgroups.cpu_parent);
+  for (const auto& path : watch_absent) line("watch absent " + path);
+  for (const auto& scan : repository_scans) {
+    for (const auto& repo : scan.repositories) line("repository " + repo);
+  }
+  return out;
+}
+
+}  // namespace cordon::linux_impl

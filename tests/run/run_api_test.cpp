@@ -1,0 +1,189 @@
+// The run API from a multi-threaded host (cordon/run.h): eight confined
+// commands started from eight threads of this process, two cancelled, eight
+// correct reports, and the host's own SIGCHLD handler and signal mask exactly
+// as they were (the helper's clone3 uses exit_signal 0).
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cordon/cordon.h"
+
+namespace cordon {
+namespace {
+
+std::atomic<int> host_sigchld{0};
+void count_sigchld(int) { host_sigchld.fetch_add(1); }
+
+// Reads from `fd` until `wanted` is seen, EOF, or 10 s pass.
+std::string read_until(int fd, const std::string& wanted) {
+  std::string text;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (text.find(wanted) == std::string::npos && std::chrono::steady_clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buffer[256];
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+class RunApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    workspace_ = std::filesystem::temp_directory_path() / ("cordon-run-api-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(workspace_);
+  }
+  void TearDown() override { std::filesystem::remove_all(workspace_); }
+
+  std::shared_ptr<const sandbox_plan> compile_profile(const sandbox_backend& backend, const char* name) {
+    auto policy = builtin_profile(name);
+    EXPECT_TRUE(policy);
+    compile_options options;
+    options.workspace = workspace_.string();
+    auto compiled = backend.compile(*policy, options);
+    EXPECT_TRUE(compiled) << compiled.failure().describe();
+    return compiled ? compiled.plan() : nullptr;
+  }
+
+  std::filesystem::path workspace_;
+};
+
+TEST_F(RunApi, EightThreadsTwoCancelledHostSignalsUntouched) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  auto plan = compile_profile(*backend, "workspace-write");
+  ASSERT_TRUE(plan);
+
+  struct sigaction handler {}, previous {};
+  handler.sa_handler = count_sigchld;
+  ::sigemptyset(&handler.sa_mask);
+  ASSERT_EQ(::sigaction(SIGCHLD, &handler, &previous), 0);
+  sigset_t blocked, mask_before, mask_after;
+  ::sigemptyset(&blocked);
+  ::sigaddset(&blocked, SIGUSR2);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &blocked, &mask_before), 0);
+  ::pthread_sigmask(SIG_BLOCK, nullptr, &mask_before);
+
+  constexpr int kRuns = 8;
+  std::vector<run_report> reports(kRuns);
+  std::vector<std::string> outputs(kRuns);
+  std::vector<std::string> start_errors(kRuns);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kRuns; ++i) {
+    threads.emplace_back([&, i] {
+      const bool cancel = i < 2;
+      run_request request;
+      const std::string marker = "run-" + std::to_string(i);
+      request.launch.argv = {"/bin/sh", "-c",
+                             cancel ? "echo " + marker + "; exec sleep 60" : "echo " + marker + "; exit " + std::to_string(10 + i)};
+      request.stdout_spec = stdio_spec::pipe();
+      auto started = start_run(*plan, request);
+      if (!started) {
+        start_errors[i] = started.error_value().describe();
+        return;
+      }
+      run_handle handle = std::move(*started);
+      outputs[i] = read_until(handle.stdout_fd(), marker + "\n");
+      if (cancel) {
+        EXPECT_FALSE(handle.wait_for(std::chrono::milliseconds(50))) << "the sleeping run ended on its own";
+        handle.cancel();
+      }
+      reports[i] = handle.wait();
+    });
+  }
+  for (auto& t : threads) t.join();
+
+  for (int i = 0; i < kRuns; ++i) {
+    SCOPED_TRACE("run " + std::to_string(i));
+    ASSERT_TRUE(start_errors[i].empty()) << start_errors[i];
+    EXPECT_EQ(outputs[i], "run-" + std::to_string(i) + "\n");
+    const run_report& r = reports[i];
+    ASSERT_FALSE(r.failure) << r.failure->describe();
+    ASSERT_TRUE(r.outcome);
+    auto json = nlohmann::json::parse(r.json);
+    if (i < 2) {
+      EXPECT_TRUE(r.cancelled);
+      EXPECT_FALSE(r.outcome->exited);
+      EXPECT_EQ(r.outcome->signal, SIGKILL);
+      EXPECT_EQ(json["outcome"], "cancelled");
+      EXPECT_EQ(exit_code_for(r), 128 + SIGKILL);
+    } else {
+      EXPECT_FALSE(r.cancelled);
+      EXPECT_TRUE(r.outcome->exited);
+      EXPECT_EQ(r.outcome->exit_code, 10 + i);
+      EXPECT_EQ(json["outcome"], "completed");
+      EXPECT_EQ(exit_code_for(r), 10 + i);
+    }
+  }
+
+  // The host's signal handling is exactly as it was.
+  EXPECT_EQ(host_sigchld.load(), 0) << "a helper's exit raised SIGCHLD in the host";
+  struct sigaction now {};
+  ASSERT_EQ(::sigaction(SIGCHLD, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, &count_sigchld);
+  ::pthread_sigmask(SIG_BLOCK, nullptr, &mask_after);
+  for (int sig = 1; sig < NSIG; ++sig) EXPECT_EQ(::sigismember(&mask_before, sig), ::sigismember(&mask_after, sig)) << sig;
+  ::pthread_sigmask(SIG_UNBLOCK, &blocked, nullptr);
+  ::sigaction(SIGCHLD, &previous, nullptr);
+}
+
+TEST_F(RunApi, CommandNotFoundAndGivenDescriptors) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  auto plan = compile_profile(*backend, "read-only");
+  ASSERT_TRUE(plan);
+  run_request missing;
+  missing.launch.argv = {"/no/such/command"};
+  auto started = start_run(*plan, missing);
+  ASSERT_TRUE(started) << started.error_value().describe();
+  run_report r = started->wait();
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->code, error_code::command_not_found);
+  EXPECT_EQ(exit_code_for(r), exit_not_found);
+  EXPECT_EQ(nlohmann::json::parse(r.json)["outcome"], "launch_failed");
+
+  // A descriptor given for stdout: the caller keeps it, the command writes to it.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  run_request echo;
+  echo.launch.argv = {"/bin/echo", "given"};
+  echo.stdout_spec = stdio_spec::from(fds[1]);
+  auto second = start_run(*plan, echo);
+  ASSERT_TRUE(second);
+  run_report done = second->wait();
+  ::close(fds[1]);
+  EXPECT_EQ(read_until(fds[0], "given\n"), "given\n");
+  ::close(fds[0]);
+  ASSERT_TRUE(done.outcome);
+  EXPECT_EQ(done.outcome->exit_code, 0);
+}
+
+TEST_F(RunApi, MissingHelperIsAReportedFailure) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  auto plan = compile_profile(*backend, "read-only");
+  ASSERT_TRUE(plan);
+  run_request request;
+  request.launch.argv = {"/bin/true"};
+  request.supervisor_path = "/nonexistent/cordon-supervisor";
+  auto started = start_run(*plan, request);
+  ASSERT_TRUE(started);
+  run_report r = started->wait();
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->code, error_code::launch_failed);
+  EXPECT_FALSE(r.outcome);
+}
+
+}  // namespace
+}  // namespace cordon
