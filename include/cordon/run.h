@@ -131,8 +131,9 @@ class report_target {
   report_target(report_target&&) noexcept;
   report_target& operator=(report_target&&) noexcept;
   ~report_target();
-  // Opens the directory of `path`. Errors: usage_error (with errno) when the
-  // directory cannot be opened or written, or `path` names no file.
+  // Opens the directory of `path`. Errors: io_error (with errno) when the
+  // directory cannot be opened; usage_error when it cannot be written or
+  // `path` names no file.
   static result<report_target> open(const std::string& path);
   // Writes `text` atomically (temporary file, fsync, rename): readers see the
   // old file or the whole new one. Errors: io_error with errno.

@@ -72,8 +72,7 @@ result<report_target> report_target::open(const std::string& path) {
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   auto dir = open_parent_directory(path);
-  if (!dir) return make_error(error_code::usage_error, "--report " + path + ": cannot write a file there", {},
-                              dir.error_value().sys_errno);
+  if (!dir) return std::move(dir).error_value();
   report_target target;
   target.dir_fd_ = *dir;
   target.name_ = name;
