@@ -37,7 +37,8 @@ if [ "$(id -u)" -eq 0 ]; then
   # run copies of the binaries, pointed at a copy of the CLI.
   cp build/cordon build/tests/cordon_integration_tests build/tests/cordon_unit_tests \
     build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper \
-    build/tests/governance/cordon_governance_tests "$results/"
+    build/tests/governance/cordon_governance_tests build/tests/run/cordon_run_api_tests \
+    build/src/supervisor/cordon-supervisor "$results/"
   mkdir -p "$results/source/docs" && cp -r schemas "$results/source/" && cp docs/governance.md "$results/source/docs/"
   chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
   # The escape suite needs a setuid-root program to show that running one
@@ -48,14 +49,15 @@ if [ "$(id -u)" -eq 0 ]; then
   echo "== confinement tests as $test_user (uid $(id -u "$test_user"))"
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
-  for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_governance_tests; do
+  for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_governance_tests \
+    cordon_run_api_tests; do
     filter='*'
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*:CgroupDiscovery*'
     set +e
     runuser -u "$test_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$(getent passwd "$test_user" | cut -d: -f6)" \
       TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" CORDON_SOURCE_DIR="$results/source" \
       CORDON_ESCAPE_PROBE="$results/escape-probe" CORDON_ESCAPE_HELPER="$results/escape-setuid-helper" \
-      CORDON_ESCAPE_SETUID_HELPER="$results/setuid/escape-setuid-helper" \
+      CORDON_ESCAPE_SETUID_HELPER="$results/setuid/escape-setuid-helper" CORDON_SUPERVISOR="$results/cordon-supervisor" \
       "$results/$binary" --gtest_brief=1 --gtest_filter="$filter" \
       --gtest_output="json:$results/$binary.unprivileged.json" | tee "$results/$binary.unprivileged.log"
     s=${PIPESTATUS[0]}

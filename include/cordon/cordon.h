@@ -14,5 +14,6 @@
 #include "cordon/report.h"
 #include "cordon/result.h"
 #include "cordon/run.h"
+#include "cordon/selection.h"
 #include "cordon/validation.h"
 #include "cordon/version.h"

@@ -20,23 +20,6 @@
 
 namespace cordon::linux_impl {
 
-result<std::string> resolve_token(const std::string& path, const token_roots& roots,
-                                  const std::string& location) {
-  auto replace = [&](std::string_view token, const std::string& root) -> result<std::string> {
-    if (root.empty()) {
-      return make_error(error_code::invalid_policy,
-                        "path uses " + std::string(token) + " but no such root is known for this run",
-                        location);
-    }
-    std::string rest = path.substr(token.size());
-    if (root == "/") return rest.empty() ? std::string("/") : rest;
-    return root + rest;
-  };
-  if (path.rfind(token_workspace, 0) == 0) return replace(token_workspace, roots.workspace);
-  if (path.rfind(token_home, 0) == 0) return replace(token_home, roots.home);
-  return path;
-}
-
 namespace {
 
 // The kernel's own resolution of an existing path, in one walk: open it

@@ -1,4 +1,4 @@
-// paths.h — compile-time path facts: token resolution, symlink resolution,
+// paths.h — compile-time path facts (root tokens are core's: src/core/tokens.h): symlink resolution,
 // containment, and discovery of repositories whose metadata must be protected.
 #pragma once
 
@@ -14,16 +14,6 @@
 #include "cordon/result.h"
 
 namespace cordon::linux_impl {
-
-struct token_roots {
-  std::string workspace;  // absolute, resolved; empty when none was given
-  std::string home;       // absolute; empty when unknown
-};
-
-// Replaces a leading "{workspace}" or "{home}" token. Errors (invalid_policy)
-// when the token's root is unknown. "{run_tmp}" is returned unchanged.
-result<std::string> resolve_token(const std::string& path, const token_roots& roots,
-                                  const std::string& location);
 
 // Resolves symlinks in the longest existing prefix of an absolute path and
 // appends the missing rest unchanged (realpath(3) semantics for the prefix).

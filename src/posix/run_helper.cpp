@@ -20,6 +20,7 @@
 #include "cordon/policy_json.h"
 #include "cordon/run.h"
 #include "core/outcome_json.h"
+#include "posix/socket_io.h"
 #include "posix/unique_fd.h"
 
 namespace cordon {
@@ -74,17 +75,6 @@ std::string request_line(const sandbox_plan& plan, const run_request& request) {
                       {"working_directory", request.launch.working_directory},
                       {"environment", request.launch.host_environment}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-bool send_all(int fd, const std::string& text) {
-  std::size_t sent = 0;
-  while (sent < text.size()) {
-    ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    sent += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 }  // namespace

@@ -22,24 +22,14 @@
 #include "cordon/report.h"
 #include "cordon/run.h"
 #include "core/outcome_json.h"
+#include "posix/socket_io.h"
 
 namespace {
 
 using json = nlohmann::json;
 
-bool send_all(int fd, const std::string& text) {
-  std::size_t sent = 0;
-  while (sent < text.size()) {
-    ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    sent += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 int answer(int fd, const json& j) {
-  return send_all(fd, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n") ? 0 : cordon::exit_cordon_failed;
+  return cordon::send_all(fd, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n") ? 0 : cordon::exit_cordon_failed;
 }
 
 int refuse(int fd, const cordon::error& err, const std::string& backend, const cordon::launch_request& request) {

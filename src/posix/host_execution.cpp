@@ -1,0 +1,96 @@
+// The host-execution backend (cordon/selection.h, forbid): no confinement,
+// stated as such. build() says not_enforced for every control that has
+// something to act on, so only a policy that accepts exactly that compiles.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+
+#include "cordon/run.h"
+#include "cordon/selection.h"
+#include "core/environment.h"
+
+namespace cordon {
+namespace {
+
+enforcement_level level_for(const sandbox_policy& p, control c) {
+  const bool nothing_to_act_on =
+      (c == control::filesystem_read && p.filesystem.read == read_mode::full) ||
+      ((c == control::network_deny || c == control::network_filter) && p.network.mode == network_mode::unrestricted) ||
+      (c == control::network_filter && p.network.mode != network_mode::filtered) ||
+      (c == control::memory && !p.process.memory_bytes) || (c == control::cpu && !p.process.cpu_seconds) ||
+      (c == control::process_count && !p.process.max_processes) || (c == control::timeout && !p.process.timeout_ms);
+  return nothing_to_act_on ? enforcement_level::not_applicable : enforcement_level::not_enforced;
+}
+
+class host_execution_backend final : public sandbox_backend {
+ public:
+  std::string_view name() const noexcept override { return host_execution_backend_name; }
+  std::uint32_t plan_format_version() const noexcept override { return 1; }
+  std::string_view platform() const noexcept override { return host_platform(); }
+  isolation_level isolation() const noexcept override { return isolation_level::none; }
+  host_facts read_host_facts(const compile_options&, bool) const override {
+    host_facts facts;
+    facts.platform = std::string(host_platform());
+    facts.uid = ::getuid();
+    facts.gid = ::getgid();
+    if (const char* home = std::getenv("HOME")) facts.home = home;
+    facts.backend_available = true;
+    facts.lines.push_back("host execution: no sandbox");
+    return facts;
+  }
+  result<backend_build> build(const sandbox_policy& policy, const host_facts&) const override {
+    backend_build built;
+    for (control c : all_controls) {
+      const enforcement_level level = level_for(policy, c);
+      built.contract[c] = {level, "", level == enforcement_level::not_applicable ? "nothing to act on"
+                                                                               : "host execution: no sandbox"};
+    }
+    built.warnings.push_back("host execution (sandbox forbidden): nothing is confined");
+    return built;
+  }
+  // Runs the command as a plain child with the policy's environment. Blocks;
+  // single-threaded callers, like every launch (cordon/run.h).
+  result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const override {
+    if (auto checked = check_plan(plan, platform()); !checked) return std::move(checked).error_value();
+    if (request.argv.empty()) return make_error(error_code::usage_error, "no command to run");
+    std::vector<std::string> env = core::build_environment(plan->policy(), request.host_environment);
+    std::vector<char*> argv, envp;
+    std::vector<std::string> args = request.argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string cwd = request.working_directory.empty() ? plan->workspace() : request.working_directory;
+    auto started = std::chrono::steady_clock::now();
+    pid_t pid = ::fork();
+    if (pid < 0) return make_error(error_code::launch_failed, "fork", {}, errno);
+    if (pid == 0) {
+      if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(exit_cordon_failed);
+      ::execvpe(argv[0], argv.data(), envp.data());
+      ::_exit(errno == ENOENT ? exit_not_found : exit_not_executable);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    run_outcome o;
+    o.exited = WIFEXITED(status);
+    o.exit_code = o.exited ? WEXITSTATUS(status) : 0;
+    o.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    o.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    o.working_directory = cwd;
+    for (const auto& e : env) o.environment_names.push_back(e.substr(0, e.find('=')));
+    return o;
+  }
+
+ private:
+  static std::string_view host_platform() noexcept { return "linux"; }
+};
+
+}  // namespace
+
+std::unique_ptr<sandbox_backend> make_host_execution_backend() { return std::make_unique<host_execution_backend>(); }
+
+}  // namespace cordon
