@@ -13,6 +13,8 @@ packages=(
   # real network clients for the filtered-network tests (they talk to loopback servers only),
   # and ip(8) for the test that builds its own network namespace
   curl iproute2
+  # the gate manifest reader of `cordon gate run` (TOML, header-only use: src/gates/manifest.cpp)
+  libtomlplusplus-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -31,6 +31,8 @@ void add_run_command(CLI::App& app, run_options& options);
 // there. `args` are argv[1..] in order.
 void separate_command(const CLI::App& app, std::vector<std::string>& args);
 void add_info_commands(CLI::App& app);
+// `cordon gate run` (gate.cpp): its callback stores the exit code in `*result`.
+void add_gate_commands(CLI::App& app, int* result);
 
 // Runs the subcommand that was parsed; returns the process exit code.
 int dispatch(CLI::App& app, const run_options& run);

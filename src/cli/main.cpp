@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   cordon::cli::run_options run;
   cordon::cli::add_run_command(app, run);
   cordon::cli::add_info_commands(app);
+  int gate_result = 0;
+  cordon::cli::add_gate_commands(app, &gate_result);
   std::vector<std::string> args(argv + 1, argv + argc);
   cordon::cli::separate_command(app, args);
   std::reverse(args.begin(), args.end());  // CLI11 takes them last first
@@ -28,5 +30,6 @@ int main(int argc, char** argv) {
     std::cerr << "cordon: usage_error: " << e.what() << " (see cordon --help)\n";
     return cordon::cli::exit_cordon_failed;
   }
+  if (app.got_subcommand("gate")) return gate_result;
   return cordon::cli::dispatch(app, run);
 }

@@ -1,0 +1,38 @@
+// record.h — the run record (run.json) and the JUnit XML of a gate run
+// (docs/gates.md, "Run record").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gates/manifest.h"
+#include "gates/runner.h"
+
+namespace cordon::gates {
+
+inline constexpr int run_record_schema_version = 1;
+
+struct run_header {
+  const gate_manifest* manifest = nullptr;
+  std::string workspace;
+  std::string backend;
+  std::string started_at;     // RFC 3339, UTC
+  std::string state;          // "running", "finished", "interrupted"
+  std::uint64_t elapsed_ms = 0;
+  unsigned jobs = 1;
+};
+
+// run.json. Every gate that is not finished is written with outcome
+// `interrupted` and its phase ("pending" or "running"), so that the file a
+// killed runner leaves behind is already the truth.
+std::string run_record_json(const run_header& header, const std::vector<gate_state>& gates);
+
+// JUnit XML: one <testcase> per gate; failed and timed_out are <failure>,
+// refused and interrupted are <error>, skipped and not_applicable are
+// <skipped> (with the outcome as message). None of these is a pass.
+std::string junit_xml(const run_header& header, const std::vector<gate_state>& gates);
+
+// The current time, RFC 3339 UTC with milliseconds.
+std::string utc_now();
+
+}  // namespace cordon::gates
