@@ -126,7 +126,7 @@ class runner {
     }
     int stopped_by = schedule();
     header_.state = stopped_by != 0 ? "interrupted" : "finished";
-    bool written = write_record();
+    bool written = write_record(true);
     if (!settings_.junit_file.empty()) {
       auto junit = write_file_atomically(settings_.junit_file, junit_xml(header_, gates_));
       if (!junit) {
@@ -215,7 +215,7 @@ class runner {
     g.below_enforced = below_enforced(plan.contract());
     // The launcher compiles this same policy again (it resolves the tokens
     // for its own run, {run_tmp} included); its report carries the digest.
-    auto written = write_file_atomically(gate_file(g, ".policy.json"), sandbox_policy_to_json(*policy));
+    auto written = replace_file(gate_file(g, ".policy.json"), sandbox_policy_to_json(*policy));
     if (!written) {
       errors_ << "cordon: " << written.error_value().describe() << "\n";
       return false;
@@ -234,9 +234,12 @@ class runner {
         std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start_).count());
   }
 
-  bool write_record() {
+  // `durable`: fsync too (the final record); else a rename suffices for a
+  // runner that is killed (record.h, replace_file).
+  bool write_record(bool durable = false) {
     header_.elapsed_ms = now_ms();
-    auto written = write_file_atomically(settings_.out_dir + "/run.json", run_record_json(header_, gates_));
+    std::string path = settings_.out_dir + "/run.json", text = run_record_json(header_, gates_);
+    auto written = durable ? write_file_atomically(path, text) : replace_file(path, text);
     if (!written) errors_ << "cordon: " << written.error_value().describe() << "\n";
     return static_cast<bool>(written);
   }
@@ -258,8 +261,10 @@ class runner {
     std::snprintf(elapsed, sizeof elapsed, "%.2fs", static_cast<double>(g.duration_ms) / 1000.0);
     lines_ << "gate " << g.spec->name << " " << color << state << reset << " " << elapsed;
     if (g.phase == gate_phase::finished && g.exit_status >= 0) lines_ << " exit=" << g.exit_status;
-    lines_ << " below-enforced=" << (g.below_enforced.empty() ? "none" : "");
-    for (std::size_t i = 0; i < g.below_enforced.size(); ++i) lines_ << (i ? "," : "") << g.below_enforced[i];
+    if (g.launched) {  // what a gate that never ran would have had is beside the point
+      lines_ << " below-enforced=" << (g.below_enforced.empty() ? "none" : "");
+      for (std::size_t i = 0; i < g.below_enforced.size(); ++i) lines_ << (i ? "," : "") << g.below_enforced[i];
+    }
     if (!g.detail.empty() && g.outcome != gate_outcome::passed) lines_ << " (" << g.detail << ")";
     lines_ << std::endl;
   }
