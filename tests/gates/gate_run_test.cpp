@@ -210,18 +210,27 @@ bool wait_running(const std::string& record, const std::string& gate) {
   return false;
 }
 
-TEST(GateRun, KilledRunnerLeavesARecordThatMarksTheRunningGateInterrupted) {
-  temp_dir ws;
-  std::string marker = std::to_string(::getpid());
+// Runs kSlowManifest until its gate "hangs" is running, sends `sig` to the
+// runner and returns the runner's wait status. The sleep carries `marker`.
+int stop_runner_mid_run(const temp_dir& ws, const std::string& marker, int sig) {
   char text[1024];
   std::snprintf(text, sizeof text, kSlowManifest, marker.c_str());
   std::string manifest = ws.write("gates.toml", text);
   std::string out = ws.path() + "/rec";
   pid_t runner = start_runner(manifest, out, ws.path());
-  ASSERT_TRUE(wait_running(out + "/run.json", "hangs"));
-  ASSERT_EQ(::kill(runner, SIGKILL), 0);
+  bool running = wait_running(out + "/run.json", "hangs");
+  EXPECT_TRUE(running) << "the gate never started";
+  EXPECT_EQ(::kill(runner, running ? sig : SIGKILL), 0);
   int status = 0;
-  ASSERT_EQ(::waitpid(runner, &status, 0), runner);
+  EXPECT_EQ(::waitpid(runner, &status, 0), runner);
+  return status;
+}
+
+TEST(GateRun, KilledRunnerLeavesARecordThatMarksTheRunningGateInterrupted) {
+  temp_dir ws;
+  std::string marker = std::to_string(::getpid());
+  std::string out = ws.path() + "/rec";
+  stop_runner_mid_run(ws, marker, SIGKILL);
 
   json record = json::parse(slurp(out + "/run.json"));  // parses: it was written atomically
   EXPECT_EQ(record.at("state"), "running");
@@ -243,15 +252,8 @@ TEST(GateRun, KilledRunnerLeavesARecordThatMarksTheRunningGateInterrupted) {
 TEST(GateRun, SigtermStopsTheGatesAndExits143) {
   temp_dir ws;
   std::string marker = std::to_string(::getpid()) + "1";
-  char text[1024];
-  std::snprintf(text, sizeof text, kSlowManifest, marker.c_str());
-  std::string manifest = ws.write("gates.toml", text);
   std::string out = ws.path() + "/rec";
-  pid_t runner = start_runner(manifest, out, ws.path());
-  ASSERT_TRUE(wait_running(out + "/run.json", "hangs"));
-  ASSERT_EQ(::kill(runner, SIGTERM), 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(runner, &status, 0), runner);
+  int status = stop_runner_mid_run(ws, marker, SIGTERM);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 143);
   json record = json::parse(slurp(out + "/run.json"));

@@ -102,87 +102,40 @@ TEST(GateManifest, DefaultPolicyIsWorkspaceWrite) {
   EXPECT_EQ(policy->name, "workspace-write");
 }
 
-TEST(GateManifestErrors, TomlSyntax) {
-  expect_error("[[gate]]\nname = \"x\ncmd = [\"true\"]\n", 2, "");
-  expect_error("[[gate]]\nname = \"x\"\n\ncmd = [\"true\" \"false\"]\n", 4, "");
-}
+struct error_case {
+  const char* name;
+  const char* text;
+  int line;
+  const char* fragment;
+};
 
-TEST(GateManifestErrors, UnknownKeyInGate) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout = 5\n", 4, "unknown key 'timeout'");
-}
-
-TEST(GateManifestErrors, UnknownTopLevelKey) {
-  expect_error("jobs = 2\n[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n", 1, "unknown top-level key 'jobs'");
-}
-
-TEST(GateManifestErrors, GateAsPlainTable) {
-  expect_error("[gate]\nname = \"x\"\ncmd = [\"true\"]\n", 1, "[[gate]] tables");
-}
-
-TEST(GateManifestErrors, NoGates) { expect_error("", 0, "no [[gate]]"); }
-
-TEST(GateManifestErrors, MissingName) { expect_error("[[gate]]\ncmd = [\"true\"]\n", 1, "no 'name'"); }
-
-TEST(GateManifestErrors, BadName) {
-  expect_error("[[gate]]\nname = \"a/b\"\ncmd = [\"true\"]\n", 2, "must be 1-100 of");
-}
-
-TEST(GateManifestErrors, MissingCmd) { expect_error("[[gate]]\nname = \"x\"\n", 1, "no 'cmd'"); }
-
-TEST(GateManifestErrors, StringCmdWithoutShell) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = \"make check\"\n", 3, "set shell = true");
-}
-
-TEST(GateManifestErrors, ShellWithArray) {
-  expect_error("[[gate]]\nname = \"x\"\nshell = true\ncmd = [\"make\"]\n", 4, "needs 'cmd' as one string");
-}
-
-TEST(GateManifestErrors, EmptyCmd) { expect_error("[[gate]]\nname = \"x\"\ncmd = []\n", 3, "must not be empty"); }
-
-TEST(GateManifestErrors, CmdNotStrings) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"a\",\n  2]\n", 4, "array of strings");
-}
-
-TEST(GateManifestErrors, UnknownEnv) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nenv = \"freebsd\"\n", 4, "linux, macos, windows, any");
-}
-
-TEST(GateManifestErrors, ZeroTimeout) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout_sec = 0\n", 4, "at least 0.001");
-}
-
-TEST(GateManifestErrors, TimeoutAsString) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout_sec = \"5\"\n", 4, "number of seconds");
-}
-
-TEST(GateManifestErrors, PolicyOfWrongType) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsandbox_policy = 3\n", 4, "profile name, a file or a table");
-}
-
-TEST(GateManifestErrors, WorkdirEscapes) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"a/../../etc\"\n", 4, "without '..'");
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"/etc\"\n", 4, "relative path");
-}
-
-TEST(GateManifestErrors, SetenvValueNotString) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { A = 1 }\n", 4, "setenv.A must be a string");
-}
-
-TEST(GateManifestErrors, NeedsNotStrings) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nneeds = \"y\"\n", 4, "'needs' must be an array");
-}
-
-TEST(GateManifestErrors, DuplicateName) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n\n[[gate]]\nname = \"x\"\ncmd = [\"false\"]\n", 5,
-               "duplicate gate name 'x' (first at line 1)");
-}
-
-TEST(GateManifestErrors, UnknownNeed) {
-  expect_error("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nneeds = [\"build\"]\n", 1, "needs 'build', which is not a gate");
-}
-
-TEST(GateManifestErrors, NeedsCycle) {
-  expect_error(R"([[gate]]
+// Each manifest has exactly one problem, on the line given.
+const error_case kErrorCases[] = {
+    {"TomlSyntax1", "[[gate]]\nname = \"x\ncmd = [\"true\"]\n", 2, ""},
+    {"TomlSyntax2", "[[gate]]\nname = \"x\"\n\ncmd = [\"true\" \"false\"]\n", 4, ""},
+    {"UnknownKeyInGate", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout = 5\n", 4, "unknown key 'timeout'"},
+    {"UnknownTopLevelKey", "jobs = 2\n[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n", 1, "unknown top-level key 'jobs'"},
+    {"GateAsPlainTable", "[gate]\nname = \"x\"\ncmd = [\"true\"]\n", 1, "[[gate]] tables"},
+    {"NoGates", "", 0, "no [[gate]]"},
+    {"MissingName", "[[gate]]\ncmd = [\"true\"]\n", 1, "no 'name'"},
+    {"BadName", "[[gate]]\nname = \"a/b\"\ncmd = [\"true\"]\n", 2, "must be 1-100 of"},
+    {"MissingCmd", "[[gate]]\nname = \"x\"\n", 1, "no 'cmd'"},
+    {"StringCmdWithoutShell", "[[gate]]\nname = \"x\"\ncmd = \"make check\"\n", 3, "set shell = true"},
+    {"ShellWithArray", "[[gate]]\nname = \"x\"\nshell = true\ncmd = [\"make\"]\n", 4, "needs 'cmd' as one string"},
+    {"EmptyCmd", "[[gate]]\nname = \"x\"\ncmd = []\n", 3, "must not be empty"},
+    {"CmdNotStrings", "[[gate]]\nname = \"x\"\ncmd = [\"a\",\n  2]\n", 4, "array of strings"},
+    {"UnknownEnv", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nenv = \"freebsd\"\n", 4, "linux, macos, windows, any"},
+    {"ZeroTimeout", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout_sec = 0\n", 4, "at least 0.001"},
+    {"TimeoutAsString", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout_sec = \"5\"\n", 4, "number of seconds"},
+    {"PolicyOfWrongType", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsandbox_policy = 3\n", 4, "profile name, a file or a table"},
+    {"WorkdirEscapes1", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"a/../../etc\"\n", 4, "without '..'"},
+    {"WorkdirEscapes2", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"/etc\"\n", 4, "relative path"},
+    {"SetenvValueNotString", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { A = 1 }\n", 4, "setenv.A must be a string"},
+    {"NeedsNotStrings", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nneeds = \"y\"\n", 4, "'needs' must be an array"},
+    {"DuplicateName", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n\n[[gate]]\nname = \"x\"\ncmd = [\"false\"]\n", 5,
+               "duplicate gate name 'x' (first at line 1)"},
+    {"UnknownNeed", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nneeds = [\"build\"]\n", 1, "needs 'build', which is not a gate"},
+    {"NeedsCycle", R"([[gate]]
 name = "a"
 cmd = ["true"]
 needs = ["c"]
@@ -195,14 +148,20 @@ name = "c"
 cmd = ["true"]
 needs = ["b"]
 )",
-               1, "needs cycle: a -> c -> b -> a");
+               1, "needs cycle: a -> c -> b -> a"},
+    {"SelfNeed", "[[gate]]\nname = \"a\"\ncmd = [\"true\"]\nneeds = [\"a\"]\n", 1, "needs cycle: a -> a"}};
+
+class GateManifestErrors : public ::testing::TestWithParam<error_case> {};
+
+TEST_P(GateManifestErrors, NamesTheLine) {
+  const error_case& c = GetParam();
+  expect_error(c.text, c.line, c.fragment);
 }
 
-TEST(GateManifestErrors, SelfNeed) {
-  expect_error("[[gate]]\nname = \"a\"\ncmd = [\"true\"]\nneeds = [\"a\"]\n", 1, "needs cycle: a -> a");
-}
+INSTANTIATE_TEST_SUITE_P(EachError, GateManifestErrors, ::testing::ValuesIn(kErrorCases),
+                         [](const ::testing::TestParamInfo<error_case>& p) { return std::string(p.param.name); });
 
-TEST(GateManifestErrors, EveryStructuralErrorIsListed) {
+TEST(GateManifest, EveryStructuralErrorIsListed) {
   auto r = parse("[[gate]]\nname = \"x\"\ncmd = \"a\"\nenv = \"bsd\"\nbogus = 1\n");
   ASSERT_EQ(r.errors.size(), 3u);
   EXPECT_EQ(r.errors[0].line, 3);
