@@ -37,6 +37,7 @@ if [ "$(id -u)" -eq 0 ]; then
   # run copies of the binaries, pointed at a copy of the CLI.
   cp build/cordon build/tests/cordon_integration_tests build/tests/cordon_unit_tests \
     build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper "$results/"
+  cp build/tests/gates/cordon_gates_tests "$results/"  # `cordon gate run` (tests/gates/)
   mkdir -p "$results/source" && cp -r schemas "$results/source/"
   chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
   # The escape suite needs a setuid-root program to show that running one
@@ -47,7 +48,7 @@ if [ "$(id -u)" -eq 0 ]; then
   echo "== confinement tests as $test_user (uid $(id -u "$test_user"))"
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
-  for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests; do
+  for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_gates_tests; do
     filter='*'
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*'
     set +e
