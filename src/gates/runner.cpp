@@ -349,9 +349,11 @@ class runner {
         if (level != "enforced" && level != "not_applicable") g.below_enforced.push_back(name + "=" + level);
       }
     }
+    // The launcher must have run the policy compiled here; a report that says
+    // otherwise cannot vouch for the gate, whatever its exit status.
+    std::string ran_digest;
     if (report.is_object() && report.contains("policy") && report["policy"].is_object()) {
-      std::string digest = report["policy"].value("digest", "");
-      if (!digest.empty() && digest != g.policy_digest) g.detail = "the run's policy digest is " + digest;
+      ran_digest = report["policy"].value("digest", "");
     }
     if (WIFSIGNALED(status)) {
       g.signal = WTERMSIG(status);
@@ -364,6 +366,9 @@ class runner {
     if (report_outcome == "interrupted" || stopping_) {
       g.outcome = gate_outcome::interrupted;
       g.detail = "stopped with the run";
+    } else if (g.exit_status == 0 && report_outcome == "completed" && ran_digest != g.policy_digest) {
+      g.outcome = gate_outcome::failed;
+      g.detail = "the report's policy digest " + ran_digest + " is not the compiled policy's";
     } else if (g.exit_status == 0 && report_outcome == "completed") {
       g.outcome = gate_outcome::passed;
     } else if (g.exit_status == 124 && report_outcome == "timed_out") {

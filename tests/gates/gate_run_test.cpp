@@ -162,6 +162,24 @@ TEST(GateRun, OnlyPassingGatesExitZeroAndOnlySelects) {
   EXPECT_EQ(gate_entry(record, "pass").at("outcome"), "passed");
 }
 
+TEST(GateRun, ParallelGatesHaveTheirOwnTmp) {
+  temp_dir ws;
+  std::string name = "cordon-gate-shared-" + std::to_string(::getpid());
+  std::string body = "echo $0 > /tmp/" + name + "; sleep 0.5; cat /tmp/" + name;
+  std::string manifest = ws.write("gates.toml", "[[gate]]\nname = \"a\"\ncmd = [\"/bin/sh\", \"-c\", \"" + body +
+                                                    "\", \"a\"]\n[[gate]]\nname = \"b\"\ncmd = [\"/bin/sh\", \"-c\", \"" +
+                                                    body + "\", \"b\"]\n");
+  auto r = run_cli({"gate", "run", manifest, "--out", ws.path() + "/rec", "--jobs", "2"}, ws.path());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(slurp(ws.path() + "/rec/gate/a.stdout"), "a\n");
+  EXPECT_EQ(slurp(ws.path() + "/rec/gate/b.stdout"), "b\n");
+  EXPECT_FALSE(std::ifstream("/tmp/" + name).good());  // nothing reached the host's /tmp
+  json record = json::parse(slurp(ws.path() + "/rec/run.json"));
+  json a = gate_entry(record, "a"), b = gate_entry(record, "b");
+  // They did overlap: b started before a finished.
+  EXPECT_LT(b.at("started_ms").get<int>(), a.at("started_ms").get<int>() + a.at("duration_ms").get<int>());
+}
+
 TEST(GateRun, BadManifestRunsNothing) {
   temp_dir ws;
   std::string manifest = ws.write("gates.toml", "[[gate]]\nname = \"a\"\ncmd = [\"/bin/true\"]\ncolour = 1\n");
