@@ -21,6 +21,8 @@ packages=(
   # GNU Guile: a second, independent reader of the generated macOS Seatbelt profiles
   # (tests/macos/guile_read_check.scm)
   guile-3.0
+  # the gate manifest reader of `cordon gate run` (TOML, header-only use: src/gates/manifest.cpp)
+  libtomlplusplus-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -39,6 +39,7 @@ if [ "$(id -u)" -eq 0 ]; then
     build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper \
     build/tests/governance/cordon_governance_tests "$results/"
   mkdir -p "$results/source/docs" && cp -r schemas "$results/source/" && cp docs/governance.md "$results/source/docs/"
+  cp build/tests/gates/cordon_gates_tests "$results/"  # `cordon gate run` (tests/gates/)
   chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
   # The escape suite needs a setuid-root program to show that running one
   # gains nothing; only root can make it. It prints its ids and nothing else,
@@ -48,7 +49,7 @@ if [ "$(id -u)" -eq 0 ]; then
   echo "== confinement tests as $test_user (uid $(id -u "$test_user"))"
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
-  for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_governance_tests; do
+  for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_governance_tests cordon_gates_tests; do
     filter='*'
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*:CgroupDiscovery*'
     set +e
