@@ -298,6 +298,8 @@ void read_process(reader& r, const json& j, const std::string& at, process_polic
       r.count(v, here, proc.cpu_seconds);
     } else if (k == "timeout_seconds") {
       read_timeout(r, v, here, proc.timeout_ms);
+    } else if (k == "allow_pty") {
+      r.boolean(v, here, proc.allow_pty);
     } else {
       r.unknown(at, k);
     }
@@ -460,6 +462,7 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
       jproc["timeout_seconds"] = static_cast<double>(*proc.timeout_ms) / 1000.0;
     }
   }
+  jproc["allow_pty"] = proc.allow_pty;
 
   j["enforcement"] = json::object();
   for (const auto& [c, level] : p.enforcement) {
