@@ -13,6 +13,9 @@ packages=(
   # real network clients for the filtered-network tests (they talk to loopback servers only),
   # and ip(8) for the test that builds its own network namespace
   curl iproute2
+  # build tools the stdio regression test runs the way builds use them (tests/integration/build_tools_test.cpp):
+  # make, tar, coreutils' install and cp -p are already here; rsync -a is not
+  rsync
 )
 
 if [ "$(id -u)" -ne 0 ]; then
