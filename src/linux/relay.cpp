@@ -42,13 +42,13 @@ void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NON
 
 }  // namespace
 
-result<bool> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff) {
+result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff) {
   // Never stopped alone by job control (relay.h).
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   for (int i = 0; i < 3; ++i) ::sigaction(kStopSignals[i], &ignore, &saved_stop_[i]);
   shielded_ = true;
-  if (plan.all_inherited()) return true;
+  if (plan.all_inherited()) return ok;
 
   for (int slot = 0; slot < 3; ++slot) {
     switch (plan.route[slot]) {
@@ -129,7 +129,7 @@ result<bool> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff
   for (int fd : {pty_receive_fd_, signal_fd_, wake_fd_}) {
     if (fd >= 0) handoff.supervisor_fd[n++] = fd;
   }
-  return true;
+  return ok;
 }
 
 void stdio_relay::start() {

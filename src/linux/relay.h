@@ -36,7 +36,7 @@ class stdio_relay {
   // the pty socket the plan needs, fills `handoff` for PID 1, and, with a
   // private pty, puts the caller's terminal in raw mode. Errors:
   // launch_failed with errno when a pipe or socket cannot be made.
-  result<bool> prepare(const stdio_plan& plan, stdio_handoff& handoff);
+  result<void> prepare(const stdio_plan& plan, stdio_handoff& handoff);
 
   // After clone3: closes the sandbox's ends here and starts the relay
   // thread, when there is anything to relay.

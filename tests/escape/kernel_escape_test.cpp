@@ -227,13 +227,13 @@ TEST(EscapeKernel, TiocstiCannotTypeIntoTheCallersTerminal) {
   ASSERT_EQ(::write(pty.master(), "hello\n", 6), 6);
   auto r = run_cordon_with_stdin(pty.slave(), {},
                                  {"./probe", "isatty", "0", "+", "read-line", "+", "tiocsti", "0", "+", "tiocsti-high",
-                                  "0", "+", "tioclinux", "0", "+", "open-read", "/dev/tty"},
+                                  "0", "+", "tioclinux", "0", "+", "open-write", "/dev/tty"},
                                  ws.path());
   EXPECT_EQ(r.exit_code, 0) << r.all();
   // The command's terminal is a private pty relayed to this one (its
   // controlling terminal, so /dev/tty opens); seccomp refuses the injection.
   EXPECT_EQ(r.out, lines({"isatty OK", "read-line OK hello", "tiocsti EPERM", "tiocsti-high EPERM",
-                          "tioclinux EPERM", "open-read OK"}))
+                          "tioclinux EPERM", "open-write OK"}))
       << r.all();
   // Nothing was pushed into the terminal's input queue.
   int flags = ::fcntl(pty.slave(), F_GETFL);

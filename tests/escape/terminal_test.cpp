@@ -194,7 +194,9 @@ TEST(Terminal, CallersSettingsAreRestoredAfterExitAndTimeout) {
     }
     ASSERT_TRUE(WIFEXITED(status)) << how;
     EXPECT_EQ(WEXITSTATUS(status), std::string(how) == "exit" ? 0 : 124) << how;
-    if (std::string(how) == "timeout") EXPECT_TRUE(saw_raw) << "the terminal was never raw during the run";
+    if (std::string(how) == "timeout") {
+      EXPECT_TRUE(saw_raw) << "the terminal was never raw during the run";
+    }
     termios after{};
     ASSERT_EQ(::tcgetattr(slave, &after), 0);
     EXPECT_EQ(after.c_lflag, before.c_lflag) << how;
@@ -247,7 +249,7 @@ TEST(Terminal, TimeoutHoldsWhileCordonIsStopped) {
 TEST(Terminal, InjectionReachesOnlyThePrivatePty) {
   temp_dir ws;
   install_probe(ws);
-  interactive_run run({}, {"./probe", "tiocsti", "0", "+", "open-read", "/dev/tty", "+", "fd-kind", "0"}, ws.path());
+  interactive_run run({}, {"./probe", "tiocsti", "0", "+", "open-write", "/dev/tty", "+", "fd-kind", "0"}, ws.path());
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run.wait_exit(), 0) << run.screen();
   std::string shown;
@@ -255,7 +257,7 @@ TEST(Terminal, InjectionReachesOnlyThePrivatePty) {
     if (c != '\r') shown += c;
   }
   // seccomp refuses TIOCSTI; /dev/tty is the private pty (its controlling terminal).
-  EXPECT_EQ(shown, lines({"tiocsti EPERM", "open-read OK", "fd-kind OK tty /dev/pts/0"}));
+  EXPECT_EQ(shown, lines({"tiocsti EPERM", "open-write OK", "fd-kind OK tty /dev/pts/0"}));
 }
 
 }  // namespace
