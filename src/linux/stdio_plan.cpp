@@ -34,10 +34,15 @@ error refuse(int slot, const char* what) {
                         "file, a pipe or /dev/null instead");
 }
 
-bool in_foreground(int fd) {
+// cordon is the terminal's foreground job: its own process group, in the
+// foreground. Not under `make -j` (several runs would share the terminal and
+// one could save another's raw settings as the ones to restore), not in the
+// background, not inside a script's process group. A terminal that is not
+// our controlling terminal (ENOTTY) has no job control to respect.
+bool foreground_job(int fd) {
   pid_t group = ::tcgetpgrp(fd);
-  // Not our controlling terminal (ENOTTY): nobody's job control to respect.
-  return group < 0 || group == ::getpgrp();
+  if (group < 0) return true;
+  return group == ::getpgrp() && ::getpgrp() == ::getpid();
 }
 
 }  // namespace
@@ -63,10 +68,10 @@ result<stdio_plan> plan_stdio(bool allow_terminal) {
       plan.route[slot] = stdio_route::relay;
     }
   }
-  // A terminal on stdin, in the foreground: the run gets a private pty, and
-  // every slot on the same terminal is its slave.
-  if (allow_terminal && plan.route[0] == stdio_route::relay && S_ISCHR(st[0].st_mode) && ::isatty(0) &&
-      in_foreground(0)) {
+  // An interactive run (stdin and stdout on one terminal, cordon its
+  // foreground job): a private pty, on every slot on that terminal.
+  if (allow_terminal && plan.route[0] == stdio_route::relay && plan.route[1] == stdio_route::relay &&
+      S_ISCHR(st[0].st_mode) && st[1].st_rdev == st[0].st_rdev && ::isatty(0) && ::isatty(1) && foreground_job(0)) {
     for (int slot = 0; slot < 3; ++slot) {
       if (plan.route[slot] == stdio_route::relay && st[slot].st_rdev == st[0].st_rdev && ::isatty(slot)) {
         plan.route[slot] = stdio_route::terminal;

@@ -9,9 +9,9 @@
 //
 //   anonymous pipe or socket        passed through (the common case, no cost)
 //   /dev/null                       the sandbox's own /dev/null (a read-only bind)
-//   a terminal (stdin is one)       a private pty from the sandbox's devpts,
-//                                   relayed by the supervisor (pty.h), when
-//                                   the policy allows a pty; else a pipe
+//   a terminal (stdin and stdout    a private pty from the sandbox's devpts,
+//   on it, cordon its foreground    relayed by the supervisor (pty.h), when
+//   job)                            the policy allows a pty; else a pipe
 //   anything else (regular file,    a supervisor-owned pipe relayed to the
 //   device, named FIFO)             caller's descriptor (relay.h)
 //   directory or O_PATH             refused: error_code::usage_error
@@ -39,9 +39,10 @@ struct stdio_plan {
 };
 
 // Classifies descriptors 0-2 of the calling process. `allow_terminal` is the
-// policy's process.allow_pty; a terminal on stdin becomes a private pty only
-// with it, and only while this process is in its terminal's foreground
-// (a background run cannot read the terminal: its stdin is relayed instead).
+// policy's process.allow_pty; a terminal on stdin and stdout becomes a
+// private pty only with it, and only while this process is its terminal's
+// foreground job (its own process group, in the foreground); otherwise the
+// terminal is relayed as a pipe.
 // Two or three system calls per descriptor when they are pipes or sockets.
 // Errors: usage_error for a directory or an O_PATH descriptor (the command
 // could open files beneath it, past the mount table and Landlock).

@@ -109,8 +109,9 @@ TEST(StdioPlan, TerminalOnStdinIsAPtyOnlyWhenAllowed) {
   ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
   expect_routes({slave, slave, p[1]}, true, {"terminal", "terminal", "inherit"});
   expect_routes({slave, slave, slave}, false, {"relay", "relay", "relay"});
-  // A terminal only on stdout is relayed: the pty is for an interactive stdin.
+  // The pty is for an interactive run: stdin and stdout on the terminal.
   expect_routes({p[0], slave, slave}, true, {"inherit", "relay", "relay"});
+  expect_routes({slave, p[1], slave}, true, {"relay", "inherit", "relay"});
   for (int fd : {master, slave, p[0], p[1]}) ::close(fd);
 }
 
