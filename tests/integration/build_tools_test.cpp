@@ -3,6 +3,7 @@
 // descriptor 0), make with stamp files, cp -p, tar x, install, rsync -a.
 // Each asserts the result on the host (times, modes, contents), not just the
 // exit status. stdin is a host file here (run_cordon), as in a CI job.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <fstream>

@@ -6,6 +6,8 @@
 
 #include <fcntl.h>
 #include <pty.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
