@@ -453,6 +453,7 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
   if (proc.max_processes) jproc["max_processes"] = *proc.max_processes;
   if (proc.memory_bytes) jproc["memory_bytes"] = *proc.memory_bytes;
   if (proc.cpu_seconds) jproc["cpu_seconds"] = *proc.cpu_seconds;
+  jproc["allow_pty"] = proc.allow_pty;
   if (proc.timeout_ms) {
     // Whole seconds are written as integers so hand-written values survive
     // a round trip looking the same.
@@ -462,7 +463,6 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
       jproc["timeout_seconds"] = static_cast<double>(*proc.timeout_ms) / 1000.0;
     }
   }
-  jproc["allow_pty"] = proc.allow_pty;
 
   j["enforcement"] = json::object();
   for (const auto& [c, level] : p.enforcement) {
