@@ -42,21 +42,12 @@ void set_old_times(const std::string& path) {
 // Returns cordon's exit status (128+N if a signal killed it).
 int run_with_stdio(int in, int out, int err, const std::vector<std::string>& options,
                    const std::vector<std::string>& command, const std::string& cwd) {
-  std::vector<std::string> args = {cordon_cli(), "run"};
-  args.insert(args.end(), options.begin(), options.end());
-  args.push_back("--");
-  args.insert(args.end(), command.begin(), command.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid == 0) {
     // dup2 of a descriptor onto itself keeps its close-on-exec flag: go through a copy.
     int fds[3] = {::fcntl(in, F_DUPFD, 10), ::fcntl(out, F_DUPFD, 10), ::fcntl(err, F_DUPFD, 10)};
     for (int i = 0; i < 3; ++i) ::dup2(fds[i], i);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(250);
-    ::execv(argv[0], argv.data());
-    ::_exit(251);
+    exec_in(cwd, cordon_run_argv(options, command));
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -36,19 +36,10 @@ class interactive_run {
     struct winsize size {};
     size.ws_row = 24;
     size.ws_col = 80;
-    std::vector<std::string> args = {cordon_cli(), "run"};
-    args.insert(args.end(), options.begin(), options.end());
-    args.push_back("--");
-    args.insert(args.end(), command.begin(), command.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     pid_ = ::forkpty(&master_, nullptr, nullptr, &size);
     if (pid_ == 0) {
       ::setenv("TERM", "dumb", 1);
-      if (::chdir(cwd.c_str()) != 0) ::_exit(250);
-      ::execv(argv[0], argv.data());
-      ::_exit(251);
+      exec_in(cwd, cordon_run_argv(options, command));
     }
     if (master_ >= 0) ::fcntl(master_, F_SETFD, FD_CLOEXEC);
   }
@@ -167,19 +158,12 @@ TEST(Terminal, CallersSettingsAreRestoredAfterExitAndTimeout) {
     ASSERT_EQ(::tcgetattr(slave, &before), 0);
     std::vector<std::string> command = std::string(how) == "exit" ? std::vector<std::string>{"true"}
                                                                    : std::vector<std::string>{"sleep", "30"};
-    std::vector<std::string> args = {cordon_cli(), "run", "--timeout", "1", "--", };
-    args.insert(args.end(), command.begin(), command.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     pid_t pid = ::fork();
     if (pid == 0) {
       ::setsid();
       ::ioctl(slave, TIOCSCTTY, 0);
       for (int i = 0; i < 3; ++i) ::dup2(slave, i);
-      if (::chdir(ws.path().c_str()) != 0) ::_exit(250);
-      ::execv(argv[0], argv.data());
-      ::_exit(251);
+      exec_in(ws.path(), cordon_run_argv({"--timeout", "1"}, command));
     }
     bool saw_raw = false;
     int status = 0;
