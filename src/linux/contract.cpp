@@ -135,7 +135,7 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
   }
   // stdio (stdio_plan.h): the caller's terminal is never the command's.
   std::string terminal = policy.process.allow_pty
-                             ? "a terminal on stdin becomes a private pty (own devpts) relayed by the supervisor; "
+                             ? "an interactive terminal (stdin and stdout) becomes a private pty (own devpts) relayed by the supervisor; "
                                "new session"
                              : "a terminal is relayed as a pipe (process.allow_pty is false); new session";
   c[control::terminal] = status(L::enforced, terminal + (facts.seccomp ? " + seccomp (TIOCSTI, TIOCLINUX)" : ""));
