@@ -23,6 +23,9 @@ packages=(
   guile-3.0
   # the gate manifest reader of `cordon gate run` (TOML, header-only use: src/gates/manifest.cpp)
   libtomlplusplus-dev
+  # build tools the stdio regression test runs the way builds use them (tests/integration/build_tools_test.cpp):
+  # make, tar, coreutils' install and cp -p are already here; rsync -a is not
+  rsync
 )
 
 if [ "$(id -u)" -ne 0 ]; then
