@@ -92,6 +92,9 @@ if compgen -G "$results/sanitizer/*" >/dev/null; then
   asan_status=1
 fi
 
+# The Windows backend, cross-compiled and run under wine (scripts/test-windows.sh).
+windows_status=0; "$root/scripts/test-windows.sh" "$results" || windows_status=$?
+
 # A short slice of fuzzing (scripts/fuzz.sh runs longer on request).
 echo "== fuzzing: ${CORDON_FUZZ_SECONDS:-10} s per target"
 set +e
@@ -107,7 +110,7 @@ for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml"):
     t = ET.parse(x).getroot()
     total, f, s = int(t.get("tests", 0)), int(t.get("failures", 0)), int(t.get("skipped", 0))
     passed += total - f - s; failed += f; skipped += s
-for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
+for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.wine.json"):
     data = json.load(open(j))
     for suite in data.get("testsuites", []):
         for case in suite.get("testsuite", []):
@@ -119,4 +122,4 @@ for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json"):
                 passed += 1
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $windows_status -eq 0 ]

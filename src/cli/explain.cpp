@@ -18,6 +18,7 @@ struct explain_options {
   std::string file;
   std::string profile;
   std::string workspace;
+  std::string platform;  // empty: this host
   policy_overrides overrides;
 };
 
@@ -89,6 +90,7 @@ int explain_command(const explain_options& options) {
     print_error(applied.error_value());
     return exit_cordon_failed;
   }
+  if (options.platform == "windows") return explain_windows(*policy, source, options.workspace);
   auto workspace = choose_workspace(options.workspace, cwd, home != nullptr ? home : "");
   if (!workspace) {
     print_error(workspace.error_value());
@@ -164,6 +166,8 @@ void add_explain_command(CLI::App& policy, int* result) {
       ->excludes(file);
   explain->add_option("--workspace", options.workspace,
                       "Directory that {workspace} names (default: the git repository or current directory)");
+  explain->add_option("--platform", options.platform, "Compile for another platform: windows")
+      ->check(CLI::IsMember({"windows"}));
   add_policy_flags(*explain, options.overrides);
   explain->final_callback([result] { *result = explain_command(options); });
 }

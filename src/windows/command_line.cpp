@@ -52,13 +52,8 @@ std::string build_command_line(const std::vector<std::string>& argv) {
   return line;
 }
 
-std::optional<std::string> resolve_command(const std::string& argv0, const std::string& working_directory,
-                                           const std::string& path_variable, const host_facts& facts,
-                                           std::vector<windows_blocker>& blockers) {
-  if (argv0.empty()) {
-    blockers.push_back(command_blocker(blocker_code::command_not_found, argv0, "the command is empty"));
-    return std::nullopt;
-  }
+std::vector<std::string> command_candidates(const std::string& argv0, const std::string& working_directory,
+                                            const std::string& path_variable) {
   std::vector<std::string> candidates;
   const auto with_extensions = [&](const std::string& base, bool as_given) {
     if (as_given) candidates.push_back(base);
@@ -79,6 +74,17 @@ std::optional<std::string> resolve_command(const std::string& argv0, const std::
       start = end + 1;
     }
   }
+  return candidates;
+}
+
+std::optional<std::string> resolve_command(const std::string& argv0, const std::string& working_directory,
+                                           const std::string& path_variable, const host_facts& facts,
+                                           std::vector<windows_blocker>& blockers) {
+  if (argv0.empty()) {
+    blockers.push_back(command_blocker(blocker_code::command_not_found, argv0, "the command is empty"));
+    return std::nullopt;
+  }
+  const std::vector<std::string> candidates = command_candidates(argv0, working_directory, path_variable);
   for (const auto& candidate : candidates) {
     auto f = find_path(facts, candidate);
     if (!f || !f->exists) continue;

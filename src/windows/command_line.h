@@ -23,6 +23,10 @@ std::string quote_argument(const std::string& arg);
 // quoted too (the child sees it as its own name).
 std::string build_command_line(const std::vector<std::string>& argv);
 
+// The paths resolve_command() tries for argv[0], in its order.
+std::vector<std::string> command_candidates(const std::string& argv0, const std::string& working_directory,
+                                            const std::string& path_variable);
+
 // Finds argv[0] as CreateProcess would not: explicitly, in this order, with no
 // current-directory search. A name with a separator or drive is taken as a
 // path (relative to `working_directory`); a bare name is searched in the

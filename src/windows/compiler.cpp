@@ -440,6 +440,26 @@ std::vector<windows_blocker> requirement_blockers(const windows_plan& plan) {
   return out;
 }
 
+std::vector<std::string> paths_to_probe(const sandbox_policy& policy, const host_facts& base,
+                                        const windows_compile_options& options) {
+  std::vector<std::string> out;
+  validation_result validated = validate_sandbox_policy(policy);
+  if (!validated.ok()) return out;
+  resolved_lists lists = resolve_lists(validated.policy, base, options.workspace, 0);
+  for (const auto& e : lists.entries) out.push_back(e.created_at_launch ? base.temp_directory : e.path);
+  if (!options.argv.empty()) {
+    std::vector<windows_blocker> ignored;
+    const environment_spec env = detail::build_environment(validated.policy.environment, base.environment, ignored);
+    std::string path_variable;
+    for (const auto& [name, value] : env.entries) {
+      if (detail::equals_ignoring_case(name, "PATH")) path_variable = value;
+    }
+    const std::string cwd = options.working_directory.empty() ? options.workspace : options.working_directory;
+    for (auto& c : detail::command_candidates(options.argv[0], cwd, path_variable)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
 windows_compile_result compile_windows_plan(const sandbox_policy& policy, const host_facts& facts,
                                             const windows_compile_options& options) {
   windows_build built = build_windows_plan(policy, facts, options);

@@ -113,6 +113,12 @@ struct windows_compile_result {
 windows_compile_result compile_windows_plan(const sandbox_policy& policy, const host_facts& facts,
                                             const windows_compile_options& options);
 
+// Every path the compiler will ask `base` about for this policy and
+// invocation: each mapped root, and each candidate location of the command.
+// The live gatherer probes these (and their ancestors) to fill base.paths.
+std::vector<std::string> paths_to_probe(const sandbox_policy& policy, const host_facts& base,
+                                        const windows_compile_options& options);
+
 // Maps a resolved policy path to a Windows path: "/C:/Users/a" -> "C:\Users\a".
 // Returns nullopt for a path without a drive component ("/etc/ssh"), which
 // names nothing on Windows. UNC and device paths are not accepted.
