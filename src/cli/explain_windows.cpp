@@ -23,10 +23,33 @@ std::string hex_mask(std::uint32_t mask) {
   return s.str();
 }
 
-std::string describe_ace(const ace_spec& ace) {
-  std::string s = std::string(ace.allow ? "allow " : "deny ") + std::string(to_string(ace.who)) + " " + hex_mask(ace.mask);
-  if (ace.inherit) s += ace.inherit_only ? " (inherited by descendants only)" : " (inherited)";
-  return s;
+// "AC" the run's AppContainer, "AAP"/"ARAP" the two package groups (legend printed).
+std::string short_name(trustee t) {
+  switch (t) {
+    case trustee::appcontainer: return "AC";
+    case trustee::all_application_packages: return "AAP";
+    case trustee::all_restricted_application_packages: return "ARAP";
+  }
+  return "?";
+}
+
+// One change's ACEs on one line; ACEs that differ only in trustee are merged.
+std::string describe_aces(const std::vector<ace_spec>& aces) {
+  std::string out;
+  for (std::size_t i = 0; i < aces.size();) {
+    std::string who = short_name(aces[i].who);
+    std::size_t j = i + 1;
+    for (; j < aces.size() && aces[j].allow == aces[i].allow && aces[j].mask == aces[i].mask &&
+           aces[j].inherit == aces[i].inherit && aces[j].inherit_only == aces[i].inherit_only;
+         ++j) {
+      who += "+" + short_name(aces[j].who);
+    }
+    if (!out.empty()) out += "; ";
+    out += std::string(aces[i].allow ? "allow " : "deny ") + who + " " + hex_mask(aces[i].mask);
+    if (aces[i].inherit) out += aces[i].inherit_only ? " OI CI IO" : " OI CI";
+    i = j;
+  }
+  return out;
 }
 
 std::string optional_number(const std::optional<std::uint64_t>& v, const char* unit) {
@@ -85,15 +108,12 @@ void print_plan(const windows_plan& plan) {
   std::cout << ")\n";
   if (plan.run_tmp()) std::cout << "{run_tmp}:  " << *plan.run_tmp() << " (created at launch, removed after)\n";
 
-  std::cout << "\nACL changes (a lease: originals recorded first, applied in this order, restored in reverse)\n";
+  std::cout << "\nACL changes (a lease: originals recorded first, applied in this order, restored in reverse)\n"
+            << "AC = the run's AppContainer SID, AAP/ARAP = ALL (RESTRICTED) APPLICATION PACKAGES; OI CI = inherited,\n"
+            << "IO = by descendants only; protected = inheritance stops here, package-group allows removed\n";
   std::vector<std::vector<std::string>> rows{{"ROLE", "PATH", "DACL", "ACES"}};
   for (const auto& c : plan.acl_changes()) {
-    std::string dacl = c.protect_dacl ? "protected" : "inherits";
-    if (c.mask_package_allows) dacl += ", package allows removed";
-    for (std::size_t i = 0; i < c.aces.size(); ++i) {
-      rows.push_back({i == 0 ? std::string(to_string(c.role)) : "", i == 0 ? c.path : "", i == 0 ? dacl : "",
-                      describe_ace(c.aces[i])});
-    }
+    rows.push_back({std::string(to_string(c.role)), c.path, c.protect_dacl ? "protected" : "inherits", describe_aces(c.aces)});
   }
   print_columns(rows);
   if (!plan.acl_notes().empty()) {

@@ -65,7 +65,7 @@ void check_location(const acl_entry& e, const host_facts& facts, acl_decision& o
 
 }  // namespace
 
-std::vector<ace_spec> aces_for(acl_role role, bool directory) {
+std::vector<ace_spec> aces_for(acl_role role, bool directory, bool readable) {
   const bool inherit = directory;
   switch (role) {
     case acl_role::readable:
@@ -80,10 +80,11 @@ std::vector<ace_spec> aces_for(acl_role role, bool directory) {
     case acl_role::protected_read_only: {
       constexpr std::uint32_t no_change = access::data_write | access::delete_self | access::delete_child |
                                           access::write_dac | access::write_owner;
-      return {{trustee::appcontainer, false, no_change, inherit, false},
-              {trustee::all_application_packages, false, no_change, inherit, false},
-              {trustee::all_restricted_application_packages, false, no_change, inherit, false},
-              {trustee::appcontainer, true, access::read_execute, inherit, false}};
+      std::vector<ace_spec> aces{{trustee::appcontainer, false, no_change, inherit, false},
+                                 {trustee::all_application_packages, false, no_change, inherit, false},
+                                 {trustee::all_restricted_application_packages, false, no_change, inherit, false}};
+      if (readable) aces.push_back({trustee::appcontainer, true, access::read_execute, inherit, false});
+      return aces;
     }
     case acl_role::denied:
       return {{trustee::appcontainer, false, access::all, inherit, false},
@@ -171,7 +172,10 @@ acl_decision decide_acl_changes(const std::vector<acl_entry>& entries, const hos
     change.created_at_launch = e->created_at_launch;
     change.protect_dacl = !is_grant(e->role);
     change.mask_package_allows = !is_grant(e->role);
-    change.aces = aces_for(e->role, f.directory);
+    const bool granted = std::any_of(applied.begin(), applied.end(), [&](const acl_entry* g) {
+      return is_grant(g->role) && is_within(e->path, g->path);
+    });
+    change.aces = aces_for(e->role, f.directory, granted);
     change.source = e->source;
     out.changes.push_back(std::move(change));
   }

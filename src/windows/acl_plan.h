@@ -37,7 +37,10 @@ struct acl_decision {
 // writable root (the command could create it) and a note elsewhere.
 acl_decision decide_acl_changes(const std::vector<acl_entry>& entries, const host_facts& facts);
 
-// The ACEs of each role, for a directory or a file (see plan.h's access masks).
-std::vector<ace_spec> aces_for(acl_role role, bool directory);
+// The ACEs of each role, for a directory or a file (see plan.h's access
+// masks). `readable` says whether a grant root covers the path: a protected
+// path is readable only then (a protected DACL stops the grant's inherited
+// ACE, so the read allow is explicit), never by being protected.
+std::vector<ace_spec> aces_for(acl_role role, bool directory, bool readable = true);
 
 }  // namespace cordon::windows::detail

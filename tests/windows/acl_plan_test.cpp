@@ -123,6 +123,13 @@ TEST(WindowsAclPlan, DeniedAndProtectedPathsGetProtectedDaclsAndDenyAcesForThree
   EXPECT_EQ(well_known_sid(trustee::all_restricted_application_packages), "S-1-15-2-2");
 }
 
+TEST(WindowsAclPlan, AProtectedPathIsReadableOnlyInsideAGrant) {
+  const std::vector<acl_entry> entries = {{"C:\\Users\\ada\\.ssh", acl_role::protected_read_only, "p0"}};
+  const auto d = decide_acl_changes(entries, nested_host());
+  ASSERT_EQ(d.changes.size(), 1u);
+  for (const auto& ace : d.changes[0].aces) EXPECT_FALSE(ace.allow) << "being protected grants no read";
+}
+
 TEST(WindowsAclPlan, RunTmpIsCreatedAtLaunchAndCheckedThroughItsParent) {
   host_facts f = sample_host();
   const std::vector<acl_entry> entries = {

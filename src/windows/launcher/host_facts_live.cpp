@@ -104,7 +104,8 @@ host_facts gather_host_facts(const std::vector<std::string>& paths_of_interest) 
       if (f.paths.contains(step)) continue;
       auto facts = probe(step);
       if (!facts) break;  // below a missing component nothing exists
-      if (facts->directory && !facts->reparse_point && detail::same_path(step, path)) {
+      // Only grants reach hard-linked files, and without an AppContainer nothing is granted.
+      if (f.appcontainer_available && facts->directory && !facts->reparse_point && detail::same_path(step, path)) {
         facts->multi_link_descendants = launcher::find_multi_link_files(step, kScanLimit, facts->scan_truncated);
       }
       f.paths[step] = std::move(*facts);
