@@ -13,6 +13,9 @@ packages=(
   # real network clients for the filtered-network tests (they talk to loopback servers only),
   # and ip(8) for the test that builds its own network namespace
   curl iproute2
+  # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
+  # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
+  g++-mingw-w64-x86-64-posix googletest wine64
 )
 
 if [ "$(id -u)" -ne 0 ]; then
