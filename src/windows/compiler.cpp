@@ -412,26 +412,19 @@ windows_build build_windows_plan(const sandbox_policy& policy, const host_facts&
   return {builder.plan, std::nullopt};
 }
 
-namespace {
-
-// level_satisfies(), with one rule stricter than core's: a requirement of
-// `unverified` asks for a mechanism that is in place, so `not_enforced` and
-// `planned` do not meet it. Accepting "not proven" must not accept "absent".
-bool meets(enforcement_level available, enforcement_level required) {
+bool meets_requirement(enforcement_level available, enforcement_level required) noexcept {
   if (required == enforcement_level::unverified) {
     return available != enforcement_level::not_enforced && available != enforcement_level::planned;
   }
   return level_satisfies(available, required);
 }
 
-}  // namespace
-
 std::vector<windows_blocker> requirement_blockers(const windows_plan& plan) {
   std::vector<windows_blocker> out;
   for (const auto& [which, required] : required_enforcement(plan.policy())) {
     const auto it = plan.contract().find(which);
     const control_status status = it != plan.contract().end() ? it->second : control_status{};
-    if (meets(status.level, required)) continue;
+    if (meets_requirement(status.level, required)) continue;
     std::string reason = status.mechanism.empty() ? status.detail : status.mechanism + ": " + status.detail;
     if (status.level == enforcement_level::unverified) reason += "; accept \"unverified\" for it explicitly";
     out.push_back({blocker_code::requirement_not_met, which, std::string(to_string(required)),

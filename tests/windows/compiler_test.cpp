@@ -326,3 +326,20 @@ TEST(WindowsCompiler, ReferenceShapeExplainsTheBuiltInProfileShape) {
 
 }  // namespace
 }  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+TEST(WindowsCompiler, AcceptingUnverifiedDoesNotAcceptAnAbsentMechanism) {
+  using L = enforcement_level;
+  EXPECT_TRUE(meets_requirement(L::unverified, L::unverified));
+  EXPECT_TRUE(meets_requirement(L::not_applicable, L::unverified));
+  EXPECT_FALSE(meets_requirement(L::not_enforced, L::unverified));
+  EXPECT_FALSE(meets_requirement(L::planned, L::unverified));
+  EXPECT_FALSE(meets_requirement(L::unverified, L::enforced));
+  EXPECT_FALSE(meets_requirement(L::unverified, L::partial));
+  EXPECT_TRUE(meets_requirement(L::not_enforced, L::not_enforced));
+}
+
+}  // namespace
+}  // namespace cordon::windows

@@ -100,6 +100,13 @@ struct windows_build {
 windows_build build_windows_plan(const sandbox_policy& policy, const host_facts& facts,
                                  const windows_compile_options& options);
 
+// Whether `available` meets `required` on Windows: level_satisfies(), with
+// one rule stricter than core's: a requirement of `unverified` asks for a
+// mechanism that is in place, so `not_enforced` and `planned` do not meet it
+// (accepting "not proven" must not accept "absent"). Used by gate 4 and
+// again by the launcher against what it read back.
+bool meets_requirement(enforcement_level available, enforcement_level required) noexcept;
+
 // Gate 4: each control the policy requires, held against the plan's
 // contract; one blocker per control that falls short.
 std::vector<windows_blocker> requirement_blockers(const windows_plan& plan);

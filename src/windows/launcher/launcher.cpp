@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cordon/windows/compile.h"
 #include "cordon/windows/launcher.h"
 #include "windows/launcher/dacl_lease.h"
 #include "windows/launcher/job_object.h"
@@ -18,15 +19,6 @@ namespace cordon::windows {
 namespace {
 
 using win32::unique_handle;
-
-// What the policy requires, held against what was read back (the stricter
-// rule of compiler.cpp: accepting `unverified` does not accept `not_enforced`).
-bool meets(enforcement_level available, enforcement_level required) {
-  if (required == enforcement_level::unverified) {
-    return available != enforcement_level::not_enforced && available != enforcement_level::planned;
-  }
-  return level_satisfies(available, required);
-}
 
 void lower(enforcement_contract& k, control c, const std::string& why) {
   auto& s = k[c];
@@ -281,7 +273,7 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   // The policy's requirements, against what was read back.
   for (const auto& [which, required] : required_enforcement(plan.policy())) {
     const control_status& s = run.observed[which];
-    if (!meets(s.level, required)) {
+    if (!meets_requirement(s.level, required)) {
       return refuse(make_error(error_code::enforcement_unavailable,
                                std::string(to_string(which)) + " read back as " + std::string(to_string(s.level)) +
                                    " but the policy requires " + std::string(to_string(required)) + ": " + s.detail));
