@@ -137,11 +137,12 @@ environment_spec build_environment(const environment_policy& policy,
                                          "\"; Windows would pass only one of them"));
     }
   };
-  for (const auto& [name, value] : host) {
+  for (const auto& variable : host) {
+    const std::string& name = variable.first;  // a plain reference: lambdas capture it (clang 14)
     const bool wanted = policy.inherit == environment_inherit::all ||
                         std::any_of(policy.allow.begin(), policy.allow.end(),
                                     [&](const std::string& a) { return equals_ignoring_case(a, name); });
-    if (wanted) take_host(name, value, "host");
+    if (wanted) take_host(name, variable.second, "host");
   }
   for (std::size_t i = 0; i < policy.set.size(); ++i) {
     const auto& [name, value] = policy.set[i];
