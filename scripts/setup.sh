@@ -26,6 +26,9 @@ packages=(
   # build tools the stdio regression test runs the way builds use them (tests/integration/build_tools_test.cpp):
   # make, tar, coreutils' install and cp -p are already here; rsync -a is not
   rsync
+  # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
+  # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
+  g++-mingw-w64-x86-64-posix googletest wine64
 )
 
 if [ "$(id -u)" -ne 0 ]; then

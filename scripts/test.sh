@@ -102,6 +102,9 @@ if compgen -G "$results/sanitizer/*" >/dev/null; then
   asan_status=1
 fi
 
+# The Windows backend, cross-compiled and run under wine (scripts/test-windows.sh).
+windows_status=0; "$root/scripts/test-windows.sh" "$results" || windows_status=$?
+
 # A short slice of fuzzing (scripts/fuzz.sh runs longer on request).
 echo "== fuzzing: ${CORDON_FUZZ_SECONDS:-10} s per target"
 set +e
@@ -153,7 +156,7 @@ def skips_in_log(json_path, data):
                 reason.append(follow.strip())
             out[max(owners, key=lambda t: t[1])[2]] = " ".join(reason)
     return out
-for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json"):
+for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json") + glob.glob(d + "/*.wine.json"):
     data = json.load(open(j))
     logged = skips_in_log(j, data)
     for suite in data.get("testsuites", []):
@@ -172,4 +175,4 @@ for r in reasons:
     print(f"cordon: skipped {r}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ] && [ $windows_status -eq 0 ]

@@ -68,6 +68,11 @@ std::string current_directory();
 // its callback stores the exit code in `*result`.
 void add_explain_command(CLI::App& policy, int* result);
 
+// `cordon policy explain --platform windows` (explain_windows.cpp): prints the
+// Windows plan compiled from a reference host shape; `workspace` is a Windows
+// path or empty. Returns 0 when it compiles, 1 when it is refused.
+int explain_windows(const sandbox_policy& policy, const std::string& source, const std::string& workspace);
+
 // `cordon probe --human`: the capabilities as a readable table (explain.cpp).
 void print_probe_table(const host_capabilities& caps);
 
