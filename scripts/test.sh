@@ -10,6 +10,9 @@
 # "cordon: N passed, N failed, N skipped".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# ccache (when installed) may reuse objects built from the same sources in another
+# checkout of this repository: paths are made relative to it.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 cd "$root"
 test_user="${CORDON_TEST_USER:-cordon-test}"
 
