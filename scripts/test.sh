@@ -6,7 +6,9 @@
 # started as root, and finally the unit and integration tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer (preset asan, build-asan/)
 # and the adversarial suite against that instrumented CLI, where any sanitizer
-# report fails the run. The last line sums every run:
+# report fails the run; the newcomer path (scripts/test-newcomer.sh) runs
+# the README's first command on a clean clone. Each skipped test is named
+# with its reason. The last line sums every run:
 # "cordon: N passed, N failed, N skipped".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
