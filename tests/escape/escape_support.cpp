@@ -101,7 +101,9 @@ std::string ids_line() {
 
 std::vector<std::string> cordon_run_argv(const std::vector<std::string>& options,
                                          const std::vector<std::string>& command) {
-  std::vector<std::string> args = {cordon_cli(), "run"};
+  // --no-summary: on a terminal the run summary would follow the probe's own
+  // output on stderr (docs/cli.md); these tests read only the probe's.
+  std::vector<std::string> args = {cordon_cli(), "run", "--no-summary"};
   args.insert(args.end(), options.begin(), options.end());
   args.push_back("--");
   args.insert(args.end(), command.begin(), command.end());
