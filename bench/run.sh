@@ -95,4 +95,21 @@ broker_args=(--cordon "$cordon_bin" --client "$build/bench/cordon_broker_bench")
 say "broker throughput and connection latency"
 python3 "$root/bench/broker_bench.py" "${broker_args[@]}" "$cache/broker-section.md" >/dev/null
 { echo; cat "$cache/broker-section.md"; } >>"$root/docs/benchmarks.md"
+
+# Governance: capability decisions against 1,000 rules and audit appends (bench/governance_bench.cpp),
+# appended to the same page. The audit log lives in the benchmark's cache, on the repository's disk.
+say "governance decisions and audit appends"
+mkdir -p "$cache/governance"
+{
+  echo
+  echo "## Governance: capability decisions and audit appends"
+  echo
+  echo "Measured by \`cordon_governance_bench\` (bench/governance_bench.cpp), load average $(cut -d' ' -f1-3 /proc/loadavg):"
+  echo "a capability policy of 1,000 generated rules judged per request, and events appended to a"
+  echo "tamper-evident audit log (docs/governance.md) with an fsync per event and batched."
+  echo
+  echo '```'
+  "$build/bench/cordon_governance_bench" "$cache/governance" 2
+  echo '```'
+} >>"$root/docs/benchmarks.md"
 say "done in $(( $(date +%s) - started )) s"

@@ -21,6 +21,14 @@ packages=(
   # GNU Guile: a second, independent reader of the generated macOS Seatbelt profiles
   # (tests/macos/guile_read_check.scm)
   guile-3.0
+  # the gate manifest reader of `cordon gate run` (TOML, header-only use: src/gates/manifest.cpp)
+  libtomlplusplus-dev
+  # build tools the stdio regression test runs the way builds use them (tests/integration/build_tools_test.cpp):
+  # make, tar, coreutils' install and cp -p are already here; rsync -a is not
+  rsync
+  # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
+  # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
+  g++-mingw-w64-x86-64-posix googletest wine64
 )
 
 if [ "$(id -u)" -ne 0 ]; then

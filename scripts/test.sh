@@ -6,10 +6,15 @@
 # started as root, and finally the unit and integration tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer (preset asan, build-asan/)
 # and the adversarial suite against that instrumented CLI, where any sanitizer
-# report fails the run. The last line sums every run:
+# report fails the run; the newcomer path (scripts/test-newcomer.sh) runs
+# the README's first command on a clean clone. Each skipped test is named
+# with its reason. The last line sums every run:
 # "cordon: N passed, N failed, N skipped".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# ccache (when installed) may reuse objects built from the same sources in another
+# checkout of this repository: paths are made relative to it.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 cd "$root"
 test_user="${CORDON_TEST_USER:-cordon-test}"
 
@@ -40,6 +45,7 @@ if [ "$(id -u)" -eq 0 ]; then
     build/tests/governance/cordon_governance_tests build/tests/run/cordon_run_api_tests \
     build/src/supervisor/cordon-supervisor "$results/"
   mkdir -p "$results/source/docs" && cp -r schemas "$results/source/" && cp docs/governance.md "$results/source/docs/"
+  cp build/tests/gates/cordon_gates_tests "$results/"  # `cordon gate run` (tests/gates/)
   chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
   # The escape suite needs a setuid-root program to show that running one
   # gains nothing; only root can make it. It prints its ids and nothing else,
@@ -50,7 +56,7 @@ if [ "$(id -u)" -eq 0 ]; then
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
   for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_governance_tests \
-    cordon_run_api_tests; do
+    cordon_gates_tests cordon_run_api_tests; do
     filter='*'
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*:CgroupDiscovery*'
     set +e
@@ -103,6 +109,9 @@ if compgen -G "$results/sanitizer/*" >/dev/null; then
   asan_status=1
 fi
 
+# The Windows backend, cross-compiled and run under wine (scripts/test-windows.sh).
+windows_status=0; "$root/scripts/test-windows.sh" "$results" || windows_status=$?
+
 # A short slice of fuzzing (scripts/fuzz.sh runs longer on request).
 echo "== fuzzing: ${CORDON_FUZZ_SECONDS:-10} s per target"
 set +e
@@ -154,7 +163,7 @@ def skips_in_log(json_path, data):
                 reason.append(follow.strip())
             out[max(owners, key=lambda t: t[1])[2]] = " ".join(reason)
     return out
-for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json"):
+for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json") + glob.glob(d + "/*.wine.json"):
     data = json.load(open(j))
     logged = skips_in_log(j, data)
     for suite in data.get("testsuites", []):
@@ -173,4 +182,4 @@ for r in reasons:
     print(f"cordon: skipped {r}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ] && [ $windows_status -eq 0 ]

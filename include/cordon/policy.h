@@ -85,6 +85,10 @@ struct process_policy {
   std::optional<std::uint64_t> cpu_seconds;
   std::optional<std::uint64_t> timeout_ms;  // JSON: "timeout_seconds" (number, may be fractional);
                                             // 1..max_timeout_ms
+  // A private pty for a run whose stdin is a terminal (docs/policy.md,
+  // "process.allow_pty"). Without it the terminal is relayed as a pipe and
+  // the command has no terminal.
+  bool allow_pty = false;
   bool operator==(const process_policy&) const = default;
 };
 

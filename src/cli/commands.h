@@ -34,6 +34,8 @@ void add_run_command(CLI::App& app, run_options& options);
 // there. `args` are argv[1..] in order.
 void separate_command(const CLI::App& app, std::vector<std::string>& args);
 void add_info_commands(CLI::App& app);
+// `cordon gate run` (gate.cpp): its callback stores the exit code in `*result`.
+void add_gate_commands(CLI::App& app, int* result);
 
 // usage.cpp: refuses (one line on stderr, returns 125) an unknown command or
 // subcommand word, naming it and the choices, and a command that needs a
@@ -65,6 +67,11 @@ std::string current_directory();
 // `cordon policy explain` (explain.cpp): registers the subcommand on `policy`;
 // its callback stores the exit code in `*result`.
 void add_explain_command(CLI::App& policy, int* result);
+
+// `cordon policy explain --platform windows` (explain_windows.cpp): prints the
+// Windows plan compiled from a reference host shape; `workspace` is a Windows
+// path or empty. Returns 0 when it compiles, 1 when it is refused.
+int explain_windows(const sandbox_policy& policy, const std::string& source, const std::string& workspace);
 
 // `cordon probe --human`: the capabilities as a readable table (explain.cpp).
 void print_probe_table(const host_capabilities& caps);

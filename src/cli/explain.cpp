@@ -62,16 +62,17 @@ int explain_command(const explain_options& options) {
     print_error(applied.error_value());
     return exit_cordon_failed;
   }
+  if (options.show_profile && options.platform != "macos") {
+    print_error(make_error(error_code::usage_error, "--show-profile needs --platform macos"));
+    return exit_cordon_failed;
+  }
+  if (options.platform == "windows") return explain_windows(*policy, source, options.workspace);
   auto workspace = choose_workspace(options.workspace, cwd, home != nullptr ? home : "");
   if (!workspace) {
     print_error(workspace.error_value());
     return exit_cordon_failed;
   }
 
-  if (options.show_profile && options.platform != "macos") {
-    print_error(make_error(error_code::usage_error, "--show-profile needs --platform macos"));
-    return exit_cordon_failed;
-  }
   if (options.platform == "macos") return explain_macos(*policy, source, workspace->workspace, workspace->reason, options.show_profile);
   auto backend = make_host_backend();
   compile_options compile;
@@ -145,8 +146,8 @@ void add_explain_command(CLI::App& policy, int* result) {
   explain->add_option("--workspace", options.workspace,
                       "Directory that {workspace} names (default: the git repository or current directory)");
   add_policy_flags(*explain, options.overrides);
-  explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host) or macos")
-      ->check(CLI::IsMember({"linux", "macos"}));
+  explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host), macos or windows")
+      ->check(CLI::IsMember({"linux", "macos", "windows"}));
   explain->add_flag("--show-profile", options.show_profile, "With --platform macos: print the SBPL profile only");
   explain->final_callback([result] { *result = explain_command(options); });
 }

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   int governance_result = -1;
   cordon::cli::add_governance_commands(app, &governance_result);
   app.name("cordon");  // in usage lines: the name people type, not the path of this binary
+  int gate_result = 0;
+  cordon::cli::add_gate_commands(app, &gate_result);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (int refused = cordon::cli::check_command_words(app, args); refused != 0) return refused;
   const std::string help = cordon::cli::help_command_for(app, args);
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
     std::cerr << "cordon: usage_error: " << e.what() << " (see " << help << ")\n";
     return cordon::cli::exit_cordon_failed;
   }
+  if (app.got_subcommand("gate")) return gate_result;
   int code = cordon::cli::dispatch(app, run);
   return governance_result >= 0 ? governance_result : code;
 }

@@ -299,6 +299,8 @@ void read_process(reader& r, const json& j, const std::string& at, process_polic
       r.count(v, here, proc.cpu_seconds);
     } else if (k == "timeout_seconds") {
       read_timeout(r, v, here, proc.timeout_ms);
+    } else if (k == "allow_pty") {
+      r.boolean(v, here, proc.allow_pty);
     } else {
       r.unknown(at, k);
     }
@@ -493,6 +495,7 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
   if (proc.max_processes) jproc["max_processes"] = *proc.max_processes;
   if (proc.memory_bytes) jproc["memory_bytes"] = *proc.memory_bytes;
   if (proc.cpu_seconds) jproc["cpu_seconds"] = *proc.cpu_seconds;
+  jproc["allow_pty"] = proc.allow_pty;
   if (proc.timeout_ms) {
     // Whole seconds are written as integers so hand-written values survive
     // a round trip looking the same.

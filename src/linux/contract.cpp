@@ -132,8 +132,12 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
   } else {
     c[control::syscall_filter] = status(L::not_enforced, "", "seccomp is not available in this kernel");
   }
-  c[control::terminal] = status(L::enforced, facts.seccomp ? "new session (setsid) + seccomp (TIOCSTI, TIOCLINUX)"
-                                                           : "new session (setsid)");
+  // stdio (stdio_plan.h): the caller's terminal is never the command's.
+  std::string terminal = policy.process.allow_pty
+                             ? "an interactive terminal (stdin and stdout) becomes a private pty (own devpts) relayed by the supervisor; "
+                               "new session"
+                             : "a terminal is relayed as a pipe (process.allow_pty is false); new session";
+  c[control::terminal] = status(L::enforced, terminal + (facts.seccomp ? " + seccomp (TIOCSTI, TIOCLINUX)" : ""));
   c[control::devices] = status(L::enforced, "private /dev (null zero full random urandom tty, devpts, shm)");
   return c;
 }

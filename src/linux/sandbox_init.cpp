@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,8 +24,10 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 
 #include "linux/capabilities.h"
+#include "linux/pty.h"
 
 extern char** environ;
 
@@ -322,7 +325,12 @@ int build_root(const prepared_launch& launch) noexcept {
   if (!table.full_root && !set_mount_attributes("/newroot", MOUNT_ATTR_RDONLY, false)) {
     fail(launch, init_step::finalize_root, errno);
   }
-  if (!set_mount_attributes("/newroot/dev", MOUNT_ATTR_RDONLY, false) ||
+  // Recursive: the device binds in it too (null, tty, ...), so the command
+  // cannot chmod the host's device nodes through them; /dev/shm stays writable.
+  struct mount_attr writable {};
+  writable.attr_clr = MOUNT_ATTR_RDONLY;
+  if (!set_mount_attributes("/newroot/dev", MOUNT_ATTR_RDONLY, true) ||
+      ::mount_setattr(AT_FDCWD, "/newroot/dev/shm", 0, &writable, sizeof writable) != 0 ||
       ::umount2("/oldroot", MNT_DETACH) != 0) {
     fail(launch, init_step::finalize_root, errno);
   }
@@ -364,6 +372,34 @@ bool send_descriptors(int socket_fd, const int* fds, std::size_t count) noexcept
   return ::sendmsg(socket_fd, &message, MSG_NOSIGNAL) == 1;
 }
 
+// The deadline, from PID 1 (prepared_launch::deadline_ns): the supervisor
+// may be stopped. Leaving as PID 1 ends the whole tree.
+const prepared_launch* deadline_launch = nullptr;
+void deadline_reached(int) noexcept {
+  init_message message;
+  message.kind = init_message_kind::timed_out;
+  ssize_t ignored = ::write(deadline_launch->status_write_fd, &message, sizeof message);
+  (void)ignored;
+  ::_exit(0);
+}
+
+void arm_deadline(const prepared_launch& launch) noexcept {
+  if (launch.deadline_ns == 0) return;
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  std::int64_t left = launch.deadline_ns - (static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
+  if (left < 1000) left = 1000;
+  deadline_launch = &launch;
+  struct sigaction action {};
+  action.sa_handler = deadline_reached;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(SIGALRM, &action, nullptr);
+  itimerval timer{};
+  timer.it_value.tv_sec = left / 1000000000;
+  timer.it_value.tv_usec = (left % 1000000000) / 1000;
+  ::setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
 void forward_signal(int sig) noexcept {
   int saved = errno;
   ::kill(-1, sig);  // every process in this PID namespace but PID 1
@@ -380,7 +416,8 @@ struct command_failure {
 };
 
 [[noreturn]] void exec_command(const prepared_launch& launch, int exec_error_fd) noexcept {
-  ::setsid();  // no controlling terminal: no job-control signals, no TIOCSTI on it
+  ::setsid();  // a session of its own: the caller's terminal is not its controlling terminal
+  take_controlling_terminal(launch.stdio);  // the private pty, when it has one (pty.h)
   struct sigaction action {};
   action.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &action, nullptr);
@@ -435,6 +472,7 @@ const char* describe_step(init_step step) noexcept {
     case init_step::fork_command: return "starting the command";
     case init_step::broker_listeners: return "opening the network broker's listeners";
     case init_step::rlimits: return "setting a resource limit (setrlimit)";
+    case init_step::stdio: return "installing the standard descriptors (private pty, relay pipes)";
   }
   return "unknown step";
 }
@@ -472,6 +510,14 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
     for (int fd : broker_listeners) ::close(fd);
   }
   if (launch.broker_send_fd >= 0) ::close(launch.broker_send_fd);
+  // stdio (stdio_plan.h): in the final root, before anything of the command exists.
+  int pty_master = -1;
+  if (int err = install_stdio(launch.stdio, &pty_master); err != 0) fail(launch, init_step::stdio, err);
+  if (pty_master >= 0) {
+    if (!send_descriptors(launch.stdio.pty_send_fd, &pty_master, 1)) fail(launch, init_step::stdio, errno);
+    ::close(pty_master);
+  }
+  if (launch.stdio.pty_send_fd >= 0) ::close(launch.stdio.pty_send_fd);
   if (::chdir(launch.working_directory.c_str()) != 0) fail(launch, init_step::working_directory, errno);
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(launch, init_step::no_new_privs, errno);
@@ -517,6 +563,7 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
     exec_command(launch, exec_pipe[1]);
   }
   ::close(exec_pipe[1]);
+  arm_deadline(launch);
   command_failure failure;
   ssize_t n;
   do {

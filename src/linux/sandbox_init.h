@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "linux/linux_plan.h"
+#include "linux/stdio_plan.h"
 
 namespace cordon::linux_impl {
 
@@ -24,11 +25,13 @@ namespace cordon::linux_impl {
 enum class init_step : std::int32_t {
   wait_for_supervisor, identity_maps, hostname, mount_private, staging_root, pivot_staging,
   new_root, proc, dev, mount_op, finalize_root, pivot_new_root, loopback, working_directory,
-  no_new_privs, landlock, capabilities, seccomp, signals, fork_command, broker_listeners, rlimits,
+  no_new_privs, landlock, capabilities, seccomp, signals, fork_command, broker_listeners, rlimits, stdio,
 };
 const char* describe_step(init_step step) noexcept;
 
-enum class init_message_kind : std::int32_t { setup_failed = 1, exec_failed = 2, exited = 3 };
+// timed_out: PID 1 reached the run's deadline itself and is ending the tree
+// (the supervisor may be stopped; relay.h).
+enum class init_message_kind : std::int32_t { setup_failed = 1, exec_failed = 2, exited = 3, timed_out = 4 };
 
 struct init_message {
   init_message_kind kind = init_message_kind::exited;
@@ -56,6 +59,12 @@ struct prepared_launch {
   int status_write_fd = -1;       // init_message stream to the supervisor
   int notify_send_fd = -1;        // unix socket: the seccomp listener goes to the supervisor
   int broker_send_fd = -1;        // unix socket: the broker's listeners go to the supervisor
+  // stdio: what PID 1 moves onto descriptors 0-2 (stdio_plan.h).
+  stdio_handoff stdio;
+  // The run's deadline on CLOCK_MONOTONIC (nanoseconds; 0: none). PID 1
+  // enforces it as well as the supervisor, so a stopped cordon cannot
+  // stretch the timeout.
+  std::int64_t deadline_ns = 0;
 };
 
 // Runs as PID 1 of the new namespaces. Never returns.

@@ -26,6 +26,7 @@
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
 #include "linux/namespaces.h"
+#include "linux/relay.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
 
@@ -131,6 +132,14 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   run_outcome outcome;
   prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
   outcome.working_directory = launch.working_directory;
+  // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
+  // devices and terminals get supervisor-owned pipes or a private pty.
+  stdio_relay relay;
+  {
+    auto stdio = plan_stdio(plan.policy().process.allow_pty);
+    if (!stdio) return std::move(stdio).error_value();
+    if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
+  }
 
   int sync_pipe[2], status_pipe[2];
   if (::pipe2(sync_pipe, O_CLOEXEC) != 0) return make_error(error_code::launch_failed, "pipe2", {}, errno);
@@ -224,6 +233,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
   args.exit_signal = SIGCHLD;
   auto started = steady::now();
+  if (plan.policy().process.timeout_ms) {  // PID 1 holds the deadline too (sandbox_init.h)
+    launch.deadline_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             (started + std::chrono::milliseconds(*plan.policy().process.timeout_ms)).time_since_epoch())
+                             .count();
+  }
   long pid = ::syscall(SYS_clone3, &args, sizeof args);
   if (pid == 0) run_sandbox_init(launch);
   int clone_errno = errno;
@@ -237,6 +251,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     return make_error(error_code::launch_failed, "clone3 into new namespaces failed", {}, clone_errno);
   }
   fd_guard pid_guard{pidfd};
+  relay.start();  // stdio hook
   if (notify_pair[1] >= 0) ::close(notify_pair[1]);
   if (cgroup) {
     if (auto attached = cgroup->attach(static_cast<pid_t>(pid)); !attached) {
@@ -388,6 +403,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   struct rusage usage {};
   while (::wait4(static_cast<pid_t>(pid), &wait_status, 0, &usage) < 0 && errno == EINTR) {
   }
+  relay.finish();  // stdio hook: the tree is gone; what it wrote is copied out, the terminal restored
   outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
   outcome.violations = violations.entries();
   if (network) {
@@ -403,6 +419,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       have_message = true;
     }
   }
+  // PID 1 reached the deadline itself (this process was stopped, or late).
+  if (have_message && message.kind == init_message_kind::timed_out) outcome.timed_out = true;
   // Discard forwarded signals still pending before unblocking them.
   signalfd_siginfo drained{};
   while (::read(signals.fd, &drained, sizeof drained) > 0) {

@@ -99,4 +99,24 @@ std::string ids_line() {
   return "ids OK uid=" + std::to_string(::getuid()) + " euid=" + std::to_string(::geteuid());
 }
 
+std::vector<std::string> cordon_run_argv(const std::vector<std::string>& options,
+                                         const std::vector<std::string>& command) {
+  // --no-summary: on a terminal the run summary would follow the probe's own
+  // output on stderr (docs/cli.md); these tests read only the probe's.
+  std::vector<std::string> args = {cordon_cli(), "run", "--no-summary"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.push_back("--");
+  args.insert(args.end(), command.begin(), command.end());
+  return args;
+}
+
+void exec_in(const std::string& cwd, std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (::chdir(cwd.c_str()) != 0) ::_exit(250);
+  ::execv(argv[0], argv.data());
+  ::_exit(251);
+}
+
 }  // namespace cordon::test::escape

@@ -53,6 +53,14 @@ class host_process {
   pid_t pid_ = -1;
 };
 
+// `cordon run <options> -- <command>` with the CLI under test as argv[0].
+std::vector<std::string> cordon_run_argv(const std::vector<std::string>& options,
+                                         const std::vector<std::string>& command);
+
+// In a forked child whose descriptors are set: chdir(cwd), execv(args).
+// Exits 250 (chdir) or 251 (exec) on failure; never returns.
+[[noreturn]] void exec_in(const std::string& cwd, std::vector<std::string> args);
+
 // A unique token for command lines and names (pid, counter, random).
 std::string unique_token();
 

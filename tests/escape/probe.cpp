@@ -755,6 +755,35 @@ std::string fd_utimes(const args_t& a) {
   return rc(::futimens(to_int(a[0]), times));
 }
 std::string fd_setxattr(const args_t& a) { return rc(::fsetxattr(to_int(a[0]), "user.cordon-escape", "1", 1, 0)); }
+// The same through a copy of the descriptor, and by path (/dev/stdout, /proc/self/fd/N).
+std::string dup_chmod(const args_t& a) {
+  int copy = ::dup(to_int(a[0]));
+  if (copy < 0) return err_name(errno);
+  std::string out = rc(::fchmod(copy, static_cast<mode_t>(std::strtol(a[1].c_str(), nullptr, 8))));
+  ::close(copy);
+  return out;
+}
+std::string path_utimes(const args_t& a) {
+  timespec times[2] = {{0, 0}, {0, 0}};
+  return rc(::utimensat(AT_FDCWD, a[0].c_str(), times, 0));
+}
+std::string path_chown(const args_t& a) { return rc(::chown(a[0].c_str(), static_cast<uid_t>(-1), ::getgid())); }
+// The file behind a descriptor, as the command sees it: "OK pipe", "OK tty /dev/pts/0", "OK file", ...
+std::string fd_kind(const args_t& a) {
+  struct stat st {};
+  int fd = to_int(a[0]);
+  if (::fstat(fd, &st) != 0) return err_name(errno);
+  if (S_ISFIFO(st.st_mode)) return "OK pipe";
+  if (S_ISSOCK(st.st_mode)) return "OK socket";
+  if (S_ISREG(st.st_mode)) return "OK file";
+  if (S_ISDIR(st.st_mode)) return "OK directory";
+  if (::isatty(fd)) {
+    const char* name = ::ttyname(fd);
+    return std::string("OK tty ") + (name != nullptr ? name : err_name(errno));
+  }
+  if (S_ISCHR(st.st_mode)) return "OK chardev " + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+  return "OK other";
+}
 
 // ---- System V IPC ------------------------------------------------------------
 
@@ -1025,6 +1054,10 @@ const action kActions[] = {
     {"fd-chown", 1, fd_chown},
     {"fd-utimes", 1, fd_utimes},
     {"fd-setxattr", 1, fd_setxattr},
+    {"dup-chmod", 2, dup_chmod},
+    {"path-utimes", 1, path_utimes},
+    {"path-chown", 1, path_chown},
+    {"fd-kind", 1, fd_kind},
     {"shm-get", 1, shm_get},
     {"shm-create", 0, shm_create},
     {"reboot", 0, do_reboot},

@@ -271,35 +271,6 @@ int add_setuid_rules(filter_builder& b, std::string& failed) {
   return 0;
 }
 
-// Descriptors 0-2 may be host files the caller handed over (`< input.txt`).
-// Reading and writing them is the point; changing their metadata is not, and
-// Landlock has no right for it: fchmod, fchown, f{set,remove}xattr,
-// futimens (utimensat with a null path) and fchownat(AT_EMPTY_PATH) on them
-// fail with EPERM. Descriptor numbers are ints: compare the low 32 bits.
-int add_stdio_metadata_rules(filter_builder& b, std::string& failed) {
-  constexpr std::uint64_t kLow32 = 0xffffffffULL;
-  constexpr std::uint64_t kAtEmptyPath = 0x1000;  // AT_EMPTY_PATH
-  int rc = 0;
-  for (std::uint64_t fd = 0; fd <= 2; ++fd) {
-    const scmp_arg_cmp is_fd = arg_cmp(0, SCMP_CMP_MASKED_EQ, kLow32, fd);
-    for (int nr : {SCMP_SYS(fchmod), SCMP_SYS(fchown), SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr)}) {
-      if ((rc = b.block_if(nr, &is_fd, 1)) != 0) {
-        failed = "stdio metadata";
-        return rc;
-      }
-    }
-    const scmp_arg_cmp utimes[2] = {is_fd, arg_cmp(1, SCMP_CMP_EQ, 0)};
-    const scmp_arg_cmp chownat[2] = {is_fd, arg_cmp(4, SCMP_CMP_MASKED_EQ, kAtEmptyPath, kAtEmptyPath)};
-    if ((rc = b.block_if(SCMP_SYS(utimensat), utimes, 2)) != 0 ||
-        (rc = b.block_if(SCMP_SYS(fchownat), chownat, 2)) != 0) {
-      failed = "stdio metadata";
-      return rc;
-    }
-  }
-  b.note("fchmod/fchown/fsetxattr/fremovexattr/futimens/fchownat(AT_EMPTY_PATH) on descriptors 0-2: EPERM");
-  return 0;
-}
-
 int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_program& program,
               std::string& failed) {
   filter_builder b(ctx, program);
@@ -378,7 +349,6 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
   // take the domain as arg0. NE compares 64 bits, so only a domain of
   // exactly AF_UNIX passes.
   if (options.deny_setuid_bits && (rc = add_setuid_rules(b, failed)) != 0) return rc;
-  if ((rc = add_stdio_metadata_rules(b, failed)) != 0) return rc;
 
   if (options.deny_non_unix_sockets && options.allow_inet_sockets) {
     // AF_UNIX (1), AF_INET (2) and AF_INET6 (10) pass; libseccomp takes one

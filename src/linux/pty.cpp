@@ -1,0 +1,60 @@
+// pty.cpp — the private pty pair and the caller's raw mode (pty.h).
+//
+// References: pty(7), ioctl_tty(2) (TIOCSPTLCK, TIOCGPTPEER, TIOCSWINSZ,
+// TIOCSCTTY), termios(3) (cfmakeraw), credentials(7) (sessions).
+#include "linux/pty.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace cordon::linux_impl {
+
+int open_private_pty(const struct winsize& size, int* master, int* slave) noexcept {
+  // /dev/ptmx is a symlink to pts/ptmx in the private /dev: this instance
+  // knows nothing of the host's terminals.
+  int m = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0) return errno;
+  int unlock = 0;
+  if (::ioctl(m, TIOCSPTLCK, &unlock) != 0 || ::ioctl(m, TIOCSWINSZ, &size) != 0) {
+    int err = errno;
+    ::close(m);
+    return err;
+  }
+  int s = ::ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0) {
+    int err = errno;
+    ::close(m);
+    return err;
+  }
+  *master = m;
+  *slave = s;
+  return 0;
+}
+
+void take_controlling_terminal(const stdio_handoff& handoff) noexcept {
+  if (handoff.terminal[0]) ::ioctl(0, TIOCSCTTY, 0);
+}
+
+bool raw_terminal::engage(int fd) noexcept {
+  if (::tcgetattr(fd, &saved_) != 0) return false;
+  fd_ = fd;
+  reapply();
+  return true;
+}
+
+void raw_terminal::reapply() noexcept {
+  if (fd_ < 0) return;
+  struct termios raw = saved_;
+  ::cfmakeraw(&raw);
+  ::tcsetattr(fd_, TCSANOW, &raw);
+}
+
+void raw_terminal::restore() noexcept {
+  if (fd_ < 0) return;
+  ::tcsetattr(fd_, TCSANOW, &saved_);
+  fd_ = -1;
+}
+
+}  // namespace cordon::linux_impl

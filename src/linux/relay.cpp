@@ -1,0 +1,351 @@
+// relay.cpp — pipes and the pty master between the command and the caller's
+// descriptors (relay.h).
+//
+// References: splice(2) (one side must be a pipe; EINVAL otherwise, so the
+// master/terminal pair and some devices fall back to read/write),
+// signalfd(2) (a signal is read only if every thread blocks it: it is
+// blocked before the broker's thread exists), eventfd(2).
+#include "linux/relay.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "linux/violations.h"  // receive_descriptor
+
+namespace cordon::linux_impl {
+namespace {
+
+constexpr std::size_t kChunk = 1 << 16;
+constexpr int kPausedRetryMs = 100;
+// After the tree is gone every writer is closed, so each pipe reaches EOF at
+// once; this only bounds a relay whose writer somehow survived.
+constexpr int kDrainQuietMs = 1000;
+constexpr int kStopSignals[3] = {SIGTSTP, SIGTTIN, SIGTTOU};
+
+// A pipe end on descriptor 0-2 (the caller closed one) would be clobbered
+// when PID 1 moves its ends onto 0-2.
+int above_stdio(int fd) {
+  if (fd > 2) return fd;
+  int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return moved;
+}
+
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+}  // namespace
+
+result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff) {
+  // Never stopped alone by job control (relay.h).
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (int i = 0; i < 3; ++i) ::sigaction(kStopSignals[i], &ignore, &saved_stop_[i]);
+  shielded_ = true;
+  if (plan.all_inherited()) return ok;
+
+  for (int slot = 0; slot < 3; ++slot) {
+    switch (plan.route[slot]) {
+      case stdio_route::inherit: break;
+      case stdio_route::dev_null: handoff.dev_null[slot] = true; break;
+      case stdio_route::terminal:
+        handoff.terminal[slot] = true;
+        handoff.any_terminal = true;
+        break;
+      case stdio_route::relay: {
+        if (plan.same_as[slot] != slot) {
+          handoff.child_fd[slot] = handoff.child_fd[plan.same_as[slot]];
+          break;
+        }
+        int ends[2];
+        if (::pipe2(ends, O_CLOEXEC) != 0) {
+          return make_error(error_code::launch_failed, "pipe2 for a relayed standard descriptor", {}, errno);
+        }
+        ends[0] = above_stdio(ends[0]);
+        ends[1] = above_stdio(ends[1]);
+        if (ends[0] < 0 || ends[1] < 0) {
+          return make_error(error_code::launch_failed, "moving a relay pipe above descriptor 2", {}, errno);
+        }
+        channel c;
+        if (slot == 0) {
+          c.from = 0;
+          c.to = ends[1];
+          c.owns_to = true;
+          c.input = true;
+          c.from_terminal = ::isatty(0) == 1;
+          handoff.child_fd[0] = ends[0];
+        } else {
+          c.from = ends[0];
+          c.owns_from = true;
+          c.to = slot;
+          handoff.child_fd[slot] = ends[1];
+        }
+        set_nonblocking(slot == 0 ? ends[1] : ends[0]);
+        sandbox_ends_.push_back(handoff.child_fd[slot]);
+        channels_.push_back(std::move(c));
+        break;
+      }
+    }
+  }
+  if (handoff.any_terminal) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+      return make_error(error_code::launch_failed, "socketpair for the pty master", {}, errno);
+    }
+    pty_receive_fd_ = pair[0];
+    handoff.pty_send_fd = pair[1];
+    sandbox_ends_.push_back(pair[1]);
+    terminal_fd_ = 0;
+    terminal_out_fd_ = handoff.terminal[1] ? 1 : handoff.terminal[2] ? 2 : 0;
+    ::ioctl(terminal_fd_, TIOCGWINSZ, &handoff.size);
+    sigset_t wanted, previous;
+    ::sigemptyset(&wanted);
+    ::sigaddset(&wanted, SIGWINCH);
+    ::sigaddset(&wanted, SIGCONT);
+    ::pthread_sigmask(SIG_BLOCK, &wanted, &previous);
+    masked_ = true;
+    for (int sig : {SIGWINCH, SIGCONT}) {
+      if (::sigismember(&previous, sig)) ::sigdelset(&wanted, sig);  // was blocked already: leave it so
+    }
+    unmask_ = wanted;
+    ::sigemptyset(&wanted);
+    ::sigaddset(&wanted, SIGWINCH);
+    ::sigaddset(&wanted, SIGCONT);
+    signal_fd_ = ::signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
+    raw_.engage(terminal_fd_);
+  }
+  if (!channels_.empty() || handoff.any_terminal) {
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) return make_error(error_code::launch_failed, "eventfd for the stdio relay", {}, errno);
+  }
+  std::size_t n = 0;
+  for (const auto& c : channels_) handoff.supervisor_fd[n++] = c.owns_from ? c.from : c.to;
+  for (int fd : {pty_receive_fd_, signal_fd_, wake_fd_}) {
+    if (fd >= 0) handoff.supervisor_fd[n++] = fd;
+  }
+  return ok;
+}
+
+void stdio_relay::start() {
+  // The sandbox holds its own copies now (each end is listed once: slots
+  // sharing a pipe share its end).
+  for (int fd : sandbox_ends_) ::close(fd);
+  sandbox_ends_.clear();
+  if (wake_fd_ >= 0) thread_ = std::thread([this] { run(); });
+}
+
+void stdio_relay::close_channel(channel& c) noexcept {
+  if (c.owns_from && c.from >= 0) ::close(c.from);
+  if (c.owns_to && c.to >= 0) ::close(c.to);
+  c.from = c.to = -1;
+  c.pending.clear();
+  c.done = true;
+}
+
+void stdio_relay::adopt_master(int master) noexcept {
+  set_nonblocking(master);
+  master_ = master;
+  channel in;
+  in.from = terminal_fd_;
+  in.to = master;
+  in.input = true;
+  in.from_terminal = true;
+  channel out;
+  out.from = master;
+  out.to = terminal_out_fd_;
+  channels_.push_back(std::move(in));
+  channels_.push_back(std::move(out));
+}
+
+void stdio_relay::on_signal() noexcept {
+  signalfd_siginfo info{};
+  while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    if (info.ssi_signo == SIGCONT) raw_.reapply();
+    struct winsize size {};
+    if (master_ >= 0 && ::ioctl(terminal_fd_, TIOCGWINSZ, &size) == 0) ::ioctl(master_, TIOCSWINSZ, &size);
+  }
+}
+
+void stdio_relay::step(channel& c) noexcept {
+  if (!c.pending.empty()) {
+    ssize_t n = ::write(c.to, c.pending.data() + c.offset, c.pending.size() - c.offset);
+    if (n > 0) {
+      c.offset += static_cast<std::size_t>(n);
+      if (c.offset == c.pending.size()) {
+        c.pending.clear();
+        c.offset = 0;
+      }
+    } else if (errno != EAGAIN && errno != EINTR) {
+      close_channel(c);
+    }
+    return;
+  }
+  c.blocked = false;
+  if (c.splice_ok) {
+    ssize_t n = ::splice(c.from, nullptr, c.to, nullptr, kChunk, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    if (n > 0) return;
+    if (n == 0) {
+      close_channel(c);
+      return;
+    }
+    if (errno == EAGAIN) {
+      c.blocked = c.input;  // into a full pipe; out of an empty one is a spurious wake-up
+      return;
+    }
+    if (errno == EINTR) return;
+    if (errno != EINVAL && errno != ENOSYS) {
+      if (errno == EIO && c.from_terminal) {
+        c.paused = true;
+      } else {
+        close_channel(c);
+      }
+      return;
+    }
+    c.splice_ok = false;  // neither side takes splice: copy
+  }
+  char buffer[kChunk];
+  ssize_t n = ::read(c.from, buffer, sizeof buffer);
+  if (n == 0) {
+    close_channel(c);
+    return;
+  }
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EINTR) return;
+    // A background process reading its terminal gets EIO (SIGTTIN is
+    // ignored): wait until it is in the foreground again.
+    if (errno == EIO && c.from_terminal) {
+      c.paused = true;
+      return;
+    }
+    close_channel(c);
+    return;
+  }
+  std::size_t done = 0;
+  while (done < static_cast<std::size_t>(n)) {
+    ssize_t w = ::write(c.to, buffer + done, static_cast<std::size_t>(n) - done);
+    if (w > 0) {
+      done += static_cast<std::size_t>(w);
+    } else if (w < 0 && errno == EINTR) {
+      continue;
+    } else if (w < 0 && errno == EAGAIN) {
+      c.pending.assign(buffer + done, buffer + n);  // a non-blocking pipe or master: finish later
+      c.offset = 0;
+      return;
+    } else {
+      close_channel(c);  // the reader is gone (EPIPE) or the caller's file failed
+      return;
+    }
+  }
+}
+
+void stdio_relay::run() noexcept {
+  // A closed reader must end one channel, not the supervisor.
+  sigset_t pipe_signal;
+  ::sigemptyset(&pipe_signal);
+  ::sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+  bool stopping = false;
+  std::vector<pollfd> fds;
+  std::vector<std::size_t> owner;  // index into channels_, or a marker below
+  constexpr std::size_t kWake = ~std::size_t{0}, kSignal = kWake - 1, kPty = kWake - 2;
+  while (true) {
+    fds.clear();
+    owner.clear();
+    if (!stopping) {
+      fds.push_back({wake_fd_, POLLIN, 0});
+      owner.push_back(kWake);
+    }
+    if (signal_fd_ >= 0 && !stopping) {
+      fds.push_back({signal_fd_, POLLIN, 0});
+      owner.push_back(kSignal);
+    }
+    if (pty_receive_fd_ >= 0) {
+      fds.push_back({pty_receive_fd_, POLLIN, 0});
+      owner.push_back(kPty);
+    }
+    bool paused = false, active = false;
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      channel& c = channels_[i];
+      if (c.done) continue;
+      if (stopping && c.input) {
+        close_channel(c);
+        continue;
+      }
+      active = true;
+      if (c.paused) {
+        paused = true;
+        continue;
+      }
+      bool out = !c.pending.empty() || c.blocked;
+      fds.push_back({out ? c.to : c.from, static_cast<short>(out ? POLLOUT : POLLIN), 0});
+      owner.push_back(i);
+    }
+    if (stopping && !active && pty_receive_fd_ < 0) break;
+    int timeout = stopping ? kDrainQuietMs : paused ? kPausedRetryMs : -1;
+    int ready = ::poll(fds.data(), fds.size(), timeout);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready == 0 && stopping) break;
+    for (auto& c : channels_) c.paused = false;
+    // Channels first: adopting the master below may grow channels_.
+    for (std::size_t k = 0; k < fds.size(); ++k) {
+      if (fds[k].revents == 0 || owner[k] >= channels_.size()) continue;
+      channel& c = channels_[owner[k]];
+      if (!c.done) step(c);
+    }
+    for (std::size_t k = 0; k < fds.size(); ++k) {
+      if (fds[k].revents == 0) continue;
+      if (owner[k] == kWake) {
+        stopping = true;
+      } else if (owner[k] == kSignal) {
+        on_signal();
+      } else if (owner[k] == kPty) {
+        int master = receive_descriptor(pty_receive_fd_);
+        ::close(pty_receive_fd_);
+        pty_receive_fd_ = -1;
+        if (master >= 0) adopt_master(master);
+      }
+    }
+  }
+}
+
+void stdio_relay::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (thread_.joinable()) {
+    std::uint64_t one = 1;
+    ssize_t ignored = ::write(wake_fd_, &one, sizeof one);
+    (void)ignored;
+    thread_.join();
+  }
+  for (auto& c : channels_) {
+    if (!c.done) close_channel(c);
+  }
+  for (int fd : sandbox_ends_) ::close(fd);  // start() never ran
+  sandbox_ends_.clear();
+  for (int* fd : {&wake_fd_, &pty_receive_fd_, &master_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+  raw_.restore();
+  if (masked_) {
+    signalfd_siginfo drained{};
+    while (::read(signal_fd_, &drained, sizeof drained) > 0) {
+    }
+    ::pthread_sigmask(SIG_UNBLOCK, &unmask_, nullptr);
+  }
+  if (signal_fd_ >= 0) ::close(signal_fd_);
+  signal_fd_ = -1;
+  if (shielded_) {
+    for (int i = 0; i < 3; ++i) ::sigaction(kStopSignals[i], &saved_stop_[i], nullptr);
+  }
+}
+
+stdio_relay::~stdio_relay() { finish(); }
+
+}  // namespace cordon::linux_impl

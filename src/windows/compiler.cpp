@@ -1,0 +1,468 @@
+// src/windows/compiler.cpp — the Windows plan compiler's gates (see
+// cordon/windows/compile.h). Each mechanism states its level where it is
+// chosen (contract()), and every level it can state is `unverified` at best.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <limits>
+
+#include "cordon/validation.h"
+#include "cordon/windows/compile.h"
+#include "windows/acl_plan.h"
+#include "windows/command_line.h"
+#include "windows/environment.h"
+#include "windows/paths.h"
+
+namespace cordon::windows {
+
+// Only the compiler makes plans.
+struct plan_builder {
+  std::shared_ptr<windows_plan> plan{new windows_plan()};
+  void seal(std::uint64_t identity) {
+    plan->format_version_ = plan_format_version;
+    plan->identity_ = identity;
+    plan->process_token_ = windows_process_token();
+    plan->platform_defaults_ = std::string(platform_defaults_intrinsic);
+  }
+  void set(sandbox_policy policy, std::optional<command_spec> command, environment_spec environment,
+           detail::acl_decision acl, job_limits limits, token_spec token, std::optional<std::string> run_tmp,
+           std::vector<std::string> intrinsic, enforcement_contract contract, std::vector<std::string> warnings,
+           bool reference) {
+    plan->policy_ = std::move(policy);
+    plan->command_ = std::move(command);
+    plan->environment_ = std::move(environment);
+    plan->acl_changes_ = std::move(acl.changes);
+    plan->acl_notes_ = std::move(acl.notes);
+    plan->limits_ = limits;
+    plan->token_ = std::move(token);
+    plan->run_tmp_ = std::move(run_tmp);
+    plan->intrinsic_readable_ = std::move(intrinsic);
+    plan->contract_ = std::move(contract);
+    plan->warnings_ = std::move(warnings);
+    plan->reference_shape_ = reference;
+  }
+};
+
+namespace {
+
+using detail::acl_entry;
+
+constexpr isolation_level kIsolation = isolation_level::os_sandbox;
+std::atomic<std::uint64_t> next_identity{1};
+
+windows_compile_failure failure(error_code code, std::string message, std::vector<windows_blocker> blockers = {}) {
+  windows_compile_failure f;
+  f.code = code;
+  f.message = std::move(message);
+  f.blockers = std::move(blockers);
+  return f;
+}
+
+windows_blocker rule(blocker_code code, std::optional<control> which, std::string subject, std::string reason) {
+  return {code, which, "enforced", "not_enforced", std::move(subject), std::move(reason)};
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+bool is_windows_absolute(const std::string& p) {
+  return p.size() >= 3 && ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+         p[2] == '\\';
+}
+
+// Gate 1, after validation: root tokens resolved and every entry mapped to a
+// Windows path. An entry that names no Windows path is returned with an
+// empty path (the caller decides by list what that means).
+struct resolved_lists {
+  std::vector<acl_entry> entries;
+  std::vector<acl_note> notes;
+  std::vector<windows_blocker> blockers;
+  std::vector<policy_error> errors;
+  std::optional<std::string> run_tmp;
+};
+
+resolved_lists resolve_lists(const sandbox_policy& policy, const host_facts& facts, const std::string& workspace,
+                             std::uint64_t identity) {
+  resolved_lists out;
+  const auto resolve = [&](const std::vector<std::string>& list, acl_role role, const std::string& pointer) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string at = pointer + "/" + std::to_string(i);
+      const std::string& p = list[i];
+      std::optional<std::string> mapped;
+      bool created = false;
+      const auto rest = [&](std::string_view token) { return std::string_view(p).substr(token.size()); };
+      if (p.starts_with(token_workspace)) {
+        if (workspace.empty()) {
+          out.errors.push_back({at, "{workspace} is used but no workspace was given"});
+          continue;
+        }
+        mapped = detail::join(workspace, rest(token_workspace).empty() ? "" : rest(token_workspace).substr(1));
+      } else if (p.starts_with(token_home)) {
+        if (!is_windows_absolute(facts.user_profile)) {
+          out.errors.push_back({at, "{home} is used but the host has no user profile directory"});
+          continue;
+        }
+        mapped = detail::join(facts.user_profile, rest(token_home).empty() ? "" : rest(token_home).substr(1));
+      } else if (p == token_run_tmp) {
+        if (!is_windows_absolute(facts.temp_directory)) {
+          out.errors.push_back({at, "{run_tmp} is used but the host has no temporary directory"});
+          continue;
+        }
+        mapped = detail::join(facts.temp_directory, "cordon-run-" + hex(windows_process_token()) + "-" +
+                                                        std::to_string(identity));
+        created = true;
+        out.run_tmp = mapped;
+      } else {
+        mapped = to_windows_path(p);
+      }
+      if (!mapped) {
+        if (role == acl_role::readable || role == acl_role::writable) {
+          out.blockers.push_back(rule(blocker_code::not_a_windows_path,
+                                      role == acl_role::readable ? control::filesystem_read : control::filesystem_write,
+                                      p, "names no drive; write Windows roots as /C:/... (" + at + ")"));
+        } else {
+          out.notes.push_back({p, at, "names no Windows path (no drive letter): nothing to protect"});
+        }
+        continue;
+      }
+      bool bad_component = false;
+      for (const auto& step : detail::ancestors_and_self(*mapped)) {
+        const auto slash = step.rfind('\\');
+        if (step.size() <= 3 || slash == std::string::npos) continue;
+        if (auto why = detail::component_problem(std::string_view(step).substr(slash + 1))) {
+          out.errors.push_back({at, *why});
+          bad_component = true;
+          break;
+        }
+      }
+      if (!bad_component) out.entries.push_back({*mapped, role, at, created});
+    }
+  };
+  resolve(policy.filesystem.readable, acl_role::readable, "/filesystem/readable");
+  resolve(policy.filesystem.writable, acl_role::writable, "/filesystem/writable");
+  resolve(policy.filesystem.protected_read_only, acl_role::protected_read_only, "/filesystem/protected_read_only");
+  resolve(policy.filesystem.denied, acl_role::denied, "/filesystem/denied");
+  return out;
+}
+
+// The AppContainer launcher cannot keep these meanings; refused whatever the
+// enforcement section accepts (docs/windows-backend.md).
+void structural_rules(const sandbox_policy& p, std::vector<windows_blocker>& out) {
+  if (p.filesystem.read == read_mode::full) {
+    out.push_back(rule(blocker_code::full_read_unsupported, control::filesystem_read, "/filesystem/read",
+                       "full reads: an AppContainer reads only what it is granted, so \"full\" would silently "
+                       "read less than the policy says"));
+  }
+  if (!p.filesystem.include_platform_defaults) {
+    out.push_back(rule(blocker_code::platform_defaults_required, control::filesystem_read,
+                       "/filesystem/include_platform_defaults",
+                       "Windows grants AppContainers and the package groups system resources this launcher "
+                       "cannot subtract; the policy must accept them (true)"));
+  }
+  if (p.network.mode == network_mode::unrestricted) {
+    out.push_back(rule(blocker_code::network_unrestricted_unsupported, control::network_deny, "/network/mode",
+                       "unrestricted networking needs AppContainer network capabilities whose reach (LAN, "
+                       "loopback exemptions) differs from the policy's meaning"));
+  }
+  if (p.network.mode == network_mode::filtered) {
+    out.push_back(rule(blocker_code::network_filtered_unsupported, control::network_filter, "/network/mode",
+                       "filtered networking needs a broker the AppContainer alone can reach; not built for "
+                       "Windows yet"));
+  }
+  if (p.network.allow_local_binding) {
+    out.push_back(rule(blocker_code::local_binding_unsupported, control::network_deny,
+                       "/network/allow_local_binding",
+                       "an AppContainer cannot listen on loopback without a host-wide loopback exemption"));
+  }
+}
+
+job_limits job_limits_of(const process_policy& p) {
+  job_limits limits;
+  limits.kill_on_close = true;  // also when tree_cleanup is false: a run never outlives cordon
+  if (p.max_processes) {
+    limits.active_processes =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(*p.max_processes, std::numeric_limits<std::uint32_t>::max()));
+  }
+  limits.job_memory_bytes = p.memory_bytes;
+  if (p.cpu_seconds) {
+    limits.cpu_time_100ns = std::min<std::uint64_t>(*p.cpu_seconds, std::numeric_limits<std::uint64_t>::max() / 10'000'000) *
+                            10'000'000;
+  }
+  limits.timeout_ms = p.timeout_ms;
+  return limits;
+}
+
+std::string count(std::size_t n, const char* what) { return std::to_string(n) + " " + what; }
+
+// The level of every control, stated where the mechanism is chosen. Nothing
+// is `enforced`: only a Windows runner could prove it (docs/windows-backend.md, "Levels").
+enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const detail::acl_decision& acl) {
+  const auto unverified = [](std::string mechanism, std::string detail = {}) {
+    return control_status{enforcement_level::unverified, std::move(mechanism),
+                          detail.empty() ? "no Windows runner has verified this mechanism here" : std::move(detail)};
+  };
+  const auto none = [](std::string detail) { return control_status{enforcement_level::not_enforced, "", std::move(detail)}; };
+  const control_status n_a{enforcement_level::not_applicable, "", "the policy sets no such limit"};
+  const std::string no_ac = "no AppContainer on this host: the command has the user's own access";
+  std::size_t grants = 0, denies = 0;
+  for (const auto& c : acl.changes) (c.role == acl_role::readable || c.role == acl_role::writable ? grants : denies)++;
+
+  enforcement_contract k;
+  k[control::filesystem_read] = appcontainer ? unverified("AppContainer + DACL lease (" + count(grants, "granted roots") + ")")
+                                             : none(no_ac);
+  k[control::filesystem_write] = appcontainer ? unverified("AppContainer + DACL lease: data write and self-delete only")
+                                              : none(no_ac);
+  k[control::filesystem_deny] =
+      appcontainer ? unverified("protected DACLs, deny ACEs for the AppContainer and both package groups (" +
+                                count(denies, "paths") + ")")
+                   : none(no_ac);
+  k[control::network_deny] = appcontainer ? unverified("AppContainer without network capabilities") : none(no_ac);
+  k[control::network_filter] = {enforcement_level::not_applicable, "", "the policy does not filter"};
+  k[control::unix_sockets] = none("Windows AF_UNIX sockets are files; no control of its own here");
+  k[control::environment] = unverified("block built from scratch (CREATE_UNICODE_ENVIRONMENT)");
+  k[control::process_tree_cleanup] = unverified("Job Object: KILL_ON_JOB_CLOSE, joined while suspended");
+  k[control::process_count] = p.process.max_processes ? unverified("Job Object: JOB_OBJECT_LIMIT_ACTIVE_PROCESS") : n_a;
+  k[control::memory] = p.process.memory_bytes ? unverified("Job Object: JOB_OBJECT_LIMIT_JOB_MEMORY") : n_a;
+  k[control::cpu] = p.process.cpu_seconds ? unverified("Job Object: JOB_OBJECT_LIMIT_JOB_TIME") : n_a;
+  k[control::timeout] = p.process.timeout_ms ? unverified("launcher deadline, TerminateJobObject") : n_a;
+  k[control::privilege] = unverified(std::string("restricted token: DISABLE_MAX_PRIVILEGE, Administrators deny-only") +
+                                     (appcontainer ? ", AppContainer (low integrity)" : ""));
+  k[control::descriptor_hygiene] = unverified("PROC_THREAD_ATTRIBUTE_HANDLE_LIST: the three standard handles only");
+  k[control::syscall_filter] = none("Windows offers this launcher no system call filter");
+  k[control::terminal] = unverified("CREATE_NO_WINDOW: no console shared with the caller; stdin is NUL");
+  k[control::devices] = appcontainer ? unverified("AppContainer without device capabilities") : none(no_ac);
+  return k;
+}
+
+std::vector<std::string> intrinsic_roots(const host_facts& facts) {
+  std::vector<std::string> out;
+  if (is_windows_absolute(facts.system_root)) {
+    out.push_back(facts.system_root);
+    const std::string drive = facts.system_root.substr(0, 3);
+    out.push_back(drive + "Program Files");
+    out.push_back(drive + "Program Files (x86)");
+  }
+  return out;
+}
+
+std::optional<command_spec> resolve_invocation(const windows_compile_options& options, const std::string& workspace,
+                                               const environment_spec& env, const host_facts& facts,
+                                               std::vector<windows_blocker>& blockers) {
+  command_spec spec;
+  spec.argv = options.argv;
+  spec.working_directory = options.working_directory.empty() ? workspace : options.working_directory;
+  if (!is_windows_absolute(spec.working_directory)) {
+    blockers.push_back(rule(blocker_code::command_not_found, std::nullopt, spec.working_directory,
+                            "the working directory must be an absolute Windows path"));
+    return std::nullopt;
+  }
+  std::string path_variable;
+  for (const auto& [name, value] : env.entries) {
+    if (detail::equals_ignoring_case(name, "PATH")) path_variable = value;
+  }
+  auto app = detail::resolve_command(options.argv[0], spec.working_directory, path_variable, facts, blockers);
+  if (!app) return std::nullopt;
+  spec.application = *app;
+  spec.command_line = detail::build_command_line(options.argv);
+  return spec;
+}
+
+// The command must be readable to the AppContainer: inside a granted root
+// (and not decided by a denial) or inside an intrinsic platform directory.
+void check_command_readable(const command_spec& command, const detail::acl_decision& acl,
+                            const std::vector<std::string>& intrinsic, std::vector<windows_blocker>& blockers) {
+  const acl_change* decider = nullptr;
+  for (const auto& c : acl.changes) {
+    if (detail::is_within(command.application, c.path) && (decider == nullptr || detail::depth(c.path) > detail::depth(decider->path))) {
+      decider = &c;
+    }
+  }
+  if (decider != nullptr) {
+    if (decider->role == acl_role::denied) {
+      blockers.push_back(rule(blocker_code::command_not_readable, control::filesystem_read, command.application,
+                              "lies inside denied " + decider->path));
+    }
+    return;
+  }
+  for (const auto& root : intrinsic) {
+    if (detail::is_within(command.application, root)) return;
+  }
+  blockers.push_back(rule(blocker_code::command_not_readable, control::filesystem_read, command.application,
+                          "is outside every readable root and every platform directory; add its folder to "
+                          "/filesystem/readable"));
+}
+
+}  // namespace
+
+std::string_view to_string(blocker_code code) noexcept {
+  switch (code) {
+    case blocker_code::backend_unavailable: return "backend_unavailable";
+    case blocker_code::isolation_insufficient: return "isolation_insufficient";
+    case blocker_code::full_read_unsupported: return "full_read_unsupported";
+    case blocker_code::platform_defaults_required: return "platform_defaults_required";
+    case blocker_code::network_unrestricted_unsupported: return "network_unrestricted_unsupported";
+    case blocker_code::network_filtered_unsupported: return "network_filtered_unsupported";
+    case blocker_code::local_binding_unsupported: return "local_binding_unsupported";
+    case blocker_code::appcontainer_unavailable: return "appcontainer_unavailable";
+    case blocker_code::not_a_windows_path: return "not_a_windows_path";
+    case blocker_code::root_missing: return "root_missing";
+    case blocker_code::root_reparse_point: return "root_reparse_point";
+    case blocker_code::root_acls_not_persistent: return "root_acls_not_persistent";
+    case blocker_code::root_volume_unknown: return "root_volume_unknown";
+    case blocker_code::hard_links: return "hard_links";
+    case blocker_code::scan_truncated: return "scan_truncated";
+    case blocker_code::absent_inside_writable: return "absent_inside_writable";
+    case blocker_code::environment_collision: return "environment_collision";
+    case blocker_code::environment_not_utf8: return "environment_not_utf8";
+    case blocker_code::environment_invalid_name: return "environment_invalid_name";
+    case blocker_code::command_not_found: return "command_not_found";
+    case blocker_code::command_not_executable: return "command_not_executable";
+    case blocker_code::command_not_readable: return "command_not_readable";
+    case blocker_code::requirement_not_met: return "requirement_not_met";
+  }
+  return "unknown";
+}
+
+windows_build build_windows_plan(const sandbox_policy& policy, const host_facts& facts,
+                                 const windows_compile_options& options) {
+  // Gate 1: validate, normalize, resolve, map.
+  validation_result validated = validate_sandbox_policy(policy);
+  if (!validated.ok()) {
+    windows_compile_failure f = failure(error_code::invalid_policy, "policy is invalid");
+    f.errors = std::move(validated.errors);
+    return {nullptr, std::move(f)};
+  }
+  sandbox_policy normalized = std::move(validated.policy);
+  std::string workspace = options.workspace;
+  while (workspace.size() > 3 && workspace.back() == '\\') workspace.pop_back();
+  if (!workspace.empty() && !is_windows_absolute(workspace)) {
+    windows_compile_failure f = failure(error_code::invalid_policy, "the workspace must be an absolute Windows path");
+    f.errors.push_back({"", "workspace \"" + workspace + "\" is not of the form X:\\..."});
+    return {nullptr, std::move(f)};
+  }
+  const std::uint64_t identity = next_identity.fetch_add(1);
+  resolved_lists lists = resolve_lists(normalized, facts, workspace, identity);
+  if (!lists.errors.empty()) {
+    windows_compile_failure f = failure(error_code::invalid_policy, "policy is invalid for Windows");
+    f.errors = std::move(lists.errors);
+    return {nullptr, std::move(f)};
+  }
+  // Gate 2: the backend can run here.
+  if (!facts.job_objects) {
+    return {nullptr, failure(error_code::backend_unavailable, "the Windows launcher needs nested Job Objects",
+                             {rule(blocker_code::backend_unavailable, std::nullopt, "backend",
+                                   "host " + facts.windows_version + " has no nested Job Objects")})};
+  }
+  if (facts.reference_shape && !options.argv.empty()) {
+    return {nullptr, failure(error_code::backend_unavailable, "a reference host shape cannot launch a command",
+                             {rule(blocker_code::backend_unavailable, std::nullopt, "backend",
+                                   "the facts describe no real host")})};
+  }
+  // Gate 3: isolation.
+  if (static_cast<int>(normalized.isolation) > static_cast<int>(kIsolation)) {
+    windows_blocker b = rule(blocker_code::isolation_insufficient, std::nullopt, "isolation",
+                             "an AppContainer in a Job Object is an OS sandbox, not a container or VM");
+    b.required = std::string(to_string(normalized.isolation));
+    b.available = std::string(to_string(kIsolation));
+    return {nullptr, failure(error_code::isolation_insufficient, "the policy requires more isolation than os_sandbox",
+                             {b})};
+  }
+  // The mechanisms, and the policies whose meaning they cannot keep.
+  std::vector<windows_blocker> blockers = std::move(lists.blockers);
+  structural_rules(normalized, blockers);
+  environment_spec env = detail::build_environment(normalized.environment, facts.environment, blockers);
+  detail::acl_decision acl;
+  if (facts.appcontainer_available) {
+    acl = detail::decide_acl_changes(lists.entries, facts);
+    blockers.insert(blockers.end(), acl.blockers.begin(), acl.blockers.end());
+  } else {
+    for (const auto& e : lists.entries) {
+      acl.notes.push_back({e.path, e.source, "no AppContainer on this host: no DACL lease is taken"});
+    }
+  }
+  acl.notes.insert(acl.notes.begin(), lists.notes.begin(), lists.notes.end());
+  const std::vector<std::string> intrinsic = intrinsic_roots(facts);
+  std::optional<command_spec> command;
+  if (!options.argv.empty()) {
+    command = resolve_invocation(options, workspace, env, facts, blockers);
+    if (command && facts.appcontainer_available) check_command_readable(*command, acl, intrinsic, blockers);
+  }
+  if (!blockers.empty()) {
+    return {nullptr, failure(error_code::enforcement_unavailable,
+                             "the Windows launcher cannot keep this policy's meaning on this host", std::move(blockers))};
+  }
+
+  token_spec token;
+  token.appcontainer = facts.appcontainer_available;
+  if (token.appcontainer) token.appcontainer_name = "cordon." + hex(windows_process_token()) + "." + std::to_string(identity);
+  std::vector<std::string> warnings = relaxation_warnings(normalized);
+  if (facts.wine) {
+    warnings.push_back("wine host: job limits, token restrictions, AppContainer and DACLs are not what Windows "
+                       "does; nothing here proves confinement");
+  }
+  enforcement_contract k = contract(normalized, facts.appcontainer_available, acl);
+  plan_builder builder;
+  const job_limits limits = job_limits_of(normalized.process);
+  builder.set(std::move(normalized), std::move(command), std::move(env), std::move(acl), limits, std::move(token),
+              lists.run_tmp, intrinsic, std::move(k), std::move(warnings), facts.reference_shape);
+  builder.seal(identity);
+  return {builder.plan, std::nullopt};
+}
+
+bool meets_requirement(enforcement_level available, enforcement_level required) noexcept {
+  if (required == enforcement_level::unverified) {
+    return available != enforcement_level::not_enforced && available != enforcement_level::planned;
+  }
+  return level_satisfies(available, required);
+}
+
+std::vector<windows_blocker> requirement_blockers(const windows_plan& plan) {
+  std::vector<windows_blocker> out;
+  for (const auto& [which, required] : required_enforcement(plan.policy())) {
+    const auto it = plan.contract().find(which);
+    const control_status status = it != plan.contract().end() ? it->second : control_status{};
+    if (meets_requirement(status.level, required)) continue;
+    std::string reason = status.mechanism.empty() ? status.detail : status.mechanism + ": " + status.detail;
+    if (status.level == enforcement_level::unverified) reason += "; accept \"unverified\" for it explicitly";
+    out.push_back({blocker_code::requirement_not_met, which, std::string(to_string(required)),
+                   std::string(to_string(status.level)), std::string(to_string(which)), std::move(reason)});
+  }
+  return out;
+}
+
+std::vector<std::string> paths_to_probe(const sandbox_policy& policy, const host_facts& base,
+                                        const windows_compile_options& options) {
+  std::vector<std::string> out;
+  validation_result validated = validate_sandbox_policy(policy);
+  if (!validated.ok()) return out;
+  resolved_lists lists = resolve_lists(validated.policy, base, options.workspace, 0);
+  for (const auto& e : lists.entries) out.push_back(e.created_at_launch ? base.temp_directory : e.path);
+  if (!options.argv.empty()) {
+    std::vector<windows_blocker> ignored;
+    const environment_spec env = detail::build_environment(validated.policy.environment, base.environment, ignored);
+    std::string path_variable;
+    for (const auto& [name, value] : env.entries) {
+      if (detail::equals_ignoring_case(name, "PATH")) path_variable = value;
+    }
+    const std::string cwd = options.working_directory.empty() ? options.workspace : options.working_directory;
+    for (auto& c : detail::command_candidates(options.argv[0], cwd, path_variable)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+windows_compile_result compile_windows_plan(const sandbox_policy& policy, const host_facts& facts,
+                                            const windows_compile_options& options) {
+  windows_build built = build_windows_plan(policy, facts, options);
+  if (built.failure) return {nullptr, std::move(built.failure)};
+  std::vector<windows_blocker> unmet = requirement_blockers(*built.plan);
+  if (!unmet.empty()) {
+    return {nullptr, failure(error_code::enforcement_unavailable,
+                             "a required control is below its required level on Windows", std::move(unmet))};
+  }
+  return {std::move(built.plan), std::nullopt};
+}
+
+}  // namespace cordon::windows

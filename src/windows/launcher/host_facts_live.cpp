@@ -1,0 +1,117 @@
+// src/windows/launcher/host_facts_live.cpp — the host facts of the machine
+// cordon.exe runs on: volumes and their ACL persistence, the paths a policy
+// names (each ancestor too, read by handle without following reparse
+// points), AppContainer support, the environment.
+// windows.h (through win32.h) must precede the other Windows headers.
+#include "windows/launcher/win32.h"
+
+#include <winternl.h>
+
+#include "cordon/windows/launcher.h"
+#include "windows/launcher/path_boundary.h"
+#include "windows/paths.h"
+
+namespace cordon::windows {
+namespace {
+
+constexpr std::size_t kScanLimit = 100000;  // entries per root searched for hard-linked files
+
+std::string windows_version() {
+  using rtl_get_version = LONG(WINAPI*)(PRTL_OSVERSIONINFOW);
+  auto fn = reinterpret_cast<rtl_get_version>(
+      reinterpret_cast<void*>(GetProcAddress(GetModuleHandleW(L"ntdll.dll"), "RtlGetVersion")));
+  RTL_OSVERSIONINFOW info{};
+  info.dwOSVersionInfoSize = sizeof info;
+  if (fn == nullptr || fn(&info) != 0) return "unknown";
+  return std::to_string(info.dwMajorVersion) + "." + std::to_string(info.dwMinorVersion) + "." +
+         std::to_string(info.dwBuildNumber);
+}
+
+bool appcontainer_exports() {
+  HMODULE userenv = LoadLibraryExW(L"userenv.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
+  if (userenv == nullptr) return false;
+  for (const char* name : {"CreateAppContainerProfile", "DeriveAppContainerSidFromAppContainerName", "DeleteAppContainerProfile"}) {
+    if (GetProcAddress(userenv, name) == nullptr) return false;
+  }
+  return true;
+}
+
+std::vector<volume_facts> volumes() {
+  std::vector<volume_facts> out;
+  wchar_t drives[512];
+  const DWORD n = GetLogicalDriveStringsW(512, drives);
+  for (const wchar_t* d = drives; n != 0 && *d != 0; d += wcslen(d) + 1) {
+    if (GetDriveTypeW(d) != DRIVE_FIXED) continue;  // local disks only: removable and network roots get no lease
+    wchar_t fs[64] = {};
+    DWORD flags = 0;
+    if (!GetVolumeInformationW(d, nullptr, 0, nullptr, nullptr, &flags, fs, 64)) continue;
+    out.push_back({win32::narrow(d), win32::narrow(fs), (flags & FILE_PERSISTENT_ACLS) != 0});
+  }
+  return out;
+}
+
+std::optional<path_facts> probe(const std::string& path) {
+  HANDLE h = CreateFileW(win32::widen(path).c_str(), FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                         nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  if (h == INVALID_HANDLE_VALUE) return std::nullopt;
+  win32::unique_handle own(h);
+  BY_HANDLE_FILE_INFORMATION info{};
+  if (!GetFileInformationByHandle(h, &info)) return std::nullopt;
+  path_facts f;
+  f.exists = true;
+  f.directory = (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  f.reparse_point = (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
+  f.link_count = info.nNumberOfLinks;
+  return f;
+}
+
+std::string env(const wchar_t* name) {
+  wchar_t buf[MAX_PATH];
+  const DWORD n = GetEnvironmentVariableW(name, buf, MAX_PATH);
+  return n == 0 || n >= MAX_PATH ? std::string() : win32::narrow(buf);
+}
+
+}  // namespace
+
+host_facts gather_host_facts(const std::vector<std::string>& paths_of_interest) {
+  host_facts f;
+  f.windows_version = windows_version();
+  f.wine = running_on_wine();
+  f.appcontainer_available = appcontainer_exports();
+  f.job_objects = true;  // nested jobs: every Windows this launcher builds for (8 and later)
+  f.volumes = volumes();
+  f.user_profile = env(L"USERPROFILE");
+  wchar_t buf[MAX_PATH];
+  DWORD n = GetTempPathW(MAX_PATH, buf);
+  if (n != 0 && n < MAX_PATH) {
+    f.temp_directory = win32::narrow(buf);
+    while (f.temp_directory.size() > 3 && f.temp_directory.back() == '\\') f.temp_directory.pop_back();
+  }
+  n = GetSystemWindowsDirectoryW(buf, MAX_PATH);
+  if (n != 0 && n < MAX_PATH) f.system_root = win32::narrow(buf);
+  if (wchar_t* block = GetEnvironmentStringsW(); block != nullptr) {
+    for (const wchar_t* p = block; *p != 0; p += wcslen(p) + 1) {
+      const std::wstring_view entry(p);
+      const auto eq = entry.find(L'=', 1);
+      // "=C:=C:\dir" entries are per-drive directories, not variables.
+      if (entry.front() == L'=' || eq == std::wstring_view::npos) continue;
+      f.environment.emplace_back(win32::narrow(entry.substr(0, eq)), win32::narrow(entry.substr(eq + 1)));
+    }
+    FreeEnvironmentStringsW(block);
+  }
+  for (const auto& path : paths_of_interest) {
+    for (const auto& step : detail::ancestors_and_self(path)) {
+      if (f.paths.contains(step)) continue;
+      auto facts = probe(step);
+      if (!facts) break;  // below a missing component nothing exists
+      // Only grants reach hard-linked files, and without an AppContainer nothing is granted.
+      if (f.appcontainer_available && facts->directory && !facts->reparse_point && detail::same_path(step, path)) {
+        facts->multi_link_descendants = launcher::find_multi_link_files(step, kScanLimit, facts->scan_truncated);
+      }
+      f.paths[step] = std::move(*facts);
+    }
+  }
+  return f;
+}
+
+}  // namespace cordon::windows

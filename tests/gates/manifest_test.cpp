@@ -1,0 +1,173 @@
+// manifest_test.cpp — the gate manifest parser: what it accepts, and each
+// error with the line it names.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cordon/policy_json.h"
+#include "gates/manifest.h"
+
+namespace cordon::gates {
+namespace {
+
+manifest_result parse(const std::string& text) { return parse_manifest(text, "/w/gates.toml"); }
+
+// The manifest is refused with exactly one error, at `line`, whose message contains `fragment`.
+void expect_error(const std::string& text, int line, const std::string& fragment) {
+  auto r = parse(text);
+  EXPECT_FALSE(r.manifest.has_value());
+  ASSERT_EQ(r.errors.size(), 1u) << text;
+  EXPECT_EQ(r.errors[0].line, line) << r.errors[0].message;
+  EXPECT_NE(r.errors[0].message.find(fragment), std::string::npos) << r.errors[0].message;
+}
+
+TEST(GateManifest, ReadsEveryField) {
+  auto r = parse(R"([[gate]]
+name = "unit"
+cmd = ["make", "check"]
+env = "linux"
+timeout_sec = 1.5
+sandbox_policy = "read-only"
+workdir = "sub/dir"
+needs = ["build"]
+setenv = { CC = "gcc", LANG = "C" }
+
+[[gate]]
+name = "build"
+cmd = "make -j2 && echo done"
+shell = true
+sandbox_policy = "policies/build.json"
+)");
+  ASSERT_TRUE(r.manifest.has_value()) << r.errors.at(0).message;
+  const auto& g = r.manifest->gates;
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].name, "unit");
+  EXPECT_EQ(g[0].argv, (std::vector<std::string>{"make", "check"}));
+  EXPECT_EQ(g[0].os, target_os::linux_os);
+  EXPECT_EQ(g[0].timeout_ms, 1500u);
+  EXPECT_EQ(g[0].policy, policy_kind::profile);
+  EXPECT_EQ(g[0].policy_ref, "read-only");
+  EXPECT_EQ(g[0].workdir, "sub/dir");
+  EXPECT_EQ(g[0].needs, std::vector<std::string>{"build"});
+  ASSERT_EQ(g[0].setenv.size(), 2u);
+  EXPECT_EQ(g[0].line, 1);
+  EXPECT_EQ(g[1].argv, (std::vector<std::string>{"/bin/sh", "-c", "make -j2 && echo done"}));
+  EXPECT_EQ(g[1].policy, policy_kind::file);
+  EXPECT_EQ(g[1].os, target_os::any);
+  EXPECT_FALSE(g[1].timeout_ms.has_value());
+  EXPECT_EQ(g[1].line, 11);
+  EXPECT_EQ(r.manifest->directory, "/w");
+  EXPECT_EQ(r.manifest->digest.rfind("sha256:", 0), 0u);
+  EXPECT_EQ(r.manifest->digest.size(), 7u + 64u);
+}
+
+TEST(GateManifest, InlinePolicyTableBecomesPolicyJson) {
+  auto r = parse(R"([[gate]]
+name = "vm"
+cmd = ["true"]
+[gate.sandbox_policy]
+name = "needs-a-vm"
+isolation = "vm"
+)");
+  ASSERT_TRUE(r.manifest.has_value()) << r.errors.at(0).message;
+  const auto& g = r.manifest->gates.at(0);
+  EXPECT_EQ(g.policy, policy_kind::inline_table);
+  auto policy = load_gate_policy(g, "/w");
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  EXPECT_EQ(policy->name, "needs-a-vm");
+  EXPECT_EQ(policy->isolation, isolation_level::vm);
+}
+
+TEST(GateManifest, InlinePolicyWithUnknownFieldIsRefusedWhenLoaded) {
+  auto r = parse("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsandbox_policy = { name = \"p\", isolaton = \"vm\" }\n");
+  ASSERT_TRUE(r.manifest.has_value());
+  auto policy = load_gate_policy(r.manifest->gates.at(0), "/w");
+  ASSERT_FALSE(policy);
+  EXPECT_EQ(policy.error_value().code, error_code::invalid_policy);
+}
+
+TEST(GateManifest, UnknownProfileIsAnErrorWhenLoaded) {
+  auto r = parse("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsandbox_policy = \"windows-worktree-no-secrets\"\n");
+  ASSERT_TRUE(r.manifest.has_value());
+  auto policy = load_gate_policy(r.manifest->gates.at(0), "/w");
+  ASSERT_FALSE(policy);
+  EXPECT_EQ(policy.error_value().code, error_code::unknown_profile);
+}
+
+TEST(GateManifest, DefaultPolicyIsWorkspaceWrite) {
+  auto r = parse("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n");
+  ASSERT_TRUE(r.manifest.has_value());
+  auto policy = load_gate_policy(r.manifest->gates.at(0), "/w");
+  ASSERT_TRUE(policy);
+  EXPECT_EQ(policy->name, "workspace-write");
+}
+
+struct error_case {
+  const char* name;
+  const char* text;
+  int line;
+  const char* fragment;
+};
+
+// Each manifest has exactly one problem, on the line given.
+const error_case kErrorCases[] = {
+    {"TomlSyntax1", "[[gate]]\nname = \"x\ncmd = [\"true\"]\n", 2, ""},
+    {"TomlSyntax2", "[[gate]]\nname = \"x\"\n\ncmd = [\"true\" \"false\"]\n", 4, ""},
+    {"UnknownKeyInGate", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout = 5\n", 4, "unknown key 'timeout'"},
+    {"UnknownTopLevelKey", "jobs = 2\n[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n", 1, "unknown top-level key 'jobs'"},
+    {"GateAsPlainTable", "[gate]\nname = \"x\"\ncmd = [\"true\"]\n", 1, "[[gate]] tables"},
+    {"NoGates", "", 0, "no [[gate]]"},
+    {"MissingName", "[[gate]]\ncmd = [\"true\"]\n", 1, "no 'name'"},
+    {"BadName", "[[gate]]\nname = \"a/b\"\ncmd = [\"true\"]\n", 2, "must be 1-100 of"},
+    {"MissingCmd", "[[gate]]\nname = \"x\"\n", 1, "no 'cmd'"},
+    {"StringCmdWithoutShell", "[[gate]]\nname = \"x\"\ncmd = \"make check\"\n", 3, "set shell = true"},
+    {"ShellWithArray", "[[gate]]\nname = \"x\"\nshell = true\ncmd = [\"make\"]\n", 4, "needs 'cmd' as one string"},
+    {"EmptyCmd", "[[gate]]\nname = \"x\"\ncmd = []\n", 3, "must not be empty"},
+    {"CmdNotStrings", "[[gate]]\nname = \"x\"\ncmd = [\"a\",\n  2]\n", 4, "array of strings"},
+    {"UnknownEnv", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nenv = \"freebsd\"\n", 4, "linux, macos, windows, any"},
+    {"ZeroTimeout", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout_sec = 0\n", 4, "at least 0.001"},
+    {"TimeoutAsString", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\ntimeout_sec = \"5\"\n", 4, "number of seconds"},
+    {"PolicyOfWrongType", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsandbox_policy = 3\n", 4, "profile name, a file or a table"},
+    {"WorkdirEscapes1", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"a/../../etc\"\n", 4, "without '..'"},
+    {"WorkdirEscapes2", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"/etc\"\n", 4, "relative path"},
+    {"SetenvValueNotString", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { A = 1 }\n", 4, "setenv.A must be a string"},
+    {"NeedsNotStrings", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nneeds = \"y\"\n", 4, "'needs' must be an array"},
+    {"DuplicateName", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n\n[[gate]]\nname = \"x\"\ncmd = [\"false\"]\n", 5,
+               "duplicate gate name 'x' (first at line 1)"},
+    {"UnknownNeed", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nneeds = [\"build\"]\n", 1, "needs 'build', which is not a gate"},
+    {"NeedsCycle", R"([[gate]]
+name = "a"
+cmd = ["true"]
+needs = ["c"]
+[[gate]]
+name = "b"
+cmd = ["true"]
+needs = ["a"]
+[[gate]]
+name = "c"
+cmd = ["true"]
+needs = ["b"]
+)",
+               1, "needs cycle: a -> c -> b -> a"},
+    {"SelfNeed", "[[gate]]\nname = \"a\"\ncmd = [\"true\"]\nneeds = [\"a\"]\n", 1, "needs cycle: a -> a"}};
+
+class GateManifestErrors : public ::testing::TestWithParam<error_case> {};
+
+TEST_P(GateManifestErrors, NamesTheLine) {
+  const error_case& c = GetParam();
+  expect_error(c.text, c.line, c.fragment);
+}
+
+INSTANTIATE_TEST_SUITE_P(EachError, GateManifestErrors, ::testing::ValuesIn(kErrorCases),
+                         [](const ::testing::TestParamInfo<error_case>& p) { return std::string(p.param.name); });
+
+TEST(GateManifest, EveryStructuralErrorIsListed) {
+  auto r = parse("[[gate]]\nname = \"x\"\ncmd = \"a\"\nenv = \"bsd\"\nbogus = 1\n");
+  ASSERT_EQ(r.errors.size(), 3u);
+  EXPECT_EQ(r.errors[0].line, 3);
+  EXPECT_EQ(r.errors[1].line, 4);
+  EXPECT_EQ(r.errors[2].line, 5);
+}
+
+}  // namespace
+}  // namespace cordon::gates

@@ -1,0 +1,345 @@
+// The Windows plan compiler's gates and every rejection rule of
+// docs/windows-backend.md ("What the compiler refuses"), on recorded host facts.
+#include <gtest/gtest.h>
+
+#include "cordon/windows/compile.h"
+#include "windows_test_support.h"
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+windows_compile_result compile(const sandbox_policy& p, const host_facts& f = sample_host(),
+                               const windows_compile_options& o = sample_options()) {
+  return compile_windows_plan(p, f, o);
+}
+
+std::string describe(const windows_compile_result& r) {
+  if (!r.failure) return "compiled";
+  std::string s = std::string(to_string(r.failure->code)) + ": " + r.failure->message;
+  for (const auto& b : r.failure->blockers) s += "\n  " + std::string(to_string(b.code)) + " " + b.subject + ": " + b.reason;
+  for (const auto& e : r.failure->errors) s += "\n  " + e.location + ": " + e.reason;
+  return s;
+}
+
+TEST(WindowsCompiler, SamplePolicyCompilesWithIntrinsicDefaultsRecorded) {
+  auto r = compile(sample_policy());
+  ASSERT_TRUE(r) << describe(r);
+  EXPECT_EQ(r.plan->format_version(), plan_format_version);
+  EXPECT_EQ(r.plan->platform_defaults(), "windows_appcontainer_intrinsic");
+  EXPECT_NE(r.plan->identity(), 0u);
+  EXPECT_EQ(r.plan->process_token(), windows_process_token());
+  EXPECT_TRUE(r.plan->token().appcontainer);
+  EXPECT_TRUE(r.plan->token().capabilities.empty());
+  EXPECT_EQ(r.plan->token().deny_only_sids, std::vector<std::string>{"S-1-5-32-544"});
+  ASSERT_TRUE(r.plan->run_tmp());
+  EXPECT_TRUE(r.plan->run_tmp()->starts_with("C:\\Users\\ada\\AppData\\Local\\Temp\\cordon-run-"));
+  EXPECT_EQ(r.plan->intrinsic_readable().front(), "C:\\Windows");
+}
+
+TEST(WindowsCompiler, EveryControlIsUnverifiedOrWeakerNeverEnforced) {
+  auto r = compile(sample_policy());
+  ASSERT_TRUE(r) << describe(r);
+  for (control c : all_controls) {
+    ASSERT_TRUE(r.plan->contract().contains(c)) << to_string(c);
+    EXPECT_NE(r.plan->contract().at(c).level, enforcement_level::enforced) << to_string(c);
+    EXPECT_NE(r.plan->contract().at(c).level, enforcement_level::partial) << to_string(c);
+  }
+  EXPECT_EQ(r.plan->contract().at(control::filesystem_deny).level, enforcement_level::unverified);
+  EXPECT_EQ(r.plan->contract().at(control::syscall_filter).level, enforcement_level::not_enforced);
+}
+
+TEST(WindowsCompiler, RequirementOfEnforcedIsNotMetByUnverified) {
+  sandbox_policy p = sample_policy();
+  p.enforcement.erase(control::network_deny);
+  auto r = compile(p);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.failure->code, error_code::enforcement_unavailable);
+  ASSERT_EQ(r.failure->blockers.size(), 1u) << describe(r);
+  const auto& b = r.failure->blockers[0];
+  EXPECT_EQ(b.code, blocker_code::requirement_not_met);
+  EXPECT_EQ(b.which, control::network_deny);
+  EXPECT_EQ(b.required, "enforced");
+  EXPECT_EQ(b.available, "unverified");
+}
+
+TEST(WindowsCompiler, BuildShowsThePlanThatTheRequirementGateRefuses) {
+  sandbox_policy p = sample_policy();
+  p.enforcement.clear();
+  auto built = build_windows_plan(p, sample_host(), sample_options());
+  ASSERT_TRUE(built.plan);
+  EXPECT_FALSE(requirement_blockers(*built.plan).empty());
+}
+
+TEST(WindowsCompiler, RejectsFullFilesystemRead) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.read = read_mode::full;
+  auto r = compile(p);
+  EXPECT_TRUE(has_blocker(r, blocker_code::full_read_unsupported)) << describe(r);
+}
+
+TEST(WindowsCompiler, RejectsPoliciesWithoutPlatformDefaults) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.include_platform_defaults = false;
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::platform_defaults_required));
+}
+
+TEST(WindowsCompiler, RejectsUnrestrictedAndFilteredNetworkingAndLocalBinding) {
+  sandbox_policy p = sample_policy();
+  p.network.mode = network_mode::unrestricted;
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::network_unrestricted_unsupported));
+  p.network.mode = network_mode::filtered;
+  p.network.rules = {{"example.com", 443, rule_action::allow}};
+  p.enforcement[control::network_filter] = enforcement_level::unverified;
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::network_filtered_unsupported));
+  p = sample_policy();
+  p.network.allow_local_binding = true;
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::local_binding_unsupported));
+}
+
+TEST(WindowsCompiler, RejectsIsolationAboveOsSandbox) {
+  sandbox_policy p = sample_policy();
+  p.isolation = isolation_level::container;
+  auto r = compile(p);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.failure->code, error_code::isolation_insufficient);
+  EXPECT_EQ(r.failure->blockers.at(0).available, "os_sandbox");
+}
+
+TEST(WindowsCompiler, BackendUnavailableWithoutJobObjectsAndForReferenceShapesThatLaunch) {
+  host_facts f = sample_host();
+  f.job_objects = false;
+  auto r = compile(sample_policy(), f);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.failure->code, error_code::backend_unavailable);
+  auto ref = compile(sample_policy(), reference_host_facts(), sample_options({"cmd.exe"}));
+  ASSERT_FALSE(ref);
+  EXPECT_EQ(ref.failure->code, error_code::backend_unavailable);
+}
+
+TEST(WindowsCompiler, RejectsMissingRoots) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.readable.push_back("/C:/absent");
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::root_missing));
+}
+
+TEST(WindowsCompiler, RejectsRootsWithAReparsePointComponent) {
+  host_facts f = sample_host();
+  f.paths["C:\\work"] = link();
+  EXPECT_TRUE(has_blocker(compile(sample_policy(), f), blocker_code::root_reparse_point));
+  f = sample_host();
+  f.paths["C:\\Users"] = link();  // an ancestor of {home}/.ssh and of the temp directory
+  EXPECT_TRUE(has_blocker(compile(sample_policy(), f), blocker_code::root_reparse_point));
+}
+
+TEST(WindowsCompiler, RejectsRootsOnVolumesWithoutPersistentAcls) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.readable.push_back("/E:/stick");
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::root_acls_not_persistent));
+  p = sample_policy();
+  p.filesystem.readable.push_back("/D:/");
+  host_facts f = sample_host();
+  f.paths["D:\\"] = dir();
+  EXPECT_TRUE(has_blocker(compile(p, f), blocker_code::root_volume_unknown));
+}
+
+TEST(WindowsCompiler, RejectsGrantsThatReachFilesWithSeveralHardLinks) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.writable.push_back("/C:/tools/build.exe");
+  host_facts f = sample_host();
+  f.paths["C:\\tools\\build.exe"] = file(2);
+  EXPECT_TRUE(has_blocker(compile(p, f), blocker_code::hard_links));
+  f = sample_host();
+  f.paths["C:\\work\\run.exe"] = file(2);  // inside the writable workspace
+  EXPECT_TRUE(has_blocker(compile(sample_policy(), f), blocker_code::hard_links));
+  f = sample_host();
+  f.paths["C:\\work"].multi_link_descendants = {"C:\\work\\src\\alias.txt"};
+  EXPECT_TRUE(has_blocker(compile(sample_policy(), f), blocker_code::hard_links));
+  f.paths["C:\\work"].multi_link_descendants = {};
+  f.paths["C:\\work"].scan_truncated = true;
+  EXPECT_TRUE(has_blocker(compile(sample_policy(), f), blocker_code::scan_truncated));
+}
+
+TEST(WindowsCompiler, HardLinkInsideADeniedSubtreeGetsNoGrantAndIsAccepted) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.denied.push_back("{workspace}/src");
+  host_facts f = sample_host();
+  f.paths["C:\\work"].multi_link_descendants = {"C:\\work\\src\\alias.txt"};
+  auto r = compile(p, f);
+  EXPECT_TRUE(r) << describe(r);
+}
+
+TEST(WindowsCompiler, AbsentDeniedPathInsideAWritableRootIsRefusedElsewhereNoted) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.denied.push_back("{workspace}/secrets");
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::absent_inside_writable));
+  p = sample_policy();
+  p.filesystem.denied.push_back("{home}/.aws");
+  auto r = compile(p);
+  ASSERT_TRUE(r) << describe(r);
+  const auto& notes = r.plan->acl_notes();
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const acl_note& n) {
+    return n.entry == "C:\\Users\\ada\\.aws" && n.reason.find("does not exist") != std::string::npos;
+  }));
+}
+
+TEST(WindowsCompiler, PosixOnlyPathsAreNotedForDenialsAndRefusedForGrants) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.denied.push_back("/etc/shadow");
+  auto r = compile(p);
+  ASSERT_TRUE(r) << describe(r);
+  EXPECT_EQ(r.plan->acl_notes().front().entry, "/etc/shadow");
+  p.filesystem.readable.push_back("/usr/lib");
+  EXPECT_TRUE(has_blocker(compile(p), blocker_code::not_a_windows_path));
+}
+
+TEST(WindowsCompiler, ComponentsWindowsWouldAliasAreInvalid) {
+  for (const char* bad : {"/C:/work/file.txt:stream", "/C:/work/name.", "/C:/work/NUL", "/C:/work/com1.log",
+                          "/C:/work/a|b"}) {
+    sandbox_policy p = sample_policy();
+    p.filesystem.readable.push_back(bad);
+    auto r = compile(p);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.failure->code, error_code::invalid_policy) << bad;
+    EXPECT_EQ(r.failure->errors.at(0).location, "/filesystem/readable/1") << bad;
+  }
+}
+
+TEST(WindowsCompiler, WorkspaceTokenNeedsAWorkspace) {
+  auto r = compile(sample_policy(), sample_host(), windows_compile_options{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.failure->code, error_code::invalid_policy);
+}
+
+TEST(WindowsCompiler, InvalidPortablePolicyFailsAtGateOne) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.readable.push_back("relative");
+  auto r = compile(p);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.failure->code, error_code::invalid_policy);
+}
+
+TEST(WindowsCompiler, WithoutAppContainerFilesystemAndNetworkAreNotEnforced) {
+  host_facts f = sample_host();
+  f.appcontainer_available = false;
+  auto r = compile(sample_policy(), f);
+  ASSERT_FALSE(r);
+  for (const auto& b : r.failure->blockers) {
+    EXPECT_EQ(b.code, blocker_code::requirement_not_met);
+    EXPECT_EQ(b.available, "not_enforced");
+  }
+  // filesystem read, write and deny, network deny: accepting "unverified" does not accept "nothing".
+  EXPECT_EQ(r.failure->blockers.size(), 4u) << describe(r);
+}
+
+TEST(WindowsCompiler, ResolvesTheCommandInThePlansPathNotTheHosts) {
+  auto r = compile(sample_policy(), sample_host(), sample_options({"build", "--fast"}));
+  ASSERT_FALSE(r);  // C:\tools is neither readable nor a platform directory
+  EXPECT_TRUE(has_blocker(r, blocker_code::command_not_readable)) << describe(r);
+  sandbox_policy p = sample_policy();
+  p.filesystem.readable.push_back("/C:/tools");
+  r = compile(p, sample_host(), sample_options({"build", "--fast"}));
+  ASSERT_TRUE(r) << describe(r);
+  EXPECT_EQ(r.plan->command()->application, "C:\\tools\\build.exe");
+  EXPECT_EQ(r.plan->command()->command_line, "build --fast");
+  EXPECT_EQ(r.plan->command()->working_directory, "C:\\work");
+  r = compile(sample_policy(), sample_host(), sample_options({"cmd", "/c", "echo hi"}));
+  ASSERT_TRUE(r) << describe(r);
+  EXPECT_EQ(r.plan->command()->application, "C:\\Windows\\System32\\cmd.exe");
+  EXPECT_EQ(r.plan->command()->command_line, "cmd /c \"echo hi\"");
+}
+
+TEST(WindowsCompiler, RefusesMissingCommandsDirectoriesAndBatchFiles) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.readable.push_back("/C:/tools");
+  EXPECT_TRUE(has_blocker(compile(p, sample_host(), sample_options({"absent"})), blocker_code::command_not_found));
+  EXPECT_TRUE(has_blocker(compile(p, sample_host(), sample_options({"setup.bat"})),
+                          blocker_code::command_not_executable));
+  EXPECT_TRUE(has_blocker(compile(p, sample_host(), sample_options({"C:\\tools"})),
+                          blocker_code::command_not_executable));
+  // A relative path is taken from the working directory, never searched.
+  auto r = compile(p, sample_host(), sample_options({".\\run.exe"}));
+  ASSERT_TRUE(r) << describe(r);
+  EXPECT_EQ(r.plan->command()->application, "C:\\work\\run.exe");
+}
+
+TEST(WindowsCompiler, CommandInsideADeniedTreeIsRefused) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.denied.push_back("/C:/Windows/System32");
+  EXPECT_TRUE(has_blocker(compile(p, sample_host(), sample_options({"cmd"})), blocker_code::command_not_readable));
+}
+
+TEST(WindowsCompiler, LimitsBecomeJobLimitsAndBoundEachRequest) {
+  sandbox_policy p = sample_policy();
+  p.process.max_processes = 8;
+  p.process.memory_bytes = 256ull << 20;
+  p.process.cpu_seconds = 30;
+  p.process.timeout_ms = 60'000;
+  accept_unverified(p);
+  auto r = compile(p);
+  ASSERT_TRUE(r) << describe(r);
+  const job_limits& l = r.plan->limits();
+  EXPECT_TRUE(l.kill_on_close);
+  EXPECT_EQ(l.active_processes, 8u);
+  EXPECT_EQ(l.job_memory_bytes, 256ull << 20);
+  EXPECT_EQ(l.cpu_time_100ns, 300'000'000ull);
+  EXPECT_EQ(l.timeout_ms, 60'000u);
+  request_limits asks;
+  asks.max_processes = 100;  // above the policy's: lowered to it
+  asks.memory_bytes = 1 << 20;
+  asks.cpu_seconds = 5;
+  const job_limits req = limits_for_request(*r.plan, asks);
+  EXPECT_EQ(req.active_processes, 8u);
+  EXPECT_EQ(req.job_memory_bytes, 1u << 20);
+  EXPECT_EQ(req.cpu_time_100ns, 50'000'000ull);
+  EXPECT_EQ(req.timeout_ms, 60'000u);
+  EXPECT_EQ(r.plan->contract().at(control::memory).level, enforcement_level::unverified);
+}
+
+TEST(WindowsCompiler, PlansHaveDistinctIdentitiesAndAppContainerNames) {
+  auto a = compile(sample_policy());
+  auto b = compile(sample_policy());
+  ASSERT_TRUE(a && b);
+  EXPECT_NE(a.plan->identity(), b.plan->identity());
+  EXPECT_NE(a.plan->token().appcontainer_name, b.plan->token().appcontainer_name);
+  EXPECT_LE(a.plan->token().appcontainer_name.size(), 64u);  // the profile name limit
+}
+
+TEST(WindowsCompiler, WineHostsAreWarnedAbout) {
+  host_facts f = sample_host();
+  f.wine = true;
+  auto r = compile(sample_policy(), f);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(std::any_of(r.plan->warnings().begin(), r.plan->warnings().end(),
+                          [](const std::string& w) { return w.starts_with("wine host"); }));
+}
+
+TEST(WindowsCompiler, ReferenceShapeExplainsTheBuiltInProfileShape) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.denied.push_back("/etc/ssh");
+  auto built = build_windows_plan(p, reference_host_facts(), sample_options());
+  ASSERT_TRUE(built.plan);
+  EXPECT_TRUE(built.plan->from_reference_shape());
+  EXPECT_FALSE(built.plan->acl_changes().empty());
+}
+
+}  // namespace
+}  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+TEST(WindowsCompiler, AcceptingUnverifiedDoesNotAcceptAnAbsentMechanism) {
+  using L = enforcement_level;
+  EXPECT_TRUE(meets_requirement(L::unverified, L::unverified));
+  EXPECT_TRUE(meets_requirement(L::not_applicable, L::unverified));
+  EXPECT_FALSE(meets_requirement(L::not_enforced, L::unverified));
+  EXPECT_FALSE(meets_requirement(L::planned, L::unverified));
+  EXPECT_FALSE(meets_requirement(L::unverified, L::enforced));
+  EXPECT_FALSE(meets_requirement(L::unverified, L::partial));
+  EXPECT_TRUE(meets_requirement(L::not_enforced, L::not_enforced));
+}
+
+}  // namespace
+}  // namespace cordon::windows
