@@ -18,6 +18,8 @@ packages=(
   # real network clients for the filtered-network tests (they talk to loopback servers only),
   # and ip(8) for the test that builds its own network namespace
   curl iproute2
+  # Node.js: its built-in fetch ignores proxy variables (the transparent-routing tests)
+  nodejs
   # GNU Guile: a second, independent reader of the generated macOS Seatbelt profiles
   # (tests/macos/guile_read_check.scm)
   guile-3.0

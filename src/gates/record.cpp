@@ -1,5 +1,6 @@
 // record.cpp — run.json and JUnit XML.
 #include "gates/record.h"
+#include "core/utc_time.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -80,17 +81,7 @@ result<void> replace_file(const std::string& path, const std::string& contents) 
   return ok;
 }
 
-std::string utc_now() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buffer;
-}
+std::string utc_now() { return cordon::detail::utc_timestamp_ms_now(); }
 
 std::string run_record_json(const run_header& header, const std::vector<gate_state>& gates) {
   json record;

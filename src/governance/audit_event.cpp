@@ -3,21 +3,12 @@
 #include <ctime>
 
 #include "cordon/governance/audit.h"
+#include "core/utc_time.h"
 #include "governance/json_util.h"
 
 namespace cordon::governance {
 
-std::string audit_timestamp_now() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char buffer[96];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms % 1000));
-  return buffer;
-}
+std::string audit_timestamp_now() { return cordon::detail::utc_timestamp_ms_now(); }
 
 audit_event make_audit_event(std::string module, std::string event, std::string outcome) {
   audit_event e;

@@ -61,6 +61,20 @@ void reap(pid_t pid, std::chrono::steady_clock::time_point deadline, child_resul
 
 }  // namespace
 
+int spawn_with_clean_signals(pid_t* pid, const posix_spawn_file_actions_t* actions, char* const argv[]) {
+  posix_spawnattr_t attr;
+  ::posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  ::sigemptyset(&none);
+  ::sigfillset(&all);
+  ::posix_spawnattr_setsigmask(&attr, &none);
+  ::posix_spawnattr_setsigdefault(&attr, &all);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  const int rc = ::posix_spawnp(pid, argv[0], actions, &attr, argv, environ);
+  ::posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
 result<child_result> run_child(const std::vector<std::string>& argv, const std::string& input,
                                std::chrono::milliseconds timeout) {
   if (argv.empty() || argv[0].empty()) return make_error(error_code::usage_error, "an approver command is needed");
@@ -77,19 +91,8 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // The approver starts with no blocked signals and default dispositions,
-  // whatever this thread blocks (the CLI blocks SIGINT to cancel runs).
-  posix_spawnattr_t attr;
-  ::posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  ::sigemptyset(&none);
-  ::sigfillset(&all);
-  ::posix_spawnattr_setsigmask(&attr, &none);
-  ::posix_spawnattr_setsigdefault(&attr, &all);
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, args[0], &fa.actions, &attr, args.data(), environ);
-  ::posix_spawnattr_destroy(&attr);
+  int rc = spawn_with_clean_signals(&pid, &fa.actions, args.data());
   if (rc != 0) return make_error(error_code::io_error, "cannot start approver " + argv[0], {}, rc);
   in_read.reset();
   out_write.reset();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cordon/report.h"
+#include "governance/child_process.h"
 #include "governance/json_util.h"
 
 extern char** environ;
@@ -101,16 +102,7 @@ adapter_run sandbox_adapter::run_on_host(const launch_request& request) {
       out.cancelled = true;
       return out;
     }
-    posix_spawnattr_t attr;
-    ::posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    ::sigemptyset(&none);
-    ::sigfillset(&all);
-    ::posix_spawnattr_setsigmask(&attr, &none);
-    ::posix_spawnattr_setsigdefault(&attr, &all);
-    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
-    ::posix_spawnattr_destroy(&attr);
+    int rc = spawn_with_clean_signals(&pid, nullptr, args.data());
     if (rc != 0) {
       out.launch_error = make_error(error_code::command_not_found, "cannot start " + request.argv[0], {}, rc);
     } else {
