@@ -128,10 +128,15 @@ test('errors carry stable codes, locations and typed blockers', () => {
   assert.throws(() => cordon.compile('{not json'), (e) => e.code === 'parse_error' && e.location === 'line 1, column 3');
   assert.throws(() => cordon.compile('no-such-profile'), (e) => e.code === 'unknown_profile');
   assert.throws(() => cordon.compile('workspace-write', { workspace, sandbox: 'forbid' }), (e) =>
+    e.code === 'isolation_insufficient' && e.blockers.length === 1 && e.blockers[0].subject === 'isolation' &&
+    e.blockers[0].required === 'os_sandbox' && e.blockers[0].available === 'none');
+  const policy = JSON.parse(cordon.profileJson('workspace-write'));
+  policy.isolation = 'none';
+  assert.throws(() => cordon.compile(policy, { workspace, sandbox: 'forbid' }), (e) =>
     e.code === 'enforcement_unavailable' &&
     e.blockers.some((b) => b.subject === 'control' && b.control === 'filesystem_write' &&
       b.required === 'enforced' && b.available === 'not_enforced'));
-  const explained = cordon.explain('workspace-write', { workspace, sandbox: 'forbid' });
+  const explained = cordon.explain(policy, { workspace, sandbox: 'forbid' });
   assert.equal(explained.compiles, false);
   assert.equal(explained.error.code, 'enforcement_unavailable');
   assert.throws(() => cordon.start('workspace-write', [], { cwd: workspace }), TypeError);

@@ -30,7 +30,7 @@ TEMPLATES = [
     "find . -name '*.py'", "python3 -c 'print(sum(range({n})))'", "python3 src/app.py {n}",
     "echo 'note {n}' >> notes.txt", "mkdir -p build/{n} && touch build/{n}/out.o", "sort data.txt | uniq -c",
     "sed -n '{n}p' data.txt", "uname -sr", "id -u", "env | sort | head -n 3", "date +%Y", "sleep 0.{n}",
-    "cat ~/.ssh/id_rsa", "cat /etc/shadow", "touch /etc/cordon-agent-{n}", "rm -rf /usr/share/doc",
+    "cat " + os.path.expanduser("~").replace("{", "{{").replace("}", "}}") + "/.ssh/id_rsa", "cat /etc/shadow", "touch /etc/cordon-agent-{n}", "rm -rf /usr/share/doc",
     "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9))'", "false", "exit {n}",
 ]
 

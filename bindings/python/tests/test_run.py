@@ -85,12 +85,22 @@ def test_command_not_found_is_a_result(workspace):
 
 
 def test_refusal_raises_with_typed_blockers(workspace):
+    # Gate 3: the profile asks for an OS sandbox; host execution gives none.
     with pytest.raises(cordon.RefusedError) as caught:
         cordon.compile("workspace-write", workspace=workspace, sandbox="forbid")
     e = caught.value
+    assert e.code == "isolation_insufficient"
+    assert e.blockers == [cordon.Blocker("isolation", "isolation", "os_sandbox", "none", e.blockers[0].reason)]
+    # Gate 4: with isolation "none" accepted, each required control is a blocker.
+    policy = json.loads(cordon.profile_json("workspace-write"))
+    policy["isolation"] = "none"
+    with pytest.raises(cordon.RefusedError) as caught:
+        cordon.compile(policy, workspace=workspace, sandbox="forbid")
+    e = caught.value
     assert e.code == "enforcement_unavailable"
-    assert cordon.Blocker("control", "filesystem_write", "enforced", "not_enforced", e.blockers[0].reason) in e.blockers
-    explained = cordon.explain("workspace-write", workspace=workspace, sandbox="forbid")
+    write = [b for b in e.blockers if b.control == "filesystem_write"]
+    assert write == [cordon.Blocker("control", "filesystem_write", "enforced", "not_enforced", write[0].reason)]
+    explained = cordon.explain(policy, workspace=workspace, sandbox="forbid")
     assert explained["compiles"] is False and explained["error"]["code"] == "enforcement_unavailable"
 
 
