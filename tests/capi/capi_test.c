@@ -135,15 +135,16 @@ static void remove_workspace(void) {
   if (system(command) != 0) fprintf(stderr, "could not remove %s\n", workspace);
 }
 
-/* Compiles a built-in profile for the workspace; NULL (test failed) on error. */
-static cordon_plan* compile_profile(const char* profile, const char* options) {
+/* Compiles a built-in profile for the workspace; NULL on error, with the
+ * reason in compile_failure. */
+static char compile_failure[512];
+static cordon_plan* compile_profile_quietly(const char* profile, const char* options) {
   char* policy = NULL;
   char* error = NULL;
   cordon_plan* plan = NULL;
-  if (cordon_profile_json(profile, &policy, &error) != CORDON_OK) {
-    fail_test("cordon_profile_json(%s): %s", profile, error);
-  } else if (cordon_compile(policy, options, &plan, &error) != CORDON_OK) {
-    fail_test("cordon_compile(%s): %s", profile, error);
+  compile_failure[0] = '\0';
+  if (cordon_profile_json(profile, &policy, &error) != CORDON_OK || cordon_compile(policy, options, &plan, &error) != CORDON_OK) {
+    snprintf(compile_failure, sizeof compile_failure, "%s: %s", profile, error != NULL ? error : "?");
   }
   cordon_string_free(policy);
   cordon_string_free(error);
@@ -177,6 +178,34 @@ static cordon_run* run_collect(cordon_plan* plan, const char* const* argv, char*
   read_all(cordon_run_fd(run, 1), out, size);
   if (cordon_run_wait(run, -1) != CORDON_RUN_ENDED) fail_test("cordon_run_wait(-1) did not end the run");
   return run;
+}
+
+/* What every confined-run test starts from: a workspace with the probe,
+ * the workspace-write profile compiled for it; released after each test. */
+static struct {
+  cordon_plan* plan;
+  cordon_run* run;
+  char* error;
+  char* report;
+} fx;
+
+static void run_confined_test(const char* name, void (*body)(void)) {
+  char options[128];
+  memset(&fx, 0, sizeof fx);
+  if (make_workspace(options, sizeof options) != 0) {
+    current = &results[result_count++];
+    current->name = name;
+    fail_test("workspace: %s", strerror(errno));
+    printf("FAIL %s: %s\n", name, current->why);
+    return;
+  }
+  fx.plan = compile_profile_quietly("workspace-write", options);
+  run_test(name, body);
+  cordon_string_free(fx.error);
+  cordon_string_free(fx.report);
+  cordon_run_free(fx.run);
+  cordon_plan_free(fx.plan);
+  remove_workspace();
 }
 
 /* ---- tests ---- */
@@ -299,16 +328,10 @@ done:
 /* The allowed write lands in the workspace; writes to a host directory
  * outside it and to /etc fail with their exact errno; a denied read too. */
 static void test_confined_run_allowed_and_forbidden(void) {
-  char options[128];
   char outside[64] = "/var/tmp/cordon-capi-outside-XXXXXX";
-  cordon_plan* plan = NULL;
-  cordon_run* run = NULL;
-  char* report = NULL;
-  CHECK(make_workspace(options, sizeof options) == 0, "workspace: %s", strerror(errno));
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
   CHECK(mkdtemp(outside) != NULL, "outside dir");
   chmod(outside, 0777);
-  plan = compile_profile("workspace-write", options);
-  CHECK(plan != NULL, "compile");
   char inside_file[128], outside_file[128], probe[128];
   snprintf(inside_file, sizeof inside_file, "%s/made-inside", workspace);
   snprintf(outside_file, sizeof outside_file, "%s/made-outside", outside);
@@ -316,10 +339,10 @@ static void test_confined_run_allowed_and_forbidden(void) {
   const char* argv[] = {probe, "write", inside_file, "write", outside_file, "write", "/etc/cordon-capi-probe",
                         "read", "/etc/shadow", "read", inside_file, NULL};
   char out[4096];
-  run = run_collect(plan, argv, out, sizeof out);
-  CHECK(run != NULL, "start");
+  fx.run = run_collect(fx.plan, argv, out, sizeof out);
+  CHECK(fx.run != NULL, "start");
   cordon_run_status status;
-  CHECK(cordon_run_status_get(run, &status) == CORDON_OK, "status");
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK, "status");
   CHECK(status.ran && status.exited && status.exit_code == 0 && status.error_code == CORDON_OK, "exit %d: %s",
         status.exit_code, out);
   char expected[512];
@@ -329,25 +352,15 @@ static void test_confined_run_allowed_and_forbidden(void) {
   CHECK(strcmp(out, expected) == 0, "probe said:\n%s\nexpected:\n%s", out, expected);
   CHECK(access(inside_file, F_OK) == 0, "the allowed file is not on the host");
   CHECK(access(outside_file, F_OK) != 0 && errno == ENOENT, "the forbidden file exists on the host");
-  report = cordon_run_report_json(run);
-  CHECK(contains(report, "\"outcome\": \"completed\"") && contains(report, "\"schema\": 1"), "report: %.300s", report);
-  CHECK(cordon_run_error_json(run) == NULL, "error JSON for a run that ran");
+  fx.report = cordon_run_report_json(fx.run);
+  CHECK(contains(fx.report, "\"outcome\": \"completed\"") && contains(fx.report, "\"schema\": 1"), "report: %.300s", fx.report);
+  CHECK(cordon_run_error_json(fx.run) == NULL, "error JSON for a run that ran");
 done:
-  cordon_string_free(report);
-  cordon_run_free(run);
-  cordon_plan_free(plan);
   rmdir(outside);
-  remove_workspace();
 }
 
 static void test_stdin_pipe_and_fd(void) {
-  char options[128];
-  cordon_plan* plan = NULL;
-  cordon_run* run = NULL;
-  char* error = NULL;
-  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
-  plan = compile_profile("workspace-write", options);
-  CHECK(plan != NULL, "compile");
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
   /* stdout to a file descriptor of ours, stdin from a pipe. */
   char out_path[128];
   snprintf(out_path, sizeof out_path, "%s/out.txt", workspace);
@@ -359,79 +372,63 @@ static void test_stdin_pipe_and_fd(void) {
   request.stdin_io.mode = CORDON_STDIO_PIPE;
   request.stdout_io.mode = CORDON_STDIO_FD;
   request.stdout_io.fd = out_fd;
-  int code = cordon_run_start(plan, &request, &run, &error);
+  int code = cordon_run_start(fx.plan, &request, &fx.run, &fx.error);
   close(out_fd);
-  CHECK(code == CORDON_OK, "start: %s", error);
-  CHECK(cordon_run_fd(run, 1) == -1 && cordon_run_fd(run, 7) == -1, "stdout is not a pipe");
-  int in = cordon_run_take_fd(run, 0);
-  CHECK(in >= 0 && cordon_run_fd(run, 0) == -1, "take stdin");
+  CHECK(code == CORDON_OK, "start: %s", fx.error);
+  CHECK(cordon_run_fd(fx.run, 1) == -1 && cordon_run_fd(fx.run, 7) == -1, "stdout is not a pipe");
+  int in = cordon_run_take_fd(fx.run, 0);
+  CHECK(in >= 0 && cordon_run_fd(fx.run, 0) == -1, "take stdin");
   CHECK(write(in, "hello sandbox\n", 14) == 14, "write stdin");
   close(in);
-  CHECK(cordon_run_wait(run, 20000) == CORDON_RUN_ENDED, "wait");
+  CHECK(cordon_run_wait(fx.run, 20000) == CORDON_RUN_ENDED, "wait");
   char text[64];
   int fd = open(out_path, O_RDONLY | O_CLOEXEC);
   read_all(fd, text, sizeof text);
   close(fd);
   CHECK(strcmp(text, "HELLO SANDBOX\n") == 0, "output %s", text);
-  /* A descriptor that is not open is a usage error before anything runs. */
+  /* A descriptor that is not open is a usage fx.error before anything runs. */
   cordon_run* never = NULL;
   request.stdin_io.mode = CORDON_STDIO_FD;
   request.stdin_io.fd = 987;
-  code = cordon_run_start(plan, &request, &never, &error);
-  CHECK(code == CORDON_E_USAGE_ERROR && never == NULL && contains(error, "\"errno\":9"), "closed fd: %d %s", code,
-        error);
+  code = cordon_run_start(fx.plan, &request, &never, &fx.error);
+  CHECK(code == CORDON_E_USAGE_ERROR && never == NULL && contains(fx.error, "\"errno\":9"), "closed fd: %d %s", code,
+        fx.error);
   request.stdin_io.mode = 42;
-  cordon_string_free(error);
-  error = NULL;
-  CHECK(cordon_run_start(plan, &request, &never, &error) == CORDON_E_USAGE_ERROR, "unknown mode");
-done:
-  cordon_string_free(error);
-  cordon_run_free(run);
-  cordon_plan_free(plan);
-  remove_workspace();
+  cordon_string_free(fx.error);
+  fx.error = NULL;
+  CHECK(cordon_run_start(fx.plan, &request, &never, &fx.error) == CORDON_E_USAGE_ERROR, "unknown mode");
+done:;
 }
 
 static void test_deadline_cancel_and_wait_fd(void) {
-  char options[128];
-  cordon_plan* plan = NULL;
-  cordon_run* run = NULL;
-  char* error = NULL;
-  char* report = NULL;
-  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
-  plan = compile_profile("workspace-write", options);
-  CHECK(plan != NULL, "compile");
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
   const char* argv[] = {"/bin/sleep", "60", NULL};
   cordon_run_request request = {0};
   request.argv = argv;
-  CHECK(cordon_run_start(plan, &request, &run, &error) == CORDON_OK, "start: %s", error);
-  CHECK(cordon_run_pid(run) > 0, "pid");
+  CHECK(cordon_run_start(fx.plan, &request, &fx.run, &fx.error) == CORDON_OK, "start: %s", fx.error);
+  CHECK(cordon_run_pid(fx.run) > 0, "pid");
   double start = now_seconds();
-  CHECK(cordon_run_wait(run, 200) == CORDON_RUN_GOING, "the deadline did not pass first");
+  CHECK(cordon_run_wait(fx.run, 200) == CORDON_RUN_GOING, "the deadline did not pass first");
   double waited = now_seconds() - start;
   CHECK(waited >= 0.19 && waited < 5.0, "waited %.3f s for a 200 ms deadline", waited);
-  CHECK(cordon_run_status_get(run, &(cordon_run_status){0}) == CORDON_E_USAGE_ERROR, "status before the end");
-  CHECK(cordon_run_report_json(run) == NULL, "report before the end");
-  struct pollfd ready = {cordon_run_wait_fd(run), POLLIN, 0};
+  CHECK(cordon_run_status_get(fx.run, &(cordon_run_status){0}) == CORDON_E_USAGE_ERROR, "status before the end");
+  CHECK(cordon_run_report_json(fx.run) == NULL, "report before the end");
+  struct pollfd ready = {cordon_run_wait_fd(fx.run), POLLIN, 0};
   CHECK(ready.fd >= 0 && poll(&ready, 1, 0) == 0, "wait fd readable while the run goes on");
-  cordon_run_cancel(run);
-  cordon_run_cancel(run); /* idempotent */
+  cordon_run_cancel(fx.run);
+  cordon_run_cancel(fx.run); /* idempotent */
   CHECK(poll(&ready, 1, 20000) == 1, "wait fd never became readable after cancel");
   int ended = CORDON_RUN_GOING;
-  for (int i = 0; i < 2000 && ended == CORDON_RUN_GOING; ++i) ended = cordon_run_wait(run, 10);
+  for (int i = 0; i < 2000 && ended == CORDON_RUN_GOING; ++i) ended = cordon_run_wait(fx.run, 10);
   CHECK(ended == CORDON_RUN_ENDED, "the cancelled run did not end");
   cordon_run_status status;
-  CHECK(cordon_run_status_get(run, &status) == CORDON_OK, "status");
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK, "status");
   CHECK(status.cancelled == 1 && status.ran && !status.exited && status.signal == 9 && status.exit_code == 137,
         "cancelled %d exited %d signal %d exit %d", status.cancelled, status.exited, status.signal, status.exit_code);
   CHECK(status.wall_ms < 20000, "wall %lld ms", (long long)status.wall_ms);
-  report = cordon_run_report_json(run);
-  CHECK(contains(report, "\"signal\": 9") && contains(report, "\"signal_name\": \"SIGKILL\""), "report: %.400s", report);
-done:
-  cordon_string_free(report);
-  cordon_string_free(error);
-  cordon_run_free(run);
-  cordon_plan_free(plan);
-  remove_workspace();
+  fx.report = cordon_run_report_json(fx.run);
+  CHECK(contains(fx.report, "\"signal\": 9") && contains(fx.report, "\"signal_name\": \"SIGKILL\""), "report: %.400s", fx.report);
+done:;
 }
 
 static void* wait_without_deadline(void* run) {
@@ -443,70 +440,48 @@ static void* wait_without_deadline(void* run) {
 /* One thread waits without a deadline; another cancels (cordon_c.h: the one
  * call that may come from another thread while one waits). */
 static void test_cancel_from_another_thread(void) {
-  char options[128];
-  cordon_plan* plan = NULL;
-  cordon_run* run = NULL;
-  char* error = NULL;
-  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
-  plan = compile_profile("workspace-write", options);
-  CHECK(plan != NULL, "compile");
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
   const char* argv[] = {"/bin/sleep", "60", NULL};
   cordon_run_request request = {0};
   request.argv = argv;
-  CHECK(cordon_run_start(plan, &request, &run, &error) == CORDON_OK, "start: %s", error);
+  CHECK(cordon_run_start(fx.plan, &request, &fx.run, &fx.error) == CORDON_OK, "start: %s", fx.error);
   pthread_t waiter;
-  CHECK(pthread_create(&waiter, NULL, wait_without_deadline, run) == 0, "pthread_create");
+  CHECK(pthread_create(&waiter, NULL, wait_without_deadline, fx.run) == 0, "pthread_create");
   usleep(200 * 1000);
   double start = now_seconds();
-  cordon_run_cancel(run);
+  cordon_run_cancel(fx.run);
   void* answer = NULL;
   pthread_join(waiter, &answer);
   CHECK(*(int*)answer == CORDON_RUN_ENDED, "the waiting thread got %d", *(int*)answer);
   CHECK(now_seconds() - start < 10.0, "cancel took %.1f s", now_seconds() - start);
   cordon_run_status status;
-  CHECK(cordon_run_status_get(run, &status) == CORDON_OK && status.cancelled == 1, "not cancelled");
-done:
-  cordon_string_free(error);
-  cordon_run_free(run);
-  cordon_plan_free(plan);
-  remove_workspace();
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK && status.cancelled == 1, "not cancelled");
+done:;
 }
 
 static void test_command_not_found(void) {
-  char options[128];
-  cordon_plan* plan = NULL;
-  cordon_run* run = NULL;
-  char* error = NULL;
-  char* report = NULL;
-  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
-  plan = compile_profile("workspace-write", options);
-  CHECK(plan != NULL, "compile");
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
   const char* argv[] = {"no-such-command-cordon", NULL};
   char out[64];
-  run = run_collect(plan, argv, out, sizeof out);
-  CHECK(run != NULL, "start");
+  fx.run = run_collect(fx.plan, argv, out, sizeof out);
+  CHECK(fx.run != NULL, "start");
   cordon_run_status status;
-  CHECK(cordon_run_status_get(run, &status) == CORDON_OK, "status");
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK, "status");
   CHECK(status.exit_code == 127 && !status.ran && status.error_code == CORDON_E_COMMAND_NOT_FOUND, "exit %d code %d",
         status.exit_code, status.error_code);
-  error = cordon_run_error_json(run);
-  CHECK(contains(error, "\"code\":\"command_not_found\""), "error %s", error);
-  report = cordon_run_report_json(run);
-  CHECK(contains(report, "\"outcome\": \"launch_failed\""), "report %.300s", report);
+  fx.error = cordon_run_error_json(fx.run);
+  CHECK(contains(fx.error, "\"code\":\"command_not_found\""), "error %s", fx.error);
+  fx.report = cordon_run_report_json(fx.run);
+  CHECK(contains(fx.report, "\"outcome\": \"launch_failed\""), "report %.300s", fx.report);
   /* Empty argv and NULL arguments are usage errors. */
   cordon_run* never = NULL;
   const char* empty[] = {NULL};
   cordon_run_request request = {0};
   request.argv = empty;
-  CHECK(cordon_run_start(plan, &request, &never, NULL) == CORDON_E_USAGE_ERROR && never == NULL, "empty argv");
+  CHECK(cordon_run_start(fx.plan, &request, &never, NULL) == CORDON_E_USAGE_ERROR && never == NULL, "empty argv");
   CHECK(cordon_run_start(NULL, &request, &never, NULL) == CORDON_E_USAGE_ERROR, "NULL plan");
   CHECK(cordon_run_wait(NULL, 0) == -1 && cordon_run_pid(NULL) == -1, "NULL run");
-done:
-  cordon_string_free(error);
-  cordon_string_free(report);
-  cordon_run_free(run);
-  cordon_plan_free(plan);
-  remove_workspace();
+done:;
 }
 
 int main(int argc, char** argv) {
@@ -530,11 +505,11 @@ int main(int argc, char** argv) {
   run_test("explain_and_probe", test_explain_and_probe);
   int available = !results[result_count - 1].skipped;
   if (available) {
-    run_test("confined_run_allowed_and_forbidden", test_confined_run_allowed_and_forbidden);
-    run_test("stdin_pipe_and_fd", test_stdin_pipe_and_fd);
-    run_test("deadline_cancel_and_wait_fd", test_deadline_cancel_and_wait_fd);
-    run_test("cancel_from_another_thread", test_cancel_from_another_thread);
-    run_test("command_not_found", test_command_not_found);
+    run_confined_test("confined_run_allowed_and_forbidden", test_confined_run_allowed_and_forbidden);
+    run_confined_test("stdin_pipe_and_fd", test_stdin_pipe_and_fd);
+    run_confined_test("deadline_cancel_and_wait_fd", test_deadline_cancel_and_wait_fd);
+    run_confined_test("cancel_from_another_thread", test_cancel_from_another_thread);
+    run_confined_test("command_not_found", test_command_not_found);
   }
   int failures = 0, skips = 0;
   for (int i = 0; i < result_count; ++i) {

@@ -166,6 +166,28 @@ static napi_value library_version(napi_env env, napi_callback_info info) {
   return string_value(env, cordon_library_version());
 }
 
+/* {json: text} on success, else {error}: what every JSON-answering call returns. */
+static napi_value json_answer(napi_env env, int code, char* text, char* error) {
+  if (code != CORDON_OK) {
+    cordon_string_free(text);
+    return error_result(env, error, code);
+  }
+  napi_value out;
+  napi_create_object(env, &out);
+  napi_set_named_property(env, out, "json", take_string(env, text));
+  return out;
+}
+
+/* The two string arguments (policy JSON, options JSON) of compile and
+ * explain, malloc'ed; 0 when either is not a string (or null). */
+static int policy_and_options(napi_env env, napi_callback_info info, char** policy, char** options) {
+  napi_value argv[2];
+  int ok = get_args(env, info, 2, argv);
+  *policy = ok ? string_arg(env, argv[0], &ok) : NULL;
+  *options = ok ? string_arg(env, argv[1], &ok) : NULL;
+  return ok;
+}
+
 /* profileJson(name) -> {json} | {error} */
 static napi_value profile_json(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -176,20 +198,13 @@ static napi_value profile_json(napi_env env, napi_callback_info info) {
   char* error = NULL;
   int code = ok ? cordon_profile_json(name, &text, &error) : CORDON_E_USAGE_ERROR;
   free(name);
-  if (code != CORDON_OK) return error_result(env, error, code);
-  napi_value out;
-  napi_create_object(env, &out);
-  napi_set_named_property(env, out, "json", take_string(env, text));
-  return out;
+  return json_answer(env, code, text, error);
 }
 
 /* compile(policyJson, optionsJson) -> {plan} | {error} */
 static napi_value compile(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  CHECK_NAPI(get_args(env, info, 2, argv) ? napi_ok : napi_generic_failure);
-  int ok = 1;
-  char* policy = string_arg(env, argv[0], &ok);
-  char* options = string_arg(env, argv[1], &ok);
+  char *policy, *options;
+  int ok = policy_and_options(env, info, &policy, &options);
   cordon_plan* plan = NULL;
   char* error = NULL;
   int code = ok ? cordon_compile(policy, options, &plan, &error) : CORDON_E_USAGE_ERROR;
@@ -216,21 +231,14 @@ static napi_value plan_json(napi_env env, napi_callback_info info) {
 
 /* explain(policyJson, optionsJson) -> {json} | {error} */
 static napi_value explain(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  CHECK_NAPI(get_args(env, info, 2, argv) ? napi_ok : napi_generic_failure);
-  int ok = 1;
-  char* policy = string_arg(env, argv[0], &ok);
-  char* options = string_arg(env, argv[1], &ok);
+  char *policy, *options;
+  int ok = policy_and_options(env, info, &policy, &options);
   char* text = NULL;
   char* error = NULL;
   int code = ok ? cordon_explain(policy, options, &text, &error) : CORDON_E_USAGE_ERROR;
   free(policy);
   free(options);
-  if (code != CORDON_OK) return error_result(env, error, code);
-  napi_value out;
-  napi_create_object(env, &out);
-  napi_set_named_property(env, out, "json", take_string(env, text));
-  return out;
+  return json_answer(env, code, text, error);
 }
 
 /* probe() -> {json} | {error} */
@@ -239,11 +247,7 @@ static napi_value probe(napi_env env, napi_callback_info info) {
   char* text = NULL;
   char* error = NULL;
   int code = cordon_probe(&text, &error);
-  if (code != CORDON_OK) return error_result(env, error, code);
-  napi_value out;
-  napi_create_object(env, &out);
-  napi_set_named_property(env, out, "json", take_string(env, text));
-  return out;
+  return json_answer(env, code, text, error);
 }
 
 /* ---- runs ---- */
