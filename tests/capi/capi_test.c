@@ -261,11 +261,11 @@ static void test_refusal_carries_blockers(void) {
   /* Host execution enforces nothing: a policy that requires its controls is
    * refused, with one typed blocker per control. */
   char options[128];
-  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
-  snprintf(options, sizeof options, "{\"workspace\": \"%s\", \"sandbox\": \"forbid\"}", workspace);
   char* policy = NULL;
   char* error = NULL;
   cordon_plan* plan = NULL;
+  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
+  snprintf(options, sizeof options, "{\"workspace\": \"%s\", \"sandbox\": \"forbid\"}", workspace);
   CHECK(cordon_profile_json("workspace-write", &policy, &error) == CORDON_OK, "profile");
   /* Gate 3: the profile asks for an OS sandbox; host execution is none. */
   int code = cordon_compile(policy, options, &plan, &error);
