@@ -152,3 +152,14 @@ test('the docs/node.md example runs', async (t) => {
   assert.match(out, /exit 0: hello from the sandbox/);
   assert.match(out, /filesystem_write: enforced/);
 });
+
+test('the TypeScript declarations type-check a host (tsc --strict)', (t) => {
+  const { spawnSync } = require('node:child_process');
+  const tsc = spawnSync('tsc', ['--version'], { encoding: 'utf8' });
+  if (tsc.error) return t.skip('tsc is not installed (Debian: node-typescript, scripts/setup.sh)');
+  const root = path.join(__dirname, '..');
+  const done = spawnSync('tsc', ['--noEmit', '--strict', '--target', 'es2022', '--module', 'commonjs',
+    '--moduleResolution', 'node', '--lib', 'es2022,dom', 'test/types/node-shim.d.ts', 'test/types/consumer.ts'],
+  { cwd: root, encoding: 'utf8' });
+  assert.equal(done.status, 0, done.stdout + done.stderr);
+});
