@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._core import Handle, Plan, PolicyLike, RunResult, check_argv, plan_for, stdin_bytes
 
@@ -21,10 +21,10 @@ OutputCallback = Callable[[int, bytes], Any]
 """on_output(stream, chunk): stream 1 (stdout) or 2 (stderr)."""
 
 
-async def _reader_for(loop: asyncio.AbstractEventLoop, fd: int) -> asyncio.StreamReader:
+async def _reader_for(loop: asyncio.AbstractEventLoop, fd: int) -> Tuple[asyncio.StreamReader, asyncio.BaseTransport]:
     reader = asyncio.StreamReader(limit=1 << 20)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0))
-    return reader
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0))
+    return reader, transport
 
 
 class AsyncRun:
@@ -33,8 +33,9 @@ class AsyncRun:
     stdout/stderr hold what nobody read from the readers)."""
 
     def __init__(self, handle: Handle, stdout: asyncio.StreamReader, stderr: asyncio.StreamReader,
-                 stdin: Optional[asyncio.StreamWriter]):
+                 stdin: Optional[asyncio.StreamWriter], transports: List[asyncio.BaseTransport]):
         self._handle = handle
+        self._transports = transports
         self.stdout = stdout
         self.stderr = stderr
         self.stdin = stdin
@@ -44,12 +45,26 @@ class AsyncRun:
         self._ended: asyncio.Future = self._loop.create_future()
         self._loop.add_reader(handle.wait_fd, self._on_wait_fd)
         self._result: Optional[RunResult] = None
+        self._abandoned = False  # cancelled because its awaiting task was: free the handle at the end
 
     def _on_wait_fd(self) -> None:
         # Readable: the report arrived (maybe only part of it) or the helper ended.
         if self._handle.poll(0) and not self._ended.done():
             self._loop.remove_reader(self._handle.wait_fd)
             self._ended.set_result(None)
+            if self._abandoned:
+                self._handle.close()
+
+    def _abandon(self) -> None:
+        """Cancels a run nobody will wait for; its handle goes when it ended."""
+        self._abandoned = True
+        self.cancel()
+        for transport in self._transports:
+            transport.close()
+        if self.stdin is not None:
+            self.stdin.close()
+        if self._ended.done():
+            self._handle.close()
 
     def cancel(self) -> None:
         """Kills the whole sandboxed tree; wait() then returns cancelled=True."""
@@ -64,7 +79,7 @@ class AsyncRun:
             await asyncio.shield(self._ended)
             out, err = await asyncio.gather(self.stdout.read(), self.stderr.read())
         except asyncio.CancelledError:
-            self.cancel()
+            self._abandon()
             raise
         self._result = self._handle.result(out, err)
         self._handle.close()
@@ -84,8 +99,8 @@ async def start(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: O
     plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout)
     piped = stdin is PIPE
     handle = Handle(plan, argv, cwd=cwd, env=env, stdin=b"" if piped else stdin)
-    stdout = await _reader_for(loop, handle.take_fd(1))
-    stderr = await _reader_for(loop, handle.take_fd(2))
+    stdout, out_transport = await _reader_for(loop, handle.take_fd(1))
+    stderr, err_transport = await _reader_for(loop, handle.take_fd(2))
     writer = None
     data = stdin_bytes(stdin) if not piped else None
     in_fd = handle.take_fd(0)
@@ -97,7 +112,7 @@ async def start(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: O
                 writer.write(data)
             writer.close()
             writer = None
-    return AsyncRun(handle, stdout, stderr, writer)
+    return AsyncRun(handle, stdout, stderr, writer, [out_transport, err_transport])
 
 
 PIPE = object()
@@ -136,7 +151,7 @@ async def run_async(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cw
                 await pumps
         result = await run.wait()
     except asyncio.CancelledError:
-        run.cancel()
+        run._abandon()
         raise
     result.stdout, result.stderr = bytes(chunks[1]), bytes(chunks[2])
     result.timed_out = result.timed_out or timed_out

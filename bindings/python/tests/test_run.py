@@ -1,7 +1,6 @@
 """cordon.run(), compile, explain, probe and the errors: real confined runs."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -49,6 +48,10 @@ def test_stdin_env_and_cwd(workspace):
     r = cordon.run("workspace-write", ["/bin/sh", "-c", "pwd; tr a-z A-Z"], cwd=str(sub), workspace=workspace,
                    stdin="hello\n")
     assert r.stdout == f"{sub}\nHELLO\n".encode()
+    given = Path(workspace, "given.txt")
+    given.write_text("from a file\n")
+    with open(given) as f:
+        assert cordon.run("workspace-write", ["/bin/cat"], cwd=workspace, stdin=f).stdout == b"from a file\n"
     # The policy decides what reaches the command: workspace-write passes no secrets.
     r = cordon.run("workspace-write", ["/bin/sh", "-c", "echo ${CORDON_PY_SECRET:-unset}"], cwd=workspace,
                    env={"PATH": "/usr/bin:/bin", "CORDON_PY_SECRET": "s3cret"}, stdin=cordon.DEVNULL)
