@@ -1,12 +1,7 @@
-// sandbox_adapter.cpp — compile and launch through today's library API.
-//
-// Cancellation: sandbox_backend::launch blocks and takes SIGINT/SIGTERM
-// through a signalfd of its calling thread, forwarding them to the tree. So
-// the launch runs on its own thread with those signals blocked, and cancel()
-// sends SIGTERM to that thread only (pthread_kill): the signal stays pending
-// until the supervisor reads it, whenever that is, and never reaches the
-// default action. A SIGTERM still pending when launch returns dies with the
-// thread.
+// sandbox_adapter.cpp — compile and run through the library's run API
+// (include/cordon/run.h): the supervisor is a helper process, so a host's
+// threads and signal handling stay its own, and cancel() kills the tree
+// through the run handle from any thread.
 #include "governance/sandbox_adapter.h"
 
 #include <pthread.h>
@@ -53,39 +48,31 @@ std::string sandbox_adapter::refused_report(const std::string& policy_name, cons
 
 adapter_run sandbox_adapter::run(const sandbox_plan& plan, const launch_request& request) {
   adapter_run out;
-  {
-    std::lock_guard lock(mutex_);
-    if (cancel_.load()) {
-      out.cancelled = true;
-      return out;
-    }
-    running_ = true;
+  run_request req;
+  req.launch = request;
+  std::unique_lock lock(mutex_);
+  if (cancel_.load()) {
+    out.cancelled = true;
+    return out;
   }
-  result<run_outcome> launched = make_error(error_code::launch_failed, "not launched");
-  std::thread worker([&] {
-    sigset_t block;
-    ::sigemptyset(&block);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaddset(&block, sig);
-    ::pthread_sigmask(SIG_BLOCK, &block, nullptr);
-    {
-      std::lock_guard lock(mutex_);
-      thread_ = static_cast<unsigned long>(::pthread_self());
-      if (cancel_.load()) ::pthread_kill(::pthread_self(), SIGTERM);  // pending until the supervisor reads it
-    }
-    launched = backend_->launch(&plan, request);
-    std::lock_guard lock(mutex_);
-    running_ = false;
-    thread_ = 0;
-  });
-  worker.join();
-  out.cancelled = cancel_.load();
-  if (launched) {
-    out.outcome = *launched;
-    out.report_json = run_report_json(plan, request, *launched);
-  } else {
-    out.launch_error = launched.error_value();
-    out.report_json = launch_failed_report_json(plan, request, launched.error_value());
+  auto started = start_run(plan, req);
+  if (!started) {
+    out.launch_error = started.error_value();
+    out.report_json = launch_failed_report_json(plan, request, started.error_value());
+    return out;
   }
+  running_ = std::make_unique<run_handle>(std::move(*started));
+  run_handle* handle = running_.get();
+  lock.unlock();
+  // wait() and cancel() may meet on two threads: the handle allows it
+  // (include/cordon/run.h), the mutex only guards running_ itself.
+  run_report report = handle->wait();
+  lock.lock();
+  running_.reset();
+  out.cancelled = cancel_.load() || report.cancelled;
+  out.outcome = report.outcome;
+  out.launch_error = report.failure;
+  out.report_json = std::move(report.json);
   return out;
 }
 
@@ -139,7 +126,7 @@ adapter_run sandbox_adapter::run_on_host(const launch_request& request) {
 void sandbox_adapter::cancel() {
   std::lock_guard lock(mutex_);
   cancel_.store(true);
-  if (running_ && thread_ != 0) ::pthread_kill(static_cast<pthread_t>(thread_), SIGTERM);
+  if (running_) running_->cancel();
   if (host_pid_ > 0) ::kill(host_pid_, SIGTERM);
 }
 

@@ -1,7 +1,6 @@
 // sandbox_adapter.h — the one place governance touches the sandbox library:
-// probe, compile, launch (cancellable), reports. Today it wraps
-// sandbox_backend::launch; when the library's run API (handle, wait, cancel)
-// lands, only sandbox_adapter.cpp changes.
+// probe, compile, run (cancellable), reports, over the library's run API
+// (include/cordon/run.h).
 #pragma once
 
 #include <atomic>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "cordon/backend.h"
+#include "cordon/run.h"
 #include "cordon/governance/approval.h"
 
 namespace cordon::governance::detail {
@@ -37,8 +37,8 @@ class sandbox_adapter {
   std::string refused_report(const std::string& policy_name, const launch_request& request,
                              const compile_failure& failure) const;
 
-  // Runs under `plan`, blocking; cancel() from another thread stops it (the
-  // tree gets SIGTERM, then SIGKILL after the supervisor's grace period).
+  // Runs under `plan` with inherited stdio, blocking; cancel() from another
+  // thread stops it (run_handle::cancel: the whole tree is killed).
   adapter_run run(const sandbox_plan& plan, const launch_request& request);
   // Runs without a sandbox (backend selection "host"): posix_spawn, inherited stdio.
   adapter_run run_on_host(const launch_request& request);
@@ -51,8 +51,7 @@ class sandbox_adapter {
   std::unique_ptr<sandbox_backend> backend_;
   std::atomic<bool> cancel_{false};
   std::mutex mutex_;
-  bool running_ = false;
-  unsigned long thread_ = 0;  // pthread_t of the launching thread while running_
+  std::unique_ptr<run_handle> running_;  // the sandboxed run in progress, if any
   int host_pid_ = -1;
 };
 
