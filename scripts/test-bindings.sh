@@ -68,8 +68,11 @@ run_suites() {
   local -a common=(CORDON_SUPERVISOR="$stage/lib/cordon-supervisor" LD_LIBRARY_PATH="$stage/lib")
   if [ "$user" != "$(id -un)" ]; then
     echo "== C API tests as $user"
+    # 77: cases were skipped (each named with its reason in the JUnit file), none failed.
     "${as[@]}" "${common[@]}" "$stage/lib/capi_test" --probe "$stage/lib/capi-probe" \
-      --junit "$results/bindings-capi.$suffix.xml" || status=1
+      --junit "$results/bindings-capi.$suffix.xml"
+    local s=$?
+    [ $s -eq 0 ] || [ $s -eq 77 ] || status=1
   fi
   echo "== Python package (pytest) as $user"
   (cd "$stage/tree/bindings/python" && "${as[@]}" "${common[@]}" CORDON_LIBRARY="$stage/lib/libcordon_c.so.1" \
