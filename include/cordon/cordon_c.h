@@ -12,6 +12,9 @@
  *    not NULL, *error_json receives an error document (see "Error JSON"),
  *    which the caller frees with cordon_string_free(); on success *error_json
  *    is set to NULL.
+ *  - Any such function also fails with CORDON_E_LAUNCH_FAILED (errno
+ *    ENOMEM in the error JSON) when memory runs out; a function returning
+ *    `char*` returns NULL then.
  *  - Every `char*` the library returns is allocated by it and freed with
  *    cordon_string_free(); every handle with its own *_free function.
  *  - Descriptors named "owned by the handle" are closed by its *_free.
