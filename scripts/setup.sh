@@ -31,7 +31,14 @@ packages=(
   # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
   # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
   g++-mingw-w64-x86-64-posix googletest wine64
+  # the Python package (bindings/python, docs/python.md): pytest runs its tests, pip and setuptools
+  # install it from the tree; the Node addon (bindings/node) builds on node_api.h from nodejs above
+  python3-pytest python3-pip python3-setuptools
+  # tsc, to type-check the Node package's TypeScript declarations (bindings/node/test/types/)
+  node-typescript
 )
+# Debian's nodejs keeps node_api.h in libnode-dev (NodeSource's nodejs ships it itself, and conflicts with it).
+if ! dpkg-query -S /usr/include/node/node_api.h >/dev/null 2>&1; then packages+=(libnode-dev); fi
 
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then

@@ -89,6 +89,11 @@ class run_handle {
   int take_stdin() noexcept;
   int take_stdout() noexcept;
   int take_stderr() noexcept;
+  // A descriptor that becomes readable when the report (or part of it) has
+  // arrived or the helper ended: an event loop polls it, then calls
+  // wait_for(0 ms), which returns nullopt while the report is incomplete.
+  // Owned by the handle; never read from it.
+  int completion_fd() const noexcept;
 
   // Waits until the run ends or `deadline` passes; nullopt on the deadline
   // (the run goes on). Once it returns a report, every later call returns it
@@ -97,7 +102,9 @@ class run_handle {
   std::optional<run_report> wait_for(std::chrono::milliseconds timeout);
   run_report wait();
   // Kills the whole tree (SIGKILL of the sandbox's PID 1, whose namespace
-  // dies with it). Idempotent; the report says cancelled = true.
+  // dies with it). Idempotent; the report says cancelled = true. Safe to call
+  // from another thread while one thread waits (never while the handle is
+  // moved or destroyed).
   void cancel() noexcept;
 
   struct state;

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -31,7 +32,9 @@ struct run_handle::state {
   unique_fd stdin_pipe, stdout_pipe, stderr_pipe;
   std::string received;
   std::optional<run_report> report;
-  bool cancelled = false;
+  // Atomic: cancel() may run on another thread than wait_until().
+  std::atomic<bool> finished{false};
+  std::atomic<bool> cancelled{false};
 };
 
 namespace {
@@ -180,10 +183,10 @@ int run_handle::stderr_fd() const noexcept { return state_->stderr_pipe.get(); }
 int run_handle::take_stdin() noexcept { return state_->stdin_pipe.release(); }
 int run_handle::take_stdout() noexcept { return state_->stdout_pipe.release(); }
 int run_handle::take_stderr() noexcept { return state_->stderr_pipe.release(); }
+int run_handle::completion_fd() const noexcept { return state_->control.get(); }
 
 void run_handle::cancel() noexcept {
-  if (!state_ || state_->report || state_->cancelled) return;
-  state_->cancelled = true;
+  if (!state_ || state_->finished.load() || state_->cancelled.exchange(true)) return;
   // The helper kills the tree when its control socket is readable or closed.
   ssize_t ignored = ::send(state_->control.get(), "c", 1, MSG_NOSIGNAL);
   (void)ignored;
@@ -220,6 +223,7 @@ std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time
       report.cancelled = report.outcome && report.outcome->cancelled;
     }
     s.report = std::move(report);
+    s.finished.store(true);
   }
   return s.report;
 }

@@ -169,6 +169,37 @@ TEST_F(RunApi, CommandNotFoundAndGivenDescriptors) {
   EXPECT_EQ(done.outcome->exit_code, 0);
 }
 
+// cancel() from another thread while one waits without a deadline, and the
+// completion descriptor: not readable while the command runs, readable once
+// the report comes (what an event loop waits on instead of a thread).
+TEST_F(RunApi, CancelWhileAnotherThreadWaitsAndCompletionFd) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  auto plan = compile_profile(*backend, "read-only");
+  ASSERT_TRUE(plan);
+  run_request sleeper;
+  sleeper.launch.argv = {"/bin/sleep", "60"};
+  auto started = start_run(*plan, sleeper);
+  ASSERT_TRUE(started) << started.error_value().describe();
+  pollfd done{started->completion_fd(), POLLIN, 0};
+  ASSERT_GE(done.fd, 0);
+  EXPECT_FALSE(started->wait_for(std::chrono::milliseconds(100)));
+  EXPECT_EQ(::poll(&done, 1, 0), 0) << "the completion descriptor is readable while the command runs";
+  run_report report;
+  std::thread waiter([&] { report = started->wait(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  started->cancel();
+  waiter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(10));
+  EXPECT_TRUE(report.cancelled);
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(report.outcome->signal, SIGKILL);
+  EXPECT_EQ(::poll(&done, 1, 0), 1) << "the completion descriptor is not readable after the end";
+  started->cancel();  // after the end: nothing happens
+  EXPECT_TRUE(started->wait_for(std::chrono::milliseconds(0)));
+}
+
 TEST_F(RunApi, MissingHelperIsAReportedFailure) {
   auto backend = make_host_backend();
   if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";

@@ -1,0 +1,131 @@
+// cordon for Node.js (docs/node.md). The report's types are generated from
+// the report JSON Schema: report.d.ts.
+import type { Readable, Writable } from 'node:stream';
+import type { Report, ReportControl, ReportLevel } from './report';
+
+export type { Report, ReportControl, ReportLevel };
+
+/** A built-in profile name ("workspace-write", "read-only", "offline"),
+ * policy JSON text, a policy object (schemas/policy.v1.schema.json) or a Plan. */
+export type PolicyLike = string | Record<string, unknown> | Plan;
+
+export interface CompileOptions {
+  /** The directory {workspace} names; required when the policy uses it. */
+  workspace?: string;
+  /** The directory {home} names (default: the host's). */
+  home?: string;
+  /** A delegated cgroup v2 directory for tree-wide limits. */
+  cgroupParent?: string;
+  /** "auto" (default), "require", or "forbid" (host execution). */
+  sandbox?: 'auto' | 'require' | 'forbid';
+}
+
+export interface RunOptions {
+  /** Working directory inside the sandbox (default: the workspace). */
+  cwd?: string;
+  /** The environment the policy chooses from (default: process.env). */
+  env?: Record<string, string>;
+  /** 'inherit' (default), 'pipe' (start(): run.stdin), data to write, or a descriptor. */
+  stdin?: 'inherit' | 'pipe' | string | Buffer | number | { fd: number };
+  /** Seconds. Lowers the policy's process.timeout_seconds (exit 124); with a
+   * Plan, run() cancels at the deadline instead. */
+  timeout?: number;
+  /** The directory {workspace} names (default: cwd, else process.cwd()); not for a Plan. */
+  workspace?: string;
+  /** Cancels the run when aborted. */
+  signal?: AbortSignal;
+  /** The cordon-supervisor helper (default: $CORDON_SUPERVISOR, installed, build tree). */
+  supervisor?: string;
+  /** run(): each chunk of output as it comes. */
+  onStdout?: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
+}
+
+export interface RunResult {
+  argv: string[];
+  /** As the CLI's (docs/cli.md): the command's code, 128+signal, 124
+   * timeout, 125 refused/failed, 126 not executable, 127 not found. */
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+  report: Report;
+  /** The command ran (false: error says why not). */
+  ran: boolean;
+  signal: number;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** Milliseconds from launch to the end of the tree. */
+  wallMs: number;
+  error: CordonError | null;
+}
+
+export interface Blocker {
+  subject: 'control' | 'backend' | 'isolation';
+  control: string;
+  required: string;
+  available: string;
+  reason: string;
+}
+
+/** An error with a stable code (docs/errors.md). */
+export class CordonError extends Error {
+  code: string;
+  location: string;
+  errno: number;
+  errors: Array<{ location: string; reason: string }>;
+  blockers: Blocker[];
+}
+
+export interface ControlsExplained {
+  compiles: true;
+  policy: string;
+  backend: string;
+  platform: string;
+  isolation: string;
+  workspace: string;
+  fingerprint: string;
+  controls: Record<string, ReportControl>;
+  limits: Record<string, number>;
+  warnings: string[];
+}
+
+export type Explained = ControlsExplained | {
+  compiles: false;
+  error: { code: string; message: string; location: string; errno: number;
+           errors: Array<{ location: string; reason: string }>; blockers: Blocker[] };
+};
+
+export interface Capabilities {
+  platform: string;
+  backend: string;
+  available: boolean;
+  isolation: string;
+  best: Record<string, ReportControl>;
+  blockers: Blocker[];
+  facts: string[];
+}
+
+export class Plan {
+  constructor(policy: string | Record<string, unknown>, options?: CompileOptions);
+  readonly workspace: string | undefined;
+  explain(): ControlsExplained;
+}
+
+export class Run {
+  readonly pid: number;
+  readonly argv: string[];
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** With stdin: 'pipe'; end() it to give the command EOF. */
+  readonly stdin: Writable | null;
+  cancel(): void;
+  wait(): Promise<RunResult>;
+}
+
+export function run(policy: PolicyLike, argv: string[], options?: RunOptions): Promise<RunResult>;
+export function start(policy: PolicyLike, argv: string[], options?: RunOptions): Run;
+export function compile(policy?: string | Record<string, unknown>, options?: CompileOptions): Plan;
+export function explain(policy?: string | Record<string, unknown>, options?: CompileOptions): Explained;
+export function probe(): Capabilities;
+export function profileJson(name?: string): string;
+export function libraryVersion(): string;

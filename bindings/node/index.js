@@ -1,0 +1,230 @@
+'use strict';
+// cordon for Node.js (docs/node.md): run commands confined by a cordon
+// policy. A thin layer over cordon.node, the N-API addon over libcordon's C
+// API (include/cordon/cordon_c.h). Types: index.d.ts, report.d.ts.
+//
+// Where the addon is found, first match wins: $CORDON_NODE_ADDON (the path
+// of cordon.node), $CORDON_BUILD_DIR/bindings/node/cordon.node, the build
+// tree of the checkout this package sits in (../../build).
+
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+
+const ABI_VERSION = 1;
+
+function loadAddon() {
+  const candidates = [];
+  if (process.env.CORDON_NODE_ADDON) candidates.push(process.env.CORDON_NODE_ADDON);
+  if (process.env.CORDON_BUILD_DIR) candidates.push(path.join(process.env.CORDON_BUILD_DIR, 'bindings/node/cordon.node'));
+  candidates.push(path.join(__dirname, '../../build/bindings/node/cordon.node'));
+  const tried = [];
+  for (const candidate of candidates) {
+    if (!fs.existsSync(candidate)) {
+      tried.push(`${candidate}: not found`);
+      continue;
+    }
+    const addon = require(candidate);
+    if (addon.abiVersion() !== ABI_VERSION) {
+      throw new Error(`${candidate} has C API version ${addon.abiVersion()}; this package needs ${ABI_VERSION}`);
+    }
+    return addon;
+  }
+  throw new Error(`cordon.node not found (set CORDON_NODE_ADDON or CORDON_BUILD_DIR): ${tried.join('; ')}`);
+}
+
+let addonCache = null;
+function addon() {
+  if (addonCache === null) addonCache = loadAddon();
+  return addonCache;
+}
+
+// An error with a stable code (docs/errors.md): code, message, location,
+// errno, errors (every policy problem), blockers (why a compile was refused).
+class CordonError extends Error {
+  constructor(detail) {
+    super(`${detail.code}: ${detail.message}${detail.location ? ` (at ${detail.location})` : ''}`);
+    this.name = 'CordonError';
+    this.code = detail.code;
+    this.location = detail.location || '';
+    this.errno = detail.errno || 0;
+    this.errors = detail.errors || [];
+    this.blockers = detail.blockers || [];
+  }
+}
+
+function unwrap(answer) {
+  if (answer.error !== undefined) throw new CordonError(JSON.parse(answer.error));
+  return answer;
+}
+
+function profileJson(name = 'workspace-write') {
+  return unwrap(addon().profileJson(name)).json;
+}
+
+// A profile name, policy JSON text, or a policy object -> policy JSON text.
+function policyText(policy) {
+  if (typeof policy === 'object' && policy !== null) return JSON.stringify(policy);
+  if (typeof policy !== 'string') throw new TypeError('policy is a profile name, JSON text, an object or a Plan');
+  return policy.trimStart().startsWith('{') ? policy : profileJson(policy);
+}
+
+function optionsText({ workspace, home, cgroupParent, sandbox } = {}) {
+  const o = {};
+  if (workspace !== undefined) o.workspace = workspace;
+  if (home !== undefined) o.home = home;
+  if (cgroupParent !== undefined) o.cgroup_parent = cgroupParent;
+  if (sandbox !== undefined) o.sandbox = sandbox;
+  return JSON.stringify(o);
+}
+
+// A compiled policy for this host; reuse one for many runs.
+class Plan {
+  constructor(policy, options = {}) {
+    this.handle = unwrap(addon().compile(policyText(policy), optionsText(options))).plan;
+    this.workspace = options.workspace;
+  }
+
+  explain() {
+    return JSON.parse(addon().planJson(this.handle));
+  }
+}
+
+function compile(policy = 'workspace-write', options = {}) {
+  return new Plan(policy, options);
+}
+
+function explain(policy = 'workspace-write', options = {}) {
+  return JSON.parse(unwrap(addon().explain(policyText(policy), optionsText(options))).json);
+}
+
+function probe() {
+  return JSON.parse(unwrap(addon().probe()).json);
+}
+
+function planFor(policy, { workspace, cwd, timeout }) {
+  if (policy instanceof Plan) return policy;
+  let text = policyText(policy);
+  if (timeout !== undefined) {
+    const doc = JSON.parse(text);
+    doc.process = doc.process || {};
+    const current = doc.process.timeout_seconds;
+    doc.process.timeout_seconds = current === undefined ? timeout : Math.min(current, timeout);
+    text = JSON.stringify(doc);
+  }
+  return new Plan(text, { workspace: workspace || cwd || process.cwd() });
+}
+
+function stdioMode(value) {
+  if (value === undefined || value === null || value === 'inherit') return 'inherit';
+  if (value === 'pipe' || typeof value === 'string' || Buffer.isBuffer(value)) return 'pipe';
+  if (typeof value === 'number') return value;
+  if (value && typeof value.fd === 'number') return value.fd;
+  throw new TypeError("stdin is 'inherit', 'pipe', a string, a Buffer or a descriptor");
+}
+
+// A started run: stdout and stderr are Readable streams, stdin a Writable
+// (with stdin: 'pipe'); cancel() kills the tree; wait() resolves to the
+// RunResult once the run and its output ended.
+class Run {
+  constructor(plan, argv, options) {
+    if (!Array.isArray(argv) || argv.length === 0) throw new TypeError('argv is a non-empty array of strings');
+    const env = options.env || process.env;
+    const started = unwrap(addon().start(plan.handle, argv.map(String), options.cwd ?? null,
+      Object.entries(env).map(([k, v]) => `${k}=${v}`), [stdioMode(options.stdin), 'pipe', 'pipe'],
+      options.supervisor ?? null));
+    this.handle = started.run;
+    this.pid = started.pid;
+    this.argv = argv.slice();
+    const [inFd, outFd, errFd] = started.fds;
+    this.stdout = new net.Socket({ fd: outFd, readable: true, writable: false });
+    this.stderr = new net.Socket({ fd: errFd, readable: true, writable: false });
+    this.stdin = inFd >= 0 ? new net.Socket({ fd: inFd, readable: false, writable: true }) : null;
+    this.stdin?.on('error', () => {}); // EPIPE when the command exits before reading everything
+    if (this.stdin && options.stdin !== 'pipe') {
+      this.stdin.end(options.stdin);
+      this.stdin = null;
+    }
+    this.ended = new Promise((resolve) => addon().waitEnd(this.handle, resolve));
+    this.result = null;
+    if (options.signal) {
+      if (options.signal.aborted) this.cancel();
+      else options.signal.addEventListener('abort', () => this.cancel(), { once: true });
+    }
+  }
+
+  cancel() {
+    addon().cancel(this.handle);
+  }
+
+  // Resolves to the RunResult. stdout/stderr hold what was not read through the streams.
+  async wait() {
+    if (this.result) return this.result;
+    const [out, err] = await Promise.all([collect(this.stdout), collect(this.stderr), this.ended]);
+    const r = addon().result(this.handle);
+    this.result = {
+      argv: this.argv,
+      exitCode: r.exitCode,
+      stdout: out,
+      stderr: err,
+      report: r.report ? JSON.parse(r.report) : {},
+      ran: r.ran,
+      signal: r.signal,
+      timedOut: r.timedOut,
+      cancelled: r.cancelled,
+      wallMs: r.wallMs,
+      error: r.error ? new CordonError(JSON.parse(r.error)) : null,
+    };
+    return this.result;
+  }
+}
+
+function collect(stream) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    if (stream.readableEnded) {
+      resolve(Buffer.alloc(0));
+      return;
+    }
+    stream.on('data', (c) => chunks.push(c));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+function start(policy, argv, options = {}) {
+  if (policy instanceof Plan && options.timeout !== undefined) {
+    throw new TypeError('timeout with a Plan: use run(), or put process.timeout_seconds in the policy');
+  }
+  return new Run(planFor(policy, options), argv, options);
+}
+
+// Runs argv confined by policy; resolves to {exitCode, stdout, stderr,
+// report, ...}. onStdout/onStderr get each chunk as it comes. Rejects with a
+// CordonError when nothing ran (invalid policy, refused compile, usage).
+async function run(policy, argv, options = {}) {
+  const hostDeadline = policy instanceof Plan ? options.timeout : undefined;
+  const r = start(policy, argv, { ...options, timeout: hostDeadline === undefined ? options.timeout : undefined });
+  if (options.onStdout) r.stdout.on('data', options.onStdout);
+  if (options.onStderr) r.stderr.on('data', options.onStderr);
+  let timer = null;
+  let timedOut = false;
+  if (hostDeadline !== undefined) {
+    timer = setTimeout(() => {
+      timedOut = true;
+      r.cancel();
+    }, hostDeadline * 1000);
+  }
+  try {
+    const result = await r.wait();
+    result.timedOut = result.timedOut || timedOut;
+    return result;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+module.exports = {
+  run, start, compile, explain, probe, profileJson, Plan, Run, CordonError,
+  libraryVersion: () => addon().libraryVersion(),
+};

@@ -1,0 +1,165 @@
+'use strict';
+// The Node package against real confined runs (node --test, docs/node.md).
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { test, before, after } = require('node:test');
+
+const cordon = require('..');
+const { generate } = require('../scripts/generate-report-types.js');
+
+let available = false;
+let skipReason = '';
+let workspace;
+let outside;
+
+before(() => {
+  const caps = cordon.probe();
+  available = caps.available;
+  skipReason = `the Linux backend is not available on this host: ${caps.facts.join('; ')}`;
+  workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-node-'));
+  outside = fs.mkdtempSync('/var/tmp/cordon-node-outside-');
+  fs.chmodSync(outside, 0o777);
+});
+
+after(() => {
+  fs.rmSync(workspace, { recursive: true, force: true });
+  fs.rmSync(outside, { recursive: true, force: true });
+});
+
+test('report types are generated from the schema', () => {
+  const schema = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../schemas/report.v1.schema.json'), 'utf8'));
+  const committed = fs.readFileSync(path.join(__dirname, '../report.d.ts'), 'utf8');
+  assert.equal(generate(schema), committed, 'report.d.ts is stale: npm run generate-types');
+});
+
+test('allowed write works, forbidden writes fail with their errno', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const inside = path.join(workspace, 'made-inside');
+  const elsewhere = path.join(outside, 'made-outside');
+  const r = await cordon.run('workspace-write', ['/bin/sh', '-c',
+    `echo ok > ${inside}; echo x > ${elsewhere}; echo y > /etc/cordon-node-probe; cat ${inside}`], { cwd: workspace });
+  assert.equal(r.exitCode, 0, r.stderr.toString());
+  assert.equal(r.stdout.toString(), 'ok\n');
+  assert.match(r.stderr.toString(), new RegExp(`${elsewhere}: Directory nonexistent|${elsewhere}: No such file`));
+  // Creating a file in /etc meets the read-only mount (EROFS) before any permission check, for every user.
+  assert.match(r.stderr.toString(), /\/etc\/cordon-node-probe: Read-only file system/);
+  assert.ok(fs.existsSync(inside));
+  assert.ok(!fs.existsSync(elsewhere));
+  assert.equal(r.report.outcome, 'completed');
+  assert.equal(r.report.controls.filesystem_write.level, 'enforced');
+  assert.equal(r.error, null);
+});
+
+test('streaming output arrives before the end; stdin pipe', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const seen = [];
+  const r = await cordon.run('workspace-write', ['/bin/sh', '-c', 'echo first; sleep 0.5; echo second'],
+    { cwd: workspace, onStdout: (c) => seen.push([c.toString(), Date.now()]) });
+  const end = Date.now();
+  assert.equal(r.stdout.toString(), 'first\nsecond\n');
+  assert.ok(end - seen[0][1] >= 400, 'the first line came only at the end');
+
+  const run = cordon.start('workspace-write', ['/usr/bin/tr', 'a-z', 'A-Z'], { cwd: workspace, stdin: 'pipe' });
+  run.stdin.end('piped in\n');
+  const piped = await run.wait();
+  assert.equal(piped.stdout.toString(), 'PIPED IN\n');
+  const given = await cordon.run('workspace-write', ['/bin/cat'], { cwd: workspace, stdin: 'given\n' });
+  assert.equal(given.stdout.toString(), 'given\n');
+});
+
+test('cancel and AbortSignal kill the tree', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const run = cordon.start('workspace-write', ['/bin/sh', '-c', 'echo ready; exec sleep 60'], { cwd: workspace });
+  assert.ok(run.pid > 0);
+  await new Promise((resolve) => run.stdout.once('data', resolve));
+  run.cancel();
+  const r = await run.wait();
+  assert.equal(r.cancelled, true);
+  assert.equal(r.exitCode, 137);
+  assert.equal(r.report.outcome, 'cancelled');
+
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 200);
+  const started = Date.now();
+  const aborted = await cordon.run('workspace-write', ['/bin/sleep', '60'], { cwd: workspace, signal: controller.signal });
+  assert.equal(aborted.cancelled, true);
+  assert.ok(Date.now() - started < 20000);
+});
+
+test('timeout is the policy timeout; a Plan is cancelled at the deadline', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const r = await cordon.run('workspace-write', ['/bin/sleep', '30'], { cwd: workspace, timeout: 0.3 });
+  assert.equal(r.exitCode, 124);
+  assert.equal(r.timedOut, true);
+  assert.equal(r.report.timeout_fired, true);
+  const plan = cordon.compile('workspace-write', { workspace });
+  assert.equal(plan.explain().compiles, true);
+  const p = await cordon.run(plan, ['/bin/sleep', '30'], { timeout: 0.3 });
+  assert.equal(p.timedOut, true);
+  assert.equal(p.cancelled, true);
+});
+
+test('eight runs at once share one plan', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const plan = cordon.compile('workspace-write', { workspace });
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+    cordon.run(plan, ['/bin/sh', '-c', `echo ${i}`])));
+  assert.deepEqual(results.map((r) => r.stdout.toString()), Array.from({ length: 8 }, (_, i) => `${i}\n`));
+});
+
+test('command not found is a result with its error', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const r = await cordon.run('workspace-write', ['no-such-command-cordon'], { cwd: workspace });
+  assert.equal(r.exitCode, 127);
+  assert.equal(r.ran, false);
+  assert.equal(r.error.code, 'command_not_found');
+  assert.equal(r.report.outcome, 'launch_failed');
+});
+
+test('errors carry stable codes, locations and typed blockers', () => {
+  assert.throws(() => cordon.compile({ schema_version: 1, filesystem: { raed: 'all' } }),
+    (e) => e instanceof cordon.CordonError && e.code === 'invalid_policy' && e.location === '/filesystem/raed');
+  assert.throws(() => cordon.compile('{not json'), (e) => e.code === 'parse_error' && e.location === 'line 1, column 3');
+  assert.throws(() => cordon.compile('no-such-profile'), (e) => e.code === 'unknown_profile');
+  assert.throws(() => cordon.compile('workspace-write', { workspace, sandbox: 'forbid' }), (e) =>
+    e.code === 'isolation_insufficient' && e.blockers.length === 1 && e.blockers[0].subject === 'isolation' &&
+    e.blockers[0].required === 'os_sandbox' && e.blockers[0].available === 'none');
+  const policy = JSON.parse(cordon.profileJson('workspace-write'));
+  policy.isolation = 'none';
+  assert.throws(() => cordon.compile(policy, { workspace, sandbox: 'forbid' }), (e) =>
+    e.code === 'enforcement_unavailable' &&
+    e.blockers.some((b) => b.subject === 'control' && b.control === 'filesystem_write' &&
+      b.required === 'enforced' && b.available === 'not_enforced'));
+  const explained = cordon.explain(policy, { workspace, sandbox: 'forbid' });
+  assert.equal(explained.compiles, false);
+  assert.equal(explained.error.code, 'enforcement_unavailable');
+  assert.throws(() => cordon.start('workspace-write', [], { cwd: workspace }), TypeError);
+  assert.match(cordon.libraryVersion(), /^\d+\.\d+\.\d+$/);
+});
+
+test('the docs/node.md example runs', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const text = fs.readFileSync(path.join(__dirname, '../../../docs/node.md'), 'utf8');
+  const code = /```js\n([\s\S]*?)```/.exec(text)[1].replace("require('cordon-sandbox')", 'require(process.env.CORDON_PACKAGE)');
+  const file = path.join(workspace, 'example.js');
+  fs.writeFileSync(file, code);
+  const { execFileSync } = require('node:child_process');
+  const out = execFileSync(process.execPath, [file], {
+    cwd: workspace, env: { ...process.env, CORDON_PACKAGE: path.join(__dirname, '..') }, encoding: 'utf8',
+  });
+  assert.match(out, /exit 0: hello from the sandbox/);
+  assert.match(out, /filesystem_write: enforced/);
+});
+
+test('the TypeScript declarations type-check a host (tsc --strict)', (t) => {
+  const { spawnSync } = require('node:child_process');
+  const tsc = spawnSync('tsc', ['--version'], { encoding: 'utf8' });
+  if (tsc.error) return t.skip('tsc is not installed (Debian: node-typescript, scripts/setup.sh)');
+  const root = path.join(__dirname, '..');
+  const done = spawnSync('tsc', ['--noEmit', '--strict', '--target', 'es2022', '--module', 'commonjs',
+    '--moduleResolution', 'node', '--lib', 'es2022,dom', 'test/types/node-shim.d.ts', 'test/types/consumer.ts'],
+  { cwd: root, encoding: 'utf8' });
+  assert.equal(done.status, 0, done.stdout + done.stderr);
+});

@@ -1,0 +1,38 @@
+// A TypeScript host of the package, type-checked by the tests (tsc
+// --strict): the declarations must describe what index.js returns.
+import * as cordon from '../..';
+import type { Report, ReportLevel } from '../../report';
+
+async function main(): Promise<number> {
+  const caps: cordon.Capabilities = cordon.probe();
+  if (!caps.available) return 1;
+  const plan: cordon.Plan = cordon.compile('workspace-write', { workspace: '/srv/project', sandbox: 'require' });
+  const explained = plan.explain();
+  const write: ReportLevel = explained.controls.filesystem_write.level;
+  const result: cordon.RunResult = await cordon.run(plan, ['make', 'test'], {
+    timeout: 30,
+    onStdout: (chunk: Buffer) => process.stdout.write(chunk),
+  });
+  const report: Report = result.report;
+  const outcome: 'completed' | 'timed_out' | 'interrupted' | 'cancelled' | 'refused' | 'launch_failed' = report.outcome;
+  const exit = report.exit && 'code' in report.exit ? report.exit.code : -1;
+  const run = cordon.start('read-only', ['cat'], { stdin: 'pipe', signal: new AbortController().signal });
+  run.stdin?.end('data');
+  run.cancel();
+  const ended = await run.wait();
+  try {
+    cordon.compile({ schema_version: 1 });
+  } catch (e) {
+    if (e instanceof cordon.CordonError) {
+      for (const b of e.blockers) console.log(b.subject, b.control, b.required, b.available, b.reason);
+      console.log(e.code, e.location, e.errors.map((x) => x.location));
+    }
+  }
+  const refused = cordon.explain('workspace-write', { sandbox: 'forbid' });
+  if (!refused.compiles) console.log(refused.error.code, refused.error.blockers.length);
+  console.log(write, outcome, exit, ended.cancelled, result.exitCode, cordon.libraryVersion());
+  return result.exitCode;
+}
+
+declare const process: { stdout: { write(chunk: Buffer): boolean } };
+main();

@@ -1,0 +1,114 @@
+"""cordon: run commands confined by a cordon policy (docs/python.md).
+
+    import cordon
+    result = cordon.run("workspace-write", ["sh", "-c", "echo hi"], cwd="/path/to/project")
+    result.exit_code, result.stdout, result.report["controls"]
+
+A ctypes layer over libcordon's C API (include/cordon/cordon_c.h). The
+asyncio variant is cordon.start() / cordon.run_async() (cordon.aio).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import time
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from ._core import (DEVNULL, Blocker, CordonError, Handle, Plan, PolicyError, PolicyLike, RefusedError, RunResult,
+                    UsageError, check_argv, compile, explain, plan_for, probe, profile_json, stdin_bytes)
+from ._lib import lib
+from .aio import AsyncRun, run_async, start
+
+__all__ = ["run", "run_async", "start", "compile", "explain", "probe", "profile_json", "library_version", "Plan",
+           "RunResult", "AsyncRun", "CordonError", "PolicyError", "RefusedError", "UsageError", "Blocker", "DEVNULL"]
+
+
+def library_version() -> str:
+    """The version of the loaded libcordon ("MAJOR.MINOR.PATCH")."""
+    return lib().cordon_library_version().decode()
+
+
+def run(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str] = None,
+        env: Optional[Mapping[str, str]] = None, stdin: Any = None, timeout: Optional[float] = None,
+        workspace: Optional[str] = None) -> RunResult:
+    """Runs argv confined by `policy` and waits for it; returns its exit
+    status, stdout and stderr (bytes) and the run report (a dict).
+
+    policy: a built-in profile name, policy JSON text, a policy dict, or a
+      Plan from cordon.compile() (reuse one for many runs).
+    cwd: the working directory inside the sandbox (default: the workspace).
+    env: the host environment the policy chooses variables from (default
+      os.environ); the policy decides what reaches the command.
+    stdin: None (inherit), bytes/str (written, then EOF), DEVNULL, a
+      descriptor or a file object.
+    timeout: seconds; lowers the policy's process.timeout_seconds (the
+      sandbox kills the tree: exit 124, result.timed_out). With a Plan, the
+      run is cancelled at the deadline instead (timed_out and cancelled).
+    workspace: the directory {workspace} names (default: cwd, else the
+      current directory); ignored for a Plan.
+
+    Raises PolicyError, RefusedError (with .blockers), UsageError when
+    nothing ran. A command that could not start (command_not_found) is a
+    result with ran False, exit_code 127 and .error set."""
+    check_argv(argv)
+    plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout)
+    handle = Handle(plan, argv, cwd=cwd, env=env, stdin=stdin)
+    try:
+        return _collect(handle, stdin_bytes(stdin), time.monotonic() + timeout if (
+            timeout is not None and isinstance(policy, Plan)) else None)
+    finally:
+        handle.close()
+
+
+def _collect(handle: Handle, data: Optional[bytes], deadline: Optional[float]) -> RunResult:
+    """Writes stdin, reads stdout and stderr and waits, in this thread."""
+    out = {1: bytearray(), 2: bytearray()}
+    fds = {stream: handle.take_fd(stream) for stream in (0, 1, 2)}
+    timed_out = False
+    with selectors.DefaultSelector() as sel:
+        for stream in (1, 2):
+            sel.register(fds[stream], selectors.EVENT_READ, stream)
+        if fds[0] >= 0 and data:
+            os.set_blocking(fds[0], False)
+            sel.register(fds[0], selectors.EVENT_WRITE, 0)
+        elif fds[0] >= 0:
+            os.close(fds[0])
+            fds[0] = -1
+        sel.register(handle.wait_fd, selectors.EVENT_READ, "end")
+        pending = memoryview(data or b"")
+        ended = False
+        while sel.get_map() and len(sel.get_map()) > 0:
+            wait = None if deadline is None or timed_out else max(0.0, deadline - time.monotonic())
+            events = sel.select(wait)
+            if not events and deadline is not None and not timed_out:
+                timed_out = True
+                handle.cancel()
+            for key, _ in events:
+                if key.data == "end":
+                    if handle.poll(0):
+                        sel.unregister(key.fd)
+                        ended = True
+                elif key.data == 0:
+                    try:
+                        pending = pending[os.write(key.fd, pending):]
+                    except BrokenPipeError:
+                        pending = pending[len(pending):]
+                    if not pending:
+                        sel.unregister(key.fd)
+                        os.close(key.fd)
+                        fds[0] = -1
+                else:
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        out[key.data] += chunk
+                    else:
+                        sel.unregister(key.fd)
+                        os.close(key.fd)
+                        fds[key.data] = -1
+            if ended and len(sel.get_map()) == 0:
+                break
+        for fd in fds.values():
+            if fd >= 0:
+                os.close(fd)
+    return handle.result(bytes(out[1]), bytes(out[2]), timed_out=timed_out)

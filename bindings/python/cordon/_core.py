@@ -1,0 +1,317 @@
+"""Errors, plans and run handles over the C API (docs/python.md)."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from . import _lib
+from ._lib import lib, take_string
+
+PolicyLike = Union[str, Mapping[str, Any], "Plan"]
+"""A built-in profile name ("workspace-write"), policy JSON text, a policy
+dict (schemas/policy.v1.schema.json), or a compiled Plan."""
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why a compile was refused (docs/errors.md): subject is "control",
+    "backend" or "isolation"; control the control's name (or the subject);
+    required and available are levels."""
+
+    subject: str
+    control: str
+    required: str
+    available: str
+    reason: str
+
+
+class CordonError(Exception):
+    """An error with a stable code (docs/errors.md): code ("invalid_policy",
+    "enforcement_unavailable", ...), message, location (JSON pointer or
+    "line L, column C"), errno, errors (every policy problem:
+    [{"location", "reason"}]) and blockers (why a compile was refused)."""
+
+    def __init__(self, code: str, message: str, location: str = "", errno: int = 0,
+                 errors: Optional[List[Dict[str, str]]] = None, blockers: Optional[List[Blocker]] = None):
+        super().__init__(f"{code}: {message}" + (f" (at {location})" if location else ""))
+        self.code = code
+        self.message = message
+        self.location = location
+        self.errno = errno
+        self.errors = errors or []
+        self.blockers = blockers or []
+
+    @classmethod
+    def from_json(cls, text: Optional[str], fallback_code: int = 0) -> "CordonError":
+        if not text:
+            name = lib().cordon_error_code_name(fallback_code)
+            return _error_class(name.decode() if name else "launch_failed")(
+                name.decode() if name else "launch_failed", "the library gave no details")
+        j = json.loads(text)
+        blockers = [Blocker(b["subject"], b["control"], b["required"], b["available"], b["reason"])
+                    for b in j.get("blockers", [])]
+        return _error_class(j["code"])(j["code"], j.get("message", ""), j.get("location", ""),
+                                       j.get("errno", 0), j.get("errors", []), blockers)
+
+
+class PolicyError(CordonError):
+    """The policy could not be read or is invalid (parse_error,
+    invalid_policy, unknown_profile)."""
+
+
+class RefusedError(CordonError):
+    """Compile refused the policy on this host (backend_unavailable,
+    unsupported_platform, isolation_insufficient, enforcement_unavailable);
+    blockers say why."""
+
+
+class UsageError(CordonError):
+    """The call was wrong (usage_error): bad options, an empty argv."""
+
+
+def _error_class(code: str) -> type:
+    if code in ("parse_error", "invalid_policy", "unknown_profile"):
+        return PolicyError
+    if code in ("backend_unavailable", "unsupported_platform", "isolation_insufficient", "enforcement_unavailable"):
+        return RefusedError
+    if code == "usage_error":
+        return UsageError
+    return CordonError
+
+
+def _check(code: int, error: ctypes.c_void_p) -> None:
+    text = take_string(error.value)
+    if code != 0:
+        raise CordonError.from_json(text, code)
+
+
+def profile_json(name: str = "workspace-write") -> str:
+    """The JSON text of a built-in profile. Raises PolicyError (unknown_profile)."""
+    out, error = ctypes.c_void_p(), ctypes.c_void_p()
+    _check(lib().cordon_profile_json(name.encode(), ctypes.byref(out), ctypes.byref(error)), error)
+    return take_string(out.value) or ""
+
+
+def policy_text(policy: Union[str, Mapping[str, Any]]) -> str:
+    """Policy JSON text from a profile name, JSON text or a dict."""
+    if isinstance(policy, Mapping):
+        return json.dumps(policy)
+    if policy.lstrip().startswith("{"):
+        return policy
+    return profile_json(policy)
+
+
+def _options(workspace: Optional[str], home: Optional[str], cgroup_parent: Optional[str],
+             sandbox: Optional[str]) -> bytes:
+    opts = {k: v for k, v in (("workspace", workspace), ("home", home), ("cgroup_parent", cgroup_parent),
+                              ("sandbox", sandbox)) if v is not None}
+    return json.dumps({k: os.fspath(v) for k, v in opts.items()}).encode()
+
+
+class Plan:
+    """A compiled policy for this host (cordon_compile). Reuse one plan for
+    many runs; it may be shared by threads. explain() says what a run gets."""
+
+    def __init__(self, policy: Union[str, Mapping[str, Any]], *, workspace: Optional[str] = None,
+                 home: Optional[str] = None, cgroup_parent: Optional[str] = None, sandbox: Optional[str] = None):
+        self._handle = ctypes.c_void_p()
+        error = ctypes.c_void_p()
+        code = lib().cordon_compile(policy_text(policy).encode(), _options(workspace, home, cgroup_parent, sandbox),
+                                    ctypes.byref(self._handle), ctypes.byref(error))
+        _check(code, error)
+        self.workspace = workspace
+
+    def explain(self) -> Dict[str, Any]:
+        """{"compiles": true, "controls": {...}, "warnings": [...], ...} (cordon_plan_json)."""
+        return json.loads(take_string(lib().cordon_plan_json(self._handle)) or "{}")
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle and handle.value and _lib._lib is not None:
+            _lib._lib.cordon_plan_free(handle)
+            handle.value = None
+
+
+def compile(policy: Union[str, Mapping[str, Any]] = "workspace-write", *, workspace: Optional[str] = None,
+            home: Optional[str] = None, cgroup_parent: Optional[str] = None, sandbox: Optional[str] = None) -> Plan:
+    """Compiles a policy for this host. workspace is the directory
+    {workspace} names (required when the policy uses it). sandbox: "auto",
+    "require" or "forbid" (host execution). Raises PolicyError,
+    RefusedError (with blockers), UsageError."""
+    return Plan(policy, workspace=workspace, home=home, cgroup_parent=cgroup_parent, sandbox=sandbox)
+
+
+def explain(policy: Union[str, Mapping[str, Any]] = "workspace-write", *, workspace: Optional[str] = None,
+            home: Optional[str] = None, cgroup_parent: Optional[str] = None,
+            sandbox: Optional[str] = None) -> Dict[str, Any]:
+    """What a run of `policy` would get here, without running anything:
+    {"compiles": True, "controls": {control: {"level", "mechanism",
+    "detail"}}, ...} or {"compiles": False, "error": {code, blockers, ...}}."""
+    out, error = ctypes.c_void_p(), ctypes.c_void_p()
+    code = lib().cordon_explain(policy_text(policy).encode(), _options(workspace, home, cgroup_parent, sandbox),
+                                ctypes.byref(out), ctypes.byref(error))
+    _check(code, error)
+    return json.loads(take_string(out.value) or "{}")
+
+
+def probe() -> Dict[str, Any]:
+    """This host's capabilities: {"available", "isolation", "best": {control:
+    {"level", ...}}, "blockers", "facts"} (cordon probe)."""
+    out, error = ctypes.c_void_p(), ctypes.c_void_p()
+    _check(lib().cordon_probe(ctypes.byref(out), ctypes.byref(error)), error)
+    return json.loads(take_string(out.value) or "{}")
+
+
+@dataclass
+class RunResult:
+    """The end of a run. exit_code follows the CLI (docs/cli.md): the
+    command's code, 128+signal, 124 timeout, 125 refused/failed, 126 not
+    executable, 127 not found. report is the run report (schema 1)."""
+
+    argv: List[str]
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    report: Dict[str, Any]
+    ran: bool = True
+    signal: int = 0
+    timed_out: bool = False
+    cancelled: bool = False
+    wall_ms: int = 0
+    error: Optional[CordonError] = None  # why the command did not run (command_not_found, ...)
+
+    @property
+    def returncode(self) -> int:
+        """exit_code, under subprocess's name."""
+        return self.exit_code
+
+
+def check_argv(argv: Sequence[Union[str, bytes]]) -> None:
+    """Raises TypeError for one string (a shell line is ["sh", "-c", line]) or an empty argv."""
+    if isinstance(argv, (str, bytes)):
+        raise TypeError("argv is a sequence of arguments, not one string")
+    if len(argv) == 0:
+        raise TypeError("argv is empty")
+
+
+def _c_strings(items: Sequence[Union[str, bytes]]) -> ctypes.Array:
+    encoded = [os.fsencode(i) for i in items] + [None]
+    return (ctypes.c_char_p * len(encoded))(*encoded)
+
+
+class Handle:
+    """One started run (cordon_run_start): owns the C handle. Used by run()
+    and by the asyncio variant; cancel() may be called from any thread."""
+
+    def __init__(self, plan: Plan, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str], env: Optional[Mapping[str, str]],
+                 stdin: Any, stdout_pipe: bool = True, stderr_pipe: bool = True):
+        check_argv(argv)
+        self.argv = [os.fsdecode(a) for a in argv]
+        self._argv = _c_strings(argv)
+        environment = os.environ if env is None else env
+        self._env = _c_strings([f"{k}={v}" for k, v in environment.items()])
+        request = _lib.RunRequest()
+        request.argv = ctypes.cast(self._argv, ctypes.POINTER(ctypes.c_char_p))
+        request.cwd = os.fsencode(cwd) if cwd is not None else None
+        request.env = ctypes.cast(self._env, ctypes.POINTER(ctypes.c_char_p))
+        request.stdin_io = _stdio(stdin)
+        request.stdout_io = _lib.Stdio(_lib.STDIO_PIPE if stdout_pipe else _lib.STDIO_INHERIT, -1)
+        request.stderr_io = _lib.Stdio(_lib.STDIO_PIPE if stderr_pipe else _lib.STDIO_INHERIT, -1)
+        self._handle = ctypes.c_void_p()
+        error = ctypes.c_void_p()
+        self._plan = plan  # the plan outlives the start
+        _check(lib().cordon_run_start(plan._handle, ctypes.byref(request), ctypes.byref(self._handle),
+                                      ctypes.byref(error)), error)
+        self._lock = threading.Lock()
+        self.pid: int = lib().cordon_run_pid(self._handle)
+        self.wait_fd: int = lib().cordon_run_wait_fd(self._handle)
+        self._ended = False
+
+    def take_fd(self, stream: int) -> int:
+        """The caller's end of a piped stream (0, 1, 2), now owned by the caller; -1 if none."""
+        return lib().cordon_run_take_fd(self._handle, stream)
+
+    def poll(self, timeout_ms: int = 0) -> bool:
+        """Waits up to timeout_ms (< 0: no deadline); True once the run ended."""
+        if not self._ended:
+            self._ended = lib().cordon_run_wait(self._handle, timeout_ms) == _lib.RUN_ENDED
+        return self._ended
+
+    def cancel(self) -> None:
+        """Kills the whole sandboxed tree; idempotent; no effect once ended."""
+        if self._handle.value:
+            lib().cordon_run_cancel(self._handle)
+
+    def result(self, stdout: bytes, stderr: bytes, timed_out: bool = False) -> RunResult:
+        """The RunResult of an ended run."""
+        status = _lib.RunStatus()
+        if lib().cordon_run_status_get(self._handle, ctypes.byref(status)) != 0:
+            raise UsageError("usage_error", "the run has not ended")
+        report = json.loads(take_string(lib().cordon_run_report_json(self._handle)) or "{}")
+        error_text = take_string(lib().cordon_run_error_json(self._handle))
+        return RunResult(argv=self.argv, exit_code=status.exit_code, stdout=stdout, stderr=stderr, report=report,
+                         ran=bool(status.ran), signal=status.signal, timed_out=bool(status.timed_out) or timed_out,
+                         cancelled=bool(status.cancelled), wall_ms=status.wall_ms,
+                         error=CordonError.from_json(error_text) if error_text else None)
+
+    def close(self) -> None:
+        """Frees the handle (cancelling and waiting for a run still going)."""
+        if self._handle.value and _lib._lib is not None:
+            _lib._lib.cordon_run_free(self._handle)
+            self._handle.value = None
+
+    def __del__(self) -> None:
+        if getattr(self, "_handle", None) is not None:
+            self.close()
+
+
+DEVNULL = -3
+"""stdin=DEVNULL: the command reads end-of-file (as subprocess.DEVNULL)."""
+
+
+def _stdio(stdin: Any) -> _lib.Stdio:
+    if stdin is None:
+        return _lib.Stdio(_lib.STDIO_INHERIT, -1)
+    if isinstance(stdin, (bytes, bytearray, str)):
+        return _lib.Stdio(_lib.STDIO_PIPE, -1)
+    if stdin == DEVNULL:
+        return _lib.Stdio(_lib.STDIO_PIPE, -1)  # closed at once: EOF
+    if isinstance(stdin, int):
+        return _lib.Stdio(_lib.STDIO_FD, stdin)
+    if hasattr(stdin, "fileno"):
+        return _lib.Stdio(_lib.STDIO_FD, stdin.fileno())
+    raise TypeError("stdin is None, bytes, str, DEVNULL, a descriptor or a file object")
+
+
+def stdin_bytes(stdin: Any) -> Optional[bytes]:
+    """What run() writes to a piped stdin (b"" for DEVNULL), or None when not piped."""
+    if isinstance(stdin, str):
+        return stdin.encode()
+    if isinstance(stdin, (bytes, bytearray)):
+        return bytes(stdin)
+    if isinstance(stdin, int) and stdin == DEVNULL:
+        return b""
+    return None
+
+
+def plan_for(policy: PolicyLike, *, workspace: Optional[str], cwd: Optional[str],
+             timeout: Optional[float]) -> Plan:
+    """A plan for run(): a Plan as is; else the policy compiled with the
+    workspace (default: cwd, else the current directory) and, with timeout,
+    its process.timeout_seconds lowered to it (the sandbox enforces it: exit
+    124, timeout_fired in the report)."""
+    if isinstance(policy, Plan):
+        return policy
+    text = policy_text(policy)
+    if timeout is not None:
+        document = json.loads(text)
+        process = document.setdefault("process", {})
+        current = process.get("timeout_seconds")
+        process["timeout_seconds"] = timeout if current is None else min(current, timeout)
+        text = json.dumps(document)
+    return Plan(text, workspace=workspace or cwd or os.getcwd())

@@ -1,0 +1,27 @@
+"""The example of docs/python.md runs as written, from an installed package."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import cordon
+
+
+def test_the_docs_example_runs(workspace):
+    page = Path(__file__).resolve().parents[3] / "docs" / "python.md"
+    code = re.search(r"```python\n(.*?)```", page.read_text(), re.S).group(1)
+    package = os.environ.get("CORDON_PYTHON_PATH") or str(Path(cordon.__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", code], cwd=workspace, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=package))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "exit 1 hello from the sandbox"
+    assert "touch: cannot touch '/etc/x'" in lines[1]
+    assert lines[2] == "filesystem_write: enforced"
+
+
+def test_installed_package_is_the_one_under_test():
+    if os.environ.get("CORDON_PYTHON_PATH"):
+        assert Path(cordon.__file__).resolve().is_relative_to(Path(os.environ["CORDON_PYTHON_PATH"]).resolve())

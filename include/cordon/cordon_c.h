@@ -1,0 +1,256 @@
+/* cordon/cordon_c.h — the C API of libcordon (docs/library.md).
+ *
+ * A small, stable surface over the compile driver and the run API
+ * (cordon/backend.h, cordon/run.h) for hosts in C and for language bindings
+ * (bindings/python, bindings/node). No C++ type crosses it: handles are
+ * opaque pointers, structured data is JSON text (UTF-8, NUL-terminated),
+ * errors are stable codes plus an error JSON document.
+ *
+ * Conventions, for every function below:
+ *  - A function that can fail returns an `int`: 0 (CORDON_OK) or one of the
+ *    positive cordon_error_code values. When it fails and `error_json` is
+ *    not NULL, *error_json receives an error document (see "Error JSON"),
+ *    which the caller frees with cordon_string_free(); on success *error_json
+ *    is set to NULL.
+ *  - Any such function also fails with CORDON_E_LAUNCH_FAILED (errno
+ *    ENOMEM in the error JSON) when memory runs out; a function returning
+ *    `char*` returns NULL then.
+ *  - Every `char*` the library returns is allocated by it and freed with
+ *    cordon_string_free(); every handle with its own *_free function.
+ *  - Descriptors named "owned by the handle" are closed by its *_free.
+ *  - Thread safety: a plan may be used by many threads at once (to start
+ *    runs); a run handle by one thread at a time, except cordon_run_cancel(),
+ *    which any thread may call while another waits.
+ *  - Units: times in milliseconds, sizes in bytes.
+ *
+ * Error JSON: {"code": "<stable spelling, docs/errors.md>", "message": "one
+ * line", "location": "JSON pointer or line/column or empty", "errno": N,
+ * "errors": [{"location", "reason"}...] (every policy problem),
+ * "blockers": [{"subject": "control|backend|isolation", "control": "<control
+ * name, or backend/isolation>", "required": "<level>", "available":
+ * "<level>", "reason": "..."}...] (why a compile was refused)}.
+ *
+ * Versioning: CORDON_ABI_VERSION changes only when a function's signature or
+ * a struct's layout changes incompatibly; new functions and new error codes
+ * may be added within a version. Compare cordon_abi_version() at run time.
+ */
+#ifndef CORDON_CORDON_C_H
+#define CORDON_CORDON_C_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CORDON_C_API __attribute__((visibility("default")))
+#else
+#define CORDON_C_API
+#endif
+
+/* The ABI this header describes. */
+#define CORDON_ABI_VERSION 1
+
+/* Stable error codes: the C spelling of cordon::error_code
+ * (include/cordon/result.h, docs/errors.md). Values never change; new ones
+ * are only appended. */
+enum cordon_error_code {
+  CORDON_OK = 0,
+  CORDON_E_PARSE_ERROR = 1,              /* policy or options text is not JSON */
+  CORDON_E_INVALID_POLICY = 2,           /* well-formed but invalid policy (compile gate 1) */
+  CORDON_E_UNKNOWN_PROFILE = 3,          /* no built-in profile of that name */
+  CORDON_E_BACKEND_UNAVAILABLE = 4,      /* the sandbox cannot run on this host (gate 2) */
+  CORDON_E_UNSUPPORTED_PLATFORM = 5,     /* no backend for this OS (gate 2) */
+  CORDON_E_ISOLATION_INSUFFICIENT = 6,   /* gate 3 */
+  CORDON_E_ENFORCEMENT_UNAVAILABLE = 7,  /* a required control cannot be met (gate 4) */
+  CORDON_E_PLAN_NULL = 8,
+  CORDON_E_PLAN_FOREIGN = 9,
+  CORDON_E_PLAN_OTHER_PLATFORM = 10,
+  CORDON_E_PLAN_STALE = 11,
+  CORDON_E_COMMAND_NOT_FOUND = 12,       /* argv[0] not found inside the sandbox (exit 127) */
+  CORDON_E_COMMAND_NOT_EXECUTABLE = 13,  /* found but not executable (exit 126) */
+  CORDON_E_LAUNCH_FAILED = 14,           /* a sandbox setup step failed; errno in the error JSON */
+  CORDON_E_IO_ERROR = 15,
+  CORDON_E_USAGE_ERROR = 16,             /* bad arguments: NULL where a value is needed, bad options */
+  CORDON_E_INVALID_DESTINATION = 17
+};
+
+/* The ABI version of the loaded library (CORDON_ABI_VERSION it was built
+ * with). A host built against another version should refuse to go on. */
+CORDON_C_API uint32_t cordon_abi_version(void);
+
+/* The library version, "MAJOR.MINOR.PATCH" (static storage; do not free). */
+CORDON_C_API const char* cordon_library_version(void);
+
+/* The stable spelling of an error code ("enforcement_unavailable"); "ok"
+ * for 0; NULL for a value that is not a code (static storage). */
+CORDON_C_API const char* cordon_error_code_name(int code);
+
+/* Frees a string the library returned. NULL is allowed. */
+CORDON_C_API void cordon_string_free(char* text);
+
+/* ---- Policies and plans ------------------------------------------------ */
+
+/* A compiled plan: what a run of one policy on this host enforces. Opaque;
+ * immutable; valid only in the process that compiled it. */
+typedef struct cordon_plan cordon_plan;
+
+/* The JSON text of a built-in profile ("workspace-write", "read-only",
+ * "offline"; NULL or "" = the default, workspace-write) in *policy_json.
+ * Errors: CORDON_E_UNKNOWN_PROFILE; CORDON_E_USAGE_ERROR when policy_json is
+ * NULL. */
+CORDON_C_API int cordon_profile_json(const char* name, char** policy_json, char** error_json);
+
+/* Compiles a policy (JSON v1, schemas/policy.v1.schema.json) for this host.
+ *
+ * options_json: NULL or a JSON object with optional string fields
+ *   "workspace"     absolute directory that {workspace} names (required when
+ *                   the policy uses {workspace}; the default working
+ *                   directory of runs),
+ *   "home"          absolute directory for {home} (default: the host's),
+ *   "cgroup_parent" a delegated cgroup v2 directory for tree-wide limits,
+ *   "sandbox"       "auto" (default) | "require" | "forbid" (host execution:
+ *                   refused unless the policy accepts not_enforced controls).
+ *   Unknown fields are an error (a typo must not weaken anything).
+ * On success *plan receives a plan, freed with cordon_plan_free().
+ * Errors: CORDON_E_PARSE_ERROR (policy or options not JSON; location is
+ * "line L, column C"), CORDON_E_INVALID_POLICY (errors lists every problem
+ * with its JSON pointer), CORDON_E_BACKEND_UNAVAILABLE,
+ * CORDON_E_UNSUPPORTED_PLATFORM, CORDON_E_ISOLATION_INSUFFICIENT,
+ * CORDON_E_ENFORCEMENT_UNAVAILABLE (each with blockers),
+ * CORDON_E_USAGE_ERROR (policy_json or plan NULL, bad options). */
+CORDON_C_API int cordon_compile(const char* policy_json, const char* options_json, cordon_plan** plan,
+                                char** error_json);
+
+/* Frees a plan. Runs started from it keep what they need. NULL is allowed. */
+CORDON_C_API void cordon_plan_free(cordon_plan* plan);
+
+/* What a run of this plan gets, as JSON: {"compiles": true, "policy": name,
+ * "backend", "platform", "isolation", "workspace", "fingerprint",
+ * "controls": {control: {"level", "mechanism"?, "detail"?}}, "limits",
+ * "warnings": [...]}. NULL only when plan is NULL or memory ran out. */
+CORDON_C_API char* cordon_plan_json(const cordon_plan* plan);
+
+/* Compiles without running (`cordon policy explain`): *explain_json receives
+ * cordon_plan_json()'s document when the policy compiles, else {"compiles":
+ * false, "error": <error JSON>}. A refusal is an answer, not a failure: it
+ * returns 0. Errors: CORDON_E_USAGE_ERROR (NULL arguments, bad options),
+ * CORDON_E_PARSE_ERROR when options_json is not JSON. */
+CORDON_C_API int cordon_explain(const char* policy_json, const char* options_json, char** explain_json,
+                                char** error_json);
+
+/* This host's capabilities for its backend (`cordon probe`), as JSON:
+ * {"platform", "backend", "available": bool, "isolation", "best": {control:
+ * {"level", "mechanism"?, "detail"?}}, "blockers": [...], "facts": [...]}.
+ * Takes a few milliseconds (it tries namespaces in a short-lived child).
+ * Errors: CORDON_E_USAGE_ERROR when probe_json is NULL. */
+CORDON_C_API int cordon_probe(char** probe_json, char** error_json);
+
+/* ---- Runs -------------------------------------------------------------- */
+
+typedef struct cordon_run cordon_run;
+
+/* Where one standard stream of the command comes from or goes to. */
+enum cordon_stdio_mode {
+  CORDON_STDIO_INHERIT = 0, /* the caller's own descriptor 0, 1 or 2 */
+  CORDON_STDIO_FD = 1,      /* `fd`, duplicated (the caller keeps and closes its own) */
+  CORDON_STDIO_PIPE = 2     /* a new pipe; the caller's end from cordon_run_fd() */
+};
+
+typedef struct cordon_stdio {
+  int mode; /* enum cordon_stdio_mode */
+  int fd;   /* CORDON_STDIO_FD only */
+} cordon_stdio;
+
+typedef struct cordon_run_request {
+  /* The command: NULL-terminated, argv[0] non-empty; looked up in the
+   * sandbox's PATH. */
+  const char* const* argv;
+  /* Absolute working directory inside the sandbox; NULL or "" = the
+   * workspace (else "/"). */
+  const char* cwd;
+  /* "NAME=VALUE" entries, NULL-terminated, that the policy's environment
+   * rules choose from; NULL = this process's environ. */
+  const char* const* env;
+  cordon_stdio stdin_io, stdout_io, stderr_io;
+  /* The cordon-supervisor helper; NULL = $CORDON_SUPERVISOR, else the
+   * installed one, else the build tree's. */
+  const char* supervisor_path;
+} cordon_run_request;
+
+/* Starts `request` under `plan` in a supervisor helper process and returns
+ * at once with *run. Errors: CORDON_E_USAGE_ERROR (NULL plan, request or
+ * run; empty argv; a CORDON_STDIO_FD descriptor that is not open; an unknown
+ * mode), CORDON_E_PLAN_NULL, CORDON_E_LAUNCH_FAILED with errno (pipe2,
+ * socketpair, clone3). What goes wrong after the start (command not found,
+ * a setup step, no helper installed) is in the run's report and error. */
+CORDON_C_API int cordon_run_start(const cordon_plan* plan, const cordon_run_request* request, cordon_run** run,
+                                  char** error_json);
+
+/* The supervisor helper's host PID (the sandbox's processes are its
+ * descendants; it is not the caller's child: do not waitpid it). */
+CORDON_C_API int cordon_run_pid(const cordon_run* run);
+
+/* The caller's end of a CORDON_STDIO_PIPE stream (stream 0, 1 or 2), owned
+ * by the handle; -1 when the stream is not a pipe, was taken, or stream is
+ * out of range. Close stdin (take it, then close) to give the command EOF. */
+CORDON_C_API int cordon_run_fd(const cordon_run* run, int stream);
+
+/* As cordon_run_fd(), but the caller owns the descriptor from now on. */
+CORDON_C_API int cordon_run_take_fd(cordon_run* run, int stream);
+
+/* A descriptor (owned by the handle; poll it, never read it) that becomes
+ * readable when the report arrives or the helper ends; then call
+ * cordon_run_wait(run, 0), which may still say CORDON_RUN_GOING while the
+ * report is incomplete. For event loops (asyncio, libuv, epoll). */
+CORDON_C_API int cordon_run_wait_fd(const cordon_run* run);
+
+enum cordon_wait_result { CORDON_RUN_GOING = 0, CORDON_RUN_ENDED = 1 };
+
+/* Waits up to timeout_ms milliseconds (< 0: without a deadline; 0: only
+ * looks) for the run to end. Returns CORDON_RUN_ENDED once it has (then and
+ * on every later call), CORDON_RUN_GOING when the deadline passed first (the
+ * run goes on), -1 when run is NULL. */
+CORDON_C_API int cordon_run_wait(cordon_run* run, int64_t timeout_ms);
+
+/* Kills the whole sandboxed tree. Idempotent; safe from any thread while
+ * another waits; no effect once the run ended. The run then ends with
+ * cancelled = true in cordon_run_status(). */
+CORDON_C_API void cordon_run_cancel(cordon_run* run);
+
+/* The end of a run, valid after CORDON_RUN_ENDED. */
+typedef struct cordon_run_status {
+  int exit_code;  /* as the CLI's: the command's code, 128+signal, 124 timeout,
+                     125 refused/failed, 126 not executable, 127 not found */
+  int ran;        /* 1 when the command ran (outcome fields valid) */
+  int exited;     /* 1 when it exited normally */
+  int signal;     /* terminating signal when it did not */
+  int timed_out;  /* the policy's wall-clock timeout killed the tree */
+  int cancelled;  /* cordon_run_cancel() killed it */
+  int error_code; /* CORDON_OK, or why it did not run or was not supervised to its end */
+  int64_t wall_ms;
+} cordon_run_status;
+
+/* Fills *status. Errors: CORDON_E_USAGE_ERROR when run or status is NULL or
+ * the run has not ended (cordon_run_wait() said CORDON_RUN_GOING). */
+CORDON_C_API int cordon_run_status_get(const cordon_run* run, cordon_run_status* status);
+
+/* The run report (JSON, "schema": 1, schemas/report.v1.schema.json), also
+ * for a run that failed to start the command. NULL until the run ended. */
+CORDON_C_API char* cordon_run_report_json(const cordon_run* run);
+
+/* The error JSON of a run that did not run the command or was not
+ * supervised to its end; NULL when it ran (or has not ended). */
+CORDON_C_API char* cordon_run_error_json(const cordon_run* run);
+
+/* Frees a run handle. A run still going is cancelled and waited for (this
+ * blocks until its tree is gone). NULL is allowed. Never call it while
+ * another thread uses the handle. */
+CORDON_C_API void cordon_run_free(cordon_run* run);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORDON_CORDON_C_H */

@@ -1,0 +1,527 @@
+/* Tests of the C API (include/cordon/cordon_c.h), written in C: real
+ * confined runs through libcordon_c.so and the cordon-supervisor helper. The
+ * allowed thing works and the forbidden thing fails with its exact errno.
+ *
+ * Usage: capi_test [--junit FILE] [--probe PATH]
+ *   --probe  the capi-probe program (copied into each test's workspace);
+ *            default $CORDON_CAPI_PROBE, else the build tree's.
+ * Exit status 0 when every test passed, 77 when none failed but some were
+ * skipped, else 1. Each test prints "ok NAME",
+ * "FAIL NAME: why" or "skip NAME: why". */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cordon/cordon_c.h"
+
+/* ---- a small test harness with JUnit output ---- */
+
+#define MAX_TESTS 64
+struct outcome {
+  const char* name;
+  int failed, skipped;
+  char why[512];
+  double seconds;
+};
+static struct outcome results[MAX_TESTS];
+static int result_count;
+static struct outcome* current;
+static const char* probe_program;
+
+static void fail_test(const char* format, ...) {
+  if (current->failed) return; /* the first failure says the most */
+  current->failed = 1;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(current->why, sizeof current->why, format, args);
+  va_end(args);
+}
+
+static void skip_test(const char* why) {
+  current->skipped = 1;
+  snprintf(current->why, sizeof current->why, "%s", why);
+}
+
+#define CHECK(cond, ...)         \
+  do {                           \
+    if (!(cond)) {               \
+      fail_test(__VA_ARGS__);    \
+      goto done;                 \
+    }                            \
+  } while (0)
+
+static int contains(const char* text, const char* needle) { return text != NULL && strstr(text, needle) != NULL; }
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void run_test(const char* name, void (*body)(void)) {
+  current = &results[result_count++];
+  current->name = name;
+  double start = now_seconds();
+  body();
+  current->seconds = now_seconds() - start;
+  if (current->failed) {
+    printf("FAIL %s: %s\n", name, current->why);
+  } else if (current->skipped) {
+    printf("skip %s: %s\n", name, current->why);
+  } else {
+    printf("ok %s\n", name);
+  }
+  fflush(stdout);
+}
+
+static void xml_escaped(FILE* out, const char* text) {
+  for (; *text != '\0'; ++text) {
+    switch (*text) {
+      case '<': fputs("&lt;", out); break;
+      case '>': fputs("&gt;", out); break;
+      case '&': fputs("&amp;", out); break;
+      case '"': fputs("&quot;", out); break;
+      default: fputc(*text, out);
+    }
+  }
+}
+
+static int write_junit(const char* path, int failures, int skips) {
+  FILE* out = fopen(path, "w");
+  if (out == NULL) return -1;
+  /* The counts on <testsuites> too: scripts/test.sh's summary reads them there. */
+  fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
+          result_count, failures, skips);
+  fprintf(out, "<testsuite name=\"capi\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n", result_count, failures, skips);
+  for (int i = 0; i < result_count; ++i) {
+    fprintf(out, "  <testcase classname=\"capi\" name=\"%s\" time=\"%.3f\">", results[i].name, results[i].seconds);
+    if (results[i].failed || results[i].skipped) {
+      fputs(results[i].failed ? "<failure message=\"" : "<skipped message=\"", out);
+      xml_escaped(out, results[i].why);
+      fputs("\"/>", out);
+    }
+    fputs("</testcase>\n", out);
+  }
+  fputs("</testsuite>\n</testsuites>\n", out);
+  return fclose(out);
+}
+
+/* ---- fixtures ---- */
+
+static char workspace[64];
+
+/* A fresh workspace with the probe program in it, and compile options naming it. */
+static int make_workspace(char* options, size_t size) {
+  snprintf(workspace, sizeof workspace, "/tmp/cordon-capi-XXXXXX");
+  if (mkdtemp(workspace) == NULL) return -1;
+  char command[512];
+  snprintf(command, sizeof command, "cp '%s' '%s/probe' && chmod 755 '%s/probe'", probe_program, workspace, workspace);
+  if (system(command) != 0) return -1;
+  snprintf(options, size, "{\"workspace\": \"%s\"}", workspace);
+  return 0;
+}
+
+static void remove_workspace(void) {
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", workspace);
+  if (system(command) != 0) fprintf(stderr, "could not remove %s\n", workspace);
+}
+
+/* Compiles a built-in profile for the workspace; NULL on error, with the
+ * reason in compile_failure. */
+static char compile_failure[512];
+static cordon_plan* compile_profile_quietly(const char* profile, const char* options) {
+  char* policy = NULL;
+  char* error = NULL;
+  cordon_plan* plan = NULL;
+  compile_failure[0] = '\0';
+  if (cordon_profile_json(profile, &policy, &error) != CORDON_OK || cordon_compile(policy, options, &plan, &error) != CORDON_OK) {
+    snprintf(compile_failure, sizeof compile_failure, "%s: %s", profile, error != NULL ? error : "?");
+  }
+  cordon_string_free(policy);
+  cordon_string_free(error);
+  return plan;
+}
+
+/* Reads a descriptor to its end into buffer (NUL-terminated). */
+static void read_all(int fd, char* buffer, size_t size) {
+  size_t used = 0;
+  ssize_t n;
+  while (used + 1 < size && (n = read(fd, buffer + used, size - 1 - used)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  buffer[used] = '\0';
+}
+
+/* Starts argv under plan with stdout on a pipe, collects stdout and waits. */
+static cordon_run* run_collect(cordon_plan* plan, const char* const* argv, char* out, size_t size) {
+  cordon_run_request request = {0};
+  request.argv = argv;
+  request.stdout_io.mode = CORDON_STDIO_PIPE;
+  cordon_run* run = NULL;
+  char* error = NULL;
+  if (cordon_run_start(plan, &request, &run, &error) != CORDON_OK) {
+    fail_test("cordon_run_start: %s", error);
+    cordon_string_free(error);
+    return NULL;
+  }
+  read_all(cordon_run_fd(run, 1), out, size);
+  if (cordon_run_wait(run, -1) != CORDON_RUN_ENDED) fail_test("cordon_run_wait(-1) did not end the run");
+  return run;
+}
+
+/* What every confined-run test starts from: a workspace with the probe,
+ * the workspace-write profile compiled for it; released after each test. */
+static struct {
+  cordon_plan* plan;
+  cordon_run* run;
+  char* error;
+  char* report;
+} fx;
+
+static void run_confined_test(const char* name, void (*body)(void)) {
+  char options[128];
+  memset(&fx, 0, sizeof fx);
+  if (make_workspace(options, sizeof options) != 0) {
+    current = &results[result_count++];
+    current->name = name;
+    fail_test("workspace: %s", strerror(errno));
+    printf("FAIL %s: %s\n", name, current->why);
+    return;
+  }
+  fx.plan = compile_profile_quietly("workspace-write", options);
+  run_test(name, body);
+  cordon_string_free(fx.error);
+  cordon_string_free(fx.report);
+  cordon_run_free(fx.run);
+  cordon_plan_free(fx.plan);
+  remove_workspace();
+}
+
+/* ---- tests ---- */
+
+static void test_versions_and_codes(void) {
+  CHECK(cordon_abi_version() == CORDON_ABI_VERSION, "abi %u", cordon_abi_version());
+  CHECK(cordon_library_version() != NULL && strchr(cordon_library_version(), '.') != NULL, "library version");
+  CHECK(strcmp(cordon_error_code_name(CORDON_OK), "ok") == 0, "name of 0");
+  CHECK(strcmp(cordon_error_code_name(CORDON_E_ENFORCEMENT_UNAVAILABLE), "enforcement_unavailable") == 0, "name 7");
+  CHECK(strcmp(cordon_error_code_name(CORDON_E_INVALID_DESTINATION), "invalid_destination") == 0, "name 17");
+  CHECK(cordon_error_code_name(CORDON_E_INVALID_DESTINATION + 1) == NULL, "past the last code");
+  CHECK(cordon_error_code_name(-1) == NULL, "negative code");
+done:;
+}
+
+static void test_unknown_profile(void) {
+  char* policy = (char*)"untouched";
+  char* error = NULL;
+  int code = cordon_profile_json("no-such-profile", &policy, &error);
+  CHECK(code == CORDON_E_UNKNOWN_PROFILE, "code %d", code);
+  CHECK(policy == NULL, "policy_json set on failure");
+  CHECK(contains(error, "\"code\":\"unknown_profile\""), "error %s", error);
+  cordon_string_free(error);
+  CHECK(cordon_profile_json(NULL, NULL, NULL) == CORDON_E_USAGE_ERROR, "NULL out");
+done:;
+}
+
+static void test_compile_errors_are_typed(void) {
+  cordon_plan* plan = NULL;
+  char* error = NULL;
+  int code = cordon_compile("{not json", NULL, &plan, &error);
+  CHECK(code == CORDON_E_PARSE_ERROR && plan == NULL, "parse: code %d", code);
+  CHECK(contains(error, "\"location\":\"line 1, column 3\""), "parse location: %s", error);
+  cordon_string_free(error);
+  error = NULL;
+  code = cordon_compile("{\"schema_version\": 1, \"filesystem\": {\"raed\": \"all\"}}", NULL, &plan, &error);
+  CHECK(code == CORDON_E_INVALID_POLICY, "invalid: code %d", code);
+  CHECK(contains(error, "\"code\":\"invalid_policy\"") && contains(error, "\"location\":\"/filesystem/raed\""),
+        "invalid: %s", error);
+  cordon_string_free(error);
+  error = NULL;
+  code = cordon_compile("{\"schema_version\": 1}", "{\"workspce\": \"/tmp\"}", &plan, &error);
+  CHECK(code == CORDON_E_USAGE_ERROR && contains(error, "unknown field workspce"), "options: %d %s", code, error);
+  cordon_string_free(error);
+  error = NULL;
+  code = cordon_compile(NULL, NULL, &plan, &error);
+  CHECK(code == CORDON_E_USAGE_ERROR, "NULL policy: %d", code);
+done:
+  cordon_string_free(error);
+}
+
+static void test_refusal_carries_blockers(void) {
+  /* Host execution enforces nothing: a policy that requires its controls is
+   * refused, with one typed blocker per control. */
+  char options[128];
+  char* policy = NULL;
+  char* error = NULL;
+  cordon_plan* plan = NULL;
+  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
+  snprintf(options, sizeof options, "{\"workspace\": \"%s\", \"sandbox\": \"forbid\"}", workspace);
+  CHECK(cordon_profile_json("workspace-write", &policy, &error) == CORDON_OK, "profile");
+  /* Gate 3: the profile asks for an OS sandbox; host execution is none. */
+  int code = cordon_compile(policy, options, &plan, &error);
+  CHECK(code == CORDON_E_ISOLATION_INSUFFICIENT && plan == NULL, "code %d: %s", code, error);
+  CHECK(contains(error, "{\"subject\":\"isolation\",\"control\":\"isolation\",\"required\":\"os_sandbox\","
+                        "\"available\":\"none\""),
+        "isolation blocker: %s", error);
+  cordon_string_free(error);
+  error = NULL;
+  /* Gate 4: with isolation "none" accepted, each required control is a blocker. */
+  char* at = strstr(policy, "\"isolation\": \"os_sandbox\"");
+  CHECK(at != NULL, "the profile has no isolation field: %s", policy);
+  memcpy(at, "\"isolation\": \"none\"      ", strlen("\"isolation\": \"os_sandbox\""));
+  code = cordon_compile(policy, options, &plan, &error);
+  CHECK(code == CORDON_E_ENFORCEMENT_UNAVAILABLE && plan == NULL, "code %d: %s", code, error);
+  CHECK(contains(error, "{\"subject\":\"control\",\"control\":\"filesystem_write\",\"required\":\"enforced\","
+                        "\"available\":\"not_enforced\""),
+        "control blockers: %s", error);
+  char* explained = NULL;
+  char* explain_error = NULL;
+  code = cordon_explain(policy, options, &explained, &explain_error);
+  CHECK(code == CORDON_OK && explain_error == NULL, "explain code %d", code);
+  CHECK(contains(explained, "\"compiles\": false") && contains(explained, "\"code\": \"enforcement_unavailable\"") &&
+            contains(explained, "\"subject\": \"control\""),
+        "explain: %s", explained);
+  cordon_string_free(explained);
+done:
+  cordon_string_free(policy);
+  cordon_string_free(error);
+  remove_workspace();
+}
+
+static void test_explain_and_probe(void) {
+  char* probe = NULL;
+  char* error = NULL;
+  CHECK(cordon_probe(&probe, &error) == CORDON_OK, "probe: %s", error);
+  CHECK(contains(probe, "\"backend\": \"linux-namespaces\"") && contains(probe, "\"best\""), "probe: %s", probe);
+  if (!contains(probe, "\"available\": true")) {
+    skip_test("the Linux backend is not available on this host (cordon probe)");
+    goto done;
+  }
+  char* policy = NULL;
+  CHECK(cordon_profile_json("read-only", &policy, &error) == CORDON_OK, "profile");
+  char* explained = NULL;
+  char options[128];
+  CHECK(make_workspace(options, sizeof options) == 0, "workspace");
+  int code = cordon_explain(policy, options, &explained, &error);
+  cordon_string_free(policy);
+  CHECK(code == CORDON_OK, "explain %d", code);
+  CHECK(contains(explained, "\"compiles\": true") && contains(explained, "\"filesystem_write\": {"),
+        "explain: %s", explained);
+  CHECK(contains(explained, "\"fingerprint\": \"sha256:"), "fingerprint: %s", explained);
+  cordon_string_free(explained);
+  remove_workspace();
+done:
+  cordon_string_free(probe);
+  cordon_string_free(error);
+}
+
+/* The allowed write lands in the workspace; writes to a host directory
+ * outside it and to /etc fail with their exact errno; a denied read too. */
+static void test_confined_run_allowed_and_forbidden(void) {
+  char outside[64] = "/var/tmp/cordon-capi-outside-XXXXXX";
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  CHECK(mkdtemp(outside) != NULL, "outside dir");
+  chmod(outside, 0777);
+  char inside_file[128], outside_file[128], probe[128];
+  snprintf(inside_file, sizeof inside_file, "%s/made-inside", workspace);
+  snprintf(outside_file, sizeof outside_file, "%s/made-outside", outside);
+  snprintf(probe, sizeof probe, "%s/probe", workspace);
+  const char* argv[] = {probe, "write", inside_file, "write", outside_file, "write", "/etc/cordon-capi-probe",
+                        "read", "/etc/shadow", "read", inside_file, NULL};
+  char out[4096];
+  fx.run = run_collect(fx.plan, argv, out, sizeof out);
+  CHECK(fx.run != NULL, "start");
+  cordon_run_status status;
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK, "status");
+  CHECK(status.ran && status.exited && status.exit_code == 0 && status.error_code == CORDON_OK, "exit %d: %s",
+        status.exit_code, out);
+  char expected[512];
+  /* Creating a file in /etc meets the read-only mount (EROFS) before any
+   * permission check, for root and every other user alike. */
+  snprintf(expected, sizeof expected, "write OK\nwrite ENOENT\nwrite EROFS\nread EACCES\nread OK probe\n");
+  CHECK(strcmp(out, expected) == 0, "probe said:\n%s\nexpected:\n%s", out, expected);
+  CHECK(access(inside_file, F_OK) == 0, "the allowed file is not on the host");
+  CHECK(access(outside_file, F_OK) != 0 && errno == ENOENT, "the forbidden file exists on the host");
+  fx.report = cordon_run_report_json(fx.run);
+  CHECK(contains(fx.report, "\"outcome\": \"completed\"") && contains(fx.report, "\"schema\": 1"), "report: %.300s", fx.report);
+  CHECK(cordon_run_error_json(fx.run) == NULL, "error JSON for a run that ran");
+done:
+  rmdir(outside);
+}
+
+static void test_stdin_pipe_and_fd(void) {
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  /* stdout to a file descriptor of ours, stdin from a pipe. */
+  char out_path[128];
+  snprintf(out_path, sizeof out_path, "%s/out.txt", workspace);
+  int out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  CHECK(out_fd >= 0, "open out");
+  const char* argv[] = {"/bin/sh", "-c", "tr a-z A-Z", NULL};
+  cordon_run_request request = {0};
+  request.argv = argv;
+  request.stdin_io.mode = CORDON_STDIO_PIPE;
+  request.stdout_io.mode = CORDON_STDIO_FD;
+  request.stdout_io.fd = out_fd;
+  int code = cordon_run_start(fx.plan, &request, &fx.run, &fx.error);
+  close(out_fd);
+  CHECK(code == CORDON_OK, "start: %s", fx.error);
+  CHECK(cordon_run_fd(fx.run, 1) == -1 && cordon_run_fd(fx.run, 7) == -1, "stdout is not a pipe");
+  int in = cordon_run_take_fd(fx.run, 0);
+  CHECK(in >= 0 && cordon_run_fd(fx.run, 0) == -1, "take stdin");
+  CHECK(write(in, "hello sandbox\n", 14) == 14, "write stdin");
+  close(in);
+  CHECK(cordon_run_wait(fx.run, 20000) == CORDON_RUN_ENDED, "wait");
+  char text[64];
+  int fd = open(out_path, O_RDONLY | O_CLOEXEC);
+  read_all(fd, text, sizeof text);
+  close(fd);
+  CHECK(strcmp(text, "HELLO SANDBOX\n") == 0, "output %s", text);
+  /* A descriptor that is not open is a usage fx.error before anything runs. */
+  cordon_run* never = NULL;
+  request.stdin_io.mode = CORDON_STDIO_FD;
+  request.stdin_io.fd = 987;
+  code = cordon_run_start(fx.plan, &request, &never, &fx.error);
+  CHECK(code == CORDON_E_USAGE_ERROR && never == NULL && contains(fx.error, "\"errno\":9"), "closed fd: %d %s", code,
+        fx.error);
+  request.stdin_io.mode = 42;
+  cordon_string_free(fx.error);
+  fx.error = NULL;
+  CHECK(cordon_run_start(fx.plan, &request, &never, &fx.error) == CORDON_E_USAGE_ERROR, "unknown mode");
+done:;
+}
+
+static void test_deadline_cancel_and_wait_fd(void) {
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  const char* argv[] = {"/bin/sleep", "60", NULL};
+  cordon_run_request request = {0};
+  request.argv = argv;
+  CHECK(cordon_run_start(fx.plan, &request, &fx.run, &fx.error) == CORDON_OK, "start: %s", fx.error);
+  CHECK(cordon_run_pid(fx.run) > 0, "pid");
+  double start = now_seconds();
+  CHECK(cordon_run_wait(fx.run, 200) == CORDON_RUN_GOING, "the deadline did not pass first");
+  double waited = now_seconds() - start;
+  CHECK(waited >= 0.19 && waited < 5.0, "waited %.3f s for a 200 ms deadline", waited);
+  CHECK(cordon_run_status_get(fx.run, &(cordon_run_status){0}) == CORDON_E_USAGE_ERROR, "status before the end");
+  CHECK(cordon_run_report_json(fx.run) == NULL, "report before the end");
+  struct pollfd ready = {cordon_run_wait_fd(fx.run), POLLIN, 0};
+  CHECK(ready.fd >= 0 && poll(&ready, 1, 0) == 0, "wait fd readable while the run goes on");
+  cordon_run_cancel(fx.run);
+  cordon_run_cancel(fx.run); /* idempotent */
+  CHECK(poll(&ready, 1, 20000) == 1, "wait fd never became readable after cancel");
+  int ended = CORDON_RUN_GOING;
+  for (int i = 0; i < 2000 && ended == CORDON_RUN_GOING; ++i) ended = cordon_run_wait(fx.run, 10);
+  CHECK(ended == CORDON_RUN_ENDED, "the cancelled run did not end");
+  cordon_run_status status;
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK, "status");
+  CHECK(status.cancelled == 1 && status.ran && !status.exited && status.signal == 9 && status.exit_code == 137,
+        "cancelled %d exited %d signal %d exit %d", status.cancelled, status.exited, status.signal, status.exit_code);
+  CHECK(status.wall_ms < 20000, "wall %lld ms", (long long)status.wall_ms);
+  fx.report = cordon_run_report_json(fx.run);
+  CHECK(contains(fx.report, "\"signal\": 9") && contains(fx.report, "\"signal_name\": \"SIGKILL\""), "report: %.400s", fx.report);
+done:;
+}
+
+static void* wait_without_deadline(void* run) {
+  static int answer;
+  answer = cordon_run_wait(run, -1);
+  return &answer;
+}
+
+/* One thread waits without a deadline; another cancels (cordon_c.h: the one
+ * call that may come from another thread while one waits). */
+static void test_cancel_from_another_thread(void) {
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  const char* argv[] = {"/bin/sleep", "60", NULL};
+  cordon_run_request request = {0};
+  request.argv = argv;
+  CHECK(cordon_run_start(fx.plan, &request, &fx.run, &fx.error) == CORDON_OK, "start: %s", fx.error);
+  pthread_t waiter;
+  CHECK(pthread_create(&waiter, NULL, wait_without_deadline, fx.run) == 0, "pthread_create");
+  usleep(200 * 1000);
+  double start = now_seconds();
+  cordon_run_cancel(fx.run);
+  void* answer = NULL;
+  pthread_join(waiter, &answer);
+  CHECK(*(int*)answer == CORDON_RUN_ENDED, "the waiting thread got %d", *(int*)answer);
+  CHECK(now_seconds() - start < 10.0, "cancel took %.1f s", now_seconds() - start);
+  cordon_run_status status;
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK && status.cancelled == 1, "not cancelled");
+done:;
+}
+
+static void test_command_not_found(void) {
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  const char* argv[] = {"no-such-command-cordon", NULL};
+  char out[64];
+  fx.run = run_collect(fx.plan, argv, out, sizeof out);
+  CHECK(fx.run != NULL, "start");
+  cordon_run_status status;
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK, "status");
+  CHECK(status.exit_code == 127 && !status.ran && status.error_code == CORDON_E_COMMAND_NOT_FOUND, "exit %d code %d",
+        status.exit_code, status.error_code);
+  fx.error = cordon_run_error_json(fx.run);
+  CHECK(contains(fx.error, "\"code\":\"command_not_found\""), "error %s", fx.error);
+  fx.report = cordon_run_report_json(fx.run);
+  CHECK(contains(fx.report, "\"outcome\": \"launch_failed\""), "report %.300s", fx.report);
+  /* Empty argv and NULL arguments are usage errors. */
+  cordon_run* never = NULL;
+  const char* empty[] = {NULL};
+  cordon_run_request request = {0};
+  request.argv = empty;
+  CHECK(cordon_run_start(fx.plan, &request, &never, NULL) == CORDON_E_USAGE_ERROR && never == NULL, "empty argv");
+  CHECK(cordon_run_start(NULL, &request, &never, NULL) == CORDON_E_USAGE_ERROR, "NULL plan");
+  CHECK(cordon_run_wait(NULL, 0) == -1 && cordon_run_pid(NULL) == -1, "NULL run");
+done:;
+}
+
+int main(int argc, char** argv) {
+  const char* junit = NULL;
+  probe_program = getenv("CORDON_CAPI_PROBE");
+#ifdef CORDON_CAPI_PROBE_BUILT
+  if (probe_program == NULL) probe_program = CORDON_CAPI_PROBE_BUILT;
+#endif
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--junit") == 0) junit = argv[i + 1];
+    if (strcmp(argv[i], "--probe") == 0) probe_program = argv[i + 1];
+  }
+  if (probe_program == NULL) {
+    fprintf(stderr, "capi_test: no probe program (--probe PATH)\n");
+    return 2;
+  }
+  run_test("versions_and_codes", test_versions_and_codes);
+  run_test("unknown_profile", test_unknown_profile);
+  run_test("compile_errors_are_typed", test_compile_errors_are_typed);
+  run_test("refusal_carries_blockers", test_refusal_carries_blockers);
+  run_test("explain_and_probe", test_explain_and_probe);
+  int available = !results[result_count - 1].skipped;
+  if (available) {
+    run_confined_test("confined_run_allowed_and_forbidden", test_confined_run_allowed_and_forbidden);
+    run_confined_test("stdin_pipe_and_fd", test_stdin_pipe_and_fd);
+    run_confined_test("deadline_cancel_and_wait_fd", test_deadline_cancel_and_wait_fd);
+    run_confined_test("cancel_from_another_thread", test_cancel_from_another_thread);
+    run_confined_test("command_not_found", test_command_not_found);
+  }
+  int failures = 0, skips = 0;
+  for (int i = 0; i < result_count; ++i) {
+    failures += results[i].failed;
+    skips += results[i].skipped;
+  }
+  printf("capi: %d passed, %d failed, %d skipped\n", result_count - failures - skips, failures, skips);
+  if (junit != NULL && write_junit(junit, failures, skips) != 0) {
+    fprintf(stderr, "capi_test: cannot write %s\n", junit);
+    return 1;
+  }
+  /* 77: ctest's SKIP_RETURN_CODE (tests/capi/CMakeLists.txt), so that a skip is counted as one. */
+  return failures != 0 ? 1 : skips != 0 ? 77 : 0;
+}
