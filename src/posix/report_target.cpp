@@ -19,17 +19,6 @@ namespace cordon {
 
 namespace {
 
-std::string parent_of(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string base_of(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // The kind of a directory entry that the report must not replace, or nullptr
 // for a regular file (or no entry at all).
 const char* unreplaceable_kind(const struct stat& st) {

@@ -664,32 +664,21 @@ std::string unix_connect(const std::string& name, bool abstract) {
 std::string named_connect(const args_t& a) { return unix_connect(a[0], false); }
 std::string abstract_connect(const args_t& a) { return unix_connect(a[0], true); }
 
-// Bind an abstract socket inside the sandbox and connect to it.
-std::string abstract_local(const args_t& a) {
+// Bind a socket inside the sandbox (abstract or named) and connect to it: the sandbox's own.
+std::string local_connect(const std::string& name, bool abstract) {
   sockaddr_un addr;
-  socklen_t len = unix_address(a[0], true, addr);
+  socklen_t len = unix_address(name, abstract, addr);
   int server = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (server < 0) return "socket " + err_name(errno);
   if (::bind(server, reinterpret_cast<sockaddr*>(&addr), len) != 0) return "bind " + err_name(errno);
   if (::listen(server, 1) != 0) return "listen " + err_name(errno);
-  std::string out = unix_connect(a[0], true);
+  std::string out = unix_connect(name, abstract);
   ::close(server);
+  if (!abstract) ::unlink(name.c_str());
   return out;
 }
-
-// Bind a named socket inside the sandbox and connect to it (the sandbox's own).
-std::string named_local(const args_t& a) {
-  sockaddr_un addr;
-  socklen_t len = unix_address(a[0], false, addr);
-  int server = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (server < 0) return "socket " + err_name(errno);
-  if (::bind(server, reinterpret_cast<sockaddr*>(&addr), len) != 0) return "bind " + err_name(errno);
-  if (::listen(server, 1) != 0) return "listen " + err_name(errno);
-  std::string out = unix_connect(a[0], false);
-  ::close(server);
-  ::unlink(a[0].c_str());
-  return out;
-}
+std::string abstract_local(const args_t& a) { return local_connect(a[0], true); }
+std::string named_local(const args_t& a) { return local_connect(a[0], false); }
 
 std::string socket_unix_dgram(const args_t&) {
   int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
