@@ -47,6 +47,16 @@ struct filesystem_policy {
   // Protect .git/hooks, .git/config and .gitmodules of every repository found
   // under the writable roots at launch (deferred execution, DESIGN.md).
   bool protect_vcs_metadata = false;
+  // Named unix sockets the command may connect to (connect(2), and
+  // sendto/sendmsg of a datagram to a named address). Every other named
+  // socket is refused with EACCES, also under a readable or writable root
+  // (docs/policy.md, "filesystem.unix_sockets").
+  std::vector<std::string> unix_sockets;
+  // Device nodes under /dev the sandbox's private /dev gets beside the
+  // standard ones (null, zero, full, random, urandom, tty): a GPU, /dev/fuse,
+  // /dev/kvm. Absent from the policy, absent inside (docs/policy.md,
+  // "filesystem.devices").
+  std::vector<std::string> devices;
   bool operator==(const filesystem_policy&) const = default;
 };
 
@@ -89,6 +99,10 @@ struct process_policy {
   // "process.allow_pty"). Without it the terminal is relayed as a pipe and
   // the command has no terminal.
   bool allow_pty = false;
+  // Core dumps: off unless set (RLIMIT_CORE 0, hard and soft, which the
+  // command cannot raise). A core file holds the process's memory: secrets
+  // and the host's environment (docs/policy.md, "process.core_dumps").
+  bool core_dumps = false;
   bool operator==(const process_policy&) const = default;
 };
 

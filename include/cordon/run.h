@@ -129,27 +129,51 @@ result<run_handle> start_run(const sandbox_plan& plan, const run_request& reques
 // target need not pay).
 run_report run_in_this_process(const sandbox_plan& plan, const launch_request& request, bool with_json = true);
 
-// Where a report goes: the directory is opened before anything runs, so that
-// a run whose evidence cannot be kept does not happen, and the command cannot
-// redirect the report by swapping the directory for a symlink.
+// Where a report goes (docs/report.md, "Where the report goes"): a file, the
+// caller's standard output ("-"), or a descriptor the caller passes.
+//
+// A file: its directory is opened before anything runs, so that a run whose
+// evidence cannot be kept does not happen, and the command cannot redirect
+// the report by swapping the directory for a symlink. The directory's
+// identity (device, inode) is recorded then and checked again, by path, when
+// the report is written after the run (the sandbox's processes are gone by
+// then, so nothing inside can move it back in between): a directory moved or
+// replaced during the run is an error, and nothing is written where the
+// caller would look. The report only ever replaces a regular file: a name
+// that is a symlink, device, FIFO, socket or directory is refused at open()
+// and again at write() (the atomic rename would otherwise replace
+// /dev/stdout's symlink or /dev/null with a regular file).
 class report_target {
  public:
   report_target() = default;
   report_target(report_target&&) noexcept;
   report_target& operator=(report_target&&) noexcept;
   ~report_target();
-  // Opens the directory of `path`. Errors: io_error (with errno) when the
-  // directory cannot be opened; usage_error when it cannot be written or
-  // `path` names no file.
+  // Opens the directory of `path`; "-" is the caller's standard output (as
+  // to_descriptor(1)). Errors: io_error (with errno) when the directory
+  // cannot be opened; usage_error when it cannot be written, `path` names no
+  // file, or names something other than a regular file (the message names
+  // `--report -` / `--report-fd N` for standard output and descriptors).
   static result<report_target> open(const std::string& path);
-  // Writes `text` atomically (temporary file, fsync, rename): readers see the
-  // old file or the whole new one. Errors: io_error with errno.
+  // The report goes to descriptor `fd` (duplicated now with close-on-exec;
+  // the caller keeps `fd`), written once, whole, at the end, not atomically.
+  // Errors: usage_error when `fd` is not open or not open for writing.
+  static result<report_target> to_descriptor(int fd);
+  // Writes `text`: a file atomically (temporary file, fsync, rename), so that
+  // readers see the old file or the whole new one; a descriptor with write(2)
+  // until all is written. Errors: io_error with errno; io_error with EXDEV
+  // when the directory was moved or replaced since open(), with ELOOP when
+  // the name became something other than a regular file.
   result<void> write(const std::string& text) const;
-  bool is_open() const noexcept { return dir_fd_ >= 0; }
+  bool is_open() const noexcept { return dir_fd_ >= 0 || out_fd_ >= 0; }
 
  private:
   int dir_fd_ = -1;
+  int out_fd_ = -1;        // to_descriptor / "-"
+  std::string directory_;  // the directory as the caller named it, re-resolved at write()
   std::string name_;
+  dev_t dir_dev_ = 0;
+  ino_t dir_ino_ = 0;
 };
 
 }  // namespace cordon

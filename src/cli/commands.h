@@ -17,6 +17,8 @@ struct run_options {
   std::string profile;
   std::string workspace;
   std::string report_file;
+  int report_fd = -1;         // --report-fd N: the report goes to descriptor N
+  bool force_workspace = false;  // --force-workspace: a workspace inside a system or credential tree
   std::string cgroup_parent;  // --cgroup-parent: compile_options::cgroup_parent
   bool summary = false;       // --summary: print a summary of the report on stderr at the end
   bool no_summary = false;    // --no-summary (without either: a summary when stderr is a terminal)

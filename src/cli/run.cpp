@@ -140,13 +140,20 @@ void add_run_command(CLI::App& app, run_options& options) {
       ->excludes(policy);
   run->add_option("--workspace", options.workspace,
                   "Directory that {workspace} names (default: the git repository or current directory)");
-  run->add_option("--report", options.report_file, "Write the JSON run report here (atomically)");
+  auto* report = run->add_option("--report", options.report_file,
+                                 "Write the JSON run report here (atomically; - for standard output)");
+  run->add_option("--report-fd", options.report_fd, "Write the JSON run report to this open descriptor")
+      ->type_name("N")
+      ->excludes(report);
   auto* summary = run->add_flag("--summary", options.summary,
                                 "At the end, print a summary of the report on stderr (default when stderr is a terminal)")
                       ->allow_extra_args(false);
   run->add_flag("--no-summary", options.no_summary, "Print no summary, even on a terminal")
       ->allow_extra_args(false)
       ->excludes(summary);
+  run->add_flag("--force-workspace", options.force_workspace,
+                "Accept a workspace inside a system tree (/etc, /usr, /var/lib, ...) or a credential folder (~/.ssh, ...)")
+      ->allow_extra_args(false);
   run->add_option("--cgroup-parent", options.cgroup_parent,
                   "A delegated cgroup v2 DIR (its cgroup.subtree_control enables memory, pids, cpu) under which the "
                   "run's cgroup is made, for tree-wide limits without root")
@@ -164,8 +171,9 @@ int run_command(const run_options& options) {
 
   auto backend = make_host_backend();
   report_target report;
-  if (!options.report_file.empty()) {
-    auto opened = report_target::open(options.report_file);
+  if (!options.report_file.empty() || options.report_fd >= 0) {
+    auto opened = options.report_fd >= 0 ? report_target::to_descriptor(options.report_fd)
+                                         : report_target::open(options.report_file);
     if (!opened) {
       print_error(opened.error_value());
       return exit_cordon_failed;
@@ -184,7 +192,8 @@ int run_command(const run_options& options) {
     write_report(refused_report_json(std::string(backend->name()), policy_name, request, err));
     return exit_cordon_failed;
   };
-  auto workspace = choose_workspace(options.workspace, current_directory(), home != nullptr ? home : "");
+  auto workspace =
+      choose_workspace(options.workspace, current_directory(), home != nullptr ? home : "", options.force_workspace);
   if (!workspace) return refuse(workspace.error_value(), "");
 
   result<sandbox_policy> policy = !options.policy_file.empty() ? load_sandbox_policy(options.policy_file)

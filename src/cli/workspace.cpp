@@ -19,6 +19,21 @@ constexpr std::array<const char*, 17> kSystem = {"/bin",  "/boot", "/dev",  "/et
                                                  "/srv",  "/sys",  "/usr",  "/var", "/home"};
 constexpr std::array<const char*, 3> kShared = {"/tmp", "/var/tmp", "/dev/shm"};
 
+// Trees whose every subdirectory is refused as well (unless forced): what the
+// host runs, trusts or serves lives there (/etc/cron.d, /etc/systemd/system,
+// /usr/local/bin, /var/lib, /var/spool/cron, /run/user/UID with its sockets).
+constexpr std::array<const char*, 19> kSystemTrees = {
+    "/bin",     "/boot",      "/dev",       "/etc",     "/lib",        "/lib32",   "/lib64",
+    "/libx32",  "/proc",      "/run",       "/sbin",    "/sys",        "/usr",     "/var/lib",
+    "/var/spool", "/var/cache", "/var/log", "/var/mail", "/var/backups"};
+// Under a home directory (the caller's, and root's): credentials, and
+// folders whose files the host later runs (user units, autostart entries,
+// shims on PATH). A workspace there would hand them to the command.
+constexpr std::array<const char*, 14> kHomeTrees = {
+    ".ssh",          ".gnupg",      ".aws",           ".azure",        ".kube",
+    ".docker",       ".password-store", ".pki",       ".config/gcloud", ".config/gh",
+    ".local/share/keyrings", ".config/systemd", ".config/autostart", ".local/bin"};
+
 bool is_directory(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -48,6 +63,21 @@ std::string refusal(const std::string& dir, const std::string& home) {
   return {};
 }
 
+// The same for a directory below such a tree; empty otherwise.
+std::string subtree_refusal(const std::string& dir, const std::string& home) {
+  if (within(dir, "/dev/shm")) return {};  // a shared temporary root: its subdirectories are like /tmp's
+  for (const char* r : kSystemTrees) {
+    if (within(dir, r)) return std::string("inside the system tree ") + r;
+  }
+  for (const std::string& h : {home.empty() ? std::string() : real(home), std::string("/root")}) {
+    if (h.empty()) continue;
+    for (const char* r : kHomeTrees) {
+      if (within(dir, h + "/" + r)) return "inside " + h + "/" + r + " (credentials or files the host runs)";
+    }
+  }
+  return {};
+}
+
 std::string git_top(const std::string& start) {
   std::string dir = start;
   while (true) {
@@ -62,7 +92,7 @@ std::string git_top(const std::string& start) {
 }  // namespace
 
 result<workspace_choice> choose_workspace(const std::string& requested, const std::string& cwd,
-                                          const std::string& home) {
+                                          const std::string& home, bool force) {
   workspace_choice choice;
   if (!requested.empty()) {
     std::string absolute = requested[0] == '/' ? requested : cwd + "/" + requested;
@@ -75,7 +105,7 @@ result<workspace_choice> choose_workspace(const std::string& requested, const st
     choice.workspace = cwd;
     choice.reason = "current directory";
     std::string top = git_top(cwd);
-    if (!top.empty() && top != cwd && refusal(real(top), home).empty()) {
+    if (!top.empty() && top != cwd && refusal(real(top), home).empty() && subtree_refusal(real(top), home).empty()) {
       choice.workspace = top;
       choice.reason = "git repository root";
     }
@@ -86,6 +116,12 @@ result<workspace_choice> choose_workspace(const std::string& requested, const st
                       "the workspace " + resolved + " is " + why +
                           ", not a project: the policy's workspace access ({workspace}) would extend to all of "
                           "it; run from a project directory or pass --workspace DIR");
+  }
+  if (std::string why = subtree_refusal(resolved, home); !why.empty() && !force) {
+    return make_error(error_code::usage_error,
+                      "the workspace " + resolved + " is " + why +
+                          ": the policy's workspace access ({workspace}) would extend to it; run from a project "
+                          "directory, pass --workspace DIR, or --force-workspace to use it anyway");
   }
   // Inside, the workspace exists only at its real path.
   choice.workspace = resolved;

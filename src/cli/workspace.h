@@ -21,8 +21,12 @@ struct workspace_choice {
 // Errors (usage_error): the directory does not exist or is not a directory; it
 // is "/", a system directory (/etc, /usr, /var, ...), a shared temporary root
 // (/tmp, /var/tmp, /dev/shm) or the user's home directory itself, which a
-// built-in profile would make writable as a whole.
+// built-in profile would make writable as a whole. Also (unless `force`,
+// the CLI's --force-workspace) any directory inside a system tree (/etc,
+// /usr, /var/lib, /run, ...) or inside a home's credential and start-up
+// folders (~/.ssh, ~/.gnupg, ~/.aws, ~/.config/systemd, ~/.local/bin, ...,
+// for the caller's home and /root).
 result<workspace_choice> choose_workspace(const std::string& requested, const std::string& cwd,
-                                          const std::string& home);
+                                          const std::string& home, bool force = false);
 
 }  // namespace cordon::cli

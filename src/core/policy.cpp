@@ -31,6 +31,8 @@ std::map<control, enforcement_level> implied_enforcement(const sandbox_policy& p
     need(control::network_deny);
   }
   if (p.network.mode == network_mode::filtered) need(control::network_filter);
+  // A policy that lists the sockets it may reach means every other to be unreachable.
+  if (!p.filesystem.unix_sockets.empty()) need(control::unix_sockets);
   need(control::environment);
   if (p.process.tree_cleanup) need(control::process_tree_cleanup);
   if (p.process.max_processes) need(control::process_count);

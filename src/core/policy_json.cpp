@@ -171,6 +171,10 @@ void read_filesystem(reader& r, const json& j, const std::string& at, filesystem
       r.string_list(v, here, fs.denied);
     } else if (k == "protect_vcs_metadata") {
       r.boolean(v, here, fs.protect_vcs_metadata);
+    } else if (k == "unix_sockets") {
+      r.string_list(v, here, fs.unix_sockets);
+    } else if (k == "devices") {
+      r.string_list(v, here, fs.devices);
     } else {
       r.unknown(at, k);
     }
@@ -301,6 +305,8 @@ void read_process(reader& r, const json& j, const std::string& at, process_polic
       read_timeout(r, v, here, proc.timeout_ms);
     } else if (k == "allow_pty") {
       r.boolean(v, here, proc.allow_pty);
+    } else if (k == "core_dumps") {
+      r.boolean(v, here, proc.core_dumps);
     } else {
       r.unknown(at, k);
     }
@@ -467,6 +473,10 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
   jfs["protected_read_only"] = fs.protected_read_only;
   jfs["denied"] = fs.denied;
   jfs["protect_vcs_metadata"] = fs.protect_vcs_metadata;
+  // Written only when set, so that every policy without them keeps its
+  // normalized text and fingerprint.
+  if (!fs.unix_sockets.empty()) jfs["unix_sockets"] = fs.unix_sockets;
+  if (!fs.devices.empty()) jfs["devices"] = fs.devices;
 
   const auto& net = p.network;
   json& jnet = j["network"] = json::object();
@@ -496,6 +506,7 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
   if (proc.memory_bytes) jproc["memory_bytes"] = *proc.memory_bytes;
   if (proc.cpu_seconds) jproc["cpu_seconds"] = *proc.cpu_seconds;
   jproc["allow_pty"] = proc.allow_pty;
+  if (proc.core_dumps) jproc["core_dumps"] = true;
   if (proc.timeout_ms) {
     // Whole seconds are written as integers so hand-written values survive
     // a round trip looking the same.

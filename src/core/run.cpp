@@ -1,12 +1,9 @@
-// The run API's portable half: exit codes, the report target, and the run
-// supervised by the calling thread (cordon/run.h). The helper-process half is
-// src/posix/run_helper.cpp.
+// The run API's portable half: exit codes and the run supervised by the
+// calling thread (cordon/run.h). The helper-process half is
+// src/posix/run_helper.cpp; the report target is src/posix/report_target.cpp.
 #include "cordon/run.h"
 
-#include <unistd.h>
-
 #include "cordon/report.h"
-#include "posix/atomic_file.h"
 
 namespace cordon {
 
@@ -49,42 +46,6 @@ run_report run_in_this_process(const sandbox_plan& plan, const launch_request& r
     return finish_report(plan, request, make_error(error_code::plan_null, "the plan has no backend"), with_json);
   }
   return finish_report(plan, request, plan.backend()->launch(&plan, request), with_json);
-}
-
-report_target::report_target(report_target&& other) noexcept
-    : dir_fd_(std::exchange(other.dir_fd_, -1)), name_(std::move(other.name_)) {}
-
-report_target& report_target::operator=(report_target&& other) noexcept {
-  if (this != &other) {
-    if (dir_fd_ >= 0) ::close(dir_fd_);
-    dir_fd_ = std::exchange(other.dir_fd_, -1);
-    name_ = std::move(other.name_);
-  }
-  return *this;
-}
-
-report_target::~report_target() {
-  if (dir_fd_ >= 0) ::close(dir_fd_);
-}
-
-result<report_target> report_target::open(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  auto dir = open_parent_directory(path);
-  if (!dir) return std::move(dir).error_value();
-  report_target target;
-  target.dir_fd_ = *dir;
-  target.name_ = name;
-  if (name.empty() || ::access(directory.c_str(), W_OK) != 0) {
-    return make_error(error_code::usage_error, "--report " + path + ": cannot write a file there", {}, errno);
-  }
-  return target;
-}
-
-result<void> report_target::write(const std::string& text) const {
-  if (dir_fd_ < 0) return make_error(error_code::io_error, "the report target is not open");
-  return write_file_atomically_at(dir_fd_, name_, text);
 }
 
 }  // namespace cordon

@@ -20,6 +20,7 @@ void for_each_path_list(Policy& policy, F&& f) {
   f(policy.filesystem.writable, "/filesystem/writable");
   f(policy.filesystem.protected_read_only, "/filesystem/protected_read_only");
   f(policy.filesystem.denied, "/filesystem/denied");
+  f(policy.filesystem.unix_sockets, "/filesystem/unix_sockets");
 }
 
 }  // namespace

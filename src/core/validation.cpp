@@ -306,6 +306,14 @@ validation_result validate_sandbox_policy(const sandbox_policy& policy) {
   out.filesystem.protected_read_only =
       check_paths(fs.protected_read_only, "/filesystem/protected_read_only", false, errors);
   out.filesystem.denied = check_paths(fs.denied, "/filesystem/denied", false, errors);
+  out.filesystem.unix_sockets = check_paths(fs.unix_sockets, "/filesystem/unix_sockets", true, errors);
+  out.filesystem.devices = check_paths(fs.devices, "/filesystem/devices", false, errors);
+  for (std::size_t i = 0; i < out.filesystem.devices.size(); ++i) {
+    const std::string& device = out.filesystem.devices[i];
+    if (device.rfind("/dev/", 0) != 0 || device.size() <= 5) {
+      errors.push_back({pointer_join("/filesystem/devices", i), "a device is a path under /dev/"});
+    }
+  }
 
   check_network(policy.network, out.network, errors);
   check_environment(policy.environment, errors);

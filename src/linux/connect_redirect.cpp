@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 
+#include "linux/unix_connect.h"
+
 namespace cordon::linux_impl {
 namespace {
 
@@ -186,13 +188,13 @@ int redirect_tcp(int fd, int domain, const ip_destination& destination, const co
   return err;
 }
 
-// The errno for the command's connect(2) on `fd` (our copy), or nullopt to
-// let the kernel continue (a unix socket).
-std::optional<int> decide(int fd, const sockaddr_storage& address, std::size_t length, const seccomp_program& program,
-                          const connect_redirect& redirect, violation_log& log) {
+// The errno for the command's connect(2) on `fd` (our copy): every call is
+// performed here, none is let through to the kernel.
+int decide(int fd, pid_t pid, const sockaddr_storage& address, std::size_t length,
+                          const seccomp_program& program, const connect_redirect& redirect, violation_log& log) {
   const int domain = socket_option(fd, SO_DOMAIN);
   if (domain < 0) return errno == ENOTSOCK ? ENOTSOCK : EBADF;
-  if (domain == AF_UNIX) return std::nullopt;
+  if (domain == AF_UNIX) return connect_unix(fd, pid, address, length, program, log);
   if (domain != AF_INET && domain != AF_INET6) return EACCES;  // the filter makes no other sockets
   const auto destination = ip_of(address, length);
   // AF_UNSPEC (dissolve an association) and malformed addresses: the kernel
@@ -272,13 +274,7 @@ void answer_connect(int listener_fd, const seccomp_notif& request, seccomp_notif
     response.error = errno == EBADF ? -EBADF : -EACCES;
     return;
   }
-  const auto verdict = decide(socket.fd, address, asked, program, redirect, log);
-  if (!verdict) {
-    response.error = 0;
-    response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    return;
-  }
-  response.error = -*verdict;
+  response.error = -decide(socket.fd, static_cast<pid_t>(request.pid), address, asked, program, redirect, log);
 }
 
 }  // namespace cordon::linux_impl

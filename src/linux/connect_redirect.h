@@ -17,10 +17,11 @@
 //    `connect_wait`);
 //  - UDP to the sandbox's DNS listener (127.0.0.1:53) as asked; any other
 //    UDP or raw destination is refused (EACCES) and recorded;
-//  - a unix socket is let through (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the
-//    decision rests on the socket's domain, read from the supervisor's own
-//    copy of the file, not on the caller's memory, and no address a unix
-//    socket can name leaves the sandbox's mount and network namespaces.
+//  - a unix socket: connected here too, to a named socket only when the
+//    policy allows it (unix_connect.h). No call is ever let through with
+//    SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel would look up the
+//    descriptor and re-read the address, both of which another thread of
+//    the command can change after the supervisor looked.
 #pragma once
 
 #include <linux/seccomp.h>
@@ -63,8 +64,7 @@ connect_redirect transparent_routing(int listener_fd, std::uint16_t transparent_
 
 // Answers the connect(2) notification `request` (already received from
 // `listener_fd`): fills `response` (error, flags) and records refusals in
-// `log`. Never sets SECCOMP_USER_NOTIF_FLAG_CONTINUE except for a unix
-// socket (see above).
+// `log`. Never sets SECCOMP_USER_NOTIF_FLAG_CONTINUE.
 void answer_connect(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response,
                     const seccomp_program& program, const connect_redirect& redirect, violation_log& log);
 

@@ -87,7 +87,19 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
         detail += "; the host's abstract sockets are connectable too (the host's network namespace, and no "
                   "Landlock abstract-socket scope on this kernel)";
     }
-    c[control::unix_sockets] = status(L::partial, mechanism, detail);
+    if (payload.seccomp.unix_connect_checked) {
+      // Named sockets: every connect(2) is performed by the supervisor on
+      // the inode it checked (unix_connect.h); datagrams cannot name one.
+      std::string allowed = payload.seccomp.unix_private_tmp ? "the run's private /tmp" : "";
+      for (const auto& path : payload.seccomp.unix_sockets_allowed) allowed += (allowed.empty() ? "" : ", ") + path;
+      c[control::unix_sockets] = status(
+          L::enforced,
+          mechanism + ", seccomp: connect(2) performed by the supervisor on the named socket it resolved inside "
+                      "the sandbox's root (openat2 RESOLVE_IN_ROOT), AF_UNIX datagram sockets refused",
+          "connectable named sockets: " + (allowed.empty() ? std::string("none") : allowed));
+    } else {
+      c[control::unix_sockets] = status(L::partial, mechanism, detail);
+    }
   }
   c[control::environment] = status(L::enforced, "clean environment built by the supervisor");
   c[control::process_tree_cleanup] =

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include "broker/endpoint.h"
 #include "linux/contract.h"
 #include "linux/host_facts.h"
 #include "linux/linux_plan.h"
@@ -98,6 +99,10 @@ seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& 
       normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
   seccomp.allow_inet_sockets = filtered;
   seccomp.notify_connect = filtered;
+  // A network namespace of its own: every connect(2) can be performed by the
+  // supervisor (no IP connect leaves the namespace to wait on the world), so
+  // named unix sockets are checked there (unix_connect.h).
+  seccomp.notify_unix_connect = normalized.network.mode != network_mode::unrestricted;
   seccomp.broker_port = filtered ? broker_port : 0;
   seccomp.allow_loopback_connect = normalized.network.allow_local_binding;
   // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
@@ -146,6 +151,11 @@ void choose_limits(const process_policy& limits, const host_facts& facts, linux_
       payload.rlimits.push_back({RLIMIT_NPROC, *limits.max_processes});
     }
   }
+  // No core dumps unless the policy asks (process.core_dumps): hard and soft
+  // 0, which the command cannot raise (raising a hard limit takes
+  // CAP_SYS_RESOURCE in the host's user namespace). Last, so that the
+  // indexes of the limits above stay what their errors name.
+  if (!limits.core_dumps) payload.rlimits.push_back({RLIMIT_CORE, 0});
 }
 
 class linux_backend final : public sandbox_backend {
@@ -183,6 +193,11 @@ class linux_backend final : public sandbox_backend {
         return f;
       }
       payload->seccomp = std::move(*program);
+      if (payload->seccomp.unix_connect_checked) {
+        payload->seccomp.unix_sockets_allowed = normalized.filesystem.unix_sockets;
+        if (payload->network_broker) payload->seccomp.unix_sockets_allowed.emplace_back(broker::broker_socket_path);
+        payload->seccomp.unix_private_tmp = payload->mounts.private_tmp;
+      }
     }
     choose_landlock(normalized, facts, seccomp, *payload);
     if (facts.landlock_abi == 0) {

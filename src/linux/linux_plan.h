@@ -26,6 +26,7 @@ inline const char* rlimit_name(int resource) noexcept {
     case RLIMIT_AS: return "RLIMIT_AS";
     case RLIMIT_CPU: return "RLIMIT_CPU";
     case RLIMIT_NPROC: return "RLIMIT_NPROC";
+    case RLIMIT_CORE: return "RLIMIT_CORE";
     default: return "rlimit";
   }
 }

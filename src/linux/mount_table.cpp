@@ -221,6 +221,18 @@ mount_table_result build_mount_table(const mount_table_input& input) {
     }
     table.ops.push_back({mount_kind::bind_writable, w.path, {}, w.directory, "writable"});
   }
+  // Devices the policy names (filesystem.devices): the only mounts that keep
+  // their device nodes usable; every other bind, under /dev too, is nodev.
+  for (const auto& device : fs.devices) {
+    struct stat st {};
+    if (::stat(device.c_str(), &st) != 0) {
+      table.skipped.push_back("device " + device + ": does not exist");
+    } else if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+      out.blockers.push_back(deny_blocker("device " + device + " is not a device node"));
+    } else {
+      table.ops.push_back({mount_kind::bind_writable, device, {}, false, "device"});
+    }
+  }
   // Pins: every directory between a writable root and a protected or denied
   // path is bound onto itself, so it becomes a mount point that cannot be
   // renamed (EBUSY). Otherwise `mv .git x && mkdir .git` would move the

@@ -31,7 +31,8 @@ struct mount_op {
   std::string path;         // where it appears inside the sandbox (== host path)
   std::string link_target;  // symlink only
   bool directory = true;    // the source is a directory (false: a file)
-  std::string why;          // "platform default", "readable", "writable", "protected", "denied", "vcs"
+  std::string why;          // "platform default", "readable", "writable", "protected", "denied", "vcs", "device"
+                            // (only "device" binds keep device nodes usable: filesystem.devices)
 };
 
 struct mount_table {

@@ -32,6 +32,10 @@ std::string linux_plan_payload::describe() const {
        (seccomp.connect_notified ? " connect_notified" : "") +
        (seccomp.allow_loopback_connect ? " loopback_connect" : "") + " bpf " + std::to_string(seccomp.bpf.size()));
   for (const auto& rule : seccomp.blocked) line("seccomp " + rule);
+  if (seccomp.unix_connect_checked) {
+    line(std::string("unix sockets checked") + (seccomp.unix_private_tmp ? " private_tmp" : ""));
+    for (const auto& path : seccomp.unix_sockets_allowed) line("unix socket allowed " + path);
+  }
   line(std::string("network namespace ") + (new_network_namespace ? "new" : "host") +
        (loopback_up ? " loopback_up" : "") + (network_broker ? " broker" : ""));
   for (const auto& limit : rlimits) line(std::string("rlimit ") + rlimit_name(limit.resource) + " " + std::to_string(limit.value));

@@ -27,6 +27,7 @@
 #include <ctime>
 
 #include "linux/capabilities.h"
+#include "linux/namespaces.h"
 #include "linux/pty.h"
 
 extern char** environ;
@@ -101,10 +102,6 @@ bool set_mount_attributes(const char* path, std::uint64_t attributes, bool recur
   return ::mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr, sizeof attr) == 0;
 }
 
-bool under_dev(const std::string& path) noexcept {
-  return path.compare(0, 4, "/dev") == 0 && (path.size() == 4 || path[4] == '/');
-}
-
 bool bind(const char* source, const char* target, bool read_only, bool nodev) noexcept {
   if (::mount(source, target, nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
   std::uint64_t attributes = MOUNT_ATTR_NOSUID;
@@ -156,7 +153,9 @@ void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
   const char* source = launch.op_source[index].c_str();
   const char* target = launch.op_target[index].c_str();
   int i = static_cast<int>(index);
-  bool nodev = !under_dev(op.path);
+  // Device nodes work only where the policy names them (filesystem.devices);
+  // a readable or writable root under /dev shows its nodes, unusable.
+  bool nodev = op.why != "device";
   switch (op.kind) {
     case mount_kind::symlink:
       if (::symlink(op.link_target.c_str(), target) != 0) fail(launch, init_step::mount_op, errno, i);
@@ -473,6 +472,7 @@ const char* describe_step(init_step step) noexcept {
     case init_step::broker_listeners: return "opening the network broker's listeners";
     case init_step::rlimits: return "setting a resource limit (setrlimit)";
     case init_step::stdio: return "installing the standard descriptors (private pty, relay pipes)";
+    case init_step::cgroup_namespace: return "creating the cgroup namespace (after joining the run's cgroup)";
   }
   return "unknown step";
 }
@@ -485,6 +485,9 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
   // its end of the pipe is closed and this read sees EOF.
   if (::read(launch.sync_read_fd, &byte, 1) != 1) ::_exit(125);
   ::close(launch.sync_read_fd);
+  // In the run's cgroup now (the supervisor wrote it before the byte): the
+  // cgroup namespace is rooted there (namespaces.h).
+  if (::unshare(static_cast<int>(namespaces_after_cgroup_join)) != 0) fail(launch, init_step::cgroup_namespace, errno);
 
   if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/uid_map", launch.uid_map.c_str()) ||
       !write_file("/proc/self/gid_map", launch.gid_map.c_str())) {

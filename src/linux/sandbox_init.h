@@ -26,6 +26,7 @@ enum class init_step : std::int32_t {
   wait_for_supervisor, identity_maps, hostname, mount_private, staging_root, pivot_staging,
   new_root, proc, dev, mount_op, finalize_root, pivot_new_root, loopback, working_directory,
   no_new_privs, landlock, capabilities, seccomp, signals, fork_command, broker_listeners, rlimits, stdio,
+  cgroup_namespace,
 };
 const char* describe_step(init_step step) noexcept;
 

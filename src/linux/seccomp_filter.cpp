@@ -45,7 +45,8 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options) {
   seccomp_program program;
   program.notify = options.notify;
   // Judged per call by the supervisor (violations.h), so not in the BPF.
-  program.connect_notified = options.notify && options.notify_connect;
+  program.connect_notified = options.notify && (options.notify_connect || options.notify_unix_connect);
+  program.unix_connect_checked = options.notify && options.notify_unix_connect;
   program.broker_port = options.broker_port;
   program.allow_loopback_connect = options.allow_loopback_connect;
   program.bpf.assign(v.bpf, v.bpf + v.bpf_size);

@@ -34,6 +34,11 @@ struct seccomp_options {
   // enforce whatever the answer (seccomp_unotify(2) warns against trusting
   // SECCOMP_USER_NOTIF_FLAG_CONTINUE alone).
   bool notify_connect = false;
+  // Network not unrestricted (with notify): every connect(2) goes to the
+  // supervisor, which connects a named unix socket itself only when the
+  // policy lists it (unix_connect.h); AF_UNIX datagram sockets fail with
+  // EAFNOSUPPORT (their sendto/sendmsg address is beyond a filter's reach).
+  bool notify_unix_connect = false;
   int broker_port = 0;
   bool allow_loopback_connect = false;
   // The caller is the host's root user, mapped to uid 0 inside: a file the
@@ -58,6 +63,13 @@ struct seccomp_program {
   bool connect_notified = false;
   int broker_port = 0;
   bool allow_loopback_connect = false;
+  // notify_unix_connect: connect(2) to a named unix socket is decided by the
+  // supervisor against these (unix_connect.h), not let through.
+  bool unix_connect_checked = false;
+  // Absolute paths inside the sandbox: a socket, or a directory whose direct
+  // entries are allowed sockets (filesystem.unix_sockets, plus the broker's).
+  std::vector<std::string> unix_sockets_allowed;
+  bool unix_private_tmp = false;  // sockets on the run's private /tmp are the sandbox's own
 };
 
 // The errno a notified call must fail with (EPERM when the number is unknown).

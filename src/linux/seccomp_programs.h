@@ -18,14 +18,15 @@
 
 namespace cordon::linux_impl {
 
-inline constexpr unsigned seccomp_variant_count = 16;
+inline constexpr unsigned seccomp_variant_count = 32;
 
 // Variant index: bit 0 deny_non_unix_sockets, bit 1 deny_setuid_bits, bit 2
 // notify, bit 3 filtered network (allow_inet_sockets and notify_connect,
-// always together, with the broker's fixed port).
+// always together, with the broker's fixed port), bit 4 notify_unix_connect.
 constexpr unsigned seccomp_variant_index(const seccomp_options& options) noexcept {
   return (options.deny_non_unix_sockets ? 1U : 0U) | (options.deny_setuid_bits ? 2U : 0U) |
-         (options.notify ? 4U : 0U) | (options.allow_inet_sockets ? 8U : 0U);
+         (options.notify ? 4U : 0U) | (options.allow_inet_sockets ? 8U : 0U) |
+         (options.notify_unix_connect ? 16U : 0U);
 }
 
 constexpr seccomp_options seccomp_options_for_variant(unsigned index) noexcept {
@@ -35,6 +36,7 @@ constexpr seccomp_options seccomp_options_for_variant(unsigned index) noexcept {
   options.notify = (index & 4U) != 0;
   options.allow_inet_sockets = options.notify_connect = (index & 8U) != 0;
   options.broker_port = options.notify_connect ? broker_port : 0;
+  options.notify_unix_connect = (index & 16U) != 0;
   return options;
 }
 

@@ -226,7 +226,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   std::optional<error> broker_failure;
 
   std::uint64_t flags =
-      (payload.new_network_namespace ? launch_namespaces_with_network : launch_namespaces) | CLONE_PIDFD;
+      ((payload.new_network_namespace ? launch_namespaces_with_network : launch_namespaces) &
+       ~namespaces_after_cgroup_join) | CLONE_PIDFD;  // PID 1 unshares that one after the cgroup join
   int pidfd = -1;
   struct clone_args args {};
   args.flags = flags;

@@ -10,8 +10,6 @@
 
 namespace cordon {
 
-namespace {
-
 std::string parent_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -22,8 +20,6 @@ std::string base_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
-
-}  // namespace
 
 result<int> open_parent_directory(const std::string& path) {
   std::string directory = parent_of(path);

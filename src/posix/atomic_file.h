@@ -17,6 +17,11 @@ result<void> write_file_atomically(const std::string& path, const std::string& c
 // redirect the write. `name` must be a single path component.
 result<void> write_file_atomically_at(int dir_fd, const std::string& name, const std::string& contents);
 
+// The directory part of `path` ("." for a bare name, "/" for "/x") and its
+// last component (may be empty, "." or "..": callers check).
+std::string parent_of(const std::string& path);
+std::string base_of(const std::string& path);
+
 // Opens the directory that will hold `path` (O_PATH | O_DIRECTORY). Errors:
 // io_error with errno. The caller owns the descriptor.
 result<int> open_parent_directory(const std::string& path);

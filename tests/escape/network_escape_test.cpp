@@ -219,21 +219,8 @@ TEST(EscapeNetwork, HostAbstractUnixSocketIsScopedAwayEvenWithTheHostNetwork) {
   EXPECT_EQ(tcp.accepted(), 1);
 }
 
-// Documented limit: a named socket inside the workspace stays connectable,
-// and the report says unix_sockets is partial rather than pretending.
-TEST(EscapeNetwork, NamedUnixSocketInTheWorkspaceIsConnectableAndReportedPartial) {
-  temp_dir ws;
-  install_probe(ws);
-  unix_listener agent(ws.path() + "/agent.sock", /*abstract=*/false);
-  ASSERT_TRUE(agent.ok());
-  auto r = run_probe(ws, {"unix-connect", "agent.sock"});
-  EXPECT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_EQ(r.out, lines({"unix-connect OK"})) << r.all();
-  EXPECT_EQ(agent.pending(), 1);
-  EXPECT_EQ(r.report["controls"]["unix_sockets"]["level"], "partial") << r.report["controls"].dump();
-  EXPECT_NE(r.report["controls"]["unix_sockets"]["detail"].get<std::string>().find("named socket"), std::string::npos);
-  EXPECT_NE(r.report["warnings"].dump().find("unix_sockets is partial"), std::string::npos) << r.report["warnings"];
-}
+// A named socket inside the workspace: unix_socket_escape_test.cpp (refused
+// unless filesystem.unix_sockets lists it).
 
 TEST(EscapeNetwork, NamedUnixSocketsOutsideTheWorkspaceAreInvisible) {
   temp_dir ws, host_tmp, var_tmp("/var/tmp");
@@ -247,7 +234,8 @@ TEST(EscapeNetwork, NamedUnixSocketsOutsideTheWorkspaceAreInvisible) {
   auto r = run_probe(ws, {"unix-connect", host_tmp.path() + "/agent.sock", "+", "unix-connect",
                           var_tmp.path() + "/agent.sock", "+", "unix-connect", "own.sock"});
   EXPECT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_EQ(r.out, lines({"unix-connect ENOENT", "unix-connect ENOENT", "unix-connect OK"}))
+  // The host's listener inside the workspace is there, and refused (not listed).
+  EXPECT_EQ(r.out, lines({"unix-connect ENOENT", "unix-connect ENOENT", "unix-connect EACCES"}))
       << r.all();
   EXPECT_EQ(in_tmp.pending(), 0);
   EXPECT_EQ(in_var.pending(), 0);

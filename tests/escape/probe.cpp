@@ -664,17 +664,63 @@ std::string unix_connect(const std::string& name, bool abstract) {
 std::string named_connect(const args_t& a) { return unix_connect(a[0], false); }
 std::string abstract_connect(const args_t& a) { return unix_connect(a[0], true); }
 
-// Bind an abstract socket inside the sandbox and connect to it.
-std::string abstract_local(const args_t& a) {
+// Bind a socket inside the sandbox (abstract or named) and connect to it: the sandbox's own.
+std::string local_connect(const std::string& name, bool abstract) {
   sockaddr_un addr;
-  socklen_t len = unix_address(a[0], true, addr);
+  socklen_t len = unix_address(name, abstract, addr);
   int server = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (server < 0) return "socket " + err_name(errno);
   if (::bind(server, reinterpret_cast<sockaddr*>(&addr), len) != 0) return "bind " + err_name(errno);
   if (::listen(server, 1) != 0) return "listen " + err_name(errno);
-  std::string out = unix_connect(a[0], true);
+  std::string out = unix_connect(name, abstract);
   ::close(server);
+  if (!abstract) ::unlink(name.c_str());
   return out;
+}
+std::string abstract_local(const args_t& a) { return local_connect(a[0], true); }
+std::string named_local(const args_t& a) { return local_connect(a[0], false); }
+
+std::string socket_unix_dgram(const args_t&) {
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return err_name(errno);
+  ::close(fd);
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) return "socketpair " + err_name(errno);
+  ::close(sv[0]);
+  ::close(sv[1]);
+  return "OK";
+}
+
+// The address race: connect(2) N times to ALLOWED while another thread keeps
+// rewriting the same sockaddr buffer to FORBIDDEN and back. A supervisor that
+// checked the address and then let the kernel re-read it would connect some
+// of the attempts to FORBIDDEN. Prints how many connects succeeded (the
+// test counts where they arrived).
+std::string unix_race(const args_t& a) {
+  const int tries = std::atoi(a[2].c_str());
+  if (tries <= 0 || tries > 100000) return "bad count";
+  sockaddr_un allowed, forbidden;
+  socklen_t la = unix_address(a[0], false, allowed), lf = unix_address(a[1], false, forbidden);
+  static sockaddr_un shared;
+  shared = allowed;
+  const socklen_t len = std::max(la, lf);
+  std::atomic<bool> stop{false};
+  std::thread flipper([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      std::memcpy(static_cast<void*>(&shared), &forbidden, sizeof shared);
+      std::memcpy(static_cast<void*>(&shared), &allowed, sizeof shared);
+    }
+  });
+  int connected = 0;
+  for (int i = 0; i < tries; ++i) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&shared), len) == 0) ++connected;
+    ::close(fd);
+  }
+  stop = true;
+  flipper.join();
+  return "OK tries=" + std::to_string(tries) + (connected > 0 ? " some-connected" : " none-connected");
 }
 
 // ---- environment and descriptors -------------------------------------------
@@ -1043,6 +1089,9 @@ const action kActions[] = {
     {"unix-connect", 1, named_connect},
     {"abstract-connect", 1, abstract_connect},
     {"abstract-local", 1, abstract_local},
+    {"unix-local", 1, named_local},
+    {"socket-unix-dgram", 0, socket_unix_dgram},
+    {"unix-race", 3, unix_race},
     {"getenv", 1, get_env},
     {"contains-reversed", 2, file_contains},
     {"fd-read", 1, fd_read},

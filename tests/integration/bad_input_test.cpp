@@ -54,9 +54,9 @@ TEST_F(BadInput, UnknownProfile) {
 }
 
 TEST_F(BadInput, PolicyTheHostCannotEnforceIsRefusedWithBlockers) {
-  // Named unix sockets under visible roots stay connectable here: `partial` at best.
+  // With the host's network, named unix sockets under visible roots stay connectable: `partial` at best.
   auto r = refused({"--policy", policy(R"({"schema_version": 1, "name": "needs-socket-filter",
-      "filesystem": {"readable": ["{workspace}"], "writable": ["{workspace}"]},
+      "filesystem": {"readable": ["{workspace}"], "writable": ["{workspace}"]}, "network": {"mode": "unrestricted"},
       "enforcement": {"unix_sockets": "enforced"}})")});
   EXPECT_EQ(first_line(r.err).rfind("cordon: enforcement_unavailable: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("cordon: blocker: unix_sockets: required enforced, available partial: "), std::string::npos)

@@ -14,7 +14,7 @@ TEST(Report, CompletedTimedOutRefusedAndLaunchFailedReportsMatchTheSchema) {
   auto completed = run_sh(ws.path(), "echo hi");
   auto signalled = run_sh(ws.path(), "kill -KILL $$");
   auto timed_out = run_sh(ws.path(), "sleep 10", {"--timeout", "0.2"});
-  auto refused = run_cordon({"--policy", dir.write("p.json", R"({"schema_version": 1, "enforcement": {"unix_sockets": "enforced"}})")},
+  auto refused = run_cordon({"--policy", dir.write("p.json", R"({"schema_version": 1, "network": {"mode": "unrestricted"}, "enforcement": {"unix_sockets": "enforced"}})")},
                             {"true"}, ws.path());
   auto invalid = run_cordon({"--policy", dir.write("q.json", R"({"schema_version": 1, "nme": "x"})")}, {"true"},
                             ws.path());

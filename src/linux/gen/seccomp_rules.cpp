@@ -397,17 +397,34 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
     b.note("sendto, sendmsg, sendmmsg with MSG_FASTOPEN: EOPNOTSUPP");
     b.note("setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT): ENOPROTOOPT");
   }
-  if (options.notify_connect && options.notify) {
+  if ((options.notify_connect || options.notify_unix_connect) && options.notify) {
     if ((rc = b.block_if(SCMP_SYS(connect), nullptr, 0, EACCES)) != 0) {
       failed = "connect";
       return rc;
     }
     program.connect_notified = true;
-    program.broker_port = options.broker_port;
-    program.allow_loopback_connect = options.allow_loopback_connect;
-    b.note(std::string("connect(AF_INET/AF_INET6 other than the broker's 127.0.0.1:") +
-           std::to_string(options.broker_port) + (options.allow_loopback_connect ? " or loopback" : "") +
-           "): EACCES, recorded by the supervisor");
+    if (options.notify_connect) {
+      program.broker_port = options.broker_port;
+      program.allow_loopback_connect = options.allow_loopback_connect;
+      b.note(std::string("connect(AF_INET/AF_INET6 other than the broker's 127.0.0.1:") +
+             std::to_string(options.broker_port) + (options.allow_loopback_connect ? " or loopback" : "") +
+             "): EACCES, recorded by the supervisor");
+    }
+  }
+  // Named unix sockets are checked at connect(2) (unix_connect.h). A
+  // datagram socket reaches a named socket without connect, through the
+  // address of sendto/sendmsg, which a filter cannot read: AF_UNIX datagram
+  // sockets are not made at all.
+  if (options.notify_unix_connect && options.notify) {
+    const scmp_arg_cmp dgram[] = {arg_cmp(0, SCMP_CMP_EQ, AF_UNIX), arg_cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM)};
+    if ((rc = b.block_if(SCMP_SYS(socket), dgram, 2, EAFNOSUPPORT)) != 0 ||
+        (rc = b.block_if(SCMP_SYS(socketpair), dgram, 2, EAFNOSUPPORT)) != 0) {
+      failed = "unix datagram sockets";
+      return rc;
+    }
+    program.unix_connect_checked = true;
+    b.note("connect(AF_UNIX to a named socket not in filesystem.unix_sockets): EACCES, recorded by the supervisor");
+    b.note("socket(AF_UNIX, SOCK_DGRAM), socketpair(AF_UNIX, SOCK_DGRAM): EAFNOSUPPORT");
   }
   return 0;
 }
