@@ -31,6 +31,9 @@ packages=(
   # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
   # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
   g++-mingw-w64-x86-64-posix googletest wine64
+  # a second, independent YAML reader for the round trip of `cordon gate render --kubernetes`
+  # (tests/gates/kubernetes_test.cpp); the Python sidecar of tests/sidecars/ needs only python3
+  python3-yaml
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -4,9 +4,13 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "posix/atomic_file.h"
 
 #include "cli/commands.h"
 #include "cli/workspace.h"
+#include "gates/kubernetes.h"
 #include "gates/manifest.h"
 #include "gates/runner.h"
 
@@ -64,6 +68,78 @@ int gate_run(const gate_run_options& options) {
   return gates::run_gates(*loaded.manifest, settings, std::cout, std::cerr);
 }
 
+constexpr const char* kGateRenderHelp = R"(Writes one Kubernetes Job per gate (a v1 List, as JSON, which kubectl reads as
+YAML) to --output or stdout. Each Job runs `cordon gate run MANIFEST --only
+NAME` in a pod of --image, where the workspace is at --pod-workspace; the gate's
+needs run first in the same pod. Gates whose env is another OS than linux are
+not rendered (named on stderr). The pods ask for what cordon's mechanisms
+need: user namespaces (hostUsers: false, an unmasked /proc, a seccomp profile
+and AppArmor profile that allow them) and no privilege. docs/gates.md says
+what the gate's report says when a cluster does not allow them.)";
+
+struct gate_render_options {
+  std::string manifest;
+  bool kubernetes = false;
+  std::string image;
+  std::string pod_workspace = "/workspace";
+  std::string seccomp = "unconfined";
+  std::string namespace_name;
+  std::string output;
+  std::vector<std::string> only;
+  std::string workspace;
+};
+
+int gate_render(const gate_render_options& options) {
+  if (!options.kubernetes) {
+    std::cerr << "cordon: usage_error: say which scheduler to render for (--kubernetes)\n";
+    return gates::gate_exit_runner_failed;
+  }
+  auto loaded = gates::load_manifest(absolute(options.manifest));
+  if (!loaded.manifest) {
+    for (const auto& e : loaded.errors) {
+      std::cerr << "cordon: invalid_manifest: " << options.manifest << ":" << e.line << ": " << e.message << "\n";
+    }
+    return gates::gate_exit_runner_failed;
+  }
+  const char* home = std::getenv("HOME");
+  auto workspace = choose_workspace(options.workspace, loaded.manifest->directory, home != nullptr ? home : "");
+  if (!workspace) {
+    print_error(workspace.error_value());
+    return gates::gate_exit_runner_failed;
+  }
+  // The manifest's place in the workspace is its place in the pod's copy of it.
+  const std::string& root = workspace->workspace;
+  const std::string& path = loaded.manifest->path;
+  if (path.compare(0, root.size() + 1, root + "/") != 0) {
+    std::cerr << "cordon: usage_error: the manifest " << path << " is not inside the workspace " << root << "\n";
+    return gates::gate_exit_runner_failed;
+  }
+  gates::kubernetes_settings settings;
+  settings.image = options.image;
+  settings.pod_workspace = options.pod_workspace;
+  settings.manifest_in_pod = options.pod_workspace + path.substr(root.size());
+  settings.seccomp = options.seccomp;
+  settings.namespace_name = options.namespace_name;
+  settings.only = options.only;
+  std::vector<std::string> not_rendered;
+  auto rendered = gates::render_kubernetes(*loaded.manifest, settings, not_rendered);
+  if (!rendered) {
+    print_error(rendered.error_value());
+    return gates::gate_exit_runner_failed;
+  }
+  for (const auto& n : not_rendered) std::cerr << "cordon: not rendered: " << n << "\n";
+  const std::string text = rendered->dump(2) + "\n";
+  if (options.output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  if (auto written = write_file_atomically(absolute(options.output), text); !written) {
+    print_error(written.error_value());
+    return gates::gate_exit_runner_failed;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void add_gate_commands(CLI::App& app, int* result) {
@@ -79,6 +155,22 @@ void add_gate_commands(CLI::App& app, int* result) {
   run->add_option("--junit", options.junit, "Write JUnit XML here (atomically)");
   run->add_option("--workspace", options.workspace, "Directory that {workspace} names in every gate's policy");
   run->final_callback([result] { *result = gate_run(options); });
+
+  static gate_render_options render_options;
+  CLI::App* render = gate->add_subcommand("render", "Write a manifest's gates as jobs for a scheduler (Kubernetes)");
+  render->footer(kGateRenderHelp);
+  render->add_option("manifest", render_options.manifest, "The gate manifest")->required();
+  render->add_flag("--kubernetes", render_options.kubernetes, "One Kubernetes Job per gate (JSON, valid YAML)");
+  render->add_option("--image", render_options.image, "The image the pods run: cordon on PATH, the workspace inside")
+      ->required();
+  render->add_option("--pod-workspace", render_options.pod_workspace, "Where the workspace is in the image (/workspace)");
+  render->add_option("--seccomp-profile", render_options.seccomp,
+                     "unconfined (default) or localhost/PATH: a node profile that allows user namespaces");
+  render->add_option("--namespace", render_options.namespace_name, "metadata.namespace of every Job");
+  render->add_option("--only", render_options.only, "Render only these gates (and the gates they need)");
+  render->add_option("--output,-o", render_options.output, "Write here (atomically) instead of stdout");
+  render->add_option("--workspace", render_options.workspace, "The workspace the manifest lies in (as for gate run)");
+  render->final_callback([result] { *result = gate_render(render_options); });
 }
 
 }  // namespace cordon::cli

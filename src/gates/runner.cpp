@@ -508,6 +508,10 @@ class runner {
 
 }  // namespace
 
+result<std::vector<const gate_spec*>> select_gates(const gate_manifest& manifest, const std::vector<std::string>& only) {
+  return select(manifest, only);
+}
+
 int run_gates(const gate_manifest& manifest, const run_settings& settings, std::ostream& lines,
               std::ostream& errors) {
   runner r(manifest, settings, lines, errors);

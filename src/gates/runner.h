@@ -62,6 +62,11 @@ inline constexpr int gate_exit_not_all_passed = 1;  // a selected gate did not p
 inline constexpr int gate_exit_runner_failed = 125;  // bad manifest or usage, record not writable
 // Stopped by SIGINT/SIGTERM: 128 + the signal (130, 143).
 
+// The gates of `only` and, transitively, the gates they need, in manifest
+// order; every gate when `only` is empty. Errors: usage_error for a name that
+// is no gate ("--only NAME: no such gate").
+result<std::vector<const gate_spec*>> select_gates(const gate_manifest& manifest, const std::vector<std::string>& only);
+
 // Runs the manifest's selected gates and writes the record to settings.out_dir
 // (run.json, gate/<name>.{policy.json,sandbox.json,stdout,stderr}) and, when
 // asked, a JUnit file. One line per gate state change goes to `lines`; errors
