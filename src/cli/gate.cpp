@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/workspace.h"
 #include "gates/kubernetes.h"
+#include "gates/live_table.h"
 #include "gates/manifest.h"
 #include "gates/runner.h"
 
@@ -64,7 +65,12 @@ int gate_run(const gate_run_options& options) {
   settings.only = options.only;
   settings.junit_file = options.junit.empty() ? "" : absolute(options.junit);
   settings.workspace = workspace->workspace;
-  settings.color = ::isatty(1) == 1 && std::getenv("NO_COLOR") == nullptr;
+  const bool terminal = ::isatty(1) == 1;
+  const char* term = std::getenv("TERM");
+  // NO_COLOR: no colour, whatever its value (no-color.org); "" counts as set too.
+  settings.color = terminal && std::getenv("NO_COLOR") == nullptr;
+  settings.live_table = terminal && (term == nullptr || std::string_view(term) != "dumb");
+  settings.table_width = gates::terminal_width(1);
   return gates::run_gates(*loaded.manifest, settings, std::cout, std::cerr);
 }
 

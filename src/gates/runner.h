@@ -54,6 +54,10 @@ struct run_settings {
   std::string home;               // absolute, or empty for $HOME
   std::string cordon_exe = "/proc/self/exe";  // runs `cordon run` for each gate
   bool color = false;
+  // A terminal: the live table (live_table.h) in place of one line per state
+  // change, each line cut to table_width columns (0: no limit).
+  bool live_table = false;
+  std::size_t table_width = 0;
 };
 
 // Process exit statuses of `cordon gate run` (docs/gates.md).
