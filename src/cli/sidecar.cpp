@@ -101,9 +101,8 @@ int sidecar_command(const sidecar_options& o) {
     if (!p) return usage("--protocol must be mcp, lsp or raw");
     request.session.proto = *p;
     request.argv = o.command;
-    request.policy_ref = o.policy.find('/') != std::string::npos || o.policy.find(".json") != std::string::npos
-                             ? absolute(o.policy)
-                             : o.policy;
+    request.policy_ref = o.policy;
+    request.policy_base = current_directory();
     request.session.handshake_timeout = to_ms(o.handshake_timeout);
   }
   request.session.stdin_grace = to_ms(o.stdin_grace);

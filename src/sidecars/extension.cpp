@@ -293,11 +293,13 @@ std::vector<grant_decision> judge_grants(const extension_manifest& manifest, con
   return out;
 }
 
-result<sandbox_policy> load_extension_policy(const extension_manifest& manifest) {
-  const std::string& ref = manifest.sandbox_policy;
-  // The gate manifest's rule: a string with '/' or ".json" is a file, else a profile.
+result<sandbox_policy> load_policy_reference(const std::string& ref, const std::string& base_directory) {
   if (ref.find('/') == std::string::npos && ref.find(".json") == std::string::npos) return builtin_profile(ref);
-  return load_sandbox_policy(ref.front() == '/' ? ref : manifest.directory + "/" + ref);
+  return load_sandbox_policy(ref.front() == '/' ? ref : base_directory + "/" + ref);
+}
+
+result<sandbox_policy> load_extension_policy(const extension_manifest& manifest) {
+  return load_policy_reference(manifest.sandbox_policy, manifest.directory);
 }
 
 }  // namespace cordon::sidecars

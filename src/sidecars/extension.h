@@ -78,6 +78,12 @@ struct grant_decision {
 std::vector<grant_decision> judge_grants(const extension_manifest& manifest,
                                          const governance::capability_policy& rules);
 
+// A policy reference as the gate manifest reads one (docs/gates.md): a string
+// with '/' or ".json" is a policy file (relative to `base_directory` unless
+// absolute), anything else a built-in profile name. Errors: unknown_profile;
+// io_error, parse_error, invalid_policy from a policy file (docs/policy.md).
+result<sandbox_policy> load_policy_reference(const std::string& ref, const std::string& base_directory);
+
 // The sandbox policy named by the manifest. Errors: unknown_profile; io_error,
 // parse_error, invalid_policy from a policy file (docs/policy.md).
 result<sandbox_policy> load_extension_policy(const extension_manifest& manifest);

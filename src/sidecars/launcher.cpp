@@ -97,11 +97,6 @@ checked_extension check_extension(const sidecar_request& request) {
   return out;
 }
 
-result<sandbox_policy> load_policy(const std::string& ref) {
-  if (ref.find('/') == std::string::npos && ref.find(".json") == std::string::npos) return builtin_profile(ref);
-  return load_sandbox_policy(ref);
-}
-
 void print(std::ostream& errors, const error& err) {
   std::string message = err.message;
   std::size_t nl = message.find('\n');
@@ -152,7 +147,7 @@ int run_sidecar(const sidecar_request& request, std::ostream& errors) {
     if (extension.refusal) return refuse(*extension.refusal, {}, {});
   }
 
-  auto policy = request.extension != nullptr ? load_extension_policy(*request.extension) : load_policy(request.policy_ref);
+  auto policy = request.extension != nullptr ? load_extension_policy(*request.extension) : load_policy_reference(request.policy_ref, request.policy_base);
   if (!policy) return refuse(policy.error_value(), {}, {});
   auto backend = make_host_backend();
   compile_options options;

@@ -22,6 +22,7 @@ inline constexpr int sidecar_exit_refused = 125;
 struct sidecar_request {
   std::vector<std::string> argv;
   std::string policy_ref;  // a built-in profile, or a policy file (a string with '/' or ".json")
+  std::string policy_base;  // the directory a relative policy file is read from
   std::string workspace;          // absolute: {workspace}
   std::string working_directory;  // absolute, inside the workspace
   std::vector<std::string> host_environment;

@@ -155,7 +155,9 @@ TEST(KubernetesRender, CliOutputReadsBackAsYamlAndNamesEveryGate) {
   // A gate in the record of a run of that manifest has the same name as its Job's annotation.
   auto m = parse_manifest(kManifest, path);
   for (const auto& g : m.manifest->gates) {
-    if (g.os != target_os::windows) EXPECT_TRUE(gates.contains(g.name)) << g.name;
+    if (g.os != target_os::windows) {
+      EXPECT_TRUE(gates.contains(g.name)) << g.name;
+    }
   }
 }
 
