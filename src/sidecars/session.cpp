@@ -114,7 +114,12 @@ class session {
     // The supervisor holds the write end of the sidecar's stdout until it
     // exits, so EOF there means the run is over or ending.
     std::optional<run_report> report;
-    while (!(report = run_.wait_until(next_deadline()))) advance_shutdown();
+    if (phase_ == phase::running) {
+      // The tree may have closed its stdout and still run: then it is ended as any other.
+      report = run_.wait_for(std::chrono::milliseconds(500));
+      if (!report) begin_shutdown(ending_reason::sidecar_exited, "the sidecar closed its output and kept running");
+    }
+    while (!report && !(report = run_.wait_until(next_deadline()))) advance_shutdown();
     result_.run = std::move(*report);
     result_.stage = stage_for(result_.run.outcome ? &*result_.run.outcome : nullptr);
     result_.duration_ms = ms_since(started_);
