@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "posix/atomic_file.h"
@@ -45,18 +46,31 @@ std::string absolute(const std::string& path) {
   return !path.empty() && path.front() == '/' ? path : current_directory() + "/" + path;
 }
 
-int gate_run(const gate_run_options& options) {
-  auto loaded = gates::load_manifest(absolute(options.manifest));
+// The manifest and its workspace, as every gate subcommand reads them; false
+// (after saying why on stderr) when either cannot be had.
+bool load_with_workspace(const std::string& manifest, const std::string& requested_workspace,
+                         gates::manifest_result& loaded, std::optional<workspace_choice>& workspace) {
+  loaded = gates::load_manifest(absolute(manifest));
   if (!loaded.manifest) {
     for (const auto& e : loaded.errors) {
-      std::cerr << "cordon: invalid_manifest: " << options.manifest << ":" << e.line << ": " << e.message << "\n";
+      std::cerr << "cordon: invalid_manifest: " << manifest << ":" << e.line << ": " << e.message << "\n";
     }
-    return gates::gate_exit_runner_failed;
+    return false;
   }
   const char* home = std::getenv("HOME");
-  auto workspace = choose_workspace(options.workspace, loaded.manifest->directory, home != nullptr ? home : "");
-  if (!workspace) {
-    print_error(workspace.error_value());
+  auto chosen = choose_workspace(requested_workspace, loaded.manifest->directory, home != nullptr ? home : "");
+  if (!chosen) {
+    print_error(chosen.error_value());
+    return false;
+  }
+  workspace = std::move(*chosen);
+  return true;
+}
+
+int gate_run(const gate_run_options& options) {
+  gates::manifest_result loaded;
+  std::optional<workspace_choice> workspace;
+  if (!load_with_workspace(options.manifest, options.workspace, loaded, workspace)) {
     return gates::gate_exit_runner_failed;
   }
   gates::run_settings settings;
@@ -100,17 +114,9 @@ int gate_render(const gate_render_options& options) {
     std::cerr << "cordon: usage_error: say which scheduler to render for (--kubernetes)\n";
     return gates::gate_exit_runner_failed;
   }
-  auto loaded = gates::load_manifest(absolute(options.manifest));
-  if (!loaded.manifest) {
-    for (const auto& e : loaded.errors) {
-      std::cerr << "cordon: invalid_manifest: " << options.manifest << ":" << e.line << ": " << e.message << "\n";
-    }
-    return gates::gate_exit_runner_failed;
-  }
-  const char* home = std::getenv("HOME");
-  auto workspace = choose_workspace(options.workspace, loaded.manifest->directory, home != nullptr ? home : "");
-  if (!workspace) {
-    print_error(workspace.error_value());
+  gates::manifest_result loaded;
+  std::optional<workspace_choice> workspace;
+  if (!load_with_workspace(options.manifest, options.workspace, loaded, workspace)) {
     return gates::gate_exit_runner_failed;
   }
   // The manifest's place in the workspace is its place in the pod's copy of it.

@@ -20,10 +20,6 @@
 #include "gates/digest.h"
 
 namespace cordon::gates {
-namespace {
-
-int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
-int line_of(const toml::key& key) { return static_cast<int>(key.source().begin.line); }
 
 bool valid_name(std::string_view name) {
   if (name.empty() || name.size() > 100 || name == "." || name == "..") return false;
@@ -47,6 +43,11 @@ bool stays_inside(std::string_view path) {
   }
   return true;
 }
+
+namespace {
+
+int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
+int line_of(const toml::key& key) { return static_cast<int>(key.source().begin.line); }
 
 class gate_reader {
  public:

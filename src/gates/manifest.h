@@ -65,6 +65,11 @@ struct manifest_result {
   std::vector<manifest_error> errors;     // every problem found, by line
 };
 
+// A name a record file may carry: 1-100 characters of [A-Za-z0-9._-], not "." or "..".
+bool valid_name(std::string_view name);
+// A relative path that stays under its base: no leading '/', no ".." component.
+bool stays_inside(std::string_view path);
+
 // Parses manifest text. `path` names the file in messages and resolves
 // relative paths. TOML syntax errors stop at the first (toml++ reports one);
 // structural errors are all collected.

@@ -15,6 +15,7 @@
 #include "cordon/profiles.h"
 #include "core/sha256.h"
 #include "gates/digest.h"
+#include "gates/manifest.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::sidecars {
@@ -24,30 +25,6 @@ namespace gov = cordon::governance;
 
 int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
 int line_of(const toml::key& key) { return static_cast<int>(key.source().begin.line); }
-
-bool valid_name(std::string_view name) {
-  if (name.empty() || name.size() > 100) return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// Relative, without "..", "." or empty components: a file of the package.
-bool package_path(std::string_view path) {
-  if (path.empty() || path.front() == '/') return false;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    auto part = path.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
 
 bool hex64(std::string_view s) {
   if (s.size() != 64) return false;
@@ -89,7 +66,7 @@ class reader {
       if (k == "name") {
         if (auto s = string(node, k)) {
           m.name = *s;
-          if (!valid_name(m.name)) fail(line_of(node), "'name' must be 1-100 characters of [A-Za-z0-9._-]");
+          if (!gates::valid_name(m.name)) fail(line_of(node), "'name' must be 1-100 characters of [A-Za-z0-9._-]");
         }
       } else if (k == "version") {
         if (auto s = string(node, k)) m.version = *s;
@@ -171,7 +148,7 @@ class reader {
       if (k == "path") {
         if (auto s = string(node, k)) {
           f.path = *s;
-          if (!package_path(f.path)) fail(line_of(node), "'path' must be relative to the manifest, without '..' or '.'");
+          if (!gates::stays_inside(f.path)) fail(line_of(node), "'path' must be relative to the manifest, without '..'");
         }
       } else if (k == "sha256") {
         if (auto s = string(node, k)) {
