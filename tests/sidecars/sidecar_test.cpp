@@ -107,7 +107,8 @@ TEST_F(SidecarTest, LaunchReportIsWrittenBeforeTheFirstFrameIsForwarded) {
   EXPECT_EQ(launched["state"], "launched");
   EXPECT_GT(launched["pid"].get<int>(), 0);
   EXPECT_TRUE(launched["started_at"].is_string());
-  EXPECT_EQ(launched["controls"]["filesystem_read"]["level"], "enforced");
+  EXPECT_EQ(launched["controls"]["filesystem_write"]["level"], "enforced");
+  EXPECT_EQ(launched["controls"]["unix_sockets"]["level"], "partial");
   EXPECT_TRUE(launched["policy"]["digest"].get<std::string>().starts_with("sha256:"));
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   char buffer[65536];
@@ -215,15 +216,15 @@ TEST_F(SidecarTest, LspFramesAreForwardedAndTheRestIsDiscarded) {
 }
 
 TEST_F(SidecarTest, UnmetRequireRefusesBeforeAnythingStarts) {
-  // read-only's network is denied by namespace; a filter (a broker) is not part of it.
-  sidecar_process p(args("echo", {"--require", "network_filter=enforced", "--require", "filesystem_write=enforced"}));
+  // Named unix sockets under readable roots stay connectable: unix_sockets is partial on Linux.
+  sidecar_process p(args("echo", {"--require", "unix_sockets=enforced", "--require", "filesystem_write=enforced"}));
   EXPECT_EQ(p.wait(), 125);
   EXPECT_NE(p.stderr_text().find("enforcement_unavailable: the plan does not meet --require"), std::string::npos)
       << p.stderr_text();
   json r = read_json(report);
   EXPECT_EQ(r["state"], "refused");
   ASSERT_EQ(r["refusal"]["unmet"].size(), 1u) << r.dump();
-  EXPECT_TRUE(r["refusal"]["unmet"][0].get<std::string>().starts_with("network_filter="));
+  EXPECT_EQ(r["refusal"]["unmet"][0], "unix_sockets=partial (required enforced)");
   EXPECT_FALSE(r.contains("pid"));
 }
 
