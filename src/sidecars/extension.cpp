@@ -95,6 +95,7 @@ class reader {
   }
 
   void grant(const toml::table& table, extension_manifest& m) {
+    const std::size_t errors_before = errors_.size();
     gov::capability_request r;
     r.risk = gov::risk_level::high;
     bool have_action = false;
@@ -133,6 +134,7 @@ class reader {
     }
     if (!have_action) fail(line_of(table), "[[grant]] needs 'action'");
     r.subject_id = m.name;
+    if (errors_.size() > errors_before) return;  // normalizing a broken grant would only repeat it
     if (auto normal = gov::normalize_capability_request(r); !normal) {
       fail(line_of(table), "[[grant]]: " + normal.error_value().location + ": " + normal.error_value().message);
     }

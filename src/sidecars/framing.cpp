@@ -59,10 +59,32 @@ bool is_json_rpc(const nlohmann::json& message) {
 
 frame_splitter::frame_splitter(protocol p, std::size_t max_frame_bytes) : protocol_(p), max_frame_(max_frame_bytes) {}
 
-void frame_splitter::drop(std::size_t count, std::string reason, std::vector<discarded>& junk) {
+void frame_splitter::drop(std::size_t count, std::string reason, std::vector<discarded>& junk, bool mergeable) {
   std::string_view gone(buffer_.data() + start_, count);
-  junk.push_back({count, std::move(reason), std::string(gone.substr(0, sample_bytes))});
   start_ += count;
+  // Bytes outside frames come in pieces the reads happen to cut; one stretch
+  // of them between two frames is one discarded stretch, whatever the reads.
+  if (mergeable && open_ && open_->reason == reason) {
+    open_->bytes += count;
+    if (open_->sample.size() < sample_bytes) open_->sample += gone.substr(0, sample_bytes - open_->sample.size());
+    return;
+  }
+  flush(junk);
+  discarded d{count, std::move(reason), std::string(gone.substr(0, sample_bytes))};
+  if (mergeable) open_ = std::move(d);
+  else junk.push_back(std::move(d));
+}
+
+void frame_splitter::flush(std::vector<discarded>& junk) {
+  if (open_) junk.push_back(std::move(*open_));
+  open_.reset();
+}
+
+void frame_splitter::emit(std::size_t length, nlohmann::json message, std::vector<frame>& frames,
+                          std::vector<discarded>& junk) {
+  flush(junk);
+  frames.push_back({buffer_.substr(start_, length), std::move(message)});
+  start_ += length;
 }
 
 void frame_splitter::compact() {
@@ -96,7 +118,7 @@ bool frame_splitter::next_mcp(std::vector<frame>& frames, std::vector<discarded>
   if (nl == std::string_view::npos) {
     scanned_ = rest.size();
     if (rest.size() > max_frame_) {  // an over-long line: drop what came, and the rest of it later
-      drop(rest.size(), "line longer than " + std::to_string(max_frame_) + " bytes", junk);
+      drop(rest.size(), "line longer than " + std::to_string(max_frame_) + " bytes", junk, true);
       discarding_line_ = true;
       scanned_ = 0;
     }
@@ -106,7 +128,7 @@ bool frame_splitter::next_mcp(std::vector<frame>& frames, std::vector<discarded>
   const std::size_t length = nl + 1;
   if (discarding_line_) {
     discarding_line_ = false;
-    drop(length, "line longer than " + std::to_string(max_frame_) + " bytes", junk);
+    drop(length, "line longer than " + std::to_string(max_frame_) + " bytes", junk, true);
     return true;
   }
   std::string_view line = rest.substr(0, nl);
@@ -117,8 +139,7 @@ bool frame_splitter::next_mcp(std::vector<frame>& frames, std::vector<discarded>
     drop(length, std::move(why), junk);
     return true;
   }
-  frames.push_back({std::string(rest.substr(0, length)), std::move(message)});
-  start_ += length;
+  emit(length, std::move(message), frames, junk);
   return true;
 }
 
@@ -139,10 +160,10 @@ bool frame_splitter::next_lsp(std::vector<frame>& frames, std::vector<discarded>
         }
       }
       if (tail == 0) return false;
-      drop(tail, "bytes outside a Content-Length frame", junk);
+      drop(tail, "bytes outside a Content-Length frame", junk, true);
       return false;
     }
-    drop(next, "bytes outside a Content-Length frame", junk);
+    drop(next, "bytes outside a Content-Length frame", junk, true);
     return true;
   }
   std::size_t end = rest.find("\r\n\r\n");
@@ -196,13 +217,17 @@ bool frame_splitter::next_lsp(std::vector<frame>& frames, std::vector<discarded>
     drop(total, std::move(why), junk);
     return true;
   }
-  frames.push_back({std::string(rest.substr(0, total)), std::move(message)});
-  start_ += total;
+  emit(total, std::move(message), frames, junk);
   return true;
 }
 
 void frame_splitter::finish(std::vector<discarded>& junk) {
-  if (buffered() > 0) drop(buffered(), discarding_line_ ? "line longer than the maximum" : "partial frame at the end of the stream", junk);
+  if (buffered() > 0) {
+    drop(buffered(), discarding_line_ ? "line longer than " + std::to_string(max_frame_) + " bytes"
+                                      : "partial frame at the end of the stream",
+         junk, discarding_line_);
+  }
+  flush(junk);
   discarding_line_ = false;
   scanned_ = 0;
   compact();

@@ -53,8 +53,10 @@ class frame_splitter {
   explicit frame_splitter(protocol p, std::size_t max_frame_bytes = default_max_frame_bytes);
 
   // Takes the next bytes of the stream; appends each complete frame to
-  // `frames` and each discarded stretch to `junk`, in stream order. A line or
-  // body longer than the maximum is discarded (in pieces, as it arrives).
+  // `frames` and each discarded stretch to `junk`, in stream order. An mcp
+  // line that is not a frame is one stretch; bytes outside frames (and an
+  // over-long line, dropped as it arrives) are one stretch up to the next
+  // frame, reported when that frame (or the end) comes, whatever the reads.
   void feed(std::string_view bytes, std::vector<frame>& frames, std::vector<discarded>& junk);
   // The stream ended: a partial frame left over is discarded.
   void finish(std::vector<discarded>& junk);
@@ -64,7 +66,9 @@ class frame_splitter {
  private:
   bool next_mcp(std::vector<frame>& frames, std::vector<discarded>& junk);
   bool next_lsp(std::vector<frame>& frames, std::vector<discarded>& junk);
-  void drop(std::size_t count, std::string reason, std::vector<discarded>& junk);
+  void drop(std::size_t count, std::string reason, std::vector<discarded>& junk, bool mergeable = false);
+  void flush(std::vector<discarded>& junk);
+  void emit(std::size_t length, nlohmann::json message, std::vector<frame>& frames, std::vector<discarded>& junk);
   void compact();
 
   protocol protocol_;
@@ -73,6 +77,7 @@ class frame_splitter {
   std::size_t start_ = 0;           // first byte not yet consumed
   std::size_t scanned_ = 0;         // mcp: bytes after start_ already known to hold no '\n'
   bool discarding_line_ = false;    // mcp: inside an over-long line, dropping to its end
+  std::optional<discarded> open_;   // a stretch still growing (bytes outside frames), not yet reported
 };
 
 // True when `message` is a JSON-RPC 2.0 message or a non-empty batch of them.

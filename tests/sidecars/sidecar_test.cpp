@@ -90,7 +90,7 @@ TEST_F(SidecarTest, ThousandRequestsRoundTripThroughTheSandbox) {
   EXPECT_EQ(r["traffic"]["frames_from_sidecar"], 1001);
   EXPECT_EQ(r["discarded"]["count"], 0);
   // The sandbox's own report is inside, and says what was enforced.
-  EXPECT_EQ(r["sandbox"]["outcome"]["status"], "completed") << r["sandbox"].dump();
+  EXPECT_EQ(r["sandbox"]["outcome"], "completed") << r["sandbox"].dump();
   EXPECT_EQ(r["controls"]["filesystem_write"]["level"], "enforced");
   EXPECT_FALSE(process_with_marker_alive(marker));
 }
