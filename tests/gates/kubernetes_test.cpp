@@ -83,13 +83,13 @@ TEST(KubernetesRender, OneJobPerLinuxGateWithWhatCordonNeeds) {
     EXPECT_EQ(c["image"], "registry.example/ci/cordon:1");
     const auto& sc = c["securityContext"];
     EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
-    EXPECT_EQ(sc["capabilities"]["drop"], json::array({"ALL"}));
+    EXPECT_EQ(sc["capabilities"]["drop"], nlohmann::ordered_json::array({"ALL"}));
     EXPECT_EQ(sc["procMount"], "Unmasked");
     EXPECT_EQ(sc["seccompProfile"]["type"], "Unconfined");
     EXPECT_EQ(sc["appArmorProfile"]["type"], "Unconfined");
     EXPECT_FALSE(sc.contains("privileged"));
     const std::string gate = job["metadata"]["annotations"]["cordon.dev/gate"];
-    EXPECT_EQ(c["command"], json::array({"cordon", "gate", "run", "/workspace/ci/gates.toml", "--only", gate, "--out",
+    EXPECT_EQ(c["command"], nlohmann::ordered_json::array({"cordon", "gate", "run", "/workspace/ci/gates.toml", "--only", gate, "--out",
                                          "/cordon-gate-run", "--workspace", "/workspace"}));
     EXPECT_EQ(job["metadata"]["annotations"]["cordon.dev/manifest-digest"], m.digest);
   }
