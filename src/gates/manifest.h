@@ -75,6 +75,9 @@ bool stays_inside(std::string_view path);
 // structural errors are all collected.
 manifest_result parse_manifest(std::string_view text, const std::string& path);
 
+// A manifest file's bytes, or nullopt with "PATH: cannot read: strerror" in `failure`.
+std::optional<std::string> read_manifest_text(const std::string& path, std::string& failure);
+
 // Reads and parses a file. An unreadable file is one error at line 0 with
 // strerror in the message.
 manifest_result load_manifest(const std::string& path);

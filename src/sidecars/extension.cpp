@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 #include <toml++/toml.h>
 
@@ -225,14 +223,10 @@ extension_result parse_extension_manifest(std::string_view text, const std::stri
 }
 
 extension_result load_extension_manifest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    return {std::nullopt, {{0, path + ": cannot read: " + std::error_code(err, std::generic_category()).message()}}};
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_extension_manifest(text.str(), path);
+  std::string failure;
+  auto text = gates::read_manifest_text(path, failure);
+  if (!text) return {std::nullopt, {{0, failure}}};
+  return parse_extension_manifest(*text, path);
 }
 
 std::vector<std::string> verify_extension_files(const extension_manifest& manifest) {
