@@ -36,6 +36,9 @@ packages=(
   python3-pytest python3-pip python3-setuptools
   # tsc, to type-check the Node package's TypeScript declarations (bindings/node/test/types/)
   node-typescript
+  # a second, independent YAML reader for the round trip of `cordon gate render --kubernetes`
+  # (tests/gates/kubernetes_test.cpp); the Python sidecar of tests/sidecars/ needs only python3
+  python3-yaml
 )
 # Debian's nodejs keeps node_api.h in libnode-dev (NodeSource's nodejs ships it itself, and conflicts with it).
 if ! dpkg-query -S /usr/include/node/node_api.h >/dev/null 2>&1; then packages+=(libnode-dev); fi

@@ -38,6 +38,8 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args);
 void add_info_commands(CLI::App& app);
 // `cordon gate run` (gate.cpp): its callback stores the exit code in `*result`.
 void add_gate_commands(CLI::App& app, int* result);
+// `cordon sidecar` (sidecar.cpp): its callback stores the exit code in `*result`.
+void add_sidecar_command(CLI::App& app, int* result);
 
 // usage.cpp: refuses (one line on stderr, returns 125) an unknown command or
 // subcommand word, naming it and the choices, and a command that needs a

@@ -4,9 +4,15 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "posix/atomic_file.h"
 
 #include "cli/commands.h"
 #include "cli/workspace.h"
+#include "gates/kubernetes.h"
+#include "gates/live_table.h"
 #include "gates/manifest.h"
 #include "gates/runner.h"
 
@@ -40,18 +46,31 @@ std::string absolute(const std::string& path) {
   return !path.empty() && path.front() == '/' ? path : current_directory() + "/" + path;
 }
 
-int gate_run(const gate_run_options& options) {
-  auto loaded = gates::load_manifest(absolute(options.manifest));
+// The manifest and its workspace, as every gate subcommand reads them; false
+// (after saying why on stderr) when either cannot be had.
+bool load_with_workspace(const std::string& manifest, const std::string& requested_workspace,
+                         gates::manifest_result& loaded, std::optional<workspace_choice>& workspace) {
+  loaded = gates::load_manifest(absolute(manifest));
   if (!loaded.manifest) {
     for (const auto& e : loaded.errors) {
-      std::cerr << "cordon: invalid_manifest: " << options.manifest << ":" << e.line << ": " << e.message << "\n";
+      std::cerr << "cordon: invalid_manifest: " << manifest << ":" << e.line << ": " << e.message << "\n";
     }
-    return gates::gate_exit_runner_failed;
+    return false;
   }
   const char* home = std::getenv("HOME");
-  auto workspace = choose_workspace(options.workspace, loaded.manifest->directory, home != nullptr ? home : "");
-  if (!workspace) {
-    print_error(workspace.error_value());
+  auto chosen = choose_workspace(requested_workspace, loaded.manifest->directory, home != nullptr ? home : "");
+  if (!chosen) {
+    print_error(chosen.error_value());
+    return false;
+  }
+  workspace = std::move(*chosen);
+  return true;
+}
+
+int gate_run(const gate_run_options& options) {
+  gates::manifest_result loaded;
+  std::optional<workspace_choice> workspace;
+  if (!load_with_workspace(options.manifest, options.workspace, loaded, workspace)) {
     return gates::gate_exit_runner_failed;
   }
   gates::run_settings settings;
@@ -60,8 +79,77 @@ int gate_run(const gate_run_options& options) {
   settings.only = options.only;
   settings.junit_file = options.junit.empty() ? "" : absolute(options.junit);
   settings.workspace = workspace->workspace;
-  settings.color = ::isatty(1) == 1 && std::getenv("NO_COLOR") == nullptr;
+  const bool terminal = ::isatty(1) == 1;
+  const char* term = std::getenv("TERM");
+  // NO_COLOR: no colour, whatever its value (no-color.org); "" counts as set too.
+  settings.color = terminal && std::getenv("NO_COLOR") == nullptr;
+  settings.live_table = terminal && (term == nullptr || std::string_view(term) != "dumb");
+  settings.table_width = gates::terminal_width(1);
   return gates::run_gates(*loaded.manifest, settings, std::cout, std::cerr);
+}
+
+constexpr const char* kGateRenderHelp = R"(Writes one Kubernetes Job per gate (a v1 List, as JSON, which kubectl reads as
+YAML) to --output or stdout. Each Job runs `cordon gate run MANIFEST --only
+NAME` in a pod of --image, where the workspace is at --pod-workspace; the gate's
+needs run first in the same pod. Gates whose env is another OS than linux are
+not rendered (named on stderr). The pods ask for what cordon's mechanisms
+need: user namespaces (hostUsers: false, an unmasked /proc, a seccomp profile
+and AppArmor profile that allow them) and no privilege. docs/gates.md says
+what the gate's report says when a cluster does not allow them.)";
+
+struct gate_render_options {
+  std::string manifest;
+  bool kubernetes = false;
+  std::string image;
+  std::string pod_workspace = "/workspace";
+  std::string seccomp = "unconfined";
+  std::string namespace_name;
+  std::string output;
+  std::vector<std::string> only;
+  std::string workspace;
+};
+
+int gate_render(const gate_render_options& options) {
+  if (!options.kubernetes) {
+    std::cerr << "cordon: usage_error: say which scheduler to render for (--kubernetes)\n";
+    return gates::gate_exit_runner_failed;
+  }
+  gates::manifest_result loaded;
+  std::optional<workspace_choice> workspace;
+  if (!load_with_workspace(options.manifest, options.workspace, loaded, workspace)) {
+    return gates::gate_exit_runner_failed;
+  }
+  // The manifest's place in the workspace is its place in the pod's copy of it.
+  const std::string& root = workspace->workspace;
+  const std::string& path = loaded.manifest->path;
+  if (path.compare(0, root.size() + 1, root + "/") != 0) {
+    std::cerr << "cordon: usage_error: the manifest " << path << " is not inside the workspace " << root << "\n";
+    return gates::gate_exit_runner_failed;
+  }
+  gates::kubernetes_settings settings;
+  settings.image = options.image;
+  settings.pod_workspace = options.pod_workspace;
+  settings.manifest_in_pod = options.pod_workspace + path.substr(root.size());
+  settings.seccomp = options.seccomp;
+  settings.namespace_name = options.namespace_name;
+  settings.only = options.only;
+  std::vector<std::string> not_rendered;
+  auto rendered = gates::render_kubernetes(*loaded.manifest, settings, not_rendered);
+  if (!rendered) {
+    print_error(rendered.error_value());
+    return gates::gate_exit_runner_failed;
+  }
+  for (const auto& n : not_rendered) std::cerr << "cordon: not rendered: " << n << "\n";
+  const std::string text = rendered->dump(2) + "\n";
+  if (options.output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  if (auto written = write_file_atomically(absolute(options.output), text); !written) {
+    print_error(written.error_value());
+    return gates::gate_exit_runner_failed;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -79,6 +167,22 @@ void add_gate_commands(CLI::App& app, int* result) {
   run->add_option("--junit", options.junit, "Write JUnit XML here (atomically)");
   run->add_option("--workspace", options.workspace, "Directory that {workspace} names in every gate's policy");
   run->final_callback([result] { *result = gate_run(options); });
+
+  static gate_render_options render_options;
+  CLI::App* render = gate->add_subcommand("render", "Write a manifest's gates as jobs for a scheduler (Kubernetes)");
+  render->footer(kGateRenderHelp);
+  render->add_option("manifest", render_options.manifest, "The gate manifest")->required();
+  render->add_flag("--kubernetes", render_options.kubernetes, "One Kubernetes Job per gate (JSON, valid YAML)");
+  render->add_option("--image", render_options.image, "The image the pods run: cordon on PATH, the workspace inside")
+      ->required();
+  render->add_option("--pod-workspace", render_options.pod_workspace, "Where the workspace is in the image (/workspace)");
+  render->add_option("--seccomp-profile", render_options.seccomp,
+                     "unconfined (default) or localhost/PATH: a node profile that allows user namespaces");
+  render->add_option("--namespace", render_options.namespace_name, "metadata.namespace of every Job");
+  render->add_option("--only", render_options.only, "Render only these gates (and the gates they need)");
+  render->add_option("--output,-o", render_options.output, "Write here (atomically) instead of stdout");
+  render->add_option("--workspace", render_options.workspace, "The workspace the manifest lies in (as for gate run)");
+  render->final_callback([result] { *result = gate_render(render_options); });
 }
 
 }  // namespace cordon::cli

@@ -20,10 +20,6 @@
 #include "gates/digest.h"
 
 namespace cordon::gates {
-namespace {
-
-int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
-int line_of(const toml::key& key) { return static_cast<int>(key.source().begin.line); }
 
 bool valid_name(std::string_view name) {
   if (name.empty() || name.size() > 100 || name == "." || name == "..") return false;
@@ -47,6 +43,11 @@ bool stays_inside(std::string_view path) {
   }
   return true;
 }
+
+namespace {
+
+int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
+int line_of(const toml::key& key) { return static_cast<int>(key.source().begin.line); }
 
 class gate_reader {
  public:
@@ -275,15 +276,23 @@ manifest_result parse_manifest(std::string_view text, const std::string& path) {
   return out;
 }
 
-manifest_result load_manifest(const std::string& path) {
+std::optional<std::string> read_manifest_text(const std::string& path, std::string& failure) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int err = errno;
-    return {std::nullopt, {{0, path + ": cannot read: " + std::error_code(err, std::generic_category()).message()}}};
+    failure = path + ": cannot read: " + std::error_code(err, std::generic_category()).message();
+    return std::nullopt;
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_manifest(text.str(), path);
+  return text.str();
+}
+
+manifest_result load_manifest(const std::string& path) {
+  std::string failure;
+  auto text = read_manifest_text(path, failure);
+  if (!text) return {std::nullopt, {{0, failure}}};
+  return parse_manifest(*text, path);
 }
 
 result<sandbox_policy> load_gate_policy(const gate_spec& gate, const std::string& manifest_directory) {

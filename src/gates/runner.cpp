@@ -12,6 +12,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include "posix/atomic_file.h"
 #include "gates/confined_launch.h"
 #include "gates/digest.h"
+#include "gates/live_table.h"
 #include "gates/record.h"
 
 namespace cordon::gates {
@@ -47,6 +49,8 @@ using clock_type = std::chrono::steady_clock;
 constexpr std::uint64_t backstop_grace_ms = 10'000;
 // How long gates get after SIGTERM when the runner is stopped.
 constexpr std::uint64_t stop_grace_ms = 3'000;
+// How often the live table redraws the elapsed time of running gates.
+constexpr std::int64_t live_table_refresh_ms = 500;
 
 std::string read_file(const std::string& path, bool& found) {
   std::ifstream in(path, std::ios::binary);
@@ -99,7 +103,9 @@ result<std::vector<const gate_spec*>> select(const gate_manifest& manifest, cons
 class runner {
  public:
   runner(const gate_manifest& manifest, const run_settings& settings, std::ostream& lines, std::ostream& errors)
-      : manifest_(manifest), settings_(settings), lines_(lines), errors_(errors), backend_(make_host_backend()) {}
+      : manifest_(manifest), settings_(settings), lines_(lines), errors_(errors), backend_(make_host_backend()) {
+    if (settings.live_table) table_.emplace(lines, settings.color, settings.table_width);
+  }
 
   int run() {
     auto selected = select(manifest_, settings_.only);
@@ -246,6 +252,7 @@ class runner {
   }
 
   void announce(const gate_state& g) {
+    if (table_) return table_->draw(gates_, now_ms());  // the whole table, in place of one line
     const char* color = "";
     if (settings_.color) {
       switch (g.phase != gate_phase::finished ? gate_outcome::interrupted : g.outcome) {
@@ -477,6 +484,7 @@ class runner {
         continue;  // a start failed at once; its dependants are skipped on the next turn
       }
       std::int64_t wait = backstops();
+      if (table_) wait = std::min<std::int64_t>(wait, live_table_refresh_ms), table_->draw(gates_, now_ms());
       timespec ts{static_cast<time_t>(wait / 1000), static_cast<long>((wait % 1000) * 1'000'000)};
       siginfo_t info{};
       int sig = ::sigtimedwait(&waited, &info, &ts);
@@ -503,10 +511,15 @@ class runner {
   run_header header_;
   clock_type::time_point start_ = clock_type::now();
   sigset_t original_mask_{};
+  std::optional<live_table> table_;
   bool stopping_ = false;
 };
 
 }  // namespace
+
+result<std::vector<const gate_spec*>> select_gates(const gate_manifest& manifest, const std::vector<std::string>& only) {
+  return select(manifest, only);
+}
 
 int run_gates(const gate_manifest& manifest, const run_settings& settings, std::ostream& lines,
               std::ostream& errors) {

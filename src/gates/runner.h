@@ -54,6 +54,10 @@ struct run_settings {
   std::string home;               // absolute, or empty for $HOME
   std::string cordon_exe = "/proc/self/exe";  // runs `cordon run` for each gate
   bool color = false;
+  // A terminal: the live table (live_table.h) in place of one line per state
+  // change, each line cut to table_width columns (0: no limit).
+  bool live_table = false;
+  std::size_t table_width = 0;
 };
 
 // Process exit statuses of `cordon gate run` (docs/gates.md).
@@ -61,6 +65,11 @@ inline constexpr int gate_exit_all_passed = 0;
 inline constexpr int gate_exit_not_all_passed = 1;  // a selected gate did not pass
 inline constexpr int gate_exit_runner_failed = 125;  // bad manifest or usage, record not writable
 // Stopped by SIGINT/SIGTERM: 128 + the signal (130, 143).
+
+// The gates of `only` and, transitively, the gates they need, in manifest
+// order; every gate when `only` is empty. Errors: usage_error for a name that
+// is no gate ("--only NAME: no such gate").
+result<std::vector<const gate_spec*>> select_gates(const gate_manifest& manifest, const std::vector<std::string>& only);
 
 // Runs the manifest's selected gates and writes the record to settings.out_dir
 // (run.json, gate/<name>.{policy.json,sandbox.json,stdout,stderr}) and, when
