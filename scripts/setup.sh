@@ -31,6 +31,10 @@ packages=(
   # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
   # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
   g++-mingw-w64-x86-64-posix googletest wine64
+  # the workload suite (scripts/test-workloads.sh, tests/workloads/): pytest, npm for `npm ci` of a
+  # local dependency, script(1) for the interactive shell through a pty; cmake, make, g++, git, node,
+  # curl and python3-venv are listed above
+  python3-pytest npm bsdutils
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -291,6 +291,8 @@ vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries) {
   return scan;
 }
 
+void scan_git_directory(const std::string& git_dir, vcs_scan& scan) { protect_git_dir(git_dir, scan, 0); }
+
 std::vector<std::string> repositories_created_since(const vcs_scan& before, std::uint64_t max_entries) {
   std::set<std::string, std::less<>> known_dirs, known_repos(before.repositories.begin(), before.repositories.end());
   for (const auto& d : before.directories) known_dirs.insert(d.path);
