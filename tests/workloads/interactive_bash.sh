@@ -12,7 +12,9 @@ need script bash
   printf '\032'  # Ctrl-Z: the line discipline of the private pty stops the foreground job
   sleep 0.5
   echo 'jobs'
-  echo 'kill -KILL %1; wait'
+  echo 'kill -KILL %1'
+  sleep 0.5  # bash learns of the end at its next prompt
+  echo 'jobs'
   echo 'exit 7'
   sleep 0.5
 } | (cd "$WS" && script -qec "exec $CORDON run --no-summary -- bash --norc -i" /dev/null) >"$WL_DIR/out" 2>&1
@@ -21,5 +23,5 @@ OUT="$(tr -d '\r' <"$WL_DIR/out")"
 expect_eq "$RC" 7 "bash's exit status through the pty: $OUT"
 expect_contains "$OUT" "tty=/dev/pts/" "ttyname inside"
 expect_contains "$OUT" "Stopped" "Ctrl-Z stopped the foreground job"
-expect_contains "$OUT" "sleep 20" "jobs lists it"
+expect_contains "$OUT" "Killed                  sleep 20" "kill %1 of the stopped job"
 expect_not_contains "$OUT" "no job control" "bash's job control"
