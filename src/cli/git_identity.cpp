@@ -1,45 +1,21 @@
 #include "cli/git_identity.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <fstream>
+
+#include "core/git_config.h"
 
 namespace cordon::cli {
 namespace {
 
-std::string trim(const std::string& text) {
-  auto begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return {};
-  auto end = text.find_last_not_of(" \t\r");
-  return text.substr(begin, end - begin + 1);
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-// user.name and user.email of one config file (git-config(1), "CONFIGURATION FILE"), the last value winning.
+// user.name and user.email of one config file, the last value winning.
 void read_identity(const std::string& file, std::string& name, std::string& email) {
-  std::ifstream in(file);
-  std::string section;
-  for (std::string line; std::getline(in, line);) {
-    std::string t = trim(line);
-    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
-    if (t[0] == '[') {
-      section = lower(trim(t.substr(1, t.find(']') == std::string::npos ? std::string::npos : t.find(']') - 1)));
-      continue;
-    }
-    auto eq = t.find('=');
-    if (section != "user" || eq == std::string::npos) continue;
-    std::string key = lower(trim(t.substr(0, eq)));
-    std::string value = trim(t.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+  for (const auto& line : core::read_git_config(file)) {
+    if (line.header || line.section != "user") continue;
     // A value with a comment, an escape or a newline is not an identity to pass on.
-    if (value.find_first_of("#;\\\n") != std::string::npos) continue;
-    if (key == "name") name = value;
-    if (key == "email") email = value;
+    if (line.value.find_first_of("#;\\\n") != std::string::npos) continue;
+    if (line.key == "name") name = line.value;
+    if (line.key == "email") email = line.value;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -192,6 +193,13 @@ std::vector<std::string> arguments_outside_view(const mount_table& table, const 
     if (arg.size() > 4096) continue;
     resolved_path r = resolve_on_host(normalize_path_lexically(arg));
     if (!r.exists || visible_in_view(table, r.path)) continue;
+    const bool denied = std::any_of(table.ops.begin(), table.ops.end(), [&](const mount_op& op) {
+      return op.kind == mount_kind::mask && path_is_within(r.path, op.path);
+    });
+    if (denied) {
+      out.push_back("argument " + arg + " is denied by the policy (filesystem.denied): the command cannot see it");
+      continue;
+    }
     out.push_back("argument " + arg + " exists on the host but is not visible inside the sandbox; add it with --ro " +
                   arg + " (or --rw)");
   }

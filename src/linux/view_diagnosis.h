@@ -38,8 +38,8 @@ std::string explain_missing_command(const mount_table& table, const std::string&
 // One warning per argument of `argv` (after argv[0]) that is an absolute
 // path, or ends in one after '=' (--dir=/srv/x), that exists on the host but
 // is outside the view: "argument /srv/remote.git exists on the host but is
-// not visible inside the sandbox; add it with --ro /srv/remote.git". At most
-// eight.
+// not visible inside the sandbox; add it with --ro /srv/remote.git"; for a
+// path the policy denies, only that it is denied. At most eight.
 std::vector<std::string> arguments_outside_view(const mount_table& table, const std::vector<std::string>& argv);
 
 }  // namespace cordon::linux_impl
