@@ -1,7 +1,5 @@
 #include "linux/private_tmp.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <set>
 
@@ -29,8 +27,9 @@ void complete_private_tmp(mount_table& table, std::vector<std::string>& notes) {
   auto tmp = std::find_if(table.ops.begin(), table.ops.end(),
                           [](const mount_op& op) { return op.kind == mount_kind::private_tmpfs && op.path == "/tmp"; });
   if (tmp == table.ops.end()) return;
-  struct stat st {};
-  const bool var_tmp = !table.full_root || (::lstat(kVarTmp, &st) == 0 && S_ISDIR(st.st_mode));
+  // Under a full read the host's /var/tmp stays visible (read-only) as it was:
+  // the table's masks and skipped readable entries beneath it assume so.
+  const bool var_tmp = !table.full_root;
   if (var_tmp) table.ops.insert(tmp + 1, {mount_kind::private_tmpfs, kVarTmp, {}, true, "{run_tmp}"});
 
   std::vector<std::string> tmp_roots{"/tmp"};

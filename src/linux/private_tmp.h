@@ -19,9 +19,9 @@
 namespace cordon::linux_impl {
 
 // Completes `table` (from build_mount_table()) when it has a private /tmp:
-//  - a private, writable /var/tmp beside it (programs use both; the host's
-//    /var/tmp is not shown), unless the base is the host root and it has no
-//    /var/tmp to mount on;
+//  - under a restricted root, a private, writable /var/tmp beside it
+//    (programs use both; there was none); under a full read the host's
+//    /var/tmp stays as it was, read-only;
 //  - for every mount beneath /tmp or /var/tmp deeper than one level, a
 //    seal_read_only op, appended last, on the top-level directory that leads
 //    to it (/tmp/job), unless something is mounted there itself.
