@@ -39,6 +39,10 @@ packages=(
   # a second, independent YAML reader for the round trip of `cordon gate render --kubernetes`
   # (tests/gates/kubernetes_test.cpp); the Python sidecar of tests/sidecars/ needs only python3
   python3-yaml
+  # the workload suite (scripts/test-workloads.sh, tests/workloads/): pytest, npm for `npm ci` of a
+  # local dependency, script(1) for the interactive shell through a pty; cmake, make, g++, git, node,
+  # curl and python3-venv are listed above
+  npm bsdutils
 )
 # Debian's nodejs keeps node_api.h in libnode-dev (NodeSource's nodejs ships it itself, and conflicts with it).
 if ! dpkg-query -S /usr/include/node/node_api.h >/dev/null 2>&1; then packages+=(libnode-dev); fi

@@ -81,6 +81,9 @@ set +e
 newcomer_status=$?
 set -e
 
+# The workload suite (docs/workloads.md): real builds, venvs, npm, git, a dev server, a pty, concurrent runs.
+workloads_status=0; "$root/scripts/test-workloads.sh" "$results" || workloads_status=$?
+
 # Sanitizers: the unit and integration tests again, built with ASan + UBSan.
 # The cordon binary under test is the instrumented one; it forks and clones,
 # and the runtime comes along into the child until exec. Reports go to files
@@ -166,7 +169,7 @@ def skips_in_log(json_path, data):
                 reason.append(follow.strip())
             out[max(owners, key=lambda t: t[1])[2]] = " ".join(reason)
     return out
-for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json") + glob.glob(d + "/*.wine.json"):
+for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") + glob.glob(d + "/*.kernels.json") + glob.glob(d + "/*.wine.json") + glob.glob(d + "/*.workloads.json"):
     data = json.load(open(j))
     logged = skips_in_log(j, data)
     for suite in data.get("testsuites", []):
@@ -185,4 +188,4 @@ for r in reasons:
     print(f"cordon: skipped {r}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ] && [ $windows_status -eq 0 ] && [ $bindings_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ] && [ $windows_status -eq 0 ] && [ $bindings_status -eq 0 ] && [ $workloads_status -eq 0 ]

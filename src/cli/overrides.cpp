@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "cli/caches.h"
 #include "cordon/validation.h"
 #include "core/rounding.h"
 
@@ -111,7 +112,8 @@ result<void> check_exists(const char* flag, const std::vector<std::string>& path
 bool policy_overrides::empty() const {
   return readable.empty() && writable.empty() && denied.empty() && network.empty() && allow_hosts.empty() &&
          env_allow.empty() &&
-         env_set.empty() && memory.empty() && !max_processes && !cpu_seconds && !timeout_seconds && accept.empty();
+         env_set.empty() && memory.empty() && !max_processes && !cpu_seconds && !timeout_seconds && accept.empty() &&
+         !allow_local_binding && caches.empty();
 }
 
 void add_policy_flags(CLI::App& app, policy_overrides& out) {
@@ -137,7 +139,14 @@ void add_policy_flags(CLI::App& app, policy_overrides& out) {
       ->type_name("HOST[:PORT]")
       ->allow_extra_args(false)
       ->excludes("--net");
-  each("--env", "NAME", out.env_allow, kEnvName, "Pass host variable NAME through (repeatable)");
+  app.add_flag("--allow-local-binding", out.allow_local_binding,
+               "Let the command bind and connect on the sandbox's own loopback (dev servers); the host's is "
+               "still unreachable")
+      ->group(group);
+  each("--cache", "NAME", out.caches, CLI::IsMember(cache_names()),
+       "Keep a persistent cache writable: pip, npm, cargo or ccache (repeatable; the report warns of the risk)");
+  each("--env", "NAME", out.env_allow, kEnvName,
+       "Pass host variable NAME through, replacing a value the policy sets (repeatable)");
   each("--setenv", "NAME=VALUE", out.env_set, kAssignment, "Set variable NAME to VALUE inside (repeatable)");
   app.add_option("--memory", out.memory, "Memory ceiling: bytes, or with a K, M, G or T suffix (powers of 1024)")
       ->group(group)
@@ -251,9 +260,13 @@ result<void> apply_overrides(sandbox_policy& policy, const policy_overrides& fla
     }
   }
 
+  if (flags.allow_local_binding) policy.network.allow_local_binding = true;
+
   auto& env = policy.environment;
   for (const auto& name : flags.env_allow) {
     if (std::find(env.allow.begin(), env.allow.end(), name) == env.allow.end()) env.allow.push_back(name);
+    // A value the policy sets would win over the host's (core/environment.cpp): asking for the host's drops it.
+    std::erase_if(env.set, [&](const auto& entry) { return entry.first == name; });
   }
   for (const auto& assignment : flags.env_set) {
     const auto eq = assignment.find('=');
@@ -266,6 +279,9 @@ result<void> apply_overrides(sandbox_policy& policy, const policy_overrides& fla
       env.set.emplace_back(std::move(name), std::move(value));
     }
   }
+
+  const char* home = std::getenv("HOME");
+  if (auto cached = apply_caches(policy, flags.caches, home != nullptr ? home : ""); !cached) return cached;
 
   auto& proc = policy.process;
   if (!flags.memory.empty()) {

@@ -28,6 +28,8 @@ struct policy_overrides {
   std::optional<std::uint64_t> cpu_seconds;    // --cpu SECONDS
   std::optional<double> timeout_seconds;       // --timeout SECONDS
   std::vector<std::string> accept;             // --accept CONTROL=LEVEL
+  bool allow_local_binding = false;            // --allow-local-binding
+  std::vector<std::string> caches;             // --cache NAME (cli/caches.h)
 
   bool empty() const;
 };
@@ -56,7 +58,13 @@ result<network_rule> parse_host_port(const std::string& text);
 //    off, it is meaningless there). Either way the rules are dropped, the
 //    default action becomes deny and a network_filter requirement is
 //    removed, since they only exist in filtered mode;
-//  --env NAME adds NAME to environment.allow (once);
+//  --allow-local-binding: network.allow_local_binding (a loopback inside the
+//    sandbox's own network namespace, for dev servers; validation refuses it
+//    with an unrestricted network, where it means nothing);
+//  --env NAME adds NAME to environment.allow (once) and removes a value the
+//    policy sets for NAME (the profiles set PATH and HOME), so that the host's
+//    value really passes; NAME unset on the host is then unset inside;
+//  --cache NAME: apply_caches() (cli/caches.h) with $HOME;
 //  --setenv NAME=VALUE sets NAME (replacing a value the policy sets);
 //  --memory, --max-procs, --cpu, --timeout set the process limits;
 //  --accept CONTROL=LEVEL sets enforcement[CONTROL] = LEVEL: the policy then

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/git_identity.h"
 #include "cli/report_view.h"
 #include "cli/workspace.h"
 #include "cordon/cordon.h"
@@ -200,6 +201,8 @@ int run_command(const run_options& options) {
                                   : builtin_profile(options.profile.empty() ? default_profile_name
                                                                             : std::string_view(options.profile));
   if (!policy) return refuse(policy.error_value(), "");
+  // A built-in profile shows the user's git identity, not the rest of ~/.gitconfig (cli/git_identity.h).
+  if (options.policy_file.empty()) add_git_identity(*policy, home != nullptr ? home : "");
   // The shortcut flags edit this policy; it still goes through the one compile below.
   if (auto applied = apply_overrides(*policy, options.overrides, current_directory()); !applied) {
     return refuse(applied.error_value(), policy->name);

@@ -94,6 +94,13 @@ std::vector<std::string> relaxation_warnings(const sandbox_policy& policy) {
     line += ')';
     out.push_back(std::move(line));
   }
+  // `cordon run --cache NAME` (docs/workloads.md): a writable root that outlives the run.
+  for (const auto& [key, dir] : policy.metadata) {
+    if (key.rfind("persistent_cache.", 0) != 0) continue;
+    out.push_back("persistent cache " + key.substr(17) + " at " + dir +
+                  " is writable: what the command leaves there, later runs and the host's own tool read and trust "
+                  "(a planted package or object file runs outside the sandbox)");
+  }
   return out;
 }
 

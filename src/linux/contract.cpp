@@ -118,14 +118,22 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
     bool applied = false;
     for (const auto& r : payload.rlimits) applied = applied || r.resource == resource;
     std::string why = payload.cgroups.blocker.empty() ? "" : "; " + payload.cgroups.blocker;
-    c[which] = applied ? status(L::partial, std::string("rlimit (") + rlimit_name(resource) + ")", kRlimitDetail + why)
+    // A process that reaches RLIMIT_DATA sees its allocation fail (ENOMEM) and
+    // nothing else happens that the supervisor could observe: the report
+    // cannot mark a hit, and says so.
+    const std::string hit = which == control::memory ? "; each process's private writable memory (RLIMIT_DATA), and "
+                                                       "a hit is a failed allocation inside that process, which "
+                                                       "limits_hit.memory cannot show"
+                                                     : "";
+    c[which] = applied ? status(L::partial, std::string("rlimit (") + rlimit_name(resource) + ")",
+                                kRlimitDetail + hit + why)
                        : status(L::not_enforced, "",
                                 "RLIMIT_NPROC does not apply to the host's root user, and no cgroup is usable" + why);
   };
   limit(control::process_count, policy.process.max_processes.has_value(),
         payload.tree_limits.max_processes.has_value(), RLIMIT_NPROC, payload.cgroups.v2 ? "pids.max" : "pids controller (pids.max)");
   limit(control::memory, policy.process.memory_bytes.has_value(), payload.tree_limits.memory_bytes.has_value(),
-        RLIMIT_AS, payload.cgroups.v2 ? "memory.max" : "memory controller (memory.limit_in_bytes)");
+        RLIMIT_DATA, payload.cgroups.v2 ? "memory.max" : "memory controller (memory.limit_in_bytes)");
   limit(control::cpu, policy.process.cpu_seconds.has_value(), payload.tree_limits.cpu_seconds.has_value(),
         RLIMIT_CPU,
         std::string(payload.cgroups.v2 ? "cpu.stat" : "cpuacct.usage") +

@@ -6,13 +6,19 @@
 #include <sys/stat.h>
 
 #include "broker/endpoint.h"
+#include <algorithm>
+
 #include "linux/contract.h"
+#include "linux/git_worktrees.h"
 #include "linux/host_facts.h"
 #include "linux/linux_plan.h"
 #include "linux/mount_table.h"
 #include "linux/paths.h"
+#include "linux/private_tmp.h"
 #include "linux/seccomp_filter.h"
 #include "linux/supervisor.h"
+#include "linux/view_diagnosis.h"
+#include "core/environment.h"
 
 namespace cordon {
 namespace {
@@ -56,12 +62,24 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
 // re-binds read-only, what it cannot cover (blockers and warnings), and what
 // the launcher checks after the run.
 void scan_repositories(const sandbox_policy& normalized, mount_table_input& input, linux_plan_payload& payload,
-                       backend_build& out) {
+                       backend_build& out, worktree_roots& worktrees) {
+  std::vector<std::string> writable_roots, readable_roots;
+  for (const auto& root : normalized.filesystem.writable) {
+    if (root != token_run_tmp) writable_roots.push_back(resolve_on_host(root).path);
+  }
+  for (const auto& root : normalized.filesystem.readable) readable_roots.push_back(resolve_on_host(root).path);
   for (const auto& root : normalized.filesystem.writable) {
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
     if (!r.exists || !r.is_directory) continue;
     vcs_scan scan = scan_vcs_metadata(r.path, kMaxScanEntries);
+    // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).
+    add_worktree_repositories(writable_roots, readable_roots, scan, worktrees);
+    create_missing_hooks(scan, out.warnings);
+    // One order whatever was found or made: the run API's helper compiles again after hooks/ exists, and
+    // its plan must have the same fingerprint.
+    std::sort(scan.protect.begin(), scan.protect.end());
+    scan.protect.erase(std::unique(scan.protect.begin(), scan.protect.end()), scan.protect.end());
     if (scan.truncated) {
       out.blockers.push_back(blocker::for_control(
           control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
@@ -133,7 +151,11 @@ void choose_limits(const process_policy& limits, const host_facts& facts, linux_
     if (!payload.cgroups.memory_parent.empty()) {
       payload.tree_limits.memory_bytes = limits.memory_bytes;
     } else {
-      payload.rlimits.push_back({RLIMIT_AS, *limits.memory_bytes});
+      // RLIMIT_DATA, not RLIMIT_AS: address space counts reservations that hold
+      // no memory (V8, Go and the JVM reserve gigabytes with PROT_NONE), so
+      // RLIMIT_AS at 512M kills `node -e 1`; RLIMIT_DATA (Linux 4.7+) counts
+      // each process's private writable mappings, which is what it allocates.
+      payload.rlimits.push_back({RLIMIT_DATA, *limits.memory_bytes});
     }
   }
   if (limits.cpu_seconds) {
@@ -175,10 +197,21 @@ class linux_backend final : public sandbox_backend {
     auto payload = std::make_shared<linux_plan_payload>();
     mount_table_input input;
     input.policy = &normalized;
-    if (normalized.filesystem.protect_vcs_metadata) scan_repositories(normalized, input, *payload, out);
+    worktree_roots worktrees;
+    if (normalized.filesystem.protect_vcs_metadata) scan_repositories(normalized, input, *payload, out, worktrees);
+    // The repositories of host-created worktrees join the writable roots of the table (not of the policy).
+    sandbox_policy with_worktrees;
+    if (!worktrees.writable.empty()) {
+      with_worktrees = normalized;
+      auto& writable = with_worktrees.filesystem.writable;
+      writable.insert(writable.end(), worktrees.writable.begin(), worktrees.writable.end());
+      input.policy = &with_worktrees;
+      out.warnings.insert(out.warnings.end(), worktrees.notes.begin(), worktrees.notes.end());
+    }
     mount_table_result mounts = build_mount_table(input);
     out.blockers.insert(out.blockers.end(), mounts.blockers.begin(), mounts.blockers.end());
     payload->mounts = std::move(mounts.table);
+    complete_private_tmp(payload->mounts, out.warnings);  // /var/tmp; writes beside a root under /tmp fail
     for (auto& note : mounts.notes) out.warnings.push_back(std::move(note));
 
     choose_network(normalized, *payload);
@@ -218,6 +251,20 @@ class linux_backend final : public sandbox_backend {
     if (outcome) {
       outcome->mounts = describe_mounts(payload->mounts);
       check_repository_metadata(*payload, *outcome);
+      // Paths named on the command line that the view hides (linux/view_diagnosis.h).
+      for (auto& line : arguments_outside_view(payload->mounts, request.argv)) outcome->warnings.push_back(std::move(line));
+    } else if (outcome.error_value().code == error_code::command_not_found && !request.argv.empty()) {
+      std::string path_variable;
+      for (const auto& entry : core::build_environment(plan->policy(), request.host_environment)) {
+        if (entry.rfind("PATH=", 0) == 0) path_variable = entry.substr(5);
+      }
+      std::string why = explain_missing_command(payload->mounts, request.argv[0], path_variable,
+                                                request.working_directory);
+      if (!why.empty()) {
+        error failure = std::move(outcome).error_value();
+        failure.message += ": " + why;
+        return failure;
+      }
     }
     return outcome;
   }

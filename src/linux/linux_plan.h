@@ -24,6 +24,7 @@ inline constexpr std::uint32_t linux_plan_format_version = 1;
 inline const char* rlimit_name(int resource) noexcept {
   switch (resource) {
     case RLIMIT_AS: return "RLIMIT_AS";
+    case RLIMIT_DATA: return "RLIMIT_DATA";
     case RLIMIT_CPU: return "RLIMIT_CPU";
     case RLIMIT_NPROC: return "RLIMIT_NPROC";
     case RLIMIT_CORE: return "RLIMIT_CORE";

@@ -319,6 +319,7 @@ std::vector<landlock_path_rule> landlock_rules_for(const mount_table& table) {
         break;
       case mount_kind::mask:
       case mount_kind::symlink:
+      case mount_kind::seal_read_only:
         break;
     }
   }
@@ -351,6 +352,9 @@ std::vector<std::string> describe_mounts(const mount_table& table) {
         break;
       case mount_kind::symlink:
         lines.push_back("symlink " + op.path + " -> " + op.link_target);
+        break;
+      case mount_kind::seal_read_only:
+        lines.push_back("seal " + op.path + " (read-only: " + op.why + ")");
         break;
     }
   }

@@ -24,6 +24,8 @@ enum class mount_kind {
   mask,            // at launch: a directory gets an empty read-only mode-000 tmpfs,
                    // anything else an empty mode-000 file; absent: nothing
   symlink,         // restricted root only: recreate a top-level symlink (/bin -> usr/bin)
+  seal_read_only,  // last: a directory of the private /tmp that only leads to mounted roots,
+                   // bound onto itself with them and made read-only (linux/private_tmp.h)
 };
 
 struct mount_op {

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "cordon/policy.h"
+#include "core/git_config.h"
 
 namespace cordon::linux_impl {
 
@@ -156,39 +157,20 @@ bool lstat_kind(const std::string& path, mode_t& mode) {
   return true;
 }
 
-std::string trim(std::string_view s) {
-  auto begin = s.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return {};
-  auto end = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(begin, end - begin + 1));
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // core.hooksPath of a repository's own config (git-config(1)): hooks then run
 // from there instead of .git/hooks, so that directory needs the same
 // protection. A config that includes other files cannot be checked here and
 // is reported as missing protection (fail closed).
 void protect_hooks_path(const std::string& git_dir, vcs_scan& scan) {
-  std::ifstream in(git_dir + "/config");
-  std::string section;
-  for (std::string line; std::getline(in, line);) {
-    std::string t = trim(line);
-    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
-    if (t[0] == '[') {
-      section = lower(trim(t.substr(1, t.find(']') == std::string::npos ? std::string::npos : t.find(']') - 1)));
-      if (section.rfind("include", 0) == 0) {
-        scan.missing.push_back(git_dir + "/config (its [" + section + "] section names other config files)");
+  for (const auto& line : core::read_git_config(git_dir + "/config")) {
+    if (line.header) {
+      if (line.section.rfind("include", 0) == 0) {
+        scan.missing.push_back(git_dir + "/config (its [" + line.section + "] section names other config files)");
       }
       continue;
     }
-    auto eq = t.find('=');
-    if (section != "core" || eq == std::string::npos || lower(trim(t.substr(0, eq))) != "hookspath") continue;
-    std::string value = trim(t.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    if (line.section != "core" || line.key != "hookspath") continue;
+    const std::string& value = line.value;
     if (value.empty()) continue;
     std::string top = git_dir.substr(0, git_dir.find_last_of('/'));
     std::string path = value[0] == '/' ? value : top + "/" + value;
@@ -290,6 +272,8 @@ vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries) {
   walk(root, scan, max_entries);
   return scan;
 }
+
+void scan_git_directory(const std::string& git_dir, vcs_scan& scan) { protect_git_dir(git_dir, scan, 0); }
 
 std::vector<std::string> repositories_created_since(const vcs_scan& before, std::uint64_t max_entries) {
   std::set<std::string, std::less<>> known_dirs, known_repos(before.repositories.begin(), before.repositories.end());

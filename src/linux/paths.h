@@ -77,6 +77,12 @@ struct vcs_scan {
 };
 vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries);
 
+// The protections of one git directory found some other way (the common
+// directory of a linked worktree, linux/git_worktrees.h): its hooks/, config,
+// core.hooksPath, commondir, config.worktree and .git/modules/*, added to
+// `scan` exactly as scan_vcs_metadata() adds them for a .git directory.
+void scan_git_directory(const std::string& git_dir, vcs_scan& scan);
+
 // The ".git" entries that appeared beneath the scanned root since `before`
 // was taken. Only directories whose modification time (or identity) changed
 // are read again, and directories that did not exist are walked whole: a new

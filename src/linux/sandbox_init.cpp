@@ -172,6 +172,13 @@ void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
       }
       return;
     }
+    case mount_kind::seal_read_only:
+      // Itself with what is mounted beneath it, then read-only on this bind alone (linux/private_tmp.h).
+      if (::mount(target, target, nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
+          !set_mount_attributes(target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false)) {
+        fail(launch, init_step::mount_op, errno, i);
+      }
+      return;
     case mount_kind::private_tmpfs:
       if (!ensure_mount_point(target, true) ||
           ::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {

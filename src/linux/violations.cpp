@@ -1,6 +1,7 @@
 #include "linux/violations.h"
 
 #include "linux/connect_redirect.h"
+#include "linux/fallback_calls.h"
 
 #include <arpa/inet.h>
 #include <linux/seccomp.h>
@@ -93,7 +94,8 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
     answer_connect(listener_fd, *request, *response, program, redirect ? *redirect : no_redirect, log);
   } else {
     const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
-    log.record(network ? "network_socket" : "seccomp", describe_call(*request));
+    // libc's clone3/openat2 first try is refused all the same, but is no violation (linux/fallback_calls.h).
+    if (!is_expected_fallback(listener_fd, *request)) log.record(network ? "network_socket" : "seccomp", describe_call(*request));
     response->error = -errno_for_notification(program, request->data.nr);
     response->flags = 0;
   }

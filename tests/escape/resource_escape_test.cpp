@@ -87,7 +87,7 @@ TEST(EscapeResources, MemoryBombFailsAtTheCeiling) {
     EXPECT_EQ(r.report["limits_hit"]["memory"], true);
     EXPECT_LE(r.report["resources"]["peak_memory_bytes"].get<std::uint64_t>(), 134217728u);
   } else {
-    // RLIMIT_AS: the allocation itself fails.
+    // RLIMIT_DATA: the allocation itself fails.
     EXPECT_EQ(level, "partial");
     EXPECT_EQ(r.exit_code, 0) << r.all();
     EXPECT_EQ(r.out, lines({"mem-bomb ENOMEM after 64+ MiB"})) << r.all();

@@ -51,7 +51,7 @@ TEST(Limits, MemoryCeilingHoldsAtItsReportedLevel) {
     EXPECT_LE(r.report["resources"]["peak_memory_bytes"].get<std::uint64_t>(), 64u << 20);
   } else {
     EXPECT_EQ(r.report["controls"]["memory"]["level"], "partial");
-    EXPECT_EQ(r.report["controls"]["memory"]["mechanism"], "rlimit (RLIMIT_AS)");
+    EXPECT_EQ(r.report["controls"]["memory"]["mechanism"], "rlimit (RLIMIT_DATA)");
     EXPECT_NE(r.out.find("MemoryError"), std::string::npos) << r.all();
   }
 }

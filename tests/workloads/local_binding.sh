@@ -1,0 +1,22 @@
+# A dev server with --allow-local-binding: reached from inside the sandbox,
+# not from the host (the sandbox has its own loopback).
+. "$(dirname "$0")/lib.sh"
+need curl
+echo "hello from the dev server" >"$WS/index.html"
+port=$((20000 + RANDOM % 20000))
+(cd "$WS" && "$CORDON" run --no-summary --allow-local-binding --timeout 60 -- sh -c "
+  $PY -m http.server $port --bind 127.0.0.1 >/dev/null 2>&1 & server=\$!
+  for i in \$(seq 100); do curl -s http://127.0.0.1:$port/index.html && break; sleep 0.1; done
+  touch started; sleep 2; kill \$server") >"$WL_DIR/out" 2>"$WL_DIR/err" &
+runner=$!
+for i in $(seq 150); do [ -e "$WS/started" ] && break; sleep 0.1; done
+[ -e "$WS/started" ] || fail "the dev server never came up: $(cat "$WL_DIR/err")"
+host_code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/index.html")"
+wait $runner
+RC=$?
+expect_eq "$RC" 0 "the run: $(cat "$WL_DIR/err")"
+expect_contains "$(cat "$WL_DIR/out")" "hello from the dev server" "the page fetched inside"
+expect_eq "$host_code" "000" "the host reaching the server inside"
+# Without the flag, binding is refused.
+run_in -- "$PY" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', $port)); print('bound')"
+[ "$RC" -ne 0 ] || fail "binding without --allow-local-binding worked: $OUT"
