@@ -39,13 +39,15 @@ packages=(
   # a second, independent YAML reader for the round trip of `cordon gate render --kubernetes`
   # (tests/gates/kubernetes_test.cpp); the Python sidecar of tests/sidecars/ needs only python3
   python3-yaml
-  # the workload suite (scripts/test-workloads.sh, tests/workloads/): pytest, npm for `npm ci` of a
-  # local dependency, script(1) for the interactive shell through a pty; cmake, make, g++, git, node,
-  # curl and python3-venv are listed above
-  npm bsdutils
+  # the workload suite (scripts/test-workloads.sh, tests/workloads/): script(1) for the interactive
+  # shell through a pty; pytest, cmake, make, g++, git, node, curl and python3-venv are listed above
+  # (npm for `npm ci` of a local dependency: below)
+  bsdutils
 )
 # Debian's nodejs keeps node_api.h in libnode-dev (NodeSource's nodejs ships it itself, and conflicts with it).
 if ! dpkg-query -S /usr/include/node/node_api.h >/dev/null 2>&1; then packages+=(libnode-dev); fi
+# Debian's nodejs leaves npm to its own package; NodeSource's ships npm and conflicts with Debian's.
+if ! command -v npm >/dev/null 2>&1; then packages+=(npm); fi
 
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then

@@ -5,9 +5,9 @@
 
 #include <sys/stat.h>
 
-#include "broker/endpoint.h"
 #include <algorithm>
 
+#include "broker/endpoint.h"
 #include "linux/contract.h"
 #include "linux/git_worktrees.h"
 #include "linux/host_facts.h"
