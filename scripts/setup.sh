@@ -31,6 +31,9 @@ packages=(
   # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
   # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
   g++-mingw-w64-x86-64-posix googletest wine64
+  # RE2, the linear-time regular expressions of the filesystem worker's grep (src/fsworker/, docs/fs-worker.md);
+  # its static archive is linked into the static cordon-fs-worker
+  libre2-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then
