@@ -90,6 +90,14 @@ fs_status stage(const resolver& paths, const file_change& c, std::size_t max_byt
     if (auto made = make_parents(paths, s); !made) return made.error();
   }
   auto dir = paths.open_parent(s.where, s.name);
+  if (!dir && dry_run && c.create_parents && dir.error().code == "not_found") {
+    // A dry run creates no directory: the file is new, in a new directory.
+    if (c.must_exist || c.remove) return make_fs_error("not_found", s.where.absolute + " does not exist");
+    if (c.content.size() > max_bytes) {
+      return make_fs_error("file_too_large", "new content of " + s.where.absolute + " is larger than the file limit");
+    }
+    return fs_ok{};
+  }
   if (!dir) return dir.error();
   s.dir = std::move(*dir);
   struct stat st {};

@@ -66,9 +66,11 @@ op_result op_glob(op_context& ctx, const nlohmann::json& req) {
   if (!base) return base.error();
   nlohmann::json matches = nlohmann::json::array();
   bool truncated = false;
+  std::uint64_t hard_links = 0;
   walk_counts counts;
   auto walked = walk_tree(ctx, *base, *gitignore, pattern_depth(patterns), counts, [&](const walk_entry& e) {
     if (!any_matches(patterns, e.relative)) return true;
+    if (S_ISREG(e.st.st_mode) && e.st.st_nlink > 1) return ++hard_links, true;
     if (matches.size() >= limit) {
       truncated = true;
       return false;
@@ -77,7 +79,9 @@ op_result op_glob(op_context& ctx, const nlohmann::json& req) {
     return true;
   });
   if (!walked) return walked.error();
-  return nlohmann::json{{"matches", matches}, {"truncated", truncated}, {"skipped", counts_json(counts)}};
+  nlohmann::json skipped = counts_json(counts);
+  skipped["hard_link"] = hard_links;
+  return nlohmann::json{{"matches", matches}, {"truncated", truncated}, {"skipped", skipped}};
 }
 
 op_result op_grep(op_context& ctx, const nlohmann::json& req) {

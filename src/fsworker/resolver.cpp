@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -253,6 +254,66 @@ std::uint64_t resolver::mount_id(int fd) noexcept {
   return sx.stx_mnt_id;
 }
 
+namespace {
+
+// openat2 is refused inside sandboxes of root callers (the seccomp filter
+// cannot see its flags: docs/seccomp.md): the first ENOSYS switches to the
+// component walk for good.
+std::atomic<bool> openat2_missing{false};
+
+}  // namespace
+
+const char* resolver::method() noexcept { return openat2_missing ? "openat-walk" : "openat2"; }
+
+long resolver::step(int dir_fd, const std::string& name, int flags, mode_t mode, bool last) const {
+  // One component, never a symlink, and across a mount only onto one of the plan's.
+  const int step_flags = last ? flags : (O_PATH | O_DIRECTORY);
+  long fd = -1;
+  if (!openat2_missing) {
+    fd = openat2_call(dir_fd, name.c_str(), step_flags, mode, kResolveFlags | RESOLVE_NO_XDEV);
+    if (fd < 0 && errno == ENOSYS) {
+      openat2_missing = true;
+    } else {
+      if (fd < 0 && errno == EXDEV) {
+        fd = openat2_call(dir_fd, name.c_str(), step_flags, mode, kResolveFlags);
+        if (fd >= 0 && !is_plan_mount(mount_id(static_cast<int>(fd)))) {
+          ::close(static_cast<int>(fd));
+          errno = EXDEV;
+          return -1;
+        }
+      }
+      return fd;
+    }
+  }
+  // The same rules without openat2: O_NOFOLLOW on every component (the
+  // lexical layer already refused ".."), and the mount id compared at each step.
+  fd = ::openat(dir_fd, name.c_str(), step_flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) {
+    const int err = errno;
+    struct stat st {};
+    if ((err == ENOTDIR || err == ELOOP) && ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode)) {
+      errno = ELOOP;
+    } else {
+      errno = err;
+    }
+    return -1;
+  }
+  struct stat st {};
+  if (!last && ::fstat(static_cast<int>(fd), &st) == 0 && S_ISLNK(st.st_mode)) {
+    ::close(static_cast<int>(fd));
+    errno = ELOOP;
+    return -1;
+  }
+  const std::uint64_t id = mount_id(static_cast<int>(fd));
+  if (id != mount_id(dir_fd) && !is_plan_mount(id)) {
+    ::close(static_cast<int>(fd));
+    errno = EXDEV;
+    return -1;
+  }
+  return fd;
+}
+
 fs_result<unique_fd> resolver::walk_components(const root_dir& root, const std::string& relative, int flags,
                                                mode_t mode) const {
   // One component at a time: a crossing into another mount is accepted only
@@ -267,15 +328,7 @@ fs_result<unique_fd> resolver::walk_components(const root_dir& root, const std::
     const std::string part = relative.substr(i, j - i);
     const bool last = j == relative.size();
     so_far += (so_far == "/" ? "" : "/") + part;
-    const int step_flags = last ? flags : (O_PATH | O_DIRECTORY);
-    long fd = openat2_call(current.get(), part.c_str(), step_flags, mode, kResolveFlags | RESOLVE_NO_XDEV);
-    if (fd < 0 && errno == EXDEV) {
-      fd = openat2_call(current.get(), part.c_str(), step_flags, mode, kResolveFlags);
-      if (fd >= 0 && !is_plan_mount(mount_id(static_cast<int>(fd)))) {
-        ::close(static_cast<int>(fd));
-        return from_errno(EXDEV, "open", so_far);
-      }
-    }
+    const long fd = step(current.get(), part, flags, mode, last);
     if (fd < 0) return from_errno(errno, "open", so_far);
     current.reset(static_cast<int>(fd));
     if (last) break;
@@ -285,10 +338,17 @@ fs_result<unique_fd> resolver::walk_components(const root_dir& root, const std::
 }
 
 fs_result<unique_fd> resolver::open(const checked_path& path, int flags, mode_t mode) const {
-  const char* rel = path.relative.empty() ? "." : path.relative.c_str();
-  const long fd = openat2_call(path.root->fd.get(), rel, flags, mode, kResolveFlags | RESOLVE_NO_XDEV);
-  if (fd >= 0) return unique_fd(static_cast<int>(fd));
-  if (errno != EXDEV || path.relative.empty()) return from_errno(errno, "open", path.absolute);
+  if (path.relative.empty()) {
+    const int fd = ::openat(path.root->fd.get(), ".", flags | O_CLOEXEC, mode);
+    if (fd < 0) return from_errno(errno, "open", path.absolute);
+    return unique_fd(fd);
+  }
+  if (!openat2_missing) {
+    const long fd = openat2_call(path.root->fd.get(), path.relative.c_str(), flags, mode, kResolveFlags | RESOLVE_NO_XDEV);
+    if (fd >= 0) return unique_fd(static_cast<int>(fd));
+    if (errno != EXDEV && errno != ENOSYS) return from_errno(errno, "open", path.absolute);
+    if (errno == ENOSYS) openat2_missing = true;
+  }
   return walk_components(*path.root, path.relative, flags, mode);
 }
 
@@ -312,15 +372,7 @@ fs_result<unique_fd> resolver::open_parent(const checked_path& path, std::string
 fs_result<unique_fd> resolver::open_child(int dir_fd, std::string_view name, const std::string& absolute,
                                           int flags) const {
   if (auto checked = check(absolute, access_kind::read); !checked) return checked.error();
-  const std::string n(name);
-  long fd = openat2_call(dir_fd, n.c_str(), flags, 0, kResolveFlags | RESOLVE_NO_XDEV);
-  if (fd < 0 && errno == EXDEV) {
-    fd = openat2_call(dir_fd, n.c_str(), flags, 0, kResolveFlags);
-    if (fd >= 0 && !is_plan_mount(mount_id(static_cast<int>(fd)))) {
-      ::close(static_cast<int>(fd));
-      return from_errno(EXDEV, "open", absolute);
-    }
-  }
+  const long fd = step(dir_fd, std::string(name), flags, 0, true);
   if (fd < 0) return from_errno(errno, "open", absolute);
   return unique_fd(static_cast<int>(fd));
 }

@@ -10,8 +10,10 @@
 //  2. the kernel: openat2(root_fd, rest, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
 //     | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV). A crossing into another
 //     mount is retried one component at a time and accepted only onto a
-//     mount the plan made (its mount point is in the plan's table). The
-//     sandbox's own mounts and Landlock still apply underneath.
+//     mount the plan made (its mount point is in the plan's table). Where
+//     the sandbox refuses openat2 (root callers), the same walk with
+//     O_NOFOLLOW and a mount-id check per component. The sandbox's own
+//     mounts and Landlock still apply underneath.
 #pragma once
 
 #include <sys/stat.h>
@@ -77,8 +79,15 @@ class resolver {
   // The mount id of an open descriptor (statx STATX_MNT_ID), 0 when unknown.
   static std::uint64_t mount_id(int fd) noexcept;
   bool is_plan_mount(std::uint64_t id) const noexcept { return plan_mount_ids_.count(id) != 0; }
+  // "openat2", or "openat-walk" once openat2 was refused (ENOSYS: the
+  // sandbox of a root caller refuses it, docs/seccomp.md) and every path is
+  // resolved one O_NOFOLLOW component at a time with the same mount check.
+  static const char* method() noexcept;
 
  private:
+  // One component: a descriptor or -1 with errno (ELOOP for a symlink,
+  // EXDEV for a mount the plan did not make).
+  long step(int dir_fd, const std::string& name, int flags, mode_t mode, bool last) const;
   fs_result<unique_fd> walk_components(const root_dir& root, const std::string& relative, int flags,
                                        mode_t mode) const;
   std::vector<root_dir> roots_;

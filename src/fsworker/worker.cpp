@@ -99,7 +99,8 @@ std::string worker::handle_line(std::string_view line) {
 std::string worker::final_report() const {
   nlohmann::json writes = nlohmann::json::array();
   for (const auto& t : writes_) writes.push_back(touched_to_json(t));
-  return dump({{"report", {{"requests", requests_}, {"failed", failed_}, {"writes", writes}}}});
+  return dump({{"report",
+                {{"requests", requests_}, {"failed", failed_}, {"resolution", resolver::method()}, {"writes", writes}}}});
 }
 
 int serve(worker& w, int in_fd, int out_fd, std::size_t max_request_bytes) {
