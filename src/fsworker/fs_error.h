@@ -30,6 +30,7 @@ class [[nodiscard]] fs_result {
   bool ok() const noexcept { return state_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
   T& value() & { return std::get<0>(state_); }
+  const T& value() const& { return std::get<0>(state_); }
   T&& value() && { return std::get<0>(std::move(state_)); }
   T* operator->() { return &value(); }
   T& operator*() & { return value(); }

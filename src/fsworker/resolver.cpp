@@ -188,7 +188,11 @@ fs_result<checked_path> resolver::check(std::string_view path, access_kind acces
   }
   if (access == access_kind::write && inner != nullptr && inner->kind == "ro-bind" &&
       (inner->why == "protected" || inner->why == "vcs")) {
-    const std::string rule = inner->why == "vcs" ? "filesystem.protect_vcs_metadata " : "filesystem.protected_read_only ";
+    // The backend binds repository metadata as "protected" too; its paths
+    // name the rule that put them there.
+    const bool vcs = inner->why == "vcs" || inner->path.find("/.git/") != std::string::npos ||
+                     inner->path.ends_with("/.git") || inner->path.ends_with("/.gitmodules");
+    const std::string rule = vcs ? "filesystem.protect_vcs_metadata " : "filesystem.protected_read_only ";
     return make_fs_error("protected", abs + " is protected read-only by the policy", rule + inner->path);
   }
   // A case variant of a denied or protected path (a different name here, the

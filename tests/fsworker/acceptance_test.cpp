@@ -168,11 +168,19 @@ TEST_P(worker_acceptance, each_hostile_path_is_refused_with_its_code_and_the_all
       EXPECT_NE(r["touched"][0]["sha256_before"], r["touched"][0]["sha256_after"]);
       EXPECT_NE(read_text(dirs_.ws + "/allowed/t.json"), kJson);
     }
-    if (s == shape::allowed && op.op == "read") EXPECT_EQ(r["result"]["content"], kJson);
-    if (s == shape::allowed && op.op == "glob") EXPECT_EQ(r["result"]["matches"][0], dirs_.ws + "/allowed/t.json");
-    if (s == shape::allowed && op.op == "grep") EXPECT_EQ(r["result"]["matches"].size(), 1u) << r.dump();
+    if (s == shape::allowed && op.op == "read") {
+      EXPECT_EQ(r["result"]["content"], kJson);
+    }
+    if (s == shape::allowed && op.op == "glob") {
+      EXPECT_EQ(r["result"]["matches"][0], dirs_.ws + "/allowed/t.json");
+    }
+    if (s == shape::allowed && op.op == "grep") {
+      EXPECT_EQ(r["result"]["matches"].size(), 1u) << r.dump();
+    }
     // Through a directory: a hard-linked file is flagged (list) or left out (glob), never read.
-    if (s == shape::hard_link && op.op == "list") EXPECT_EQ(r["result"]["entries"][0]["hard_link"], true) << r.dump();
+    if (s == shape::hard_link && op.op == "list") {
+      EXPECT_EQ(r["result"]["entries"][0]["hard_link"], true) << r.dump();
+    }
     if (s == shape::hard_link && op.op == "glob") {
       EXPECT_TRUE(r["result"]["matches"].empty()) << r.dump();
       EXPECT_EQ(r["result"]["skipped"]["hard_link"], 1) << r.dump();
@@ -182,7 +190,7 @@ TEST_P(worker_acceptance, each_hostile_path_is_refused_with_its_code_and_the_all
 }
 
 INSTANTIATE_TEST_SUITE_P(every_operation, worker_acceptance, ::testing::ValuesIn(all_ops),
-                         [](const auto& info) { return info.param.op; });
+                         [](const ::testing::TestParamInfo<op_case>& param) { return param.param.op; });
 
 }  // namespace
 }  // namespace cordon::fsworker_test

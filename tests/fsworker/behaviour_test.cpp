@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "fs_worker_support.h"
 
@@ -129,11 +131,11 @@ TEST_F(worker_behaviour, edit_refuses_stale_content_and_a_wrong_occurrence_count
   r = call(*worker_, R"({"op":"edit","path":"one.txt","old_string":"beta","new_string":"B","expected_sha256":"00"})");
   ASSERT_FALSE(r["ok"].get<bool>());
   EXPECT_EQ(r["error"]["code"], "stale_content");
-  r = call(*worker_, R"({"op":"edit","path":"one.txt","old_string":"a","new_string":"A","expected_occurrences":4})");
+  r = call(*worker_, R"({"op":"edit","path":"one.txt","old_string":"a","new_string":"A","expected_occurrences":5})");
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(read_text(dirs_.ws + "/one.txt"), "AlphA\nbetA\ngAmmA\n");
   // A misspelt field is an error, not ignored.
-  r = call(*worker_, R"({"op":"edit","path":"one.txt","old_string":"A","new_string":"a","expected_occurences":4})");
+  r = call(*worker_, R"({"op":"edit","path":"one.txt","old_string":"A","new_string":"a","expected_occurences":5})");
   ASSERT_FALSE(r["ok"].get<bool>());
   EXPECT_EQ(r["error"]["code"], "invalid_request");
 }
@@ -194,6 +196,39 @@ TEST_F(worker_behaviour, glob_honours_gitignore_and_its_cap) {
   r = call(*worker_, R"({"op":"glob","pattern":"**/*","max_results":2})");
   EXPECT_EQ(r["result"]["matches"].size(), 2u);
   EXPECT_TRUE(r["result"]["truncated"].get<bool>());
+}
+
+}  // namespace
+}  // namespace cordon::fsworker_test
+
+namespace cordon::fsworker_test {
+namespace {
+
+TEST(cordon_fs_cli, relays_requests_and_ends_with_the_report) {
+  // `cordon fs` for hosts in any language: JSON lines in and out.
+  const char* cli_env = std::getenv("CORDON_CLI");
+  const std::string cli = cli_env != nullptr ? cli_env : CORDON_CLI;
+  const std::string worker = find_fs_worker("");
+  ASSERT_FALSE(worker.empty());
+  auto dirs = make_dirs();
+  write_text(dirs.ws + "/a.txt", "one\n");
+  write_text(dirs.base + "/in.jsonl",
+             "{\"id\":1,\"op\":\"read\",\"path\":\"a.txt\"}\n"
+             "{\"id\":2,\"op\":\"write\",\"path\":\"b.txt\",\"content\":\"two\\n\"}\n"
+             "{\"id\":3,\"op\":\"read\",\"path\":\"" + dirs.outside + "/x\"}\n");
+  const std::string command = "'" + cli + "' fs --workspace '" + dirs.ws + "' --worker '" + worker + "' < '" +
+                              dirs.base + "/in.jsonl' > '" + dirs.base + "/out.jsonl' 2> '" + dirs.base + "/err.txt'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << read_text(dirs.base + "/err.txt");
+  std::vector<nlohmann::json> lines;
+  std::istringstream out(read_text(dirs.base + "/out.jsonl"));
+  for (std::string line; std::getline(out, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0]["result"]["content"], "one\n");
+  EXPECT_TRUE(lines[1]["ok"].get<bool>());
+  EXPECT_EQ(lines[2]["error"]["code"], "outside_roots");
+  EXPECT_EQ(lines[3]["report"]["writes"][0]["path"], dirs.ws + "/b.txt");
+  EXPECT_EQ(read_text(dirs.ws + "/b.txt"), "two\n");
+  remove_tree(dirs.base);
 }
 
 }  // namespace
