@@ -9,7 +9,8 @@ namespace cordon::fsworker {
 fs_status check_keys(const nlohmann::json& req, std::initializer_list<const char*> allowed) {
   // An unknown key is an error, not ignored: a misspelt "dry_rn" must not
   // turn a dry run into a write.
-  for (const auto& [key, value] : req.items()) {
+  for (const auto& item : req.items()) {
+    const std::string& key = item.key();
     if (key == "id" || key == "op") continue;
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
       return make_fs_error("invalid_request", "unknown field \"" + key + "\" for this operation");
