@@ -104,11 +104,7 @@ fs_status stage(const resolver& paths, const file_change& c, std::size_t max_byt
   if (::fstatat(s.dir.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(st.st_mode)) return resolver::from_errno(ELOOP, "write", s.where.absolute);
     if (!S_ISREG(st.st_mode)) return make_fs_error("not_a_file", s.where.absolute + " is not a regular file");
-    if (st.st_nlink > 1) {
-      return make_fs_error("hard_link", s.where.absolute + " has " + std::to_string(st.st_nlink) +
-                                            " hard links; the worker changes only files with one name",
-                           "worker: single-link files only");
-    }
+    if (st.st_nlink > 1) return hard_link_error(s.where.absolute, st.st_nlink);
     auto file = paths.open(s.where, O_RDONLY);
     if (!file) return file.error();
     if (resolver::mount_id(file->get()) != resolver::mount_id(s.dir.get())) {
@@ -217,20 +213,28 @@ fs_result<std::string> read_all(int fd, std::size_t size_hint, const std::string
   return out;
 }
 
+fs_error hard_link_error(const std::string& path, std::uint64_t links) {
+  return make_fs_error("hard_link", path + " has " + std::to_string(links) +
+                                        " hard links; the worker touches only files with one name",
+                       "worker: single-link files only");
+}
+
+fs_result<unique_fd> open_single_file(const resolver& paths, const checked_path& path, struct stat& st) {
+  auto fd = paths.open(path, O_RDONLY);
+  if (!fd) return fd.error();
+  if (::fstat(fd->get(), &st) != 0) return resolver::from_errno(errno, "stat", path.absolute);
+  if (!S_ISREG(st.st_mode)) return make_fs_error("not_a_file", path.absolute + " is not a regular file");
+  if (st.st_nlink > 1) return hard_link_error(path.absolute, st.st_nlink);
+  return fd;
+}
+
 fs_result<std::string> read_whole_file(const resolver& paths, const std::string& path, std::size_t max_bytes,
                                        struct stat* st_out) {
   auto checked = paths.check(path, access_kind::read);
   if (!checked) return checked.error();
-  auto fd = paths.open(*checked, O_RDONLY);
-  if (!fd) return fd.error();
   struct stat st {};
-  if (::fstat(fd->get(), &st) != 0) return resolver::from_errno(errno, "stat", checked->absolute);
-  if (!S_ISREG(st.st_mode)) return make_fs_error("not_a_file", checked->absolute + " is not a regular file");
-  if (st.st_nlink > 1) {
-    return make_fs_error("hard_link", checked->absolute + " has " + std::to_string(st.st_nlink) +
-                                          " hard links; the worker reads only files with one name",
-                         "worker: single-link files only");
-  }
+  auto fd = open_single_file(paths, *checked, st);
+  if (!fd) return fd.error();
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     return make_fs_error("file_too_large", checked->absolute + " is larger than the worker's file limit");
   }

@@ -59,6 +59,12 @@ fs_result<std::vector<touched_file>> commit_changes(const resolver& paths, const
 // (file_too_large). `st` gets its fstat.
 fs_result<std::string> read_whole_file(const resolver& paths, const std::string& path, std::size_t max_bytes,
                                        struct stat* st = nullptr);
+// Opens a checked-for-read path as a regular file with one name: refuses
+// directories and other types (not_a_file) and hard links (hard_link).
+// `st` gets its fstat.
+fs_result<unique_fd> open_single_file(const resolver& paths, const checked_path& path, struct stat& st);
+// The hard_link refusal for a file with `links` names.
+fs_error hard_link_error(const std::string& path, std::uint64_t links);
 // Reads a whole open regular file (already checked).
 fs_result<std::string> read_all(int fd, std::size_t size_hint, const std::string& path);
 

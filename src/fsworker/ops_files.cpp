@@ -77,16 +77,9 @@ op_result op_read(op_context& ctx, const nlohmann::json& req) {
   }
   auto checked = ctx.paths->check(*path, access_kind::read);
   if (!checked) return checked.error();
-  auto fd = ctx.paths->open(*checked, O_RDONLY);
-  if (!fd) return fd.error();
   struct stat st {};
-  if (::fstat(fd->get(), &st) != 0) return resolver::from_errno(errno, "stat", checked->absolute);
-  if (!S_ISREG(st.st_mode)) return make_fs_error("not_a_file", checked->absolute + " is not a regular file");
-  if (st.st_nlink > 1) {
-    return make_fs_error("hard_link", checked->absolute + " has " + std::to_string(st.st_nlink) +
-                                          " hard links; the worker reads only files with one name",
-                         "worker: single-link files only");
-  }
+  auto fd = open_single_file(*ctx.paths, *checked, st);
+  if (!fd) return fd.error();
   const auto size = static_cast<std::uint64_t>(st.st_size);
   std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 8192)), '\0');
   const ssize_t h = ::pread(fd->get(), head.data(), head.size(), 0);
@@ -251,10 +244,7 @@ op_result op_stat(op_context& ctx, const nlohmann::json& req) {
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return resolver::from_errno(errno, "stat", checked->absolute);
   if (S_ISLNK(st.st_mode)) return resolver::from_errno(ELOOP, "stat", checked->absolute);
-  if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
-    return make_fs_error("hard_link", checked->absolute + " has " + std::to_string(st.st_nlink) + " hard links",
-                         "worker: single-link files only");
-  }
+  if (S_ISREG(st.st_mode) && st.st_nlink > 1) return hard_link_error(checked->absolute, st.st_nlink);
   return nlohmann::json{{"path", checked->absolute},
                         {"type", type_name(st.st_mode)},
                         {"size", static_cast<std::uint64_t>(st.st_size)},

@@ -154,10 +154,7 @@ op_result op_grep(op_context& ctx, const nlohmann::json& req) {
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return resolver::from_errno(errno, "stat", base->absolute);
   if (S_ISREG(st.st_mode)) {
-    if (st.st_nlink > 1) {
-      return make_fs_error("hard_link", base->absolute + " has " + std::to_string(st.st_nlink) + " hard links",
-                           "worker: single-link files only");
-    }
+    if (st.st_nlink > 1) return hard_link_error(base->absolute, st.st_nlink);
     grep_fd(fd->get(), base->absolute, st);
   } else {
     auto walked = walk_tree(ctx, *base, *gitignore, static_cast<std::size_t>(-1), counts, [&](const walk_entry& e) {
