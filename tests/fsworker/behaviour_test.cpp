@@ -27,6 +27,7 @@ class worker_behaviour : public ::testing::Test {
     write_text(dirs_.ws + "/.git/hooks/pre-commit", "#!/bin/sh\n", 0755);
     write_text(dirs_.ws + "/.git/config", "[core]\n");
     write_text(dirs_.ws + "/.git/HEAD", "ref: refs/heads/main\n");
+    write_text(dirs_.ws + "/secret/key", "k\n");  // the plan denies {workspace}/secret
     plan_ = compile_plan(dirs_.ws);
     ASSERT_NE(plan_, nullptr);
     fs_worker_options options;
