@@ -29,6 +29,17 @@ long openat2_call(int dir_fd, const char* path, int flags, mode_t mode, std::uin
   return ::syscall(SYS_openat2, dir_fd, path, &how, sizeof how);
 }
 
+// O_DIRECTORY | O_NOFOLLOW on a final symlink is ENOTDIR, not ELOOP: say
+// "symlink" for it, as for every other symlink.
+void refine_not_a_directory(int dir_fd, const char* path, std::uint64_t resolve) {
+  if (errno != ENOTDIR) return;
+  const long fd = openat2_call(dir_fd, path, O_PATH, 0, resolve);
+  struct stat st {};
+  const bool link = fd >= 0 && ::fstat(static_cast<int>(fd), &st) == 0 && S_ISLNK(st.st_mode);
+  if (fd >= 0) ::close(static_cast<int>(fd));
+  errno = link ? ELOOP : ENOTDIR;
+}
+
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
@@ -278,6 +289,7 @@ long resolver::step(int dir_fd, const std::string& name, int flags, mode_t mode,
     if (fd < 0 && errno == ENOSYS) {
       openat2_missing = true;
     } else {
+      if (fd < 0) refine_not_a_directory(dir_fd, name.c_str(), kResolveFlags);
       if (fd < 0 && errno == EXDEV) {
         fd = openat2_call(dir_fd, name.c_str(), step_flags, mode, kResolveFlags);
         if (fd >= 0 && !is_plan_mount(mount_id(static_cast<int>(fd)))) {
@@ -350,6 +362,7 @@ fs_result<unique_fd> resolver::open(const checked_path& path, int flags, mode_t 
   if (!openat2_missing) {
     const long fd = openat2_call(path.root->fd.get(), path.relative.c_str(), flags, mode, kResolveFlags | RESOLVE_NO_XDEV);
     if (fd >= 0) return unique_fd(static_cast<int>(fd));
+    refine_not_a_directory(path.root->fd.get(), path.relative.c_str(), kResolveFlags | RESOLVE_NO_XDEV);
     if (errno != EXDEV && errno != ENOSYS) return from_errno(errno, "open", path.absolute);
     if (errno == ENOSYS) openat2_missing = true;
   }
