@@ -66,17 +66,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", started.error_value().describe().c_str());
     return 1;
   }
-  auto ok = [](const cordon::result<std::string>& r) { return r && r->find("\"ok\":true") != std::string::npos; };
+  auto ok = [](const cordon::result<std::string>& r) {
+    if (r && r->find("\"ok\":true") != std::string::npos) return true;
+    std::fprintf(stderr, "%s\n", r ? r->c_str() : r.error_value().describe().c_str());
+    return false;
+  };
   const double w_read = rate(seconds, [&](int) { return ok(started->call(kRead)); });
   const double w_edit = rate(seconds, [&](int n) { return ok(started->call(edit_request(n))); });
   started->finish();
+  std::ofstream(ws + "/big.txt", std::ios::trunc) << big;  // the marker back to MARK-A
 
   cordon::fsworker::worker_config config;
   config.workspace = ws;
   config.mounts = {{"rw-bind", ws, "writable"}};
   auto paths = cordon::fsworker::resolver::open(config);
   cordon::fsworker::worker local(std::move(*paths), config.limits);
-  auto local_ok = [](const std::string& r) { return r.find("\"ok\":true") != std::string::npos; };
+  auto local_ok = [](const std::string& r) {
+    if (r.find("\"ok\":true") != std::string::npos) return true;
+    std::fprintf(stderr, "%s\n", r.c_str());
+    return false;
+  };
   const double l_read = rate(seconds, [&](int) { return local_ok(local.handle_line(kRead)); });
   const double l_edit = rate(seconds, [&](int n) { return local_ok(local.handle_line(edit_request(n))); });
 
