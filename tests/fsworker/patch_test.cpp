@@ -1,10 +1,16 @@
 // patch_test.cpp — the worker's pure parts in-process: both patch formats,
-// hunk placement, the dry run's diff, glob matching, path normalization.
+// hunk placement, the dry run's diff, glob matching, path normalization, the
+// worker's own limits.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "fsworker/patch.h"
 #include "fsworker/resolver.h"
 #include "fsworker/walk.h"
+#include "fsworker/worker.h"
 
 namespace cordon::fsworker {
 namespace {
@@ -96,6 +102,36 @@ TEST(fs_paths, normalization_refuses_dot_dot_nul_and_non_utf8) {
   EXPECT_EQ(normalize_path("\xc0\xaf", "/w").error().code, "non_utf8");  // overlong "/"
   EXPECT_TRUE(path_within("/w/a", "/w"));
   EXPECT_FALSE(path_within("/wx", "/w"));
+}
+
+}  // namespace
+}  // namespace cordon::fsworker
+
+namespace cordon::fsworker {
+namespace {
+
+TEST(fs_worker_limits, a_request_above_the_cap_and_a_passed_deadline_are_refused_with_their_codes) {
+  // The worker's own limits, in-process (the sandboxed runs are in
+  // acceptance_test.cpp and behaviour_test.cpp).
+  char tmpl[] = "/var/tmp/cordon-fsw-limits-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  std::filesystem::create_directories(dir + "/a/b");
+  worker_config config;
+  config.workspace = dir;
+  config.mounts = {{"rw-bind", dir, "writable"}};
+  config.limits.max_request_bytes = 100;
+  config.limits.deadline = std::chrono::milliseconds(0);
+  auto paths = resolver::open(config);
+  ASSERT_TRUE(paths);
+  worker w(std::move(*paths), config.limits);
+  const auto walk = nlohmann::json::parse(w.handle_line(R"({"id":1,"op":"glob","pattern":"**/*"})"));
+  EXPECT_EQ(walk["error"]["code"], "deadline_exceeded");
+  EXPECT_EQ(nlohmann::json::parse(w.too_large())["error"]["code"], "request_too_large");
+  EXPECT_EQ(nlohmann::json::parse(w.handle_line(R"({"op":"nope"})"))["error"]["code"], "unknown_op");
+  EXPECT_EQ(nlohmann::json::parse(w.handle_line("{\"op\":\"read\",\"path\":\"\xff\"}"))["error"]["code"], "non_utf8");
+  const auto report = nlohmann::json::parse(w.final_report());
+  EXPECT_EQ(report["report"]["failed"], 4);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
