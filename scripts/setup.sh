@@ -43,6 +43,9 @@ packages=(
   # shell through a pty; pytest, cmake, make, g++, git, node, curl and python3-venv are listed above
   # (npm for `npm ci` of a local dependency: below)
   bsdutils
+  # RE2, the linear-time regular expressions of the filesystem worker's grep (src/fsworker/, docs/fs-worker.md);
+  # its static archive is linked into the static cordon-fs-worker
+  libre2-dev
 )
 # Debian's nodejs keeps node_api.h in libnode-dev (NodeSource's nodejs ships it itself, and conflicts with it).
 if ! dpkg-query -S /usr/include/node/node_api.h >/dev/null 2>&1; then packages+=(libnode-dev); fi

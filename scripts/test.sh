@@ -47,6 +47,7 @@ if [ "$(id -u)" -eq 0 ]; then
   mkdir -p "$results/source/docs" && cp -r schemas "$results/source/" && cp docs/governance.md "$results/source/docs/"
   cp build/tests/gates/cordon_gates_tests "$results/"  # `cordon gate run` (tests/gates/)
   cp build/tests/sidecars/cordon_sidecars_tests "$results/"  # `cordon sidecar` (tests/sidecars/)
+  cp build/tests/fsworker/cordon_fsworker_tests build/src/fsworker/cordon-fs-worker "$results/"  # docs/fs-worker.md
   chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
   # The escape suite needs a setuid-root program to show that running one
   # gains nothing; only root can make it. It prints its ids and nothing else,
@@ -57,7 +58,7 @@ if [ "$(id -u)" -eq 0 ]; then
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
   for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_governance_tests \
-    cordon_gates_tests cordon_run_api_tests cordon_sidecars_tests; do
+    cordon_gates_tests cordon_run_api_tests cordon_sidecars_tests cordon_fsworker_tests; do
     filter='*'
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*:CgroupDiscovery*'
     set +e
@@ -65,6 +66,7 @@ if [ "$(id -u)" -eq 0 ]; then
       TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" CORDON_SOURCE_DIR="$results/source" \
       CORDON_ESCAPE_PROBE="$results/escape-probe" CORDON_ESCAPE_HELPER="$results/escape-setuid-helper" \
       CORDON_ESCAPE_SETUID_HELPER="$results/setuid/escape-setuid-helper" CORDON_SUPERVISOR="$results/cordon-supervisor" \
+      CORDON_FS_WORKER="$results/cordon-fs-worker" \
       "$results/$binary" --gtest_brief=1 --gtest_filter="$filter" \
       --gtest_output="json:$results/$binary.unprivileged.json" | tee "$results/$binary.unprivileged.log"
     s=${PIPESTATUS[0]}

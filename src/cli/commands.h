@@ -90,5 +90,7 @@ host_capabilities macos_capabilities();
 // `cordon exec`, `audit`, `rules`, `session` (governance.cpp): callbacks store
 // the exit code in `*result`.
 void add_governance_commands(CLI::App& app, int* result);
+// `cordon fs` (fs.cpp): the confined filesystem worker on stdin/stdout (docs/fs-worker.md).
+void add_fs_command(CLI::App& app, int* result);
 
 }  // namespace cordon::cli

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   cordon::cli::add_gate_commands(app, &gate_result);
   int sidecar_result = 0;
   cordon::cli::add_sidecar_command(app, &sidecar_result);
+  int fs_result = 0;
+  cordon::cli::add_fs_command(app, &fs_result);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (int refused = cordon::cli::check_command_words(app, args); refused != 0) return refused;
   const std::string help = cordon::cli::help_command_for(app, args);
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("gate")) return gate_result;
   if (app.got_subcommand("sidecar")) return sidecar_result;
+  if (app.got_subcommand("fs")) return fs_result;
   int code = cordon::cli::dispatch(app, run);
   return governance_result >= 0 ? governance_result : code;
 }

@@ -127,7 +127,7 @@ TEST(FirstHour, UnknownWordsAreNamedWithTheChoices) {
   auto typo = run_cli({"rnu"}, "/");
   EXPECT_EQ(typo.exit_code, 125);
   EXPECT_EQ(typo.err,
-            "cordon: usage_error: unknown command 'rnu' (choices: run, probe, profile, policy, report, exec, audit, rules, session, gate, sidecar; see cordon "
+            "cordon: usage_error: unknown command 'rnu' (choices: run, probe, profile, policy, report, exec, audit, rules, session, gate, sidecar, fs; see cordon "
             "--help)\n");
   auto bare = run_cli({"profile"}, "/");
   EXPECT_EQ(bare.exit_code, 125);

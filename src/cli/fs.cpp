@@ -1,0 +1,106 @@
+// `cordon fs --policy P --workspace W`: the confined filesystem worker on
+// this process's stdin and stdout, for hosts in any language
+// (docs/fs-worker.md). Requests are relayed line by line; at end of input
+// the worker's final report is the last line.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/workspace.h"
+#include "cordon/fs_worker.h"
+#include "cordon/policy_json.h"
+#include "cordon/profiles.h"
+
+namespace cordon::cli {
+namespace {
+
+struct fs_options {
+  std::string policy_file;
+  std::string profile;
+  std::string workspace;
+  std::string worker;
+  unsigned deadline_ms = 10000;
+};
+
+int fs_command(const fs_options& options) {
+  const char* home = std::getenv("HOME");
+  auto workspace = choose_workspace(options.workspace, current_directory(), home != nullptr ? home : "");
+  if (!workspace) {
+    print_error(workspace.error_value());
+    return exit_cordon_failed;
+  }
+  result<sandbox_policy> policy = !options.policy_file.empty()
+                                      ? load_sandbox_policy(options.policy_file)
+                                      : builtin_profile(options.profile.empty() ? "workspace-write" : options.profile);
+  if (!policy) {
+    print_error(policy.error_value());
+    return exit_cordon_failed;
+  }
+  const std::string worker = find_fs_worker(options.worker);
+  if (worker.empty()) {
+    std::cerr << "cordon: usage_error: no cordon-fs-worker executable (--worker or $CORDON_FS_WORKER)\n";
+    return exit_cordon_failed;
+  }
+  auto backend = make_host_backend();
+  compile_options compile;
+  compile.workspace = workspace->workspace;
+  auto compiled = backend->compile(*policy, compile);
+  if (compiled && !fs_worker_visible(*compiled.plan(), worker)) {
+    // One file more, read-only: the worker itself (it is static).
+    std::cerr << "cordon: note: the policy does not show " << worker
+              << " inside the sandbox; it is added read-only for the worker's run\n";
+    compiled = backend->compile(with_fs_worker_readable(*policy, worker), compile);
+  }
+  if (!compiled) {
+    print_compile_failure(compiled.failure());
+    return exit_cordon_failed;
+  }
+  fs_worker_options worker_options;
+  worker_options.worker_path = worker;
+  worker_options.request_deadline = std::chrono::milliseconds(options.deadline_ms);
+  auto started = fs_worker::start(*compiled.plan(), worker_options);
+  if (!started) {
+    print_error(started.error_value());
+    return exit_cordon_failed;
+  }
+  std::string line;
+  int status = 0;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    auto answer = started->call(line);
+    if (!answer) {
+      print_error(answer.error_value());
+      status = exit_cordon_failed;
+      break;
+    }
+    std::cout << *answer << "\n" << std::flush;
+  }
+  auto report = started->finish();
+  if (!report.report_json.empty()) std::cout << report.report_json << "\n" << std::flush;
+  if (report.run.failure) {
+    print_error(*report.run.failure);
+    return exit_cordon_failed;
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_fs_command(CLI::App& app, int* result) {
+  static fs_options options;
+  CLI::App* fs = app.add_subcommand("fs", "Serve an agent's file tools from a confined worker (JSON lines on stdin/stdout)");
+  fs->footer("Protocol, operations and error codes: docs/fs-worker.md.");
+  fs->add_option("--policy", options.policy_file, "Policy file (JSON)");
+  fs->add_option("--profile", options.profile, "Built-in profile (default workspace-write)")->excludes("--policy");
+  fs->add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`");
+  fs->add_option("--worker", options.worker, "The cordon-fs-worker executable (default: installed or $CORDON_FS_WORKER)");
+  fs->add_option("--deadline-ms", options.deadline_ms, "Per-request deadline in milliseconds (default 10000)")
+      ->check(CLI::Range(1u, 3600000u));
+  fs->callback([result] { *result = fs_command(options); });
+}
+
+}  // namespace cordon::cli

@@ -1,0 +1,138 @@
+// patch_test.cpp — the worker's pure parts in-process: both patch formats,
+// hunk placement, the dry run's diff, glob matching, path normalization, the
+// worker's own limits.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "fsworker/patch.h"
+#include "fsworker/resolver.h"
+#include "fsworker/walk.h"
+#include "fsworker/worker.h"
+
+namespace cordon::fsworker {
+namespace {
+
+TEST(fs_patch, unified_diff_hunks_apply_at_an_offset) {
+  auto files = parse_patch("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n");
+  ASSERT_TRUE(files);
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ((*files)[0].path, "f");
+  // Two lines were inserted above since the diff was made: found at offset 2.
+  auto out = apply_hunks("x\ny\na\nb\nc\nd\n", (*files)[0].hunks, "f");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, "x\ny\na\nb\nC\nd\n");
+}
+
+TEST(fs_patch, unified_diff_add_remove_and_no_newline_marker) {
+  auto files = parse_patch("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+1\n+2\n\\ No newline at end of file\n"
+                           "--- a/old\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n");
+  ASSERT_TRUE(files);
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0].what, patch_file::kind::add);
+  EXPECT_EQ((*files)[0].content, "1\n2");
+  EXPECT_EQ((*files)[1].what, patch_file::kind::remove);
+}
+
+TEST(fs_patch, agent_format_with_headers_move_and_end_of_file) {
+  auto files = parse_patch(
+      "*** Begin Patch\n*** Update File: a.py\n*** Move to: b.py\n@@ def f():\n-    return 1\n+    return 2\n"
+      "@@\n-x = 1\n+x = 2\n*** End of File\n*** End Patch\n");
+  ASSERT_TRUE(files) << files.error().message;
+  const auto& f = (*files)[0];
+  EXPECT_EQ(f.move_to, "b.py");
+  ASSERT_EQ(f.hunks.size(), 2u);
+  auto out = apply_hunks("def g():\n    return 1\ndef f():\n    return 1\nx = 1\ny = 0\nx = 1\n", f.hunks, "a.py");
+  ASSERT_TRUE(out) << out.error().message;
+  // The header picks the second "return 1"; End of File the last "x = 1".
+  EXPECT_EQ(*out, "def g():\n    return 1\ndef f():\n    return 2\nx = 1\ny = 0\nx = 2\n");
+}
+
+TEST(fs_patch, a_hunk_that_does_not_apply_is_a_conflict_naming_it) {
+  auto files = parse_patch("*** Begin Patch\n*** Update File: a\n@@\n-nope\n+yes\n*** End Patch\n");
+  ASSERT_TRUE(files);
+  auto out = apply_hunks("a\nb\n", (*files)[0].hunks, "a");
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().code, "patch_conflict");
+  EXPECT_NE(out.error().message.find("hunk 1"), std::string::npos);
+}
+
+TEST(fs_patch, malformed_patches_are_refused) {
+  for (const char* bad : {"", "hello\n", "*** Begin Patch\n*** Update File: a\n@@\n-x\n",
+                          "*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch\n",
+                          "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n"}) {
+    SCOPED_TRACE(bad);
+    auto files = parse_patch(bad);
+    ASSERT_FALSE(files);
+    EXPECT_EQ(files.error().code, "patch_invalid");
+  }
+}
+
+TEST(fs_patch, unified_diff_of_a_change_round_trips) {
+  const std::string a = "1\n2\n3\n4\n5\n6\n7\n8\n", b = "1\n2\n3\n4\nfive\n6\n7\n8\n";
+  const std::string diff = unified_diff("/w/f", a, "/w/f", b, true, true);
+  EXPECT_EQ(diff, "--- a/w/f\n+++ b/w/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
+  auto files = parse_patch(diff);
+  ASSERT_TRUE(files);
+  auto out = apply_hunks(a, (*files)[0].hunks, "f");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, b);
+}
+
+TEST(fs_glob, components_stars_classes_and_braces) {
+  EXPECT_TRUE(glob_matches("*.txt", "a.txt"));
+  EXPECT_FALSE(glob_matches("*.txt", "d/a.txt"));
+  EXPECT_TRUE(glob_matches("**/*.txt", "a.txt"));
+  EXPECT_TRUE(glob_matches("**/*.txt", "d/e/a.txt"));
+  EXPECT_TRUE(glob_matches("src/**", "src/a/b"));
+  EXPECT_TRUE(glob_matches("[a-c]?.md", "bx.md"));
+  EXPECT_FALSE(glob_matches("[!a-c]?.md", "bx.md"));
+  EXPECT_EQ(expand_braces("*.{ts,tsx}"), (std::vector<std::string>{"*.ts", "*.tsx"}));
+  // A long run of stars against a long name stays quick (one backtracking point).
+  EXPECT_FALSE(glob_matches(std::string(100, '*') + "b", std::string(200, 'a')));
+}
+
+TEST(fs_paths, normalization_refuses_dot_dot_nul_and_non_utf8) {
+  EXPECT_EQ(normalize_path("a//./b/", "/w").value(), "/w/a/b");
+  EXPECT_EQ(normalize_path("a/../b", "/w").error().code, "path_escape");
+  EXPECT_EQ(normalize_path(std::string("a\0b", 3), "/w").error().code, "path_invalid");
+  EXPECT_EQ(normalize_path("\xff", "/w").error().code, "non_utf8");
+  EXPECT_EQ(normalize_path("\xc0\xaf", "/w").error().code, "non_utf8");  // overlong "/"
+  EXPECT_TRUE(path_within("/w/a", "/w"));
+  EXPECT_FALSE(path_within("/wx", "/w"));
+}
+
+}  // namespace
+}  // namespace cordon::fsworker
+
+namespace cordon::fsworker {
+namespace {
+
+TEST(fs_worker_limits, a_request_above_the_cap_and_a_passed_deadline_are_refused_with_their_codes) {
+  // The worker's own limits, in-process (the sandboxed runs are in
+  // acceptance_test.cpp and behaviour_test.cpp).
+  char tmpl[] = "/var/tmp/cordon-fsw-limits-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  std::filesystem::create_directories(dir + "/a/b");
+  worker_config config;
+  config.workspace = dir;
+  config.mounts = {{"rw-bind", dir, "writable"}};
+  config.limits.max_request_bytes = 100;
+  config.limits.deadline = std::chrono::milliseconds(0);
+  auto paths = resolver::open(config);
+  ASSERT_TRUE(paths);
+  worker w(std::move(*paths), config.limits);
+  const auto walk = nlohmann::json::parse(w.handle_line(R"({"id":1,"op":"glob","pattern":"**/*"})"));
+  EXPECT_EQ(walk["error"]["code"], "deadline_exceeded");
+  EXPECT_EQ(nlohmann::json::parse(w.too_large())["error"]["code"], "request_too_large");
+  EXPECT_EQ(nlohmann::json::parse(w.handle_line(R"({"op":"nope"})"))["error"]["code"], "unknown_op");
+  EXPECT_EQ(nlohmann::json::parse(w.handle_line("{\"op\":\"read\",\"path\":\"\xff\"}"))["error"]["code"], "non_utf8");
+  const auto report = nlohmann::json::parse(w.final_report());
+  EXPECT_EQ(report["report"]["failed"], 4);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cordon::fsworker
