@@ -7,7 +7,8 @@
 //       until stdin reaches end of file. Per connection the first byte chooses:
 //         'D' + 8-byte big-endian N: sends N zero bytes, then closes;
 //         'U' + 8-byte big-endian N: reads N bytes, answers with the 8-byte count, closes;
-//         'E': answers one byte 'e' and closes (the latency probe).
+//         'E': answers one byte 'e' and closes (the latency probe);
+//         'S': never reads again, and closes when the client does (a stalled destination).
 //   cordon_broker_bench client --to 127.0.0.1:PORT [--via PROXY] [--bytes N] [--connections M]
 //       PROXY is "127.0.0.1:3128" (HTTP CONNECT over TCP) or "unix:/dev/cordon-proxy.sock"
 //       (HTTP CONNECT over the unix socket); without --via the connection is direct.
@@ -15,6 +16,9 @@
 //       one after another, each: connect [+ CONNECT handshake] + 1-byte echo + close.
 //       Prints one JSON object: {"download_mib_s":..,"upload_mib_s":..,"latency_ms":{"median":..,
 //       "p90":..,"mean":..,"min":..,"max":..},"connections":M}.
+//   cordon_broker_bench stall --to 127.0.0.1:PORT [--via PROXY] --connections M
+//       Opens M connections to 'S' and writes to each until the kernel takes no more (every
+//       buffer on the way is full), holds them 1 s, prints {"stalled":M,"written_mib":..}.
 //   cordon_broker_bench connect --to 127.0.0.1:PORT
 //       One direct connect; prints "connected" or "refused ERRNO_NAME" (the confinement check).
 // Exit status: 0 on success, 1 on a failed transfer, 2 on usage errors.
@@ -106,6 +110,13 @@ void serve_connection(int c) {
   if (command == 'E') {
     const char reply = 'e';
     write_all(c, &reply, 1);
+  } else if (command == 'S') {
+    // Reads nothing more; POLLRDHUP (not POLLIN) wakes it when the client closes.
+    pollfd p{c, POLLRDHUP, 0};
+    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    ::close(c);
+    return;
   } else if (command == 'D' || command == 'U') {
     unsigned char header[8];
     if (read_all(c, header, sizeof header)) {
@@ -311,11 +322,41 @@ double echo_once(const endpoint& to, const endpoint* via) {
   return (now_s() - t0) * 1e3;
 }
 
+// M stalled connections, each filled until nothing more is taken; MiB written in all.
+double stall(const endpoint& to, const endpoint* via, long connections) {
+  std::vector<int> fds;
+  for (long i = 0; i < connections; ++i) {
+    const int fd = open_to(to, via);
+    const char command = 'S';
+    if (!write_all(fd, &command, 1)) die("send");
+    fds.push_back(fd);
+  }
+  std::vector<char> chunk(64 * 1024, 's');
+  std::uint64_t written = 0;
+  for (int round = 0; round < 100; ++round) {
+    std::uint64_t moved = 0;
+    for (int fd : fds) {
+      for (;;) {
+        const ssize_t n = ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n <= 0) break;
+        moved += static_cast<std::uint64_t>(n);
+      }
+    }
+    written += moved;
+    if (moved == 0 && round > 2) break;
+    ::usleep(20000);
+  }
+  ::sleep(1);  // the broker samples its memory every 100 ms
+  for (int fd : fds) ::close(fd);
+  return static_cast<double>(written) / (1024.0 * 1024.0);
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: cordon_broker_bench serve\n"
                "       cordon_broker_bench client --to 127.0.0.1:PORT [--via 127.0.0.1:3128|unix:PATH] "
                "[--bytes N] [--connections M]\n"
+               "       cordon_broker_bench stall --to 127.0.0.1:PORT [--via PROXY] --connections M\n"
                "       cordon_broker_bench connect --to 127.0.0.1:PORT\n");
   return 2;
 }
@@ -362,8 +403,13 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (mode != "client") return usage();
   const endpoint* through = have_via ? &via : nullptr;
+  if (mode == "stall") {
+    const double mib = stall(to, through, connections);
+    std::printf("{\"stalled\":%ld,\"written_mib\":%.1f}\n", connections, mib);
+    return 0;
+  }
+  if (mode != "client") return usage();
   double down = 0, up = 0;
   if (bytes > 0) {
     down = download(to, through, bytes);

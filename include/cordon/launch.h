@@ -68,6 +68,12 @@ struct network_evidence {
   std::uint64_t malformed = 0;         // no valid request (no rule consulted)
   std::uint64_t error = 0;             // broker limits, internal errors, run ended before a decision
   std::uint64_t not_recorded = 0;      // connections beyond max_recorded
+  // The broker's relay memory (docs/network.md, "Memory budget"): the
+  // budget for bulk buffers, and the most its connections held at once
+  // (kernel socket queues, pipe contents and user-space buffers, sampled
+  // every 100 ms and at the end), bytes.
+  std::uint64_t memory_budget_bytes = 0;
+  std::uint64_t memory_peak_bytes = 0;
 };
 
 struct run_outcome {

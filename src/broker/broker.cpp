@@ -6,9 +6,12 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <asio.hpp>
 #include <cerrno>
 #include <cstring>
@@ -29,6 +32,25 @@ using namespace detail;
 
 // How long to wait before accepting again when out of descriptors or memory.
 constexpr std::chrono::milliseconds accept_backoff{50};
+// How often the relays' memory is sampled for the evidence's peak.
+constexpr std::chrono::milliseconds memory_sample_interval{100};
+
+// Adds up what every session holds now and keeps the peak (relay_memory.h).
+void sample_memory(core& c) {
+  std::uint64_t held = 0;
+  for (const auto& entry : c.sessions) held += session_held_bytes(*entry.second);
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  c.evidence.memory_peak_bytes = std::max(c.evidence.memory_peak_bytes, held);
+}
+
+void sample_memory_periodically(core& c) {
+  c.memory_sampler->expires_after(memory_sample_interval);
+  c.memory_sampler->async_wait([&c](std::error_code ec) {
+    if (ec || c.stopping) return;
+    if (!c.sessions.empty()) sample_memory(c);
+    sample_memory_periodically(c);
+  });
+}
 
 // Where the supervisor noted that a transparently routed connection was
 // going: the table's entry for its source port (destination_table.h).
@@ -45,7 +67,7 @@ std::optional<original_destination> original_of(core& c, int fd) {
 }
 
 void accepted(core& c, listener& l, int fd) {
-  if (c.sessions.size() >= c.options.limits.max_connections) {
+  if (c.sessions.size() + c.dns_sessions.size() >= c.options.limits.max_connections) {
     ::close(fd);
     c.record_failure("too many connections: the limit is " + std::to_string(c.options.limits.max_connections));
     return;
@@ -62,7 +84,13 @@ void accepted(core& c, listener& l, int fd) {
     client.set_option(asio::ip::tcp::no_delay(true), ec);
   }
   if (l.transparent) {
-    start_transparent_session(c, std::move(client), original_of(c, fd));
+    auto original = original_of(c, fd);
+    if (original && c.dns_address && original->address == c.dns_address->address &&
+        original->port == c.dns_address->port) {
+      start_dns_tcp_session(c, std::move(client));
+      return;
+    }
+    start_transparent_session(c, std::move(client), std::move(original));
     return;
   }
   start_session(c, std::move(client));
@@ -141,6 +169,13 @@ std::string listener_problem(int fd, int& family, int& err) {
 // The broker's thread. An exception that escapes a handler anyway is
 // recorded, and the loop goes on.
 void run(core& c) {
+  // splice(2) into a socket its peer has reset raises SIGPIPE (the kernel's
+  // splice-to-socket path sends without MSG_NOSIGNAL): blocked on this
+  // thread, it ends one relay with EPIPE instead of the whole process.
+  sigset_t pipe_signal;
+  ::sigemptyset(&pipe_signal);
+  ::sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
   for (;;) {
     try {
       c.io.run();
@@ -188,6 +223,7 @@ result<std::unique_ptr<network_broker>> network_broker::start(broker_options opt
 
   auto c = std::make_unique<core>();
   c->evidence.listeners = options.listener_names;
+  c->evidence.memory_budget_bytes = options.limits.memory_budget_bytes;
   c->options = std::move(options);
   for (std::size_t i = 0; i < listener_fds.size(); ++i) {
     const int fd = listener_fds[i];
@@ -215,6 +251,8 @@ result<std::unique_ptr<network_broker>> network_broker::start(broker_options opt
     }
   }
   for (auto& l : c->listeners) accept_next(*c, *l);
+  c->memory_sampler = std::make_unique<asio::steady_timer>(c->io);
+  sample_memory_periodically(*c);
   c->work.emplace(c->io.get_executor());
 
   auto s = std::make_unique<state>();
@@ -243,9 +281,14 @@ void network_broker::stop() {
       l->retry.cancel();
     }
     if (c.dns_service) stop_dns_server(*c.dns_service);
+    c.memory_sampler->cancel();
+    sample_memory(c);  // what the connections still open hold at the end
     auto sessions = std::move(c.sessions);
     c.sessions.clear();
     for (auto& entry : sessions) stop_session(*entry.second);
+    auto dns_sessions = std::move(c.dns_sessions);
+    c.dns_sessions.clear();
+    for (auto& entry : dns_sessions) stop_dns_tcp_session(*entry.second);
     c.work.reset();
   });
   // run() returns once the cancelled operations have completed. (A system

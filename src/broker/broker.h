@@ -63,6 +63,13 @@ struct broker_limits {
   // of relay_buffer_bytes per direction per connection.
   bool splice = true;
   std::size_t relay_buffer_bytes = 64 * 1024;
+  // The most the run's relays may be granted beyond their base buffers
+  // (bytes): every relayed direction starts on 64 KiB socket buffers and a
+  // 64 KiB pipe (at most 320 KiB held), and one that has moved 256 KiB gets
+  // 1 MiB ones (at most 5 MiB held, less where net.core.rmem_max/wmem_max
+  // are lower) while the grants fit in this budget; otherwise it keeps its
+  // base buffers (docs/network.md, "Memory budget").
+  std::uint64_t memory_budget_bytes = 64ULL * 1024 * 1024;
   // A transparent connection whose client sends nothing this long (a
   // protocol where the server speaks first) is decided by its address.
   std::chrono::milliseconds first_bytes_wait{1000};

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "broker/decision.h"
 #include "broker/destination_table.h"
 #include "broker/dns_cache.h"
+#include "broker/relay_memory.h"
 
 namespace cordon::broker::detail {
 
@@ -45,6 +47,7 @@ inline const char* action_text(outcome o) {
 
 class session;
 class dns_server;
+class dns_tcp_session;
 
 struct listener {
   listener(asio::io_context& io, stream p) : socket(io), retry(io), protocol(p) {}
@@ -64,9 +67,14 @@ struct core {
   broker_options options;
   std::vector<std::unique_ptr<listener>> listeners;
   std::unordered_map<session*, std::shared_ptr<session>> sessions;
+  std::unordered_map<dns_tcp_session*, std::shared_ptr<dns_tcp_session>> dns_sessions;  // dns_tcp.cpp
   bool stopping = false;
   dns_cache dns;                            // what the sandbox resolved through dns_server
   std::shared_ptr<dns_server> dns_service;  // null: no DNS socket
+  relay_budget budget;                      // bulk buffer grants (relay_memory.h)
+  std::optional<original_destination> dns_address;  // the sandbox's DNS socket (dns_server.cpp)
+  std::optional<asio::ip::tcp::endpoint> dns_upstream;  // options.dns_upstream, parsed
+  std::unique_ptr<asio::steady_timer> memory_sampler;
 
   mutable std::mutex mutex;
   network_evidence evidence;
@@ -110,7 +118,32 @@ void start_transparent_session(core& c, stream::socket client, std::optional<ori
 std::string start_dns_server(core& c, int fd);
 void stop_dns_server(dns_server& s);
 
+// The broker's verdict on one DNS query from the sandbox, before any
+// upstream: `forward` (allowed: ask the upstream resolver; `record` is
+// ready for the answer), or its own `response` (NXDOMAIN for a name no
+// rule allows; empty: no answer at all, a malformed query) with `result`.
+struct dns_verdict {
+  bool forward = false;
+  std::string response;
+  outcome result = outcome::error;
+  network_connection record;  // protocol `protocol`, host, port 53, rule
+};
+dns_verdict judge_dns_query(core& c, const std::string& query, const char* protocol);
+
+// An upstream answer for `record.host`: remembers its addresses for
+// transparent connections (dns_cache.h) and records the first one.
+void learn_dns_answer(core& c, network_connection& record, std::string_view response);
+
+// Serves DNS over TCP (RFC 7766) on a connection the supervisor routed to
+// the transparent listener for the sandbox's DNS address (dns_tcp.cpp).
+void start_dns_tcp_session(core& c, stream::socket client);
+void stop_dns_tcp_session(dns_tcp_session& s);
+
 // Ends a session at once and records it: the broker stops.
 void stop_session(session& s);
+
+// What a session holds now (kernel queues of its sockets, pipe contents,
+// user-space buffers), bytes.
+std::uint64_t session_held_bytes(session& s);
 
 }  // namespace cordon::broker::detail

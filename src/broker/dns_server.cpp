@@ -35,6 +35,48 @@ constexpr std::chrono::milliseconds upstream_wait{3000};
 
 }  // namespace
 
+dns_verdict judge_dns_query(core& c, const std::string& query, const char* protocol) {
+  dns_verdict v;
+  v.record.protocol = protocol;
+  v.record.port = 53;
+  const auto parsed = parse_dns_query(query);
+  if (!parsed.ok) {
+    v.record.reason = "malformed DNS query: " + parsed.error;
+    v.result = outcome::malformed;
+    return v;
+  }
+  const auto decided = decide_resolution(c.options.policy, parsed.question.name);
+  v.record.host = decided.host;
+  if (!decided.decision) {
+    v.record.reason = decided.reason;
+    v.response = dns_error_response(query, dns_nxdomain);
+    v.result = outcome::malformed;
+    return v;
+  }
+  v.record.rule = decided.decision->rule;
+  v.record.rule_consulted = true;
+  if (decided.decision->action == rule_action::deny) {
+    v.record.reason = decided.reason + "; answered NXDOMAIN, not sent upstream";
+    v.response = dns_error_response(query, dns_nxdomain);
+    v.result = outcome::denied;
+    return v;
+  }
+  v.forward = true;
+  v.result = outcome::allowed;
+  return v;
+}
+
+void learn_dns_answer(core& c, network_connection& record, std::string_view response) {
+  std::vector<std::string> addresses;
+  for (const auto& [owner, address] : dns_answer_addresses(response)) {
+    (void)owner;  // a CNAME chain's last owner: what the sandbox resolved is the question's name
+    auto normalized = normalize_destination_host(address);
+    if (normalized) addresses.push_back(*normalized);
+  }
+  c.dns.learn(record.host, addresses);
+  if (!addresses.empty()) record.address = addresses.front();
+}
+
 class dns_server : public std::enable_shared_from_this<dns_server> {
  public:
   dns_server(core& c, udp::socket socket, std::optional<udp::endpoint> upstream)
@@ -81,38 +123,19 @@ class dns_server : public std::enable_shared_from_this<dns_server> {
   }
 
   void on_query(std::string query, udp::endpoint client) {
-    network_connection record;
-    record.protocol = "dns";
-    record.port = 53;
-    const auto parsed = parse_dns_query(query);
-    if (!parsed.ok) {
-      record.reason = "malformed DNS query: " + parsed.error;
-      core_.record(std::move(record), outcome::malformed);
+    auto verdict = judge_dns_query(core_, query, "dns");
+    if (verdict.forward && (!upstream_ || pending_.size() >= max_pending_queries)) {
+      verdict.record.reason = upstream_ ? "too many DNS queries at once" : "no upstream resolver";
+      verdict.response = dns_error_response(query, dns_servfail);
+      verdict.result = outcome::error;
+      verdict.forward = false;
+    }
+    if (!verdict.forward) {
+      answer(verdict.response, client);
+      core_.record(std::move(verdict.record), verdict.result);
       return;
     }
-    const auto decided = decide_resolution(core_.options.policy, parsed.question.name);
-    record.host = decided.host;
-    if (!decided.decision) {
-      record.reason = decided.reason;
-      answer(dns_error_response(query, dns_nxdomain), client);
-      core_.record(std::move(record), outcome::malformed);
-      return;
-    }
-    record.rule = decided.decision->rule;
-    record.rule_consulted = true;
-    if (decided.decision->action == rule_action::deny) {
-      record.reason = decided.reason + "; answered NXDOMAIN, not sent upstream";
-      answer(dns_error_response(query, dns_nxdomain), client);
-      core_.record(std::move(record), outcome::denied);
-      return;
-    }
-    if (!upstream_ || pending_.size() >= max_pending_queries) {
-      record.reason = upstream_ ? "too many DNS queries at once" : "no upstream resolver";
-      answer(dns_error_response(query, dns_servfail), client);
-      core_.record(std::move(record), outcome::error);
-      return;
-    }
-    forward(std::move(query), client, std::move(record));
+    forward(std::move(query), client, std::move(verdict.record));
   }
 
   void forward(std::string query, const udp::endpoint& client, network_connection record) {
@@ -164,14 +187,7 @@ class dns_server : public std::enable_shared_from_this<dns_server> {
         self->await_answer(q);  // not the answer to this query: keep waiting
         return;
       }
-      std::vector<std::string> addresses;
-      for (const auto& [owner, address] : dns_answer_addresses(response)) {
-        (void)owner;  // a CNAME chain's last owner: what the sandbox resolved is the question's name
-        auto normalized = normalize_destination_host(address);
-        if (normalized) addresses.push_back(*normalized);
-      }
-      self->core_.dns.learn(q->record.host, addresses);
-      if (!addresses.empty()) q->record.address = addresses.front();
+      learn_dns_answer(self->core_, q->record, response);
       self->answer(std::string(response), q->client);
       self->finish(q, outcome::allowed);
     });
@@ -223,6 +239,15 @@ std::string start_dns_server(core& c, int fd) {
         text.substr(text.front() == '[' ? 1 : 0, colon - (text.front() == '[' ? 2 : 0)), ec);
     if (ec || colon == std::string::npos) return "invalid upstream resolver " + text;
     upstream = udp::endpoint(address, static_cast<unsigned short>(std::stoi(text.substr(colon + 1))));
+    c.dns_upstream = asio::ip::tcp::endpoint(upstream->address(), upstream->port());
+  }
+  // Where the sandbox sends its queries: a TCP connection the supervisor
+  // routes to the transparent listener with this original destination is
+  // DNS over TCP (dns_tcp.cpp).
+  const auto bound = socket.local_endpoint(ec);
+  if (!ec) {
+    auto literal = normalize_destination_host(bound.address().to_string());
+    if (literal) c.dns_address = original_destination{*literal, bound.port()};
   }
   c.dns_service = std::make_shared<dns_server>(c, std::move(socket), upstream);
   c.dns_service->receive();

@@ -22,6 +22,7 @@
 #include "broker/first_bytes.h"
 #include "broker/host_addresses.h"
 #include "broker/http_request.h"
+#include "broker/relay_memory.h"
 #include "broker/socks5.h"
 #include "broker/splice_pipe.h"
 
@@ -77,6 +78,15 @@ class session : public std::enable_shared_from_this<session> {
     buffer_.resize(std::max<std::size_t>(limits().max_request_bytes, 16384 + 5));
     arm(limits().first_bytes_wait, &session::on_first_bytes_wait);
     read_first_bytes();
+  }
+
+  // What this connection holds now: the kernel's queues of its two sockets,
+  // its pipes' contents and its user-space buffers (bytes).
+  std::uint64_t held_bytes() {
+    const auto fd = [](auto& socket) { return socket.is_open() ? socket.native_handle() : -1; };
+    return socket_held_bytes(fd(client_)) + socket_held_bytes(fd(upstream_)) + to_destination_pipe_.held +
+           to_client_pipe_.held + buffer_.capacity() + check_buffer_.capacity() + to_destination_buffer_.capacity() +
+           to_client_buffer_.capacity() + to_upstream_.capacity() + to_client_.capacity();
   }
 
   // The broker stops: close now, record what this connection got to.
@@ -420,7 +430,13 @@ class session : public std::enable_shared_from_this<session> {
     }
     // The host's own addresses, read now (an address added during the run
     // counts); not with a dial hook, whose tests dial local servers on purpose.
-    const auto own = core_.options.hooks.dial ? std::vector<std::string>{} : host_interface_addresses();
+    // They matter only for a public candidate (a non-public one needs its IP
+    // rule whether or not it is the host's): reading them costs a netlink
+    // dump, most of a loopback connection's added time.
+    const bool any_public = std::any_of(addresses.begin(), addresses.end(),
+                                        [](const std::string& a) { return !is_non_public_address(a); });
+    const auto own =
+        core_.options.hooks.dial || !any_public ? std::vector<std::string>{} : host_interface_addresses();
     auto choice = choose_addresses(core_.options.policy, record_.host, record_.port, addresses, own);
     if (choice.usable.empty()) {
       refuse_by_rule(choice.reason);
@@ -626,7 +642,12 @@ class session : public std::enable_shared_from_this<session> {
     std::error_code blocking;
     client_.native_non_blocking(true, blocking);
     if (!blocking) upstream_.native_non_blocking(true, blocking);
-    use_splice_ = limits().splice && !blocking && to_destination_pipe_.open() && to_client_pipe_.open();
+    // Both directions start on base buffers (relay_memory.h); the client's
+    // receive buffer was set when it was accepted (broker.cpp).
+    apply_tier(client_.native_handle(), upstream_.native_handle(), base_tier);
+    apply_tier(upstream_.native_handle(), client_.native_handle(), base_tier);
+    use_splice_ = limits().splice && !blocking && to_destination_pipe_.open(base_tier.pipe) &&
+                  to_client_pipe_.open(base_tier.pipe);
     if (!use_splice_) {
       to_destination_pipe_.close();
       to_client_pipe_.close();
@@ -668,6 +689,7 @@ class session : public std::enable_shared_from_this<session> {
         if (n > 0) {
           pipe.held -= static_cast<std::size_t>(n);
           moved += static_cast<std::uint64_t>(n);
+          if (moved >= bulk_after_bytes) promote(to_destination);
           continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -681,7 +703,7 @@ class session : public std::enable_shared_from_this<session> {
         }
         return finish();
       }
-      const ssize_t n = ::splice(from.native_handle(), nullptr, pipe.write_fd, nullptr, splice_pipe::chunk_bytes,
+      const ssize_t n = ::splice(from.native_handle(), nullptr, pipe.write_fd, nullptr, pipe.capacity,
                                  SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
       if (n > 0) {
         pipe.held = static_cast<std::size_t>(n);
@@ -708,6 +730,27 @@ class session : public std::enable_shared_from_this<session> {
     }
   }
 
+  // A direction that has moved bulk_after_bytes gets bulk buffers, once, if
+  // the run's budget has room (relay_memory.h); otherwise it keeps its base
+  // buffers. The grant is what the kernel really gave, read back.
+  void promote(bool to_destination) {
+    bool& tried = to_destination ? promoted_to_destination_ : promoted_to_client_;
+    if (tried) return;
+    tried = true;
+    const std::uint64_t reservation = bulk_tier.held_at_most();
+    if (!core_.budget.take(reservation, limits().memory_budget_bytes)) return;
+    const int reads = to_destination ? client_.native_handle() : upstream_.native_handle();
+    const int writes = to_destination ? upstream_.native_handle() : client_.native_handle();
+    apply_tier(reads, writes, bulk_tier);
+    splice_pipe& pipe = to_destination ? to_destination_pipe_ : to_client_pipe_;
+    if (use_splice_) pipe.resize(bulk_tier.pipe);
+    const std::uint64_t given = std::min<std::uint64_t>(
+        reservation, socket_buffer_bytes(reads, SO_RCVBUF) + socket_buffer_bytes(writes, SO_SNDBUF) +
+                         (use_splice_ ? pipe.capacity : 0));
+    core_.budget.give(reservation - given);
+    granted_ += given;
+  }
+
   void read_client() {
     client_.async_read_some(asio::buffer(to_destination_buffer_), wrap([this](std::error_code ec, std::size_t n) {
                               if (phase_ != phase::relaying) return;
@@ -729,6 +772,7 @@ class session : public std::enable_shared_from_this<session> {
     asio::async_write(upstream_, data, wrap([this](std::error_code ec, std::size_t n) {
                         if (phase_ != phase::relaying) return;
                         record_.bytes_sent += n;
+                        if (record_.bytes_sent >= bulk_after_bytes) promote(true);
                         if (ec) {
                           finish();
                           return;
@@ -759,6 +803,7 @@ class session : public std::enable_shared_from_this<session> {
                       wrap([this](std::error_code ec, std::size_t sent) {
                         if (phase_ != phase::relaying) return;
                         record_.bytes_received += sent;
+                        if (record_.bytes_received >= bulk_after_bytes) promote(false);
                         if (ec) {
                           finish();
                           return;
@@ -824,6 +869,8 @@ class session : public std::enable_shared_from_this<session> {
     upstream_.close(ec);
     to_destination_pipe_.close();
     to_client_pipe_.close();
+    core_.budget.give(granted_);
+    granted_ = 0;
     record_.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - accepted_).count();
     core_.record(std::move(record_), outcome_);
     core_.sessions.erase(this);  // last: may release the last owner but one (the caller holds another)
@@ -868,6 +915,9 @@ class session : public std::enable_shared_from_this<session> {
   splice_pipe to_client_pipe_;
   bool client_done_ = false;
   bool destination_done_ = false;
+  bool promoted_to_destination_ = false;  // promote() was tried for that direction
+  bool promoted_to_client_ = false;
+  std::uint64_t granted_ = 0;  // bytes of the run's memory budget this connection holds
   std::size_t drained_ = 0;
 };
 
@@ -884,5 +934,7 @@ void start_transparent_session(core& c, stream::socket client, std::optional<ori
 }
 
 void stop_session(session& s) { s.stop_now(); }
+
+std::uint64_t session_held_bytes(session& s) { return s.held_bytes(); }
 
 }  // namespace cordon::broker::detail

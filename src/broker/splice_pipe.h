@@ -23,28 +23,31 @@ namespace cordon::broker::detail {
 #if defined(__linux__)
 class splice_pipe {
  public:
-  // What one splice call asks to move, and the pipe size asked for (bytes).
-  // A larger pipe means fewer system calls per byte, but pipe buffers count
-  // against the user's quota (fs.pipe-user-pages-soft, 64 MiB by default),
-  // which the user's other programs share: 256 KiB per direction keeps 128
-  // busy connections inside it. The kernel may grant less, which only costs
-  // speed.
-  static constexpr std::size_t chunk_bytes = 256 * 1024;
-
   splice_pipe() = default;
   ~splice_pipe() { close(); }
   splice_pipe(const splice_pipe&) = delete;
   splice_pipe& operator=(const splice_pipe&) = delete;
 
-  // Opens the pipe (non-blocking, close-on-exec). False when the process has
-  // no descriptors left or pipes are unavailable.
-  bool open() {
+  // Opens the pipe (non-blocking, close-on-exec) and asks for `size` bytes
+  // (relay_memory.h chooses it). False when the process has no descriptors
+  // left or pipes are unavailable.
+  bool open(int size) {
     int fds[2];
     if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return false;
     read_fd = fds[0];
     write_fd = fds[1];
-    (void)::fcntl(write_fd, F_SETPIPE_SZ, static_cast<int>(chunk_bytes));
+    resize(size);
     return true;
+  }
+
+  // Asks for a pipe of `size` bytes. Pipe buffers count against the user's
+  // quota (fs.pipe-user-pages-soft), which the user's other programs share;
+  // the kernel may grant less or refuse (the pipe keeps its size), which
+  // only costs speed. `capacity` is what the pipe holds now.
+  void resize(int size) {
+    (void)::fcntl(write_fd, F_SETPIPE_SZ, size);
+    const int now = ::fcntl(write_fd, F_GETPIPE_SZ);
+    capacity = now > 0 ? static_cast<std::size_t>(now) : 4096;
   }
 
   void close() {
@@ -56,16 +59,18 @@ class splice_pipe {
 
   int read_fd = -1;
   int write_fd = -1;
-  std::size_t held = 0;  // bytes in the pipe, not yet spliced out
+  std::size_t capacity = 0;  // bytes the pipe holds (F_GETPIPE_SZ)
+  std::size_t held = 0;      // bytes in the pipe, not yet spliced out
 };
 #else
 class splice_pipe {
  public:
-  static constexpr std::size_t chunk_bytes = 256 * 1024;
-  bool open() { return false; }  // no splice(2): relay through buffers
+  bool open(int) { return false; }  // no splice(2): relay through buffers
+  void resize(int) {}
   void close() { held = 0; }
   int read_fd = -1;
   int write_fd = -1;
+  std::size_t capacity = 0;
   std::size_t held = 0;
 };
 #endif

@@ -32,7 +32,8 @@ json evidence_to_json(const network_evidence& e) {
   }
   return {{"listeners", e.listeners}, {"connections", connections}, {"total", e.total}, {"allowed", e.allowed},
           {"denied", e.denied}, {"unreachable", e.unreachable}, {"malformed", e.malformed}, {"error", e.error},
-          {"not_recorded", e.not_recorded}};
+          {"not_recorded", e.not_recorded}, {"memory_budget_bytes", e.memory_budget_bytes},
+          {"memory_peak_bytes", e.memory_peak_bytes}};
 }
 
 network_evidence evidence_from_json(const json& j) {
@@ -62,6 +63,8 @@ network_evidence evidence_from_json(const json& j) {
   get(j, "malformed", e.malformed);
   get(j, "error", e.error);
   get(j, "not_recorded", e.not_recorded);
+  get(j, "memory_budget_bytes", e.memory_budget_bytes);
+  get(j, "memory_peak_bytes", e.memory_peak_bytes);
   return e;
 }
 

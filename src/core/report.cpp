@@ -163,6 +163,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                     {"malformed", n.malformed},
                     {"error", n.error},
                     {"not_recorded", n.not_recorded},
+                    {"memory", {{"budget_bytes", n.memory_budget_bytes}, {"peak_bytes", n.memory_peak_bytes}}},
                     {"connections", connections}};
   }
   std::vector<std::string> warnings = plan.warnings();

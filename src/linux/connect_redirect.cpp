@@ -205,6 +205,10 @@ int decide(int fd, pid_t pid, const sockaddr_storage& address, std::size_t lengt
   const bool local = destination->loopback() && program.allow_loopback_connect;
   if (type == SOCK_STREAM) {
     if (to_broker || local) return connect_like_the_caller(fd, address, length, redirect.connect_wait);
+    // DNS over TCP to the sandbox's resolver: the broker serves it on the
+    // transparent listener (src/broker/dns_tcp.cpp), whatever ports the rules name.
+    const bool to_dns = redirect.dns_port != 0 && destination->is(INADDR_LOOPBACK, redirect.dns_port);
+    if (redirect.destinations && to_dns) return redirect_tcp(fd, domain, *destination, redirect);
     const auto& ports = redirect.port_may_be_allowed;
     const bool hopeless = !ports.empty() && !ports[static_cast<std::size_t>(destination->port)];
     if (redirect.destinations && !hopeless) return redirect_tcp(fd, domain, *destination, redirect);

@@ -745,20 +745,33 @@ TEST(NetworkFilter, ToolsThatIgnoreTheProxyVariablesReachOnlyWhatARuleAllows) {
 // through the broker (CORDON_DNS_UPSTREAM): names in `names` answer one A
 // record, 127.0.0.1; AAAA answers nothing; anything else NXDOMAIN. It counts
 // the queries it got per name, so a test can show that a denied name never
-// arrived.
+// arrived. It answers over UDP and, on the same port, over TCP (RFC 7766:
+// a two-byte length before each message).
 class dns_test_server {
  public:
   explicit dns_test_server(std::set<std::string> names) : names_(std::move(names)) {
     fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     port_ = bind_loopback(fd_);
+    tcp_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port_));
+    tcp_ok_ = ::bind(tcp_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(tcp_fd_, 16) == 0;
     thread_ = std::thread([this] { serve(); });
+    tcp_thread_ = std::thread([this] { serve_tcp(); });
   }
   ~dns_test_server() {
     stop_ = true;
     ::shutdown(fd_, SHUT_RDWR);
+    ::shutdown(tcp_fd_, SHUT_RDWR);
     thread_.join();
+    tcp_thread_.join();
     ::close(fd_);
+    ::close(tcp_fd_);
   }
+  bool serves_tcp() const { return tcp_ok_; }
+  int tcp_queries() const { return tcp_queries_.load(); }
   int port() const { return port_; }
   int queries(const std::string& name) {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -774,39 +787,76 @@ class dns_test_server {
       sockaddr_in from{};
       socklen_t from_len = sizeof from;
       const ssize_t n = ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &from_len);
-      if (n < 17) continue;
-      std::string name;
-      std::size_t at = 12;
-      while (at < static_cast<std::size_t>(n) && buf[at] != 0) {
-        const std::size_t len = static_cast<unsigned char>(buf[at]);
-        if (!name.empty()) name += '.';
-        name.append(buf + at + 1, len);
-        at += len + 1;
+      const std::string reply = answer(std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0));
+      if (!reply.empty()) ::sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), from_len);
+    }
+  }
+
+  // The answer to `query` ("" when it is not one), counting its name.
+  std::string answer(const std::string& query) {
+    const std::size_t n = query.size();
+    const char* buf = query.data();
+    if (n < 17) return {};
+    std::string name;
+    std::size_t at = 12;
+    while (at < n && buf[at] != 0) {
+      const std::size_t len = static_cast<unsigned char>(buf[at]);
+      if (!name.empty()) name += '.';
+      name.append(buf + at + 1, std::min(len, n - at - 1));
+      at += len + 1;
+    }
+    at += 1;
+    if (at + 4 > n) return {};
+    const int type = (static_cast<unsigned char>(buf[at]) << 8) | static_cast<unsigned char>(buf[at + 1]);
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ++counts_[name];
+    }
+    std::string reply(buf, at + 4);
+    const bool known = names_.count(name) != 0;
+    reply[2] = static_cast<char>(0x81);
+    reply[3] = static_cast<char>(known ? 0x80 : 0x83);
+    reply[6] = 0;
+    reply[7] = static_cast<char>(known && type == 1 ? 1 : 0);
+    reply[8] = reply[9] = reply[10] = reply[11] = 0;
+    if (known && type == 1) reply += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x7f\x00\x00\x01", 16);
+    return reply;
+  }
+
+  // One connection at a time, one query per connection (what the broker sends).
+  void serve_tcp() {
+    while (!stop_ && tcp_ok_) {
+      pollfd p{tcp_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) != 1) continue;
+      const int c = ::accept4(tcp_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      timeval tv{2, 0};
+      ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      unsigned char length[2];
+      std::string query;
+      if (::recv(c, length, 2, MSG_WAITALL) == 2) {
+        query.resize((static_cast<std::size_t>(length[0]) << 8) | length[1]);
+        if (::recv(c, query.data(), query.size(), MSG_WAITALL) != static_cast<ssize_t>(query.size())) query.clear();
       }
-      at += 1;
-      if (at + 4 > static_cast<std::size_t>(n)) continue;
-      const int type = (static_cast<unsigned char>(buf[at]) << 8) | static_cast<unsigned char>(buf[at + 1]);
-      {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        ++counts_[name];
+      ++tcp_queries_;
+      const std::string reply = answer(query);
+      if (!reply.empty()) {
+        const std::string framed = std::string{static_cast<char>(reply.size() >> 8), static_cast<char>(reply.size() & 0xff)} + reply;
+        (void)::send(c, framed.data(), framed.size(), MSG_NOSIGNAL);
       }
-      std::string reply(buf, at + 4);
-      const bool known = names_.count(name) != 0;
-      reply[2] = static_cast<char>(0x81);
-      reply[3] = static_cast<char>(known ? 0x80 : 0x83);
-      reply[6] = 0;
-      reply[7] = static_cast<char>(known && type == 1 ? 1 : 0);
-      reply[8] = reply[9] = reply[10] = reply[11] = 0;
-      if (known && type == 1) reply += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x7f\x00\x00\x01", 16);
-      ::sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), from_len);
+      ::close(c);
     }
   }
 
   std::set<std::string> names_;
   int fd_ = -1;
+  int tcp_fd_ = -1;
+  bool tcp_ok_ = false;
+  std::atomic<int> tcp_queries_{0};
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::thread tcp_thread_;
   std::mutex mutex_;
   std::map<std::string, int> counts_;
 };
@@ -869,6 +919,57 @@ TEST(NetworkFilter, AllowedNamesResolveInsideAndDeniedOnesNeverLeave) {
   if (!node) GTEST_SKIP() << "no node: getent, curl and the C client were checked";
   EXPECT_NE(r.out.find("fetch 200\n"), std::string::npos) << elide(r.all());
   EXPECT_NE(r.out.find("fetch failed ENOTFOUND\n"), std::string::npos) << elide(r.all());
+}
+
+// DNS over TCP inside the sandbox (src/broker/dns_tcp.cpp): python3 sends
+// two length-prefixed queries on one TCP connection to 127.0.0.1:53; the
+// allowed name is answered by the upstream over TCP, the denied one
+// NXDOMAIN without reaching it.
+constexpr const char* dns_over_tcp_client = R"(
+import socket, struct
+def query(name, ident):
+    labels = b''.join(bytes([len(l)]) + l.encode() for l in name.split('.'))
+    return struct.pack('>HHHHHH', ident, 0x0100, 1, 0, 0, 0) + labels + b'\0' + struct.pack('>HH', 1, 1)
+def read(s, n):
+    got = b''
+    while len(got) < n:
+        more = s.recv(n - len(got))
+        if not more:
+            raise SystemExit('closed')
+        got += more
+    return got
+s = socket.create_connection(('127.0.0.1', 53), timeout=10)
+for ident, name in enumerate(['allowed.test', 'denied.test'], 1):
+    m = query(name, ident)
+    s.sendall(struct.pack('>H', len(m)) + m)
+    r = read(s, struct.unpack('>H', read(s, 2))[0])
+    print(name, 'rcode', r[3] & 15, 'answer', r[-4:].hex() if r[7] else '-')
+)";
+
+TEST(NetworkFilter, DnsOverTcpResolvesAllowedNamesOnly) {
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3 for the DNS-over-TCP client";
+  dns_test_server dns({"allowed.test", "denied.test"});
+  ASSERT_TRUE(dns.serves_tcp());
+  temp_dir ws, dir;
+  ::chmod(ws.path().c_str(), 0755);
+  const std::string policy = filtered_policy(dir, "[" + allow_rule("allowed.test", 443) + "]");
+  auto r = run_cordon({"--policy", policy}, {"/usr/bin/python3", "-c", dns_over_tcp_client}, ws.path(),
+                      {"CORDON_DNS_UPSTREAM=127.0.0.1:" + port_text(dns.port())});
+  EXPECT_EQ(r.exit_code, 0) << elide(r.all());
+  EXPECT_EQ(r.out, "allowed.test rcode 0 answer 7f000001\ndenied.test rcode 3 answer -\n") << elide(r.all());
+  EXPECT_EQ(dns.queries("allowed.test"), 1);
+  EXPECT_EQ(dns.tcp_queries(), 1);
+  EXPECT_EQ(dns.queries("denied.test"), 0) << "a denied name reached the upstream resolver";
+  auto allowed = connections_to(r.report, "allowed.test", 53);
+  ASSERT_EQ(allowed.size(), 1u) << r.report["network"].dump(2);
+  EXPECT_EQ(allowed[0]["protocol"], "dns_tcp");
+  EXPECT_EQ(allowed[0]["action"], "allow");
+  EXPECT_EQ(allowed[0]["rule"], 0);
+  auto denied = connections_to(r.report, "denied.test", 53);
+  ASSERT_EQ(denied.size(), 1u) << r.report["network"].dump(2);
+  EXPECT_EQ(denied[0]["action"], "deny");
+  EXPECT_EQ(denied[0]["rule"], "default");
+  EXPECT_EQ(report_schema_verdict(r.report), "valid") << r.report.dump(2);
 }
 
 TEST(NetworkFilter, ANameResolvingToLoopbackNeedsAnIpRule) {

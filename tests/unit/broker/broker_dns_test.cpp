@@ -7,28 +7,12 @@
 #include "broker/decision.h"
 #include "broker/dns_cache.h"
 #include "broker/dns_message.h"
+#include "broker_test_support.h"
 
 namespace cordon::broker {
 namespace {
 
-// A query as a stub resolver sends it: ID 0x1234, RD, one question.
-std::string query(const std::string& dotted, std::uint16_t type) {
-  std::string q("\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12);
-  std::size_t start = 0;
-  while (start <= dotted.size()) {
-    const auto dot = dotted.find('.', start);
-    const std::string label = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    q += static_cast<char>(label.size());
-    q += label;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  q += std::string("\x00", 1);
-  q += static_cast<char>(type >> 8);
-  q += static_cast<char>(type & 0xff);
-  q += std::string("\x00\x01", 2);
-  return q;
-}
+std::string query(const std::string& dotted, std::uint16_t type) { return test::dns_query(dotted, type); }
 
 TEST(BrokerDns, ParsesAQuery) {
   const auto got = parse_dns_query(query("Allowed.Example", dns_type_aaaa));

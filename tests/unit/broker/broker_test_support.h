@@ -277,6 +277,27 @@ inline network_evidence wait_for_total(const network_broker& broker, std::uint64
 
 // ---- protocol helpers ------------------------------------------------------
 
+// A DNS query as a stub resolver sends it: ID `id`, RD, one question for
+// `dotted` of `type`, class IN (RFC 1035 §4.1).
+inline std::string dns_query(const std::string& dotted, std::uint16_t type, std::uint16_t id = 0x1234) {
+  std::string q{static_cast<char>(id >> 8), static_cast<char>(id & 0xff)};
+  q += std::string("\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
+  std::size_t start = 0;
+  while (start <= dotted.size()) {
+    const auto dot = dotted.find('.', start);
+    const std::string label = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    q += static_cast<char>(label.size());
+    q += label;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  q += std::string("\x00", 1);
+  q += static_cast<char>(type >> 8);
+  q += static_cast<char>(type & 0xff);
+  q += std::string("\x00\x01", 2);
+  return q;
+}
+
 inline std::string connect_request(const std::string& authority, const std::string& extra = "") {
   return "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n" + extra;
 }

@@ -1,0 +1,182 @@
+// Unit tests: DNS over TCP on the broker's resolver (src/broker/dns_tcp.cpp).
+// A connection to the transparent listener whose original destination is
+// the sandbox's DNS address is served as DNS over TCP: allowed names go to
+// an upstream resolver over TCP (a test server on 127.0.0.1 that counts
+// what it was asked), denied ones are answered NXDOMAIN and never sent.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "broker_test_support.h"
+
+namespace cordon::broker {
+namespace {
+
+using namespace test;
+
+std::string query(const std::string& dotted, std::uint16_t id) { return dns_query(dotted, 1, id); }
+
+std::string framed(const std::string& m) {
+  return std::string{static_cast<char>(m.size() >> 8), static_cast<char>(m.size() & 0xff)} + m;
+}
+
+// Reads one framed message ("" on EOF or timeout).
+std::string read_framed(int fd) {
+  const std::string length = recv_exact(fd, 2);
+  if (length.size() != 2) return {};
+  const std::size_t n = (static_cast<std::size_t>(static_cast<unsigned char>(length[0])) << 8) |
+                        static_cast<unsigned char>(length[1]);
+  return recv_exact(fd, n);
+}
+
+// An upstream resolver over TCP on 127.0.0.1: answers every query with one
+// A record 192.0.2.53 and counts the names it was asked.
+class tcp_dns_upstream {
+ public:
+  tcp_dns_upstream()
+      : server_([this](int fd) {
+          for (;;) {
+            const std::string q = read_framed(fd);
+            if (q.size() < 17) return;
+            std::string name;
+            for (std::size_t at = 12; at < q.size() && q[at] != 0; at += static_cast<unsigned char>(q[at]) + 1) {
+              if (!name.empty()) name += '.';
+              name += q.substr(at + 1, static_cast<unsigned char>(q[at]));
+            }
+            {
+              const std::lock_guard<std::mutex> lock(mutex_);
+              ++asked_[name];
+            }
+            std::string r = q;
+            r[2] = static_cast<char>(0x81);
+            r[3] = static_cast<char>(0x80);
+            r[7] = 1;
+            r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x35", 16);
+            if (!send_all(fd, framed(r))) return;
+          }
+        }) {}
+  int port() const { return server_.port(); }
+  int asked(const std::string& name) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return asked_[name];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, int> asked_;
+  test_server server_;
+};
+
+struct dns_broker {
+  std::unique_ptr<network_broker> broker;
+  std::shared_ptr<destination_table> table = std::make_shared<destination_table>();
+  int port = 0;      // the transparent listener
+  int dns_port = 0;  // the sandbox's DNS socket (UDP, 127.0.0.1)
+};
+
+dns_broker start_dns_broker(network_policy policy, int upstream_port) {
+  dns_broker out;
+  fd_guard listener = tcp_listener(out.port);
+  fd_guard dns(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a = loopback(0);
+  socklen_t length = sizeof a;
+  if (::bind(dns.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(dns.get(), reinterpret_cast<sockaddr*>(&a), &length) != 0) {
+    return out;
+  }
+  out.dns_port = ntohs(a.sin_port);
+  broker_options options;
+  options.policy = std::move(policy);
+  options.listener_names = {"transparent"};
+  options.transparent_listener = 0;
+  options.destinations = out.table;
+  options.dns_socket = dns.release();
+  options.dns_upstream = "127.0.0.1:" + std::to_string(upstream_port);
+  auto started = network_broker::start(std::move(options), {listener.release()});
+  if (started) out.broker = std::move(*started);
+  return out;
+}
+
+// Connects to the transparent listener as the supervisor routes a connect
+// to `port` on 127.0.0.1: the original destination noted under the source port.
+fd_guard dial_routed(dns_broker& b, int port) {
+  fd_guard s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in local = loopback(0);
+  ::bind(s.get(), reinterpret_cast<sockaddr*>(&local), sizeof local);
+  socklen_t length = sizeof local;
+  ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&local), &length);
+  b.table->put(std::to_string(ntohs(local.sin_port)), {"127.0.0.1", port});
+  sockaddr_in to = loopback(b.port);
+  if (::connect(s.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return fd_guard();
+  set_io_timeouts(s.get());
+  return s;
+}
+
+TEST(BrokerDnsTcp, AllowedNamesAreAskedUpstreamDeniedOnesNever) {
+  tcp_dns_upstream upstream;
+  auto b = start_dns_broker(filtered({rule("allowed.test", rule_action::allow, 443)}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_routed(b, b.dns_port);
+  ASSERT_GE(c.get(), 0);
+  // Two queries on one connection, the second sent before the first is answered.
+  ASSERT_TRUE(send_all(c.get(), framed(query("allowed.test", 0x0101)) + framed(query("denied.test", 0x0202))));
+  const std::string allowed = read_framed(c.get());
+  ASSERT_GE(allowed.size(), 12u);
+  EXPECT_EQ(allowed.substr(0, 2), std::string("\x01\x01", 2));
+  EXPECT_EQ(static_cast<unsigned char>(allowed[3]) & 0x0f, 0);  // NOERROR
+  EXPECT_NE(allowed.find(std::string("\xc0\x00\x02\x35", 4)), std::string::npos);  // the upstream's A record
+  const std::string denied = read_framed(c.get());
+  ASSERT_GE(denied.size(), 12u);
+  EXPECT_EQ(denied.substr(0, 2), std::string("\x02\x02", 2));
+  EXPECT_EQ(static_cast<unsigned char>(denied[3]) & 0x0f, 3);  // NXDOMAIN
+  c.reset();
+  EXPECT_EQ(upstream.asked("allowed.test"), 1);
+  EXPECT_EQ(upstream.asked("denied.test"), 0) << "a denied name reached the upstream resolver";
+
+  const auto e = wait_for_total(*b.broker, 2);
+  ASSERT_EQ(e.connections.size(), 2u);
+  EXPECT_EQ(e.connections[0].protocol, "dns_tcp");
+  EXPECT_EQ(e.connections[0].host, "allowed.test");
+  EXPECT_EQ(e.connections[0].action, "allow");
+  EXPECT_EQ(e.connections[0].rule, 0u);
+  EXPECT_EQ(e.connections[0].address, "192.0.2.53");
+  EXPECT_EQ(e.connections[1].host, "denied.test");
+  EXPECT_EQ(e.connections[1].action, "deny");
+  EXPECT_FALSE(e.connections[1].rule);  // the default action
+}
+
+TEST(BrokerDnsTcp, AMalformedMessageIsRecordedAndClosed) {
+  tcp_dns_upstream upstream;
+  auto b = start_dns_broker(filtered({}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_routed(b, b.dns_port);
+  ASSERT_TRUE(send_all(c.get(), std::string("\x00\x03xyz", 5)));
+  EXPECT_TRUE(reads_eof(c.get()));
+  const auto e = wait_for_total(*b.broker, 1);
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_EQ(e.connections[0].protocol, "dns_tcp");
+  EXPECT_EQ(e.connections[0].action, "malformed");
+}
+
+TEST(BrokerDnsTcp, AnotherPortOnTheSameAddressIsAnOrdinaryTransparentConnection) {
+  tcp_dns_upstream upstream;
+  auto b = start_dns_broker(filtered({}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_routed(b, b.dns_port + 1 > 65535 ? 1 : b.dns_port + 1);
+  ASSERT_TRUE(send_all(c.get(), framed(query("allowed.test", 7))));
+  EXPECT_TRUE(reads_eof(c.get()));  // decided by the address 127.0.0.1, which no rule allows
+  const auto e = wait_for_total(*b.broker, 1, std::chrono::milliseconds(5000));
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_EQ(e.connections[0].protocol, "transparent");
+  EXPECT_EQ(e.connections[0].action, "deny");
+  EXPECT_EQ(upstream.asked("allowed.test"), 0);
+}
+
+}  // namespace
+}  // namespace cordon::broker
