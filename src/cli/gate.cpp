@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/workspace.h"
 #include "gates/manifest.h"
 #include "gates/runner.h"
@@ -60,7 +61,7 @@ int gate_run(const gate_run_options& options) {
   settings.only = options.only;
   settings.junit_file = options.junit.empty() ? "" : absolute(options.junit);
   settings.workspace = workspace->workspace;
-  settings.color = ::isatty(1) == 1 && std::getenv("NO_COLOR") == nullptr;
+  settings.color = output().color_stdout;  // --color, NO_COLOR (cli/output.h)
   return gates::run_gates(*loaded.manifest, settings, std::cout, std::cerr);
 }
 
