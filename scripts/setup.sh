@@ -31,6 +31,9 @@ packages=(
   # the Windows backend, cross-compiled and tested under wine (scripts/test-windows.sh):
   # mingw-w64 with posix threads, GoogleTest's sources to build for Windows, the 64-bit wine loader
   g++-mingw-w64-x86-64-posix googletest wine64
+  # the Debian package and its checks (scripts/test-packaging.sh): debhelper and dpkg-dev build it,
+  # lintian checks it, devscripts for debuild/dch, man-db to check the generated man pages
+  debhelper dpkg-dev devscripts lintian fakeroot man-db
 )
 
 if [ "$(id -u)" -ne 0 ]; then
