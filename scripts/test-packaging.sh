@@ -69,7 +69,7 @@ check "consumer: find_package(cordon) configures and builds" sh -c "
 check "consumer (CMake) runs a confined command with the installed supervisor" \
   env -u CORDON_SUPERVISOR "$work/consumer-cmake/consumer" "$confined_workspace"
 check "consumer: pkg-config --cflags --libs cordon builds it" sh -c "
-  PKG_CONFIG_PATH='$prefix/lib/pkgconfig' g++ -O2 -o '$work/consumer-pc' '$root/tests/consumer/consumer.cpp' \
+  PKG_CONFIG_PATH='$prefix/lib/pkgconfig' g++ -O2 -o '$work/consumer-pc' '$root/examples/host_program.cpp' \
     \$(PKG_CONFIG_PATH='$prefix/lib/pkgconfig' pkg-config --cflags --libs cordon)"
 check "consumer (pkg-config) runs a confined command" env -u CORDON_SUPERVISOR "$work/consumer-pc" "$confined_workspace"
 

@@ -22,9 +22,9 @@ std::string key_of(const command_doc& doc) {
   return out;
 }
 
-std::string words(const std::vector<std::string>& list) {
+std::string words(const std::vector<std::string>& list, const char* separator = " ") {
   std::string out;
-  for (const auto& w : list) out += (out.empty() ? "" : " ") + w;
+  for (const auto& w : list) out += (out.empty() ? "" : separator) + w;
   return out;
 }
 
@@ -45,6 +45,15 @@ std::string quoted(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// Every command path below cordon, quoted, joined by `separator` (a case pattern list).
+std::string path_patterns(const command_doc& root, const char* separator) {
+  std::string out;
+  for (const command_doc* doc : flatten(root)) {
+    if (doc != &root) out += (out.empty() ? "" : separator) + quoted(key_of(*doc));
+  }
+  return out;
 }
 
 // Options whose value is completed specially, over the whole tree: profile
@@ -84,10 +93,7 @@ void print_bash(const command_doc& root) {
             << "    [[ $w == -- ]] && { COMPREPLY=($(compgen -c -- \"$cur\")); return 0; }  # the confined command\n"
             << "    [[ $w == -* ]] && continue\n"
             << "    case \"${path:+$path }$w\" in\n";
-  std::string paths;
-  for (const command_doc* doc : flatten(root)) {
-    if (doc != &root) paths += (paths.empty() ? "" : "|") + quoted(key_of(*doc));
-  }
+  const std::string paths = path_patterns(root, "|");
   std::cout << "      " << paths << ") path=\"${path:+$path }$w\" ;;\n    esac\n  done\n";
   std::cout << "  case \"$prev\" in\n";
   if (!v.profile.empty()) {
@@ -97,8 +103,7 @@ void print_bash(const command_doc& root) {
   for (const auto& [name, choices] : v.choices) {
     std::cout << "    " << name << ") COMPREPLY=($(compgen -W " << quoted(words(choices)) << " -- \"$cur\")); return 0 ;;\n";
   }
-  std::string files;
-  for (const auto& f : v.file) files += (files.empty() ? "" : "|") + f;
+  const std::string files = words({v.file.begin(), v.file.end()}, "|");
   if (!files.empty()) std::cout << "    " << files << ") COMPREPLY=($(compgen -f -- \"$cur\")); return 0 ;;\n";
   std::cout << "  esac\n  local subs=\"\" opts=\"\"\n  case \"$path\" in\n";
   for (const command_doc* doc : flatten(root)) {
@@ -127,10 +132,7 @@ void print_zsh(const command_doc& root) {
             << "  for ((i = 2; i < CURRENT; i++)); do\n    w=${words[i]}\n"
             << "    [[ $w == -- ]] && { _command_names; return; }\n    [[ $w == -* ]] && continue\n"
             << "    case \"${path_:+$path_ }$w\" in\n";
-  std::string paths;
-  for (const command_doc* doc : flatten(root)) {
-    if (doc != &root) paths += (paths.empty() ? "" : "|") + quoted(key_of(*doc));
-  }
+  const std::string paths = path_patterns(root, "|");
   std::cout << "      " << paths << ") path_=\"${path_:+$path_ }$w\" ;;\n    esac\n  done\n";
   std::cout << "  case ${words[CURRENT-1]} in\n";
   if (!v.profile.empty()) {
@@ -138,8 +140,7 @@ void print_zsh(const command_doc& root) {
               << ") compadd -- ${(f)\"$(cordon -q profile list 2>/dev/null)\"}; return ;;\n";
   }
   for (const auto& [name, choices] : v.choices) std::cout << "    " << name << ") compadd -- " << words(choices) << "; return ;;\n";
-  std::string files;
-  for (const auto& f : v.file) files += (files.empty() ? "" : "|") + f;
+  const std::string files = words({v.file.begin(), v.file.end()}, "|");
   if (!files.empty()) std::cout << "    " << files << ") _files; return ;;\n";
   std::cout << "  esac\n  case $path_ in\n";
   for (const command_doc* doc : flatten(root)) {
@@ -169,10 +170,7 @@ void print_fish(const command_doc& root) {
             << "    test \"$w\" = -- ; and begin; echo -- '--'; return; end\n"
             << "    string match -q -- '-*' $w; and continue\n"
             << "    set -l next (string trim -- \"$path $w\")\n    switch $next\n      case";
-  for (const command_doc* doc : flatten(root)) {
-    if (doc != &root) std::cout << " " << quoted(key_of(*doc));
-  }
-  std::cout << "\n        set path $next\n    end\n  end\n  echo -- $path\nend\n"
+  std::cout << " " << path_patterns(root, " ") << "\n        set path $next\n    end\n  end\n  echo -- $path\nend\n"
             << "complete -c cordon -f -n 'test (__cordon_path) = --' -a '(__fish_complete_command)'\n";
   for (const command_doc* doc : flatten(root)) {
     const std::string cond = "-n " + quoted("test (__cordon_path) = " + quoted(key_of(*doc)));
