@@ -75,16 +75,20 @@ check "consumer (pkg-config) runs a confined command" env -u CORDON_SUPERVISOR "
 
 deb() {
   echo "== packaging: Debian package (dpkg-buildpackage -us -uc -b on a clean clone)"
-  git clone -q "$root" "$work/deb/cordon"
-  local log="$work/deb/build.log"
-  if ! (cd "$work/deb/cordon" && CCACHE_BASEDIR="$work/deb/cordon" DEB_BUILD_OPTIONS="parallel=2" \
+  # A fixed place, so that a second run's compiler lines (which name it in
+  # -ffile-prefix-map) are the same and ccache hits.
+  local debdir="${CORDON_PACKAGING_DEB_DIR:-$root/build-deb}"
+  rm -rf "$debdir" && mkdir -p "$debdir"
+  git clone -q "$root" "$debdir/cordon"
+  local log="$debdir/build.log"
+  if ! (cd "$debdir/cordon" && CCACHE_BASEDIR="$debdir/cordon" DEB_BUILD_OPTIONS="parallel=2" \
     dpkg-buildpackage -us -uc -b >"$log" 2>&1); then
     fail "dpkg-buildpackage -us -uc -b" "$(tail -20 "$log")"
     return
   fi
   pass "dpkg-buildpackage -us -uc -b"
   local bin dev
-  bin=$(ls "$work"/deb/cordon_*_amd64.deb) dev=$(ls "$work"/deb/libcordon-dev_*_amd64.deb)
+  bin=$(ls "$debdir"/cordon_*_amd64.deb) dev=$(ls "$debdir"/libcordon-dev_*_amd64.deb)
   for f in ./usr/bin/cordon ./usr/libexec/cordon/cordon-supervisor ./usr/share/man/man1/cordon.1.gz \
     ./usr/share/man/man1/cordon-run.1.gz ./usr/share/bash-completion/completions/cordon \
     ./usr/share/zsh/vendor-completions/_cordon ./usr/share/fish/vendor_completions.d/cordon.fish \
@@ -96,9 +100,9 @@ deb() {
     if dpkg-deb -c "$dev" | grep -qF " $f"; then pass "libcordon-dev.deb has ${f#./}"; else fail "libcordon-dev.deb has ${f#./}"; fi
   done
   # lintian: no error or warning (the remaining tags are explained in docs/packaging.md).
-  lintian --no-tag-display-limit "$work"/deb/*.changes >"$work/deb/lintian.log" 2>&1 || true
-  if grep -E '^[EW]: ' "$work/deb/lintian.log"; then
-    fail "lintian: no errors or warnings" "$(grep -E '^[EW]: ' "$work/deb/lintian.log" | head -10)"
+  lintian --no-tag-display-limit "$debdir"/*.changes >"$debdir/lintian.log" 2>&1 || true
+  if grep -E '^[EW]: ' "$debdir/lintian.log"; then
+    fail "lintian: no errors or warnings" "$(grep -E '^[EW]: ' "$debdir/lintian.log" | head -10)"
   else
     pass "lintian: no errors or warnings"
   fi
