@@ -4,16 +4,26 @@
 namespace cordon::cli {
 namespace {
 
-// "none|any" -> {"none", "any"}; a value name without '|' has no fixed choices.
-std::vector<std::string> choices_of(const std::string& value) {
+// `text` split at each `separator`.
+std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> out;
-  if (value.find('|') == std::string::npos || value.find(' ') != std::string::npos) return out;
   std::size_t start = 0;
-  for (std::size_t bar; (bar = value.find('|', start)) != std::string::npos; start = bar + 1) {
-    out.push_back(value.substr(start, bar - start));
+  for (std::size_t at; (at = text.find(separator, start)) != std::string::npos; start = at + 1) {
+    out.push_back(text.substr(start, at - start));
   }
-  out.push_back(value.substr(start));
+  out.push_back(text.substr(start));
   return out;
+}
+
+// The fixed values a value name spells: "none|any" (our own names) or
+// "TEXT:{linux,macos}" (what CLI11's IsMember check appends); else none.
+std::vector<std::string> choices_of(const std::string& value) {
+  if (value.find(' ') != std::string::npos) return {};
+  if (auto brace = value.find(":{"); brace != std::string::npos && value.back() == '}') {
+    return split(value.substr(brace + 2, value.size() - brace - 3), ',');
+  }
+  if (value.find('|') == std::string::npos) return {};
+  return split(value, '|');
 }
 
 option_doc option_of(const CLI::Option& opt) {

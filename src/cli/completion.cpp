@@ -73,7 +73,12 @@ value_options values_of(const command_doc& root) {
         if (n == "--profile") {
           v.profile.insert(n);
         } else if (!o.choices.empty()) {
-          if (seen.insert(n).second) v.choices.emplace_back(n, o.choices);
+          // The same option on two commands (--platform): the union of their choices.
+          if (seen.insert(n).second) v.choices.emplace_back(n, std::vector<std::string>{});
+          auto& list = std::find_if(v.choices.begin(), v.choices.end(), [&](const auto& c) { return c.first == n; })->second;
+          for (const auto& c : o.choices) {
+            if (std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
+          }
         } else {
           v.file.insert(n);
         }

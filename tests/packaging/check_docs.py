@@ -79,15 +79,18 @@ for path, subs, options in commands:
     page_file = os.path.join(docs, "man", page_name + ".1")
     check(f"{spelled}: man page {page_name}.1 exists", os.path.exists(page_file))
     page = read(page_file) if os.path.exists(page_file) else ""
+    line = re.search(rf"^    '{re.escape(' '.join(path))}'\) subs='([^']*)' opts='([^']*)' ;;$", bash, re.M)
+    bash_subs, bash_opts = (line.group(1).split(), line.group(2).split()) if line else ([], [])
+    check(f"{spelled}: bash has a case for it", line is not None)
     for sub in subs:
         check(f"{spelled}: man page lists subcommand {sub}", f"\\fB{sub.replace('-', chr(92) + '-')}\\fR" in page)
-        check(f"{spelled}: bash completes subcommand {sub}", re.search(rf"subs='[^']*\b{re.escape(sub)}\b", bash) is not None)
+        check(f"{spelled}: bash completes subcommand {sub}", sub in bash_subs)
         check(f"{spelled}: zsh completes subcommand {sub}", f"'{sub}:" in zsh)
         check(f"{spelled}: fish completes subcommand {sub}", f"-a '{sub}'" in fish)
     for opt in options:
         roff = opt.replace("-", "\\-")
         check(f"{spelled}: man page documents {opt}", f"\\fB{roff}\\fR" in page)
-        check(f"{spelled}: bash completes {opt}", re.search(rf"opts='[^']*(?<!\S){re.escape(opt)}(?!\S)", bash) is not None)
+        check(f"{spelled}: bash completes {opt}", opt in bash_opts)
         check(f"{spelled}: zsh completes {opt}", f"'{opt}:" in zsh)
         fish_flag = f"-l {opt[2:]}" if opt.startswith("--") else f"-s {opt[1:]}"
         check(f"{spelled}: fish completes {opt}", re.search(rf"{re.escape(fish_flag)}(?!\S)", fish) is not None)
