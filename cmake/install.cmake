@@ -13,8 +13,7 @@ set(CORDON_EXPORT_SET cordon-targets)
 set(CORDON_CMAKE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/cordon)
 
 install(TARGETS cordon EXPORT ${CORDON_EXPORT_SET}
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})  # its include directory: the target's INSTALL_INTERFACE
 install(TARGETS cordon_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The run API finds it here (src/posix/run_helper.cpp: CORDON_SUPERVISOR_INSTALLED).
 install(TARGETS cordon_supervisor RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/cordon)
@@ -36,6 +35,11 @@ install(FILES ${CMAKE_BINARY_DIR}/packaging/cordon-config.cmake
 
 # cordon_install_pkgconfig(NAME DESCRIPTION LIBS [REQUIRES MODULE...]): NAME.pc
 # in the pkg-config directory, with Libs: -L${libdir} LIBS.
+# The prefix relative to the .pc file (${pcfiledir}), so that `cmake --install
+# --prefix DIR` into another prefix than the configured one still gives paths
+# under DIR.
+file(RELATIVE_PATH CORDON_PC_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+string(REGEX REPLACE "/$" "" CORDON_PC_PREFIX "${CORDON_PC_PREFIX}")
 function(cordon_install_pkgconfig name description libs)
   set(CORDON_PC_NAME ${name})
   set(CORDON_PC_DESCRIPTION ${description})
