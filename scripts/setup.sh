@@ -34,6 +34,8 @@ packages=(
   # the Debian package and its checks (scripts/test-packaging.sh): debhelper and dpkg-dev build it,
   # lintian checks it, devscripts for debuild/dch, man-db to check the generated man pages
   debhelper dpkg-dev devscripts lintian fakeroot man-db
+  # the shells whose generated completions the packaging checks load (zsh -n, fish)
+  zsh fish
 )
 
 if [ "$(id -u)" -ne 0 ]; then

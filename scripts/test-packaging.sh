@@ -59,6 +59,13 @@ done
 check "installed man pages are valid roff (man --warnings)" \
   sh -c "for p in '$prefix'/share/man/man1/*.1; do out=\$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l \"\$p\" 2>&1 >/dev/null); [ -z \"\$out\" ] || { echo \"\$p: \$out\"; exit 1; }; done"
 check "installed bash completion loads" bash -c "source '$prefix/share/bash-completion/completions/cordon' && complete -p cordon"
+check "installed bash completion completes profile names" bash -c "
+  source '$prefix/share/bash-completion/completions/cordon'; PATH='$prefix/bin':\$PATH
+  COMP_WORDS=(cordon run --profile ''); COMP_CWORD=3; _cordon; [[ \" \${COMPREPLY[*]} \" == *' read-only '* ]]"
+check "installed zsh completion parses (zsh -n)" zsh -n "$prefix/share/zsh/site-functions/_cordon"
+check "installed fish completion completes subcommands" sh -c "
+  PATH='$prefix/bin':\$PATH fish -c 'source $prefix/share/fish/vendor_completions.d/cordon.fish; complete -C \"cordon policy ex\"' |
+  grep -q '^explain'"
 
 confined_workspace="$work/workspace"
 mkdir -p "$confined_workspace"
