@@ -32,8 +32,9 @@ void add_output_flags(CLI::App& app) {
   app.add_flag("-q,--quiet", g_quiet, "Print only errors and what was asked for: no summary, no hints; lists print names only")
       ->excludes(v);
   app.add_option("--color", g_color, "Colour: auto (on a terminal, unless NO_COLOR is set), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->type_name("auto|always|never");  // after check(), which would append ":{auto,always,never}"
+      ->type_name("auto|always|never")
+      // No description: the value name already lists the choices (else --help says them twice).
+      ->check(CLI::IsMember({"auto", "always", "never"}).description(""));
   // Before any subcommand's callback prints anything.
   app.parse_complete_callback(resolve_output);
 }
