@@ -14,7 +14,7 @@ build="${CORDON_FUZZ_BUILD:-$root/build-fuzz}"
 
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCORDON_FUZZ=ON -DCORDON_BUILD_TESTS=OFF >/dev/null
+    -DCORDON_FUZZ=ON -DCORDON_BUILD_TESTS=OFF -DCORDON_WERROR=ON >/dev/null
 fi
 cmake --build "$build" --target cordon_fuzz_policy cordon_fuzz_host_rules cordon_fuzz_proxy_request
 

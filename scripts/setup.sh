@@ -46,6 +46,11 @@ packages=(
   # RE2, the linear-time regular expressions of the filesystem worker's grep (src/fsworker/, docs/fs-worker.md);
   # its static archive is linked into the static cordon-fs-worker
   libre2-dev
+  # the Debian package and its checks (scripts/test-packaging.sh): debhelper and dpkg-dev build it,
+  # lintian checks it, devscripts for debuild/dch, man-db to check the generated man pages
+  debhelper dpkg-dev devscripts lintian fakeroot man-db
+  # the shells whose generated completions the packaging checks load (zsh -n, fish)
+  zsh fish
 )
 # Debian's nodejs keeps node_api.h in libnode-dev (NodeSource's nodejs ships it itself, and conflicts with it).
 if ! dpkg-query -S /usr/include/node/node_api.h >/dev/null 2>&1; then packages+=(libnode-dev); fi

@@ -120,6 +120,9 @@ windows_status=0; "$root/scripts/test-windows.sh" "$results" || windows_status=$
 # The C API as the test user, the Python and Node packages (scripts/test-bindings.sh).
 bindings_status=0; "$root/scripts/test-bindings.sh" "$results" || bindings_status=$?
 
+# Release and Debian-flags builds, install, consumers, the .deb (scripts/test-packaging.sh).
+packaging_status=0; "$root/scripts/test-packaging.sh" "$results" || packaging_status=$?
+
 # A short slice of fuzzing (scripts/fuzz.sh runs longer on request).
 echo "== fuzzing: ${CORDON_FUZZ_SECONDS:-10} s per target"
 set +e
@@ -138,7 +141,7 @@ def gtest_reason(text):
         return ""
     rest = text.split("Skipped", 1)[1].split("[  SKIPPED", 1)[0]
     return " ".join(rest.split())
-for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml") + glob.glob(d + "/newcomer.xml") + glob.glob(d + "/bindings-*.xml"):
+for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml") + glob.glob(d + "/newcomer.xml") + glob.glob(d + "/bindings-*.xml") + glob.glob(d + "/packaging.xml"):
     t = ET.parse(x).getroot()
     total, f, s = int(t.get("tests", 0)), int(t.get("failures", 0)), int(t.get("skipped", 0))
     passed += total - f - s; failed += f; skipped += s
@@ -190,4 +193,4 @@ for r in reasons:
     print(f"cordon: skipped {r}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ] && [ $windows_status -eq 0 ] && [ $bindings_status -eq 0 ] && [ $workloads_status -eq 0 ]
+[ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ] && [ $windows_status -eq 0 ] && [ $bindings_status -eq 0 ] && [ $workloads_status -eq 0 ] && [ $packaging_status -eq 0 ]

@@ -52,6 +52,12 @@ std::string help_command_for(const CLI::App& app, const std::vector<std::string>
 // --accept that would take it, and for a limit the --cgroup-parent that would enforce it.
 void print_blocker_hints(const std::vector<blocker>& blockers);
 
+// The hidden `__manpage DIR` (manpage.cpp) and `__completion SHELL`
+// (completion.cpp): generated from `app`'s own definitions at build time;
+// their callbacks store the exit code in `*result`.
+void add_manpage_command(CLI::App& app, int* result);
+void add_completion_command(CLI::App& app, int* result);
+
 // Runs the subcommand that was parsed; returns the process exit code.
 int dispatch(CLI::App& app, const run_options& run);
 

@@ -8,6 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/plan_details.h"
+#include "cli/profile_dirs.h"
 #include "cli/report_view.h"
 #include "cli/table.h"
 #include "cli/workspace.h"
@@ -44,16 +46,34 @@ void print_blockers(const std::vector<blocker>& blockers) {
   print_table({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"}, rows);
 }
 
+// What the sandbox's root is made of, and what the command's environment
+// would be if it ran from this shell (names only: values may be secrets).
+void print_mounts_and_environment(const sandbox_plan& plan) {
+  const auto mounts = plan_mounts(plan);
+  if (!mounts.empty()) {
+    std::cout << "\nmounts (in the order they are made):\n";
+    for (const auto& m : mounts) std::cout << "  " << m << "\n";
+  }
+  const auto environment = plan_environment(plan, host_environment());
+  std::cout << "\nenvironment (from this shell; names only):\n";
+  if (environment.empty()) std::cout << "  (empty)\n";
+  for (const auto& e : environment) std::cout << "  " << e << "\n";
+}
+
 int explain_command(const explain_options& options) {
   const std::string cwd = current_directory();
   const char* home = std::getenv("HOME");
-  const std::string source = !options.file.empty() ? options.file
-                                                   : "built-in profile " + (options.profile.empty()
-                                                                                ? std::string(default_profile_name)
-                                                                                : options.profile);
-  result<sandbox_policy> policy = !options.file.empty() ? load_sandbox_policy(options.file)
-                                  : builtin_profile(options.profile.empty() ? default_profile_name
-                                                                            : std::string_view(options.profile));
+  std::string source = options.file;
+  result<sandbox_policy> policy = make_error(error_code::unknown_profile, "");
+  if (!options.file.empty()) {
+    policy = load_sandbox_policy(options.file);
+  } else if (auto named = load_named_profile(options.profile.empty() ? std::string(default_profile_name)
+                                                                      : options.profile)) {
+    policy = std::move(named->policy);
+    source = named->source;
+  } else {
+    policy = named.error_value();
+  }
   if (!policy) {
     print_error(policy.error_value());
     return exit_cordon_failed;
@@ -116,6 +136,7 @@ int explain_command(const explain_options& options) {
   }
   print_table({"CONTROL", "LEVEL", "REQUIRED", "MECHANISM AND WHY"}, rows);
   std::cout << "\n" << kLevelsNote;
+  print_mounts_and_environment(plan);
   if (!plan.warnings().empty()) {
     std::cout << "\nwarnings (repeated in the run report):\n";
     for (const auto& w : plan.warnings()) std::cout << "  " << w << "\n";
@@ -141,7 +162,7 @@ void add_explain_command(CLI::App& policy, int* result) {
   CLI::App* explain = policy.add_subcommand("explain", "Show what each control would be for a policy on this host");
   explain->footer(kExplainHelp);
   auto* file = explain->add_option("file", options.file, "Policy file (JSON, schema v1)");
-  explain->add_option("--profile", options.profile, "Built-in profile: workspace-write, read-only, offline")
+  explain->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
       ->excludes(file);
   explain->add_option("--workspace", options.workspace,
                       "Directory that {workspace} names (default: the git repository or current directory)");

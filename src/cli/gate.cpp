@@ -10,6 +10,7 @@
 #include "posix/atomic_file.h"
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/workspace.h"
 #include "gates/kubernetes.h"
 #include "gates/live_table.h"
@@ -81,8 +82,7 @@ int gate_run(const gate_run_options& options) {
   settings.workspace = workspace->workspace;
   const bool terminal = ::isatty(1) == 1;
   const char* term = std::getenv("TERM");
-  // NO_COLOR: no colour, whatever its value (no-color.org); "" counts as set too.
-  settings.color = terminal && std::getenv("NO_COLOR") == nullptr;
+  settings.color = output().color_stdout;  // --color, NO_COLOR (cli/output.h)
   settings.live_table = terminal && (term == nullptr || std::string_view(term) != "dumb");
   settings.table_width = gates::terminal_width(1);
   return gates::run_gates(*loaded.manifest, settings, std::cout, std::cerr);

@@ -6,6 +6,9 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "cli/profile_dirs.h"
+#include "cli/table.h"
 #include "cli/report_view.h"
 #include "cordon/cordon.h"
 
@@ -47,12 +50,33 @@ int probe_command(bool human, const std::string& platform) {
 }
 
 int profile_show(const std::string& name) {
-  auto text = builtin_profile_json(name);
+  auto text = named_profile_json(name);
   if (!text) {
     print_error(text.error_value());
     return exit_cordon_failed;
   }
   std::cout << *text;
+  return 0;
+}
+
+// NAME, ORIGIN, FILE (and why one is not used); with -q only the names --profile takes.
+int profile_list() {
+  const auto entries = list_profiles();
+  if (output().level == verbosity::quiet) {
+    for (const auto& e : entries) {
+      if (e.note.empty()) std::cout << e.name << "\n";
+    }
+    return 0;
+  }
+  std::vector<table_row> rows;
+  for (const auto& e : entries) {
+    table_row row{{e.name, e.origin, e.file.empty() ? "(in cordon)" : e.file}, {}};
+    if (!e.note.empty()) row.notes.push_back(e.note);
+    rows.push_back(row);
+  }
+  print_table({"NAME", "FROM", "FILE"}, rows);
+  std::cout << "\nuser profiles: " << (user_profile_dir().empty() ? "(no HOME)" : user_profile_dir())
+            << "/NAME.json\nsystem profiles: " << system_profile_dir() << "/NAME.json\n";
   return 0;
 }
 
@@ -103,14 +127,12 @@ void add_info_commands(CLI::App& app) {
       ->check(CLI::IsMember({"linux", "macos"}));
   probe->final_callback([] { g_info_result = probe_command(probe_human, probe_platform); });
 
-  CLI::App* profile = app.add_subcommand("profile", "Built-in profiles");
+  CLI::App* profile = app.add_subcommand("profile", "Profiles by name: built-in, user and system ones");
   profile->require_subcommand(1);
-  profile->add_subcommand("list", "List the built-in profiles")->final_callback([] {
-    for (const auto& name : builtin_profile_names()) std::cout << name << "\n";
-    g_info_result = 0;
-  });
+  profile->add_subcommand("list", "List the profiles and where each comes from (-q: the names --profile takes)")
+      ->final_callback([] { g_info_result = profile_list(); });
   static std::string profile_name;
-  profile->add_subcommand("show", "Print a built-in profile's JSON")
+  profile->add_subcommand("show", "Print a profile's JSON")
       ->final_callback([] { g_info_result = profile_show(profile_name); })
       ->add_option("name", profile_name, "Profile name")
       ->required();

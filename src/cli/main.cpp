@@ -8,12 +8,15 @@
 #include "cli/commands.h"
 #include "cordon/version.h"
 #include "cli/exit_codes.h"
+#include "cli/output.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "cordon confines one command tree and reports, control by control, what it enforced.\n"
       "Run `cordon run -- CMD` to confine CMD under the default profile (workspace-write)."};
   app.require_subcommand(1);
+  app.fallthrough();  // -v, -q and --color after the subcommand too (subcommands inherit this)
+  cordon::cli::add_output_flags(app);
   app.set_version_flag("--version", "cordon " + std::string(cordon::library_version()));
   cordon::cli::run_options run;
   cordon::cli::add_run_command(app, run);
@@ -27,6 +30,9 @@ int main(int argc, char** argv) {
   cordon::cli::add_sidecar_command(app, &sidecar_result);
   int fs_result = 0;
   cordon::cli::add_fs_command(app, &fs_result);
+  int generated = -1;  // the hidden generators of the man pages and completions (docs/packaging.md)
+  cordon::cli::add_manpage_command(app, &generated);
+  cordon::cli::add_completion_command(app, &generated);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (int refused = cordon::cli::check_command_words(app, args); refused != 0) return refused;
   const std::string help = cordon::cli::help_command_for(app, args);
@@ -39,6 +45,7 @@ int main(int argc, char** argv) {
     std::cerr << "cordon: usage_error: " << e.what() << " (see " << help << ")\n";
     return cordon::cli::exit_cordon_failed;
   }
+  if (generated >= 0) return generated;
   if (app.got_subcommand("gate")) return gate_result;
   if (app.got_subcommand("sidecar")) return sidecar_result;
   if (app.got_subcommand("fs")) return fs_result;

@@ -9,6 +9,9 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/git_identity.h"
+#include "cli/output.h"
+#include "cli/plan_details.h"
+#include "cli/profile_dirs.h"
 #include "cli/report_view.h"
 #include "cli/workspace.h"
 #include "cordon/cordon.h"
@@ -76,6 +79,27 @@ int exit_after_run(int code) {
   return code;
 }
 
+// -v: what cordon decided before it runs the command, and why.
+void print_run_decisions(const sandbox_plan& plan, const std::string& source, bool unedited,
+                         const workspace_choice& workspace, const launch_request& request) {
+  verbose_line() << "policy " << (plan.policy().name.empty() ? "(unnamed)" : plan.policy().name) << " from " << source
+                 << (unedited ? "" : ", edited by flags") << "\n";
+  verbose_line() << "workspace " << workspace.workspace << " (" << workspace.reason << "); the command starts in "
+                 << workspace.working_directory << "\n";
+  verbose_line() << "backend " << plan.backend_name() << " on " << plan.platform() << ", isolation "
+                 << to_string(plan.isolation()) << "\n";
+  for (const auto& [which, status] : plan.contract()) {
+    verbose_line() << "control " << to_string(which) << ": " << to_string(status.level)
+                   << (status.mechanism.empty() ? "" : " by " + status.mechanism)
+                   << (status.detail.empty() ? "" : " (" + status.detail + ")") << "\n";
+  }
+  for (const auto& mount : plan_mounts(plan)) verbose_line() << "mount " << mount << "\n";
+  for (const auto& variable : plan_environment(plan, request.host_environment)) {
+    verbose_line() << "environment " << variable << "\n";
+  }
+  for (const auto& w : plan.warnings()) verbose_line() << "warning " << w << "\n";
+}
+
 }  // namespace
 
 void print_compile_failure(const compile_failure& f) {
@@ -103,7 +127,8 @@ void print_error(const error& err) {
   // line of a multi-line message (the reader lists every structural problem).
   std::string message = err.message;
   std::string first = message.substr(0, message.find('\n'));
-  std::cerr << "cordon: " << to_string(err.code) << ": " << (err.location.empty() ? "" : err.location + ": ") << first;
+  std::cerr << "cordon: " << paint(std::string(to_string(err.code)), "31", output().color_stderr) << ": "
+            << (err.location.empty() ? "" : err.location + ": ") << first;
   if (err.sys_errno != 0) std::cerr << ": " << std::error_code(err.sys_errno, std::generic_category()).message();
   std::cerr << "\n";
   for (auto pos = message.find('\n'); pos != std::string::npos;) {
@@ -116,7 +141,10 @@ void print_error(const error& err) {
 
 void separate_command(const CLI::App& app, std::vector<std::string>& args) {
   std::size_t i = 0;
-  while (i < args.size() && args[i].size() > 1 && args[i].front() == '-') ++i;  // --help, --version
+  while (i < args.size() && args[i].size() > 1 && args[i].front() == '-') {  // --help, -v, --color WHEN
+    const CLI::Option* own = args[i].find('=') == std::string::npos ? app.get_option_no_throw(args[i]) : nullptr;
+    i += (own != nullptr && own->get_items_expected_min() > 0) ? 2 : 1;
+  }
   if (i == args.size() || args[i] != "run") return;
   const CLI::App* run = app.get_subcommand("run");
   for (std::size_t j = i + 1; j < args.size();) {
@@ -125,6 +153,7 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args) {
     if (arg.size() > 1 && arg.front() == '-') {
       // An option: skip its value too when it takes one ("--rw DIR", not "--rw=DIR").
       const CLI::Option* opt = arg.find('=') == std::string::npos ? run->get_option_no_throw(arg) : nullptr;
+      if (opt == nullptr && arg.find('=') == std::string::npos) opt = app.get_option_no_throw(arg);  // --color WHEN
       j += (opt != nullptr && opt->get_items_expected_min() > 0) ? 2 : 1;  // a flag takes none
       continue;
     }
@@ -137,7 +166,7 @@ void add_run_command(CLI::App& app, run_options& options) {
   CLI::App* run = app.add_subcommand("run", "Run a command confined by a policy or profile");
   run->footer(kRunHelp);
   auto* policy = run->add_option("--policy", options.policy_file, "Policy file (JSON, schema v1)");
-  run->add_option("--profile", options.profile, "Built-in profile: workspace-write, read-only, offline")
+  run->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
       ->excludes(policy);
   run->add_option("--workspace", options.workspace,
                   "Directory that {workspace} names (default: the git repository or current directory)");
@@ -197,9 +226,16 @@ int run_command(const run_options& options) {
       choose_workspace(options.workspace, current_directory(), home != nullptr ? home : "", options.force_workspace);
   if (!workspace) return refuse(workspace.error_value(), "");
 
-  result<sandbox_policy> policy = !options.policy_file.empty() ? load_sandbox_policy(options.policy_file)
-                                  : builtin_profile(options.profile.empty() ? default_profile_name
-                                                                            : std::string_view(options.profile));
+  std::string source = "policy file " + options.policy_file;
+  result<sandbox_policy> policy = make_error(error_code::unknown_profile, "");
+  if (!options.policy_file.empty()) {
+    policy = load_sandbox_policy(options.policy_file);
+  } else {
+    auto named = load_named_profile(options.profile.empty() ? std::string(default_profile_name) : options.profile);
+    if (!named) return refuse(named.error_value(), "");
+    policy = std::move(named->policy);
+    source = named->source + (options.profile.empty() ? " (the default)" : "");
+  }
   if (!policy) return refuse(policy.error_value(), "");
   // A built-in profile shows the user's git identity, not the rest of ~/.gitconfig (cli/git_identity.h).
   if (options.policy_file.empty()) add_git_identity(*policy, home != nullptr ? home : "");
@@ -219,11 +255,13 @@ int run_command(const run_options& options) {
   }
   const sandbox_plan& plan = *compiled.plan();
   request.working_directory = workspace->working_directory;
+  if (verbose()) print_run_decisions(plan, source, options.overrides.empty(), *workspace, request);
 
   // The CLI is single-threaded: the run is supervised here, without the
   // run API's helper process (cordon/run.h). Building the report costs a
   // fraction of a millisecond: only when a report or the summary is asked for.
-  const bool summary = options.summary || (!options.no_summary && ::isatty(STDERR_FILENO) == 1);
+  const bool summary =
+      options.summary || (!options.no_summary && output().level != verbosity::quiet && ::isatty(STDERR_FILENO) == 1);
   run_report run = run_in_this_process(plan, request, report.is_open() || summary);
   if (run.failure) {
     print_error(*run.failure);

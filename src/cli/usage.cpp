@@ -5,17 +5,22 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/output.h"
 
 namespace cordon::cli {
 namespace {
 
+// The visible ones: a hidden generator (`__manpage`) is not a choice to offer.
+std::vector<const CLI::App*> visible_subcommands_of(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
+}
 std::vector<const CLI::App*> subcommands_of(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App*) { return true; });
 }
 
 std::string names_of(const CLI::App& app) {
   std::string out;
-  for (const CLI::App* sub : subcommands_of(app)) out += (out.empty() ? "" : ", ") + sub->get_name();
+  for (const CLI::App* sub : visible_subcommands_of(app)) out += (out.empty() ? "" : ", ") + sub->get_name();
   return out;
 }
 
@@ -32,9 +37,19 @@ struct command_path {
 command_path walk(const CLI::App& app, const std::vector<std::string>& args) {
   command_path path;
   path.apps.push_back(&app);
+  bool value_next = false;
   for (const auto& arg : args) {
     if (arg == "--") break;
-    if (!arg.empty() && arg.front() == '-') continue;  // the levels walked here take no option values
+    if (value_next) {  // "--color always": the value of cordon's own option
+      value_next = false;
+      continue;
+    }
+    if (!arg.empty() && arg.front() == '-') {
+      // Only cordon's own options (-v, -q, --color) take values at the levels walked here.
+      const CLI::Option* own = arg.find('=') == std::string::npos ? app.get_option_no_throw(arg) : nullptr;
+      value_next = own != nullptr && own->get_items_expected_min() > 0;
+      continue;
+    }
     const CLI::App* level = path.apps.back();
     if (subcommands_of(*level).empty()) break;  // a leaf: the rest are its arguments
     const CLI::App* next = nullptr;
@@ -90,6 +105,7 @@ int check_command_words(const CLI::App& app, const std::vector<std::string>& arg
 namespace cordon::cli {
 
 void print_blocker_hints(const std::vector<blocker>& blockers) {
+  if (output().level == verbosity::quiet) return;
   for (const auto& b : blockers) {
     if (b.subject != blocker_subject::control || b.available != enforcement_level::partial) continue;
     std::cerr << "cordon: hint: --accept " << b.subject_name() << "=partial runs with the partial level (listed in the "

@@ -83,7 +83,11 @@ v1_layout read_v1_layout() {
   for (std::string line; std::getline(cgroup, line);) {
     auto first = line.find(':'), second = line.find(':', first + 1);
     if (first == std::string::npos || second == std::string::npos) continue;
-    std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
+    // Appended in place: GCC 12 at -O3 warns (-Wrestrict, a false positive,
+    // GCC bug 105329) on `"literal" + std::string&&`.
+    std::string controllers(1, ',');
+    controllers.append(line, first + 1, second - first - 1);
+    controllers += ',';
     std::string path = line.substr(second + 1);
     if (controllers.find(",memory,") != std::string::npos) l.memory_path = path;
     if (controllers.find(",pids,") != std::string::npos) l.pids_path = path;
@@ -172,7 +176,11 @@ void take_controllers(cgroup_site& site, const std::string& dir, const std::stri
 std::string signed_words(const std::string& words, char sign) {
   std::istringstream in(words);
   std::string out;
-  for (std::string w; in >> w;) out += (out.empty() ? "" : " ") + std::string(1, sign) + w;
+  for (std::string w; in >> w;) {
+    if (!out.empty()) out += ' ';
+    out += sign;
+    out += w;
+  }
   return out;
 }
 
@@ -238,7 +246,9 @@ cgroup_site find_cgroup_site(const std::string& explicit_parent) {
       site.blocker = "cgroup parent " + explicit_parent + " is not a writable directory";
       return site;
     }
-    std::string enabled = " " + read_text(explicit_parent + "/cgroup.subtree_control") + " ";
+    std::string enabled(1, ' ');  // appended in place (see read_v1_layout)
+    enabled += read_text(explicit_parent + "/cgroup.subtree_control");
+    enabled += ' ';
     for (auto& c : enabled) {
       if (c == '\n') c = ' ';
     }

@@ -40,7 +40,7 @@ std::map<std::string, table_line> parse_table(const std::string& text, const std
 }
 
 std::vector<std::string> profile_names() {
-  captured list = run_cli({"profile", "list"}, "/");
+  captured list = run_cli({"-q", "profile", "list"}, "/");  // names only (without -q: a table with origins)
   std::vector<std::string> names;
   std::istringstream in(list.out);
   for (std::string name; std::getline(in, name);) {

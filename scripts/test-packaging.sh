@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Packaging checks (docs/packaging.md): the plain Release build (warnings are
+# not errors there, and there must be none), `cmake --install` into a prefix,
+# a consumer project (tests/consumer/) built against that install with CMake
+# and with pkg-config, each running a confined command through the run API;
+# then the Debian package built from a clean clone with Debian's flags
+# (dpkg-buildpackage: the Debian-flags build), checked with lintian,
+# installed, run (`cordon run -- true`, the consumer against /usr) and
+# removed again. ccache is reused (CCACHE_DIR is passed into the package
+# build, whose HOME debhelper replaces); the builds run with 2 jobs.
+#
+# Usage: scripts/test-packaging.sh [RESULTS_DIR]; with RESULTS_DIR, writes
+# RESULTS_DIR/packaging.xml (JUnit) for scripts/test.sh's summary line.
+# CORDON_PACKAGING_DEB=0 skips the Debian package (it says so in the results).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+results="${1:-}"
+work="$(mktemp -d /tmp/cordon-packaging-XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+export CCACHE_DIR="${CCACHE_DIR:-$(ccache -k cache_dir 2>/dev/null || echo "$HOME/.cache/ccache")}"
+build="$root/build-release"
+prefix="$build/install"  # fixed: the installed supervisor's path is compiled in
+
+cases=() failures=() skips=()
+pass() { cases+=("$1"); }
+fail() { cases+=("$1"); failures+=("$1"); echo "packaging: FAILED: $1${2:+: $2}"; }
+skip() { cases+=("$1"); skips+=("$1"); echo "packaging: skipped $1: $2"; }
+check() {  # check NAME COMMAND...: passes when COMMAND exits 0 (its output goes to $work/last.log)
+  local name=$1
+  shift
+  if "$@" >"$work/last.log" 2>&1; then pass "$name"; else fail "$name" "$(tail -5 "$work/last.log")"; fi
+}
+
+echo "== packaging: plain Release build (cmake -DCMAKE_BUILD_TYPE=Release, no presets)"
+export CCACHE_BASEDIR="$root"
+release_build() {
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCORDON_BUILD_TESTS=OFF \
+    -DCMAKE_INSTALL_PREFIX="$prefix" >"$work/configure.log" &&
+    cmake --build "$build" -j2 >"$work/release.log" 2>&1
+}
+if release_build; then pass "plain Release build"; else fail "plain Release build" "$(tail -20 "$work/release.log")"; fi
+# Warnings are not errors in this build, so the build succeeding says nothing about them.
+if grep -q 'warning:' "$work/release.log"; then
+  fail "Release build (-O3) without compiler warnings" "$(grep -m5 'warning:' "$work/release.log")"
+else
+  pass "Release build (-O3) without compiler warnings"
+fi
+
+echo "== packaging: cmake --install into $prefix"
+rm -rf "$prefix"
+check "cmake --install" cmake --install "$build"
+for f in bin/cordon libexec/cordon/cordon-supervisor lib/libcordon.a lib/cmake/cordon/cordon-config.cmake \
+  lib/cmake/cordon/cordon-targets.cmake lib/pkgconfig/cordon.pc include/cordon/cordon.h include/cordon/run.h \
+  share/cordon/schemas/policy.v1.schema.json share/man/man1/cordon.1 share/man/man1/cordon-run.1 \
+  share/man/man1/cordon-policy-explain.1 share/bash-completion/completions/cordon share/zsh/site-functions/_cordon \
+  share/fish/vendor_completions.d/cordon.fish; do
+  if [ -e "$prefix/$f" ]; then pass "installed $f"; else fail "installed $f"; fi
+done
+check "installed man pages are valid roff (man --warnings)" \
+  sh -c "for p in '$prefix'/share/man/man1/*.1; do out=\$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l \"\$p\" 2>&1 >/dev/null); [ -z \"\$out\" ] || { echo \"\$p: \$out\"; exit 1; }; done"
+check "installed bash completion loads" bash -c "source '$prefix/share/bash-completion/completions/cordon' && complete -p cordon"
+check "installed bash completion completes profile names" bash -c "
+  source '$prefix/share/bash-completion/completions/cordon'; PATH='$prefix/bin':\$PATH
+  COMP_WORDS=(cordon run --profile ''); COMP_CWORD=3; _cordon; [[ \" \${COMPREPLY[*]} \" == *' read-only '* ]]"
+check "installed zsh completion parses (zsh -n)" zsh -n "$prefix/share/zsh/site-functions/_cordon"
+check "installed fish completion completes subcommands" sh -c "
+  PATH='$prefix/bin':\$PATH fish -c 'source $prefix/share/fish/vendor_completions.d/cordon.fish; complete -C \"cordon policy ex\"' |
+  grep -q '^explain'"
+
+confined_workspace="$work/workspace"
+mkdir -p "$confined_workspace"
+echo "== packaging: consumer (tests/consumer/) against the install: CMake, then pkg-config"
+check "consumer: find_package(cordon) configures and builds" sh -c "
+  cmake -S '$root/tests/consumer' -B '$work/consumer-cmake' -DCMAKE_PREFIX_PATH='$prefix' -DCMAKE_BUILD_TYPE=Release &&
+  cmake --build '$work/consumer-cmake' -j2"
+check "consumer (CMake) runs a confined command with the installed supervisor" \
+  env -u CORDON_SUPERVISOR "$work/consumer-cmake/consumer" "$confined_workspace"
+check "consumer: pkg-config --cflags --libs cordon builds it" sh -c "
+  PKG_CONFIG_PATH='$prefix/lib/pkgconfig' g++ -O2 -o '$work/consumer-pc' '$root/examples/host_program.cpp' \
+    \$(PKG_CONFIG_PATH='$prefix/lib/pkgconfig' pkg-config --cflags --libs cordon)"
+check "consumer (pkg-config) runs a confined command" env -u CORDON_SUPERVISOR "$work/consumer-pc" "$confined_workspace"
+
+deb() {
+  echo "== packaging: Debian package (dpkg-buildpackage -us -uc -b on a clean clone)"
+  # A fixed place, so that a second run's compiler lines (which name it in
+  # -ffile-prefix-map) are the same and ccache hits.
+  local debdir="${CORDON_PACKAGING_DEB_DIR:-$root/build-deb}"
+  rm -rf "$debdir" && mkdir -p "$debdir"
+  git clone -q "$root" "$debdir/cordon"
+  local log="$debdir/build.log"
+  if ! (cd "$debdir/cordon" && CCACHE_BASEDIR="$debdir/cordon" DEB_BUILD_OPTIONS="parallel=2" \
+    dpkg-buildpackage -us -uc -b >"$log" 2>&1); then
+    fail "dpkg-buildpackage -us -uc -b" "$(tail -20 "$log")"
+    return
+  fi
+  pass "dpkg-buildpackage -us -uc -b"
+  local bin dev
+  bin=$(ls "$debdir"/cordon_*_amd64.deb) dev=$(ls "$debdir"/libcordon-dev_*_amd64.deb)
+  for f in ./usr/bin/cordon ./usr/libexec/cordon/cordon-supervisor ./usr/share/man/man1/cordon.1.gz \
+    ./usr/share/man/man1/cordon-run.1.gz ./usr/share/bash-completion/completions/cordon \
+    ./usr/share/zsh/vendor-completions/_cordon ./usr/share/fish/vendor_completions.d/cordon.fish \
+    ./usr/share/cordon/schemas/policy.v1.schema.json ./usr/share/doc/cordon/packaging.md; do
+    if dpkg-deb -c "$bin" | grep -qF " $f"; then pass "cordon.deb has ${f#./}"; else fail "cordon.deb has ${f#./}"; fi
+  done
+  for f in ./usr/include/cordon/cordon.h ./usr/lib/x86_64-linux-gnu/libcordon.a \
+    ./usr/lib/x86_64-linux-gnu/cmake/cordon/cordon-config.cmake ./usr/lib/x86_64-linux-gnu/pkgconfig/cordon.pc; do
+    if dpkg-deb -c "$dev" | grep -qF " $f"; then pass "libcordon-dev.deb has ${f#./}"; else fail "libcordon-dev.deb has ${f#./}"; fi
+  done
+  # lintian: no error or warning (the remaining tags are explained in docs/packaging.md).
+  lintian --tag-display-limit 0 "$debdir"/*.changes >"$debdir/lintian.log" 2>&1 || true
+  if grep -E '^[EW]: ' "$debdir/lintian.log"; then
+    fail "lintian: no errors or warnings" "$(grep -E '^[EW]: ' "$debdir/lintian.log" | head -10)"
+  else
+    pass "lintian: no errors or warnings"
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    skip "the .deb installs and runs" "installing a package needs root"
+    return
+  fi
+  if dpkg-query -W -f='${Status}' cordon 2>/dev/null | grep -q "install ok installed"; then
+    skip "the .deb installs and runs" "a cordon package is already installed on this machine; not replacing it"
+    return
+  fi
+  check "the .debs install (apt-get install ./*.deb)" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "$bin" "$dev"
+  check "installed: cordon run -- true" sh -c "cd '$confined_workspace' && /usr/bin/cordon run --no-summary -- true"
+  check "installed: man -w cordon-run" man -w cordon-run
+  check "installed: the consumer builds against /usr and runs confined" sh -c "
+    cmake -S '$root/tests/consumer' -B '$work/consumer-deb' -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build '$work/consumer-deb' && env -u CORDON_SUPERVISOR '$work/consumer-deb/consumer' '$confined_workspace'"
+  check "the packages remove cleanly" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq --purge cordon libcordon-dev
+}
+if [ "${CORDON_PACKAGING_DEB:-1}" = 0 ]; then
+  skip "the Debian package" "CORDON_PACKAGING_DEB=0"
+else
+  deb
+fi
+
+echo "packaging: ${#cases[@]} checks, ${#failures[@]} failed, ${#skips[@]} skipped"
+if [ -n "$results" ]; then
+  xml() { local s=${1//&/&amp;}; s=${s//</&lt;}; s=${s//>/&gt;}; printf '%s' "${s//\"/&quot;}"; }
+  {
+    echo "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+    echo "<testsuite name=\"packaging\" tests=\"${#cases[@]}\" failures=\"${#failures[@]}\" skipped=\"${#skips[@]}\">"
+    for c in "${cases[@]}"; do
+      echo -n "  <testcase classname=\"packaging\" name=\"$(xml "$c")\""
+      if printf '%s\n' "${failures[@]}" | grep -qxF -- "$c"; then
+        echo "><failure message=\"failed\"/></testcase>"
+      elif printf '%s\n' "${skips[@]}" | grep -qxF -- "$c"; then
+        echo "><skipped message=\"see the packaging log\"/></testcase>"
+      else
+        echo "/>"
+      fi
+    done
+    echo "</testsuite>"
+  } >"$results/packaging.xml"
+fi
+[ ${#failures[@]} -eq 0 ]
