@@ -1093,7 +1093,18 @@ def write_page(ctx: dict) -> None:
     add("")
     add("Raw results (hyperfine JSON, Google Benchmark JSON, memory samples, traces) stay in `bench/.cache/results/`. "
         "The harness is not part of the test suite.")
-    DOC.write_text("\n".join(L).rstrip() + "\n")
+    DOC.write_text(without_machine_paths("\n".join(L).rstrip() + "\n"))
+
+
+def without_machine_paths(text: str) -> str:
+    """The page names no path of the machine it ran on: the repository's own
+    paths become relative to it (`bench/.cache/...`, `./cordon`), and the home
+    directory becomes `~`."""
+    text = text.replace(str(ROOT) + "/", "").replace(str(ROOT), ".")
+    home = str(Path.home())
+    if home not in ("/", ""):
+        text = text.replace(home + "/", "~/")
+    return text
 
 
 # What each launch-path change of issue 6 bought, measured while it was made (not by this script): every
