@@ -22,6 +22,7 @@
 
 #include "broker/broker.h"
 #include "core/environment.h"
+#include "core/utc_time.h"
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
@@ -29,6 +30,7 @@
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
+#include "posix/scm_rights.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
@@ -142,16 +144,18 @@ struct sandbox_channels {
   unique_fd status_read, status_write;    // the init_message stream
   unique_fd notify_receive, notify_send;  // the seccomp listener (violations.h), with payload.seccomp.notify
   unique_fd broker_receive, broker_send;  // the broker's four listeners, with payload.network_broker
+  unique_fd command_send, command_receive;  // a prepared sandbox's command (sandbox_init.h)
 
   void close_sandbox_ends() noexcept {
     sync_read.reset();
     status_write.reset();
     notify_send.reset();
     broker_send.reset();
+    command_receive.reset();
   }
 };
 
-result<sandbox_channels> open_channels(const linux_plan_payload& payload) {
+result<sandbox_channels> open_channels(const linux_plan_payload& payload, bool prepared) {
   sandbox_channels c;
   auto sync = make_pipe();
   if (!sync) return std::move(sync).error_value();
@@ -176,6 +180,17 @@ result<sandbox_channels> open_channels(const linux_plan_payload& payload) {
     if (!broker_pair) return std::move(broker_pair).error_value();
     c.broker_receive = std::move(broker_pair->first);
     c.broker_send = std::move(broker_pair->second);
+  }
+  // A prepared sandbox: its command goes to PID 1 as one message, which the
+  // socket's buffer must hold whole.
+  if (prepared) {
+    auto command = make_socket_pair("a prepared sandbox's command");
+    if (!command) return std::move(command).error_value();
+    int size = static_cast<int>(prepared_command_max_bytes + 4096);
+    ::setsockopt(command->first.get(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+    ::setsockopt(command->second.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    c.command_send = std::move(command->first);
+    c.command_receive = std::move(command->second);
   }
   return c;
 }
@@ -264,7 +279,7 @@ struct sandbox_process {
 
 // clone3 into the plan's namespaces; the child runs run_sandbox_init(launch)
 // and never returns. Errors: launch_failed with errno.
-result<sandbox_process> clone_sandbox(const linux_plan_payload& payload, const prepared_launch& launch) {
+result<sandbox_process> clone_sandbox(const linux_plan_payload& payload, prepared_launch& launch) {
   std::uint64_t flags =
       (payload.new_network_namespace ? launch_namespaces_with_network : launch_namespaces) | CLONE_PIDFD;
   int pidfd = -1;
@@ -445,6 +460,124 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
   }
 }
 
+// A prepared sandbox, from the clone to its command: PID 1 sets up and
+// reports ready (request.ready is called); the command comes through
+// request.next_command once the host's descriptor (cancel_fd) is readable.
+// nullopt when there will be no command: PID 1 ended in setup (its message
+// says why), or the host gave the sandbox up or a signal came (the tree is
+// killed: cancelled, interrupted).
+std::optional<prepared_command> await_command(const sandbox_plan& plan, const sandbox_process& sandbox,
+                                              sandbox_channels& channels, const forwarded_signals& signals,
+                                              const launch_request& request, run_outcome& outcome, watch_state& w) {
+  bool ready = false;
+  while (!w.killed) {
+    pollfd fds[6] = {{sandbox.pidfd.get(), POLLIN, 0},         {channels.status_read.get(), POLLIN, 0},
+                     {signals.fd(), POLLIN, 0},                {channels.notify_receive.get(), POLLIN, 0},
+                     {channels.broker_receive.get(), POLLIN, 0}, {request.cancel_fd, POLLIN, 0}};
+    if (::poll(fds, 6, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[4].revents & (POLLIN | POLLHUP)) start_broker(plan, sandbox, channels.broker_receive, w);
+    if (fds[3].revents & (POLLIN | POLLHUP)) {
+      w.listener.reset(receive_descriptor(channels.notify_receive.get()));
+      channels.notify_receive.reset();
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP)) {
+      read_status(channels.status_read, w);
+      if (!ready && w.have_message && w.message.kind == init_message_kind::ready) {
+        ready = true;
+        w.have_message = false;
+        outcome.prepared_at = detail::utc_timestamp_ms_now();
+        if (request.ready) request.ready(*outcome.prepared_at);
+      }
+    }
+    if (fds[0].revents & POLLIN) return std::nullopt;  // PID 1 ended in setup
+    if (fds[2].revents & POLLIN) {
+      signalfd_siginfo info{};
+      while (::read(signals.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) outcome.interrupted = true;
+      break;  // no command to forward it to
+    }
+    if (fds[5].revents != 0) {
+      std::optional<prepared_command> command;
+      if (ready) command = request.next_command();
+      if (command) return command;
+      outcome.cancelled = true;
+      break;
+    }
+  }
+  if (!w.killed) kill_tree(sandbox, w);
+  return std::nullopt;
+}
+
+// Hands a prepared sandbox its command, derived as an ordinary launch
+// derives it: the environment from the policy, the working directory, and
+// the standard descriptors classified and relayed the same way (no private
+// pty: no terminal here is the caller's own), in one message to PID 1.
+// `effective` becomes the request as if the command had been given at the
+// start. Errors: usage_error (no command, too large, a directory on a
+// slot), launch_failed with errno.
+result<void> send_command(const sandbox_plan& plan, prepared_command command, const sandbox_channels& channels,
+                          std::int64_t deadline_ns, stdio_relay& relay, prepared_launch& launch,
+                          launch_request& effective, run_outcome& outcome) {
+  // The command's descriptors become this helper's 0-2, where plan_stdio and
+  // the relay look (received ones are above 2: 0-2 were open).
+  for (int slot = 0; slot < 3; ++slot) {
+    unique_fd given(command.stdio[slot]);
+    if (given && given.get() != slot && ::dup2(given.get(), slot) < 0) {
+      return make_error(error_code::launch_failed, "dup2 of a prepared command's descriptor", {}, errno);
+    }
+    if (given.get() == slot) given.release();
+  }
+  if (command.argv.empty() || command.argv[0].empty()) return make_error(error_code::usage_error, "no command to run");
+  effective.argv = std::move(command.argv);
+  effective.working_directory = std::move(command.working_directory);
+  effective.host_environment = std::move(command.host_environment);
+  launch.working_directory = !effective.working_directory.empty() ? effective.working_directory
+                             : !plan.workspace().empty()          ? plan.workspace()
+                                                                  : "/";
+  outcome.working_directory = launch.working_directory;
+  const std::vector<std::string> environment = core::build_environment(plan.policy(), effective.host_environment);
+  outcome.environment_names.clear();
+  for (const auto& entry : environment) outcome.environment_names.push_back(name_of(entry));
+
+  auto stdio = plan_stdio(false);
+  if (!stdio) return std::move(stdio).error_value();
+  if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
+  prepared_command_header header;
+  header.deadline_ns = deadline_ns;
+  header.argc = static_cast<std::int32_t>(effective.argv.size());
+  header.envc = static_cast<std::int32_t>(environment.size());
+  header.stdio = launch.stdio;
+  int fds[3];
+  std::size_t count = 0;
+  for (int slot = 0; slot < 3; ++slot) {
+    int fd = stdio->route[slot] == stdio_route::inherit ? slot
+             : stdio->route[slot] == stdio_route::relay ? launch.stdio.child_fd[slot]
+                                                        : -1;
+    if (fd < 0) continue;
+    header.fd_index[slot] = static_cast<std::int32_t>(count);
+    fds[count++] = fd;
+  }
+  std::string blob(reinterpret_cast<const char*>(&header), sizeof header);
+  blob.append(launch.working_directory).push_back('\0');
+  for (const auto& word : effective.argv) blob.append(word).push_back('\0');
+  for (const auto& entry : environment) blob.append(entry).push_back('\0');
+  if (blob.size() > prepared_command_max_bytes ||
+      effective.argv.size() + environment.size() > prepared_command_max_words) {
+    return make_error(error_code::usage_error, "the command and its environment exceed what a prepared sandbox takes (" +
+                                                   std::to_string(prepared_command_max_bytes / 1024) + " KiB, " +
+                                                   std::to_string(prepared_command_max_words) + " words)");
+  }
+  iovec io{blob.data(), blob.size()};
+  scm_rights_space space;
+  msghdr message = rights_message(io, space, fds, count);
+  if (::sendmsg(channels.command_send.get(), &message, MSG_NOSIGNAL) != static_cast<ssize_t>(blob.size())) {
+    return make_error(error_code::launch_failed, "sending the command to the prepared sandbox", {}, errno);
+  }
+  return ok;
+}
+
 // The run's result from PID 1's last message and how PID 1 ended: the
 // command's status and usage, or the error that kept it from running.
 result<run_outcome> conclude(const launch_request& request, const prepared_launch& launch, const watch_state& w,
@@ -484,7 +617,9 @@ result<run_outcome> conclude(const launch_request& request, const prepared_launc
 
 result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
                                      const launch_request& request) {
-  if (request.argv.empty() || request.argv[0].empty()) {
+  // A prepared sandbox (launch_request::next_command) gets its command later.
+  const bool prepared = static_cast<bool>(request.next_command);
+  if (!prepared && (request.argv.empty() || request.argv[0].empty())) {
     return make_error(error_code::usage_error, "no command to run");
   }
   run_outcome outcome;
@@ -493,36 +628,49 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
   // devices and terminals get supervisor-owned pipes or a private pty.
   stdio_relay relay;
-  {
+  if (!prepared) {
     auto stdio = plan_stdio(plan.policy().process.allow_pty);
     if (!stdio) return std::move(stdio).error_value();
     if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
   }
-  auto opened = open_channels(payload);
+  auto opened = open_channels(payload, prepared);
   if (!opened) return std::move(opened).error_value();
   sandbox_channels& channels = *opened;
   launch.sync_read_fd = channels.sync_read.get();
   launch.status_write_fd = channels.status_write.get();
   launch.notify_send_fd = channels.notify_send.get();
   launch.broker_send_fd = channels.broker_send.get();
+  if (prepared) {
+    // PID 1 reads its command into memory it has before the clone.
+    launch.command_receive_fd = channels.command_receive.get();
+    launch.command_buffer.resize(prepared_command_max_bytes);
+    launch.argv.assign(prepared_command_max_words + 1, nullptr);
+    launch.envp.assign(prepared_command_max_words + 1, nullptr);
+  }
   tree_cgroup cgroup;
   if (auto created = cgroup.create(payload.cgroups, payload.tree_limits); !created) {
     return std::move(created).error_value();
   }
   forwarded_signals signals;
 
+  // The run's clock and deadline start with the command: at the clone, or
+  // when a prepared sandbox gets its command.
   auto started = steady::now();
   std::optional<steady::time_point> deadline;
-  if (plan.policy().process.timeout_ms) {  // PID 1 holds the deadline too (sandbox_init.h)
-    deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
-    launch.deadline_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline->time_since_epoch()).count();
-  }
+  auto start_clock = [&] {
+    started = steady::now();
+    if (plan.policy().process.timeout_ms) {  // PID 1 holds the deadline too (sandbox_init.h)
+      deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
+      launch.deadline_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(deadline->time_since_epoch()).count();
+    }
+  };
+  if (!prepared) start_clock();
   auto cloned = clone_sandbox(payload, launch);
   channels.close_sandbox_ends();
   if (!cloned) return std::move(cloned).error_value();
   const sandbox_process& sandbox = *cloned;
-  relay.start();  // stdio hook
+  if (!prepared) relay.start();  // stdio hook
   if (run_cgroup* tree = cgroup.get()) {
     if (auto attached = tree->attach(sandbox.pid); !attached) {
       ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), SIGKILL, nullptr, 0);
@@ -535,6 +683,20 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   channels.sync_write.reset();
 
   watch_state w;
+  launch_request effective = request;  // a prepared sandbox's command, once it came
+  if (prepared) {
+    if (auto command = await_command(plan, sandbox, channels, signals, request, outcome, w)) {
+      start_clock();
+      auto sent = send_command(plan, std::move(*command), channels, launch.deadline_ns, relay, launch, effective,
+                               outcome);
+      if (!sent) {
+        kill_tree(sandbox, w);
+        reap(sandbox.pid);
+        return std::move(sent).error_value();
+      }
+      relay.start();
+    }
+  }
   w.cancel_fd = request.cancel_fd;
   w.trim_at = started + kTrimAfter;
   watch(plan, payload, sandbox, channels, signals, cgroup.get(), deadline, outcome, w);
@@ -563,7 +725,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     outcome.process_limit_hit = stats.forks_refused > 0;
     cgroup.finish();
   }
-  return conclude(request, launch, w, wait_status, usage, std::move(outcome));
+  return conclude(effective, launch, w, wait_status, usage, std::move(outcome));
 }
 
 }  // namespace cordon::linux_impl
