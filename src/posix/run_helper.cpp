@@ -79,9 +79,35 @@ void run_handle::cancel() noexcept {
   (void)ignored;
 }
 
+namespace {
+
+// The helper's answer: {"report": text, "outcome"|"failure": {...}}.
+run_report parse_report(const std::string& received) {
+  run_report report;
+  nlohmann::json j = nlohmann::json::parse(received.substr(0, received.find('\n')), nullptr, false);
+  if (j.is_discarded() || !j.contains("report")) {
+    report.failure = make_error(error_code::launch_failed,
+                                "the supervisor helper ended without a report; is it installed? (CORDON_SUPERVISOR)");
+    return report;
+  }
+  report.json = j.at("report").get<std::string>();
+  if (j.contains("outcome")) report.outcome = core::outcome_from_json(j.at("outcome"));
+  if (j.contains("failure")) report.failure = core::error_from_json(j.at("failure"));
+  report.cancelled = report.outcome && report.outcome->cancelled;
+  return report;
+}
+
+}  // namespace
+
 std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time_point deadline) {
   state& s = *state_;
   while (!s.report) {
+    // The report is the helper's one line: read it as soon as it is whole
+    // (the helper's own exit, which follows, is not the run's).
+    if (s.received.find('\n') != std::string::npos) {
+      s.report = parse_report(s.received);
+      break;
+    }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() < 0) left = std::chrono::milliseconds(0);
     if (deadline == std::chrono::steady_clock::time_point::max()) left = std::chrono::milliseconds(-1);
@@ -97,19 +123,7 @@ std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time
       continue;
     }
     // EOF: the helper is done (init reaps it).
-    run_report report;
-    auto newline = s.received.find('\n');
-    nlohmann::json j = nlohmann::json::parse(s.received.substr(0, newline), nullptr, false);
-    if (j.is_discarded() || !j.contains("report")) {
-      report.failure = make_error(error_code::launch_failed,
-                                  "the supervisor helper ended without a report; is it installed? (CORDON_SUPERVISOR)");
-    } else {
-      report.json = j.at("report").get<std::string>();
-      if (j.contains("outcome")) report.outcome = core::outcome_from_json(j.at("outcome"));
-      if (j.contains("failure")) report.failure = core::error_from_json(j.at("failure"));
-      report.cancelled = report.outcome && report.outcome->cancelled;
-    }
-    s.report = std::move(report);
+    s.report = parse_report(s.received);
   }
   return s.report;
 }
