@@ -34,8 +34,8 @@ struct launch_request {
   // and once cancel_fd is readable calls next_command, which returns the
   // command, or nullopt when the host gave the sandbox up (the tree is then
   // killed and the run reported cancelled).
-  std::function<void(const std::string& prepared_at)> ready;
-  std::function<std::optional<prepared_command>()> next_command;
+  std::function<void(const std::string& prepared_at)> ready{};
+  std::function<std::optional<prepared_command>()> next_command{};
 };
 
 // A kind of attempt that confinement stopped.
@@ -115,7 +115,7 @@ struct run_outcome {
   std::optional<network_evidence> network;  // filtered mode: the broker's decisions
   // A prepared run (cordon/prepared.h): when its sandbox was ready (UTC,
   // "YYYY-MM-DDTHH:MM:SS.mmmZ"); empty for an ordinary run.
-  std::optional<std::string> prepared_at;
+  std::optional<std::string> prepared_at{};
 };
 
 }  // namespace cordon
