@@ -1093,7 +1093,32 @@ def write_page(ctx: dict) -> None:
     add("")
     add("Raw results (hyperfine JSON, Google Benchmark JSON, memory samples, traces) stay in `bench/.cache/results/`. "
         "The harness is not part of the test suite.")
-    DOC.write_text("\n".join(L).rstrip() + "\n")
+    add("")
+    add("## Before you stop: the regression guard")
+    add("")
+    add("```sh")
+    add("bench/regression_guard.sh [REV] [ROUNDS]   # this build against REV (default HEAD~1), interleaved")
+    add("bench/cpu_per_launch.sh [CORDON] [RUNS]    # CPU per launch over the whole tree: cordon, bubblewrap, bare")
+    add("bench/prepared.sh [RUNS]                   # /bin/true from a prepared sandbox against bare fork+exec")
+    add("```")
+    add("")
+    add("The guard builds REV's CLI in a throw-away worktree (`bench/.cache/guard-REV`), then alternates the two "
+        "binaries (bench/launch_vs.sh) and prints new/old for the launch median and the CPU per launch. It is not "
+        "a timed test: a shared machine moves these figures by tens of percent, so read the ratio, and run it again "
+        "before believing a change of a few percent. CPU per launch is `perf stat -e task-clock` over every process "
+        "a launch creates (counters are inherited by each fork, so processes nobody waits for count too).")
+    DOC.write_text(without_machine_paths("\n".join(L).rstrip() + "\n"))
+
+
+def without_machine_paths(text: str) -> str:
+    """The page names no path of the machine it ran on: the repository's own
+    paths become relative to it (`bench/.cache/...`, `./cordon`), and the home
+    directory becomes `~`."""
+    text = text.replace(str(ROOT) + "/", "").replace(str(ROOT), ".")
+    home = str(Path.home())
+    if home not in ("/", ""):
+        text = text.replace(home + "/", "~/")
+    return text
 
 
 # What each launch-path change of issue 6 bought, measured while it was made (not by this script): every

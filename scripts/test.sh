@@ -48,6 +48,7 @@ if [ "$(id -u)" -eq 0 ]; then
   cp build/tests/gates/cordon_gates_tests "$results/"  # `cordon gate run` (tests/gates/)
   cp build/tests/sidecars/cordon_sidecars_tests "$results/"  # `cordon sidecar` (tests/sidecars/)
   cp build/tests/fsworker/cordon_fsworker_tests build/src/fsworker/cordon-fs-worker "$results/"  # docs/fs-worker.md
+  cp build/tests/prepared/cordon_prepared_tests "$results/"  # prepared sandboxes (tests/prepared/)
   chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
   # The escape suite needs a setuid-root program to show that running one
   # gains nothing; only root can make it. It prints its ids and nothing else,
@@ -58,7 +59,8 @@ if [ "$(id -u)" -eq 0 ]; then
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
   for binary in cordon_integration_tests cordon_escape_tests cordon_unit_tests cordon_governance_tests \
-    cordon_gates_tests cordon_run_api_tests cordon_sidecars_tests cordon_fsworker_tests; do
+    cordon_gates_tests cordon_run_api_tests cordon_sidecars_tests cordon_fsworker_tests \
+    cordon_prepared_tests; do
     filter='*'
     [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*:CgroupDiscovery*'
     set +e

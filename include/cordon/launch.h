@@ -3,11 +3,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace cordon {
+
+// The command of a prepared sandbox (cordon/prepared.h), as the host sent
+// it: what launch_request carries for an ordinary run, plus the command's
+// three standard descriptors (owned by the launcher once returned).
+struct prepared_command {
+  std::vector<std::string> argv;
+  std::string working_directory;
+  std::vector<std::string> host_environment;
+  int stdio[3] = {-1, -1, -1};
+};
 
 struct launch_request {
   std::vector<std::string> argv;             // argv[0] is looked up in the sandbox's PATH
@@ -17,6 +28,14 @@ struct launch_request {
   // "cancel": the tree is killed and run_outcome::cancelled set. Used by the
   // run API's helper (cordon/run.h); the caller keeps ownership.
   int cancel_fd = -1;
+  // A prepared sandbox (cordon/prepared.h, docs/prepared.md), used by the
+  // cordon-supervisor helper: when next_command is set, argv is empty and the
+  // launcher sets the sandbox up to just before the command, calls `ready`,
+  // and once cancel_fd is readable calls next_command, which returns the
+  // command, or nullopt when the host gave the sandbox up (the tree is then
+  // killed and the run reported cancelled).
+  std::function<void(const std::string& prepared_at)> ready{};
+  std::function<std::optional<prepared_command>()> next_command{};
 };
 
 // A kind of attempt that confinement stopped.
@@ -100,6 +119,9 @@ struct run_outcome {
   std::vector<std::string> warnings;    // found at launch (e.g. an absent .gitmodules)
   std::string working_directory;        // inside the sandbox
   std::optional<network_evidence> network;  // filtered mode: the broker's decisions
+  // A prepared run (cordon/prepared.h): when its sandbox was ready (UTC,
+  // "YYYY-MM-DDTHH:MM:SS.mmmZ"); empty for an ordinary run.
+  std::optional<std::string> prepared_at{};
 };
 
 }  // namespace cordon

@@ -111,6 +111,7 @@ class run_handle {
 
  private:
   friend result<run_handle> start_run(const sandbox_plan& plan, const run_request& request);
+  friend class prepared_sandbox;  // cordon/prepared.h
   explicit run_handle(std::unique_ptr<state> s);
   std::unique_ptr<state> state_;
 };

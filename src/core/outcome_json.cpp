@@ -81,6 +81,7 @@ json outcome_to_json(const run_outcome& o) {
             {"violations", violations}, {"warnings", o.warnings}, {"working_directory", o.working_directory}};
   put(j, "peak_memory_bytes", o.peak_memory_bytes);
   put(j, "tree_cpu_ms", o.tree_cpu_ms);
+  put(j, "prepared_at", o.prepared_at);
   if (o.network) j["network"] = evidence_to_json(*o.network);
   return j;
 }
@@ -99,6 +100,7 @@ run_outcome outcome_from_json(const json& j) {
   get(j, "max_rss_bytes", o.max_rss_bytes);
   get(j, "peak_memory_bytes", o.peak_memory_bytes);
   get(j, "tree_cpu_ms", o.tree_cpu_ms);
+  get(j, "prepared_at", o.prepared_at);
   get(j, "memory_limit_hit", o.memory_limit_hit);
   get(j, "process_limit_hit", o.process_limit_hit);
   get(j, "cpu_limit_hit", o.cpu_limit_hit);

@@ -82,6 +82,7 @@ json plan_part(json j, const sandbox_plan& plan) {
 json in_reading_order(const json& j) {
   static constexpr const char* kOrder[] = {
       "outcome", "exit",   "timeout_fired", "error",    "policy_errors", "blockers",  "started_at", "finished_at",
+      "prepared", "prepared_at",
       "command", "policy", "backend",       "controls", "limits",        "limits_hit", "violations", "warnings",
       "network", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
   json out = json::object();
@@ -118,6 +119,9 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                                            : "completed";
   json j = plan_part(header(kind, plan.backend_name(), request), plan);
   j["started_at"] = utc_time(std::chrono::system_clock::now() - std::chrono::milliseconds(outcome.wall_ms));
+  // A prepared run (cordon/prepared.h): the sandbox was set up ahead of the command.
+  j["prepared"] = outcome.prepared_at.has_value();
+  if (outcome.prepared_at) j["prepared_at"] = *outcome.prepared_at;
   j["command"]["working_directory"] = outcome.working_directory;
   j["environment"] = {{"names", outcome.environment_names}};
   j["timeout_fired"] = outcome.timed_out;

@@ -48,11 +48,9 @@ std::optional<std::uint64_t> read_key(const std::string& path, const std::string
 }
 
 int write_text(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  int err = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
-  ::close(fd);
-  return err;
+  unique_fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return errno;
+  return ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
 }
 
 // Mount points of cgroup v1 hierarchies by controller, and this process's
@@ -426,18 +424,14 @@ cgroup_stats run_cgroup::stats() const {
 result<run_cgroup::janitor> run_cgroup::spawn_janitor() const {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(error_code::launch_failed, "pipe2", {}, errno);
+  unique_fd read_end(fds[0]), write_end(fds[1]);
   pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return make_error(error_code::launch_failed, "cannot start the cgroup janitor", {}, err);
-  }
+  if (pid < 0) return make_error(error_code::launch_failed, "cannot start the cgroup janitor", {}, errno);
   if (pid == 0) {
     // Its own session, so that a terminal's Ctrl-C to cordon's process group does not reach it.
     ::setsid();
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
-    ::close(fds[1]);
+    write_end.reset();
     int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
       ::dup2(null, 0);
@@ -445,19 +439,18 @@ result<run_cgroup::janitor> run_cgroup::spawn_janitor() const {
       ::dup2(null, 2);
     }
     // Hold nothing of the caller's: a pipe kept open here would delay whoever waits for its EOF.
-    unsigned keep = static_cast<unsigned>(fds[0]);
+    unsigned keep = static_cast<unsigned>(read_end.get());
     if (keep > 3) ::close_range(3, keep - 1, 0);
     ::close_range(keep + 1, ~0U, 0);
     char byte;
-    while (::read(fds[0], &byte, 1) != 0) {
+    while (::read(read_end.get(), &byte, 1) != 0) {
       if (errno != EINTR) break;
     }
     // Every holder of the write end (the supervisor and its PID 1) is gone.
     for (const auto& dir : dirs_) remove_dir_with_retries(dir, std::chrono::milliseconds(10000));
     ::_exit(0);
   }
-  ::close(fds[0]);
-  return janitor{fds[1], pid};
+  return janitor{std::move(write_end), pid};
 }
 
 void run_cgroup::remove() {

@@ -28,6 +28,7 @@
 
 #include "cordon/host_facts.h"
 #include "cordon/result.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 
@@ -96,13 +97,12 @@ class run_cgroup {
   // `trigger_fd` (the supervisor, and PID 1 which inherits it) is gone, even
   // if cordon is SIGKILLed. Close trigger_fd and reap `pid` after remove().
   struct janitor {
-    int trigger_fd = -1;
+    unique_fd trigger_fd;
     pid_t pid = -1;
   };
   result<janitor> spawn_janitor() const;
   // Removes the directories (retrying while the last tasks finish exiting).
   void remove();
-  const std::vector<std::string>& directories() const { return dirs_; }
 
  private:
   bool v2_ = false;

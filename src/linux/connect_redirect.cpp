@@ -20,19 +20,10 @@
 #include <string>
 
 #include "linux/unix_connect.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 namespace {
-
-struct fd_owner {
-  int fd = -1;
-  explicit fd_owner(int f) : fd(f) {}
-  ~fd_owner() {
-    if (fd >= 0) ::close(fd);
-  }
-  fd_owner(const fd_owner&) = delete;
-  fd_owner& operator=(const fd_owner&) = delete;
-};
 
 // An IP destination from the caller's sockaddr (our copy).
 struct ip_destination {
@@ -264,21 +255,21 @@ void answer_connect(int listener_fd, const seccomp_notif& request, seccomp_notif
   }
   // The caller's socket. pidfd_open, then the notification's validity: the
   // pid was still the caller's when the pidfd was made.
-  fd_owner pidfd(open_pidfd(static_cast<pid_t>(request.pid)));
+  unique_fd pidfd(open_pidfd(static_cast<pid_t>(request.pid)));
   std::uint64_t id = request.id;
-  if (pidfd.fd < 0 || ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
+  if (pidfd.get() < 0 || ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
     response.error = -ESRCH;  // the caller is gone; nobody reads this
     return;
   }
-  fd_owner socket(static_cast<int>(
-      ::syscall(SYS_pidfd_getfd, pidfd.fd, static_cast<int>(request.data.args[0]), 0U)));
-  if (socket.fd < 0) {
+  unique_fd socket(static_cast<int>(
+      ::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(request.data.args[0]), 0U)));
+  if (socket.get() < 0) {
     // EBADF: not an open descriptor, as connect(2) would say. Anything else
     // (no ptrace access to the caller): refuse rather than guess.
     response.error = errno == EBADF ? -EBADF : -EACCES;
     return;
   }
-  response.error = -decide(socket.fd, static_cast<pid_t>(request.pid), address, asked, program, redirect, log);
+  response.error = -decide(socket.get(), static_cast<pid_t>(request.pid), address, asked, program, redirect, log);
 }
 
 }  // namespace cordon::linux_impl

@@ -9,26 +9,21 @@
 
 #include <cerrno>
 
+#include "posix/unique_fd.h"
+
 namespace cordon::linux_impl {
 
 int open_private_pty(const struct winsize& size, int* master, int* slave) noexcept {
   // /dev/ptmx is a symlink to pts/ptmx in the private /dev: this instance
-  // knows nothing of the host's terminals.
-  int m = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (m < 0) return errno;
+  // knows nothing of the host's terminals. (PID 1 returns from here, so the
+  // guard's destructor runs; it is one close(2), async-signal-safe.)
+  unique_fd m(::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!m) return errno;
   int unlock = 0;
-  if (::ioctl(m, TIOCSPTLCK, &unlock) != 0 || ::ioctl(m, TIOCSWINSZ, &size) != 0) {
-    int err = errno;
-    ::close(m);
-    return err;
-  }
-  int s = ::ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (s < 0) {
-    int err = errno;
-    ::close(m);
-    return err;
-  }
-  *master = m;
+  if (::ioctl(m.get(), TIOCSPTLCK, &unlock) != 0 || ::ioctl(m.get(), TIOCSWINSZ, &size) != 0) return errno;
+  int s = ::ioctl(m.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0) return errno;
+  *master = m.release();
   *slave = s;
   return 0;
 }

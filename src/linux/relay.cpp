@@ -31,11 +31,9 @@ constexpr int kStopSignals[3] = {SIGTSTP, SIGTTIN, SIGTTOU};
 
 // A pipe end on descriptor 0-2 (the caller closed one) would be clobbered
 // when PID 1 moves its ends onto 0-2.
-int above_stdio(int fd) {
-  if (fd > 2) return fd;
-  int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  ::close(fd);
-  return moved;
+unique_fd above_stdio(unique_fd fd) {
+  if (fd.get() > 2) return fd;
+  return unique_fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));  // `fd` closes on return
 }
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -67,27 +65,29 @@ result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff
         if (::pipe2(ends, O_CLOEXEC) != 0) {
           return make_error(error_code::launch_failed, "pipe2 for a relayed standard descriptor", {}, errno);
         }
-        ends[0] = above_stdio(ends[0]);
-        ends[1] = above_stdio(ends[1]);
-        if (ends[0] < 0 || ends[1] < 0) {
+        unique_fd read_end = above_stdio(unique_fd(ends[0]));
+        unique_fd write_end = above_stdio(unique_fd(ends[1]));
+        if (!read_end || !write_end) {
           return make_error(error_code::launch_failed, "moving a relay pipe above descriptor 2", {}, errno);
         }
         channel c;
+        unique_fd sandbox_end;
         if (slot == 0) {
           c.from = 0;
-          c.to = ends[1];
-          c.owns_to = true;
+          c.to = write_end.get();
+          c.owned = std::move(write_end);
           c.input = true;
           c.from_terminal = ::isatty(0) == 1;
-          handoff.child_fd[0] = ends[0];
+          sandbox_end = std::move(read_end);
         } else {
-          c.from = ends[0];
-          c.owns_from = true;
+          c.from = read_end.get();
+          c.owned = std::move(read_end);
           c.to = slot;
-          handoff.child_fd[slot] = ends[1];
+          sandbox_end = std::move(write_end);
         }
-        set_nonblocking(slot == 0 ? ends[1] : ends[0]);
-        sandbox_ends_.push_back(handoff.child_fd[slot]);
+        set_nonblocking(c.owned.get());
+        handoff.child_fd[slot] = sandbox_end.get();
+        sandbox_ends_.push_back(std::move(sandbox_end));
         channels_.push_back(std::move(c));
         break;
       }
@@ -98,9 +98,9 @@ result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
       return make_error(error_code::launch_failed, "socketpair for the pty master", {}, errno);
     }
-    pty_receive_fd_ = pair[0];
+    pty_receive_fd_.reset(pair[0]);
     handoff.pty_send_fd = pair[1];
-    sandbox_ends_.push_back(pair[1]);
+    sandbox_ends_.emplace_back(pair[1]);
     terminal_fd_ = 0;
     terminal_out_fd_ = handoff.terminal[1] ? 1 : handoff.terminal[2] ? 2 : 0;
     ::ioctl(terminal_fd_, TIOCGWINSZ, &handoff.size);
@@ -117,17 +117,17 @@ result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff
     ::sigemptyset(&wanted);
     ::sigaddset(&wanted, SIGWINCH);
     ::sigaddset(&wanted, SIGCONT);
-    signal_fd_ = ::signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
+    signal_fd_.reset(::signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK));
     raw_.engage(terminal_fd_);
   }
   if (!channels_.empty() || handoff.any_terminal) {
-    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd_ < 0) return make_error(error_code::launch_failed, "eventfd for the stdio relay", {}, errno);
+    wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!wake_fd_) return make_error(error_code::launch_failed, "eventfd for the stdio relay", {}, errno);
   }
   std::size_t n = 0;
-  for (const auto& c : channels_) handoff.supervisor_fd[n++] = c.owns_from ? c.from : c.to;
-  for (int fd : {pty_receive_fd_, signal_fd_, wake_fd_}) {
-    if (fd >= 0) handoff.supervisor_fd[n++] = fd;
+  for (const auto& c : channels_) handoff.supervisor_fd[n++] = c.owned.get();
+  for (const unique_fd* fd : {&pty_receive_fd_, &signal_fd_, &wake_fd_}) {
+    if (*fd) handoff.supervisor_fd[n++] = fd->get();
   }
   return ok;
 }
@@ -135,14 +135,12 @@ result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff
 void stdio_relay::start() {
   // The sandbox holds its own copies now (each end is listed once: slots
   // sharing a pipe share its end).
-  for (int fd : sandbox_ends_) ::close(fd);
   sandbox_ends_.clear();
-  if (wake_fd_ >= 0) thread_ = std::thread([this] { run(); });
+  if (wake_fd_) thread_ = std::thread([this] { run(); });
 }
 
 void stdio_relay::close_channel(channel& c) noexcept {
-  if (c.owns_from && c.from >= 0) ::close(c.from);
-  if (c.owns_to && c.to >= 0) ::close(c.to);
+  c.owned.reset();
   c.from = c.to = -1;
   c.pending.clear();
   c.done = true;
@@ -150,7 +148,7 @@ void stdio_relay::close_channel(channel& c) noexcept {
 
 void stdio_relay::adopt_master(int master) noexcept {
   set_nonblocking(master);
-  master_ = master;
+  master_.reset(master);
   channel in;
   in.from = terminal_fd_;
   in.to = master;
@@ -165,10 +163,10 @@ void stdio_relay::adopt_master(int master) noexcept {
 
 void stdio_relay::on_signal() noexcept {
   signalfd_siginfo info{};
-  while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+  while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
     if (info.ssi_signo == SIGCONT) raw_.reapply();
     struct winsize size {};
-    if (master_ >= 0 && ::ioctl(terminal_fd_, TIOCGWINSZ, &size) == 0) ::ioctl(master_, TIOCSWINSZ, &size);
+    if (master_ && ::ioctl(terminal_fd_, TIOCGWINSZ, &size) == 0) ::ioctl(master_.get(), TIOCSWINSZ, &size);
   }
 }
 
@@ -258,15 +256,15 @@ void stdio_relay::run() noexcept {
     fds.clear();
     owner.clear();
     if (!stopping) {
-      fds.push_back({wake_fd_, POLLIN, 0});
+      fds.push_back({wake_fd_.get(), POLLIN, 0});
       owner.push_back(kWake);
     }
-    if (signal_fd_ >= 0 && !stopping) {
-      fds.push_back({signal_fd_, POLLIN, 0});
+    if (signal_fd_ && !stopping) {
+      fds.push_back({signal_fd_.get(), POLLIN, 0});
       owner.push_back(kSignal);
     }
-    if (pty_receive_fd_ >= 0) {
-      fds.push_back({pty_receive_fd_, POLLIN, 0});
+    if (pty_receive_fd_) {
+      fds.push_back({pty_receive_fd_.get(), POLLIN, 0});
       owner.push_back(kPty);
     }
     bool paused = false, active = false;
@@ -286,7 +284,7 @@ void stdio_relay::run() noexcept {
       fds.push_back({out ? c.to : c.from, static_cast<short>(out ? POLLOUT : POLLIN), 0});
       owner.push_back(i);
     }
-    if (stopping && !active && pty_receive_fd_ < 0) break;
+    if (stopping && !active && !pty_receive_fd_) break;
     int timeout = stopping ? kDrainQuietMs : paused ? kPausedRetryMs : -1;
     int ready = ::poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR) break;
@@ -305,9 +303,8 @@ void stdio_relay::run() noexcept {
       } else if (owner[k] == kSignal) {
         on_signal();
       } else if (owner[k] == kPty) {
-        int master = receive_descriptor(pty_receive_fd_);
-        ::close(pty_receive_fd_);
-        pty_receive_fd_ = -1;
+        int master = receive_descriptor(pty_receive_fd_.get());
+        pty_receive_fd_.reset();
         if (master >= 0) adopt_master(master);
       }
     }
@@ -319,28 +316,23 @@ void stdio_relay::finish() {
   finished_ = true;
   if (thread_.joinable()) {
     std::uint64_t one = 1;
-    ssize_t ignored = ::write(wake_fd_, &one, sizeof one);
+    ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);
     (void)ignored;
     thread_.join();
   }
   for (auto& c : channels_) {
     if (!c.done) close_channel(c);
   }
-  for (int fd : sandbox_ends_) ::close(fd);  // start() never ran
-  sandbox_ends_.clear();
-  for (int* fd : {&wake_fd_, &pty_receive_fd_, &master_}) {
-    if (*fd >= 0) ::close(*fd);
-    *fd = -1;
-  }
+  sandbox_ends_.clear();  // start() never ran
+  for (unique_fd* fd : {&wake_fd_, &pty_receive_fd_, &master_}) fd->reset();
   raw_.restore();
   if (masked_) {
     signalfd_siginfo drained{};
-    while (::read(signal_fd_, &drained, sizeof drained) > 0) {
+    while (::read(signal_fd_.get(), &drained, sizeof drained) > 0) {
     }
     ::pthread_sigmask(SIG_UNBLOCK, &unmask_, nullptr);
   }
-  if (signal_fd_ >= 0) ::close(signal_fd_);
-  signal_fd_ = -1;
+  signal_fd_.reset();
   if (shielded_) {
     for (int i = 0; i < 3; ++i) ::sigaction(kStopSignals[i], &saved_stop_[i], nullptr);
   }

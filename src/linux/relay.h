@@ -22,6 +22,7 @@
 #include "cordon/result.h"
 #include "linux/pty.h"
 #include "linux/stdio_plan.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 
@@ -51,8 +52,7 @@ class stdio_relay {
   struct channel {
     int from = -1;
     int to = -1;
-    bool owns_from = false;
-    bool owns_to = false;
+    unique_fd owned;           // whichever of from/to is this relay's pipe end (the other is the caller's)
     bool input = false;        // caller -> command: stops when the tree is gone
     bool from_terminal = false;  // EIO means "not now" (background), not the end
     bool splice_ok = true;
@@ -69,11 +69,11 @@ class stdio_relay {
   void adopt_master(int master) noexcept;
 
   std::vector<channel> channels_;
-  std::vector<int> sandbox_ends_;  // closed here by start()
-  int wake_fd_ = -1;               // eventfd: the tree is gone
-  int signal_fd_ = -1;             // SIGWINCH, SIGCONT (private pty only)
-  int pty_receive_fd_ = -1;        // PID 1 sends the master here
-  int master_ = -1;
+  std::vector<unique_fd> sandbox_ends_;  // closed here by start()
+  unique_fd wake_fd_;                    // eventfd: the tree is gone
+  unique_fd signal_fd_;                  // SIGWINCH, SIGCONT (private pty only)
+  unique_fd pty_receive_fd_;             // PID 1 sends the master here
+  unique_fd master_;
   int terminal_fd_ = -1;           // the caller's terminal (its stdin)
   int terminal_out_fd_ = -1;       // where the pty's output goes
   raw_terminal raw_;

@@ -29,6 +29,7 @@
 #include "linux/capabilities.h"
 #include "linux/namespaces.h"
 #include "linux/pty.h"
+#include "posix/scm_rights.h"
 
 extern char** environ;
 
@@ -359,22 +360,13 @@ void bring_up_loopback(const prepared_launch& launch) noexcept {
   ::close(fd);
 }
 
-// Sends `count` (1 or 2) descriptors in one SCM_RIGHTS message.
+// Sends `count` (1 to 4) descriptors in one SCM_RIGHTS message.
 bool send_descriptors(int socket_fd, const int* fds, std::size_t count) noexcept {
   char byte = 'L';
   iovec io{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+  scm_rights_space space;
   if (count == 0 || count > 4) return false;
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
-  cmsghdr* header = CMSG_FIRSTHDR(&message);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int) * count);
-  std::memcpy(CMSG_DATA(header), fds, sizeof(int) * count);
+  msghdr message = rights_message(io, space, fds, count);
   return ::sendmsg(socket_fd, &message, MSG_NOSIGNAL) == 1;
 }
 
@@ -452,6 +444,80 @@ struct command_failure {
   ::_exit(127);
 }
 
+// Sends `message` to the supervisor (best effort: it may be gone).
+void report(const prepared_launch& launch, init_message_kind kind) noexcept {
+  init_message message;
+  message.kind = kind;
+  ssize_t ignored = ::write(launch.status_write_fd, &message, sizeof message);
+  (void)ignored;
+}
+
+// Points argv (or envp) at `count` NUL-terminated strings from `cursor`;
+// false when they do not fit in [cursor, end).
+bool take_words(char*& cursor, const char* end, std::int32_t count, std::vector<char*>& words) noexcept {
+  for (std::int32_t i = 0; i < count; ++i) {
+    char* nul = static_cast<char*>(std::memchr(cursor, '\0', static_cast<std::size_t>(end - cursor)));
+    if (nul == nullptr) return false;
+    words[static_cast<std::size_t>(i)] = cursor;
+    cursor = nul + 1;
+  }
+  words[static_cast<std::size_t>(count)] = nullptr;
+  return true;
+}
+
+bool skip_word(char*& cursor, const char* end) noexcept {
+  char* nul = static_cast<char*>(std::memchr(cursor, '\0', static_cast<std::size_t>(end - cursor)));
+  if (nul == nullptr) return false;
+  cursor = nul + 1;
+  return true;
+}
+
+// A prepared sandbox waits here, locked down, for its command: the strings
+// land in the buffer sized before the clone, the standard descriptors are
+// installed as an ordinary launch installs them, and the working directory
+// is entered (path rules do not govern chdir; the mount table decides what
+// exists). EOF means the supervisor gave the sandbox up: PID 1 leaves, and
+// the namespace with it.
+void receive_command(prepared_launch& launch) noexcept {
+  std::vector<char>& buffer = launch.command_buffer;
+  iovec io{buffer.data(), buffer.size()};
+  scm_rights_space space;
+  msghdr message = receiving_message(io, space);
+  ssize_t n;
+  do {
+    n = ::recvmsg(launch.command_receive_fd, &message, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) ::_exit(125);
+  int fds[3] = {-1, -1, -1};
+  const std::size_t received = take_rights(message, fds, 3);
+  prepared_command_header header;
+  if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || static_cast<std::size_t>(n) < sizeof header) {
+    fail(launch, init_step::stdio, EMSGSIZE);
+  }
+  std::memcpy(&header, buffer.data(), sizeof header);
+  char* cursor = buffer.data() + sizeof header;
+  const char* end = buffer.data() + n;
+  char* working_directory = cursor;
+  if (header.argc < 1 || header.envc < 0 ||
+      static_cast<std::size_t>(header.argc) + static_cast<std::size_t>(header.envc) > prepared_command_max_words ||
+      !skip_word(cursor, end) || !take_words(cursor, end, header.argc, launch.argv) ||
+      !take_words(cursor, end, header.envc, launch.envp)) {
+    fail(launch, init_step::fork_command, EINVAL);
+  }
+  stdio_handoff stdio = header.stdio;
+  for (int slot = 0; slot < 3; ++slot) {
+    const std::int32_t index = header.fd_index[slot];
+    stdio.child_fd[slot] = index >= 0 && static_cast<std::size_t>(index) < received ? fds[index] : -1;
+  }
+  for (int& fd : stdio.supervisor_fd) fd = -1;  // PID 1 never held the supervisor's relay ends
+  stdio.any_terminal = false;                   // a prepared command gets no private pty
+  int no_master = -1;
+  if (int err = install_stdio(stdio, &no_master); err != 0) fail(launch, init_step::stdio, err);
+  if (::chdir(working_directory) != 0) fail(launch, init_step::working_directory, errno);
+  ::close(launch.command_receive_fd);
+  launch.deadline_ns = header.deadline_ns;
+}
+
 }  // namespace
 
 const char* describe_step(init_step step) noexcept {
@@ -484,7 +550,7 @@ const char* describe_step(init_step step) noexcept {
   return "unknown step";
 }
 
-void run_sandbox_init(const prepared_launch& launch) noexcept {
+void run_sandbox_init(prepared_launch& launch) noexcept {
   const linux_plan_payload& plan = *launch.payload;
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   char byte = 0;
@@ -520,15 +586,19 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
     for (int fd : broker_listeners) ::close(fd);
   }
   if (launch.broker_send_fd >= 0) ::close(launch.broker_send_fd);
-  // stdio (stdio_plan.h): in the final root, before anything of the command exists.
-  int pty_master = -1;
-  if (int err = install_stdio(launch.stdio, &pty_master); err != 0) fail(launch, init_step::stdio, err);
-  if (pty_master >= 0) {
-    if (!send_descriptors(launch.stdio.pty_send_fd, &pty_master, 1)) fail(launch, init_step::stdio, errno);
-    ::close(pty_master);
+  // stdio (stdio_plan.h): in the final root, before anything of the command
+  // exists. A prepared sandbox gets them with its command (receive_command).
+  const bool prepared = launch.command_receive_fd >= 0;
+  if (!prepared) {
+    int pty_master = -1;
+    if (int err = install_stdio(launch.stdio, &pty_master); err != 0) fail(launch, init_step::stdio, err);
+    if (pty_master >= 0) {
+      if (!send_descriptors(launch.stdio.pty_send_fd, &pty_master, 1)) fail(launch, init_step::stdio, errno);
+      ::close(pty_master);
+    }
+    if (launch.stdio.pty_send_fd >= 0) ::close(launch.stdio.pty_send_fd);
+    if (::chdir(launch.working_directory.c_str()) != 0) fail(launch, init_step::working_directory, errno);
   }
-  if (launch.stdio.pty_send_fd >= 0) ::close(launch.stdio.pty_send_fd);
-  if (::chdir(launch.working_directory.c_str()) != 0) fail(launch, init_step::working_directory, errno);
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(launch, init_step::no_new_privs, errno);
   if (plan.landlock.abi > 0) {
@@ -558,6 +628,10 @@ void run_sandbox_init(const prepared_launch& launch) noexcept {
   sigset_t empty;
   ::sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+  if (prepared) {
+    report(launch, init_message_kind::ready);
+    receive_command(launch);
+  }
 
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail(launch, init_step::fork_command, errno);

@@ -32,7 +32,9 @@ const char* describe_step(init_step step) noexcept;
 
 // timed_out: PID 1 reached the run's deadline itself and is ending the tree
 // (the supervisor may be stopped; relay.h).
-enum class init_message_kind : std::int32_t { setup_failed = 1, exec_failed = 2, exited = 3, timed_out = 4 };
+// ready: a prepared sandbox (cordon/prepared.h) is set up and waits for its
+// command on prepared_launch::command_receive_fd.
+enum class init_message_kind : std::int32_t { setup_failed = 1, exec_failed = 2, exited = 3, timed_out = 4, ready = 5 };
 
 struct init_message {
   init_message_kind kind = init_message_kind::exited;
@@ -44,6 +46,22 @@ struct init_message {
   std::int64_t system_cpu_us = 0;
   std::int64_t max_rss_kib = 0;
 };
+
+// A prepared sandbox's command, as the supervisor sends it to PID 1 in one
+// SOCK_SEQPACKET message: this header, then NUL-terminated strings (the
+// working directory, argc arguments, envc environment entries), with up to
+// three descriptors (SCM_RIGHTS) for the standard slots.
+struct prepared_command_header {
+  std::int64_t deadline_ns = 0;  // CLOCK_MONOTONIC; 0: none
+  std::int32_t argc = 0;
+  std::int32_t envc = 0;
+  std::int32_t fd_index[3] = {-1, -1, -1};  // slot i gets the fd_index[i]-th descriptor sent; -1: none
+  stdio_handoff stdio;  // dev_null flags; descriptors are replaced by the received ones
+};
+// Bounds of a prepared command, so that PID 1 reads it into memory sized
+// before the clone (it allocates nothing).
+inline constexpr std::size_t prepared_command_max_bytes = 256 * 1024;
+inline constexpr std::size_t prepared_command_max_words = 8192;  // argc + envc
 
 // Everything the child needs, as C strings owned by this struct.
 struct prepared_launch {
@@ -66,9 +84,17 @@ struct prepared_launch {
   // enforces it as well as the supervisor, so a stopped cordon cannot
   // stretch the timeout.
   std::int64_t deadline_ns = 0;
+  // A prepared sandbox (cordon/prepared.h): PID 1 sets everything up to just
+  // before the command (the root, Landlock, capabilities, seccomp, signal
+  // forwarding), reports init_message_kind::ready, and reads the command
+  // (prepared_command_header) from this socket into command_buffer; argv and
+  // envp are sized to prepared_command_max_words + 1. -1: an ordinary launch.
+  int command_receive_fd = -1;
+  std::vector<char> command_buffer;
 };
 
-// Runs as PID 1 of the new namespaces. Never returns.
-[[noreturn]] void run_sandbox_init(const prepared_launch& launch) noexcept;
+// Runs as PID 1 of the new namespaces (its own copy of `launch`: a prepared
+// sandbox fills in the command). Never returns.
+[[noreturn]] void run_sandbox_init(prepared_launch& launch) noexcept;
 
 }  // namespace cordon::linux_impl

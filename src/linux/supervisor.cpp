@@ -22,6 +22,7 @@
 
 #include "broker/broker.h"
 #include "core/environment.h"
+#include "core/utc_time.h"
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
@@ -29,6 +30,8 @@
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
+#include "posix/scm_rights.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 namespace {
@@ -39,13 +42,6 @@ constexpr int kCpuPollMs = 50;
 // A run still going after this long gets the supervisor's start-up memory
 // back (memory_trim.h); shorter runs end before it would pay off.
 constexpr std::chrono::milliseconds kTrimAfter{50};
-
-struct fd_guard {
-  int fd = -1;
-  ~fd_guard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 std::string name_of(const std::string& entry) { return entry.substr(0, entry.find('=')); }
 
@@ -122,109 +118,168 @@ std::size_t broker_connection_budget(std::size_t wanted) {
   return std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(budget)));
 }
 
-}  // namespace
+// Both ends of a pipe (read, write) or of a socket pair, close-on-exec.
+struct fd_pair {
+  unique_fd first, second;
+};
 
-result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
-                                     const launch_request& request) {
-  if (request.argv.empty() || request.argv[0].empty()) {
-    return make_error(error_code::usage_error, "no command to run");
+result<fd_pair> make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(error_code::launch_failed, "pipe2", {}, errno);
+  return fd_pair{unique_fd(fds[0]), unique_fd(fds[1])};
+}
+
+result<fd_pair> make_socket_pair(const char* what) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+    return make_error(error_code::launch_failed, std::string("socketpair for ") + what, {}, errno);
   }
-  run_outcome outcome;
-  prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
-  outcome.working_directory = launch.working_directory;
-  // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
-  // devices and terminals get supervisor-owned pipes or a private pty.
-  stdio_relay relay;
-  {
-    auto stdio = plan_stdio(plan.policy().process.allow_pty);
-    if (!stdio) return std::move(stdio).error_value();
-    if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
+  return fd_pair{unique_fd(fds[0]), unique_fd(fds[1])};
+}
+
+// The descriptors between the supervisor and PID 1. PID 1 inherits the
+// sandbox's ends at clone3; close_sandbox_ends() drops this process's copies.
+struct sandbox_channels {
+  unique_fd sync_write, sync_read;        // one byte: "the cgroup holds you, go on" (EOF: the supervisor died)
+  unique_fd status_read, status_write;    // the init_message stream
+  unique_fd notify_receive, notify_send;  // the seccomp listener (violations.h), with payload.seccomp.notify
+  unique_fd broker_receive, broker_send;  // the broker's four listeners, with payload.network_broker
+  unique_fd command_send, command_receive;  // a prepared sandbox's command (sandbox_init.h)
+
+  void close_sandbox_ends() noexcept {
+    sync_read.reset();
+    status_write.reset();
+    notify_send.reset();
+    broker_send.reset();
+    command_receive.reset();
   }
+};
 
-  int sync_pipe[2], status_pipe[2];
-  if (::pipe2(sync_pipe, O_CLOEXEC) != 0) return make_error(error_code::launch_failed, "pipe2", {}, errno);
-  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
-    int err = errno;
-    ::close(sync_pipe[0]);
-    ::close(sync_pipe[1]);
-    return make_error(error_code::launch_failed, "pipe2", {}, err);
-  }
-  fd_guard sync_write{sync_pipe[1]}, status_read{status_pipe[0]};
-  launch.sync_read_fd = sync_pipe[0];
-  launch.status_write_fd = status_pipe[1];
-
-  // Tree-wide limits: the run's cgroup exists before the tree does, and a
-  // janitor removes it even if this process is killed.
-  const cgroup_limits& tree_limits = payload.tree_limits;
-  std::optional<run_cgroup> cgroup;
-  run_cgroup::janitor janitor;
-  if (tree_limits.memory_bytes || tree_limits.max_processes || tree_limits.cpu_seconds) {
-    auto created = run_cgroup::create(payload.cgroups, tree_limits);
-    if (!created) {
-      ::close(sync_pipe[0]);
-      ::close(status_pipe[1]);
-      return std::move(created).error_value();
-    }
-    cgroup = std::move(*created);
-    auto spawned = cgroup->spawn_janitor();
-    if (!spawned) {
-      ::close(sync_pipe[0]);
-      ::close(status_pipe[1]);
-      return std::move(spawned).error_value();
-    }
-    janitor = *spawned;
-  }
-  fd_guard janitor_trigger{janitor.trigger_fd};
-  auto finish_cgroup = [&]() {
-    if (!cgroup) return;
-    cgroup->remove();
-    ::close(janitor_trigger.fd);
-    janitor_trigger.fd = -1;
-    while (::waitpid(janitor.pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  };
-
-  // Forwarded signals are taken through a signalfd, never by default action.
-  sigset_t forwarded, previous;
-  ::sigemptyset(&forwarded);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaddset(&forwarded, sig);
-  ::sigprocmask(SIG_BLOCK, &forwarded, &previous);
-  fd_guard signals{::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK)};
-
+result<sandbox_channels> open_channels(const linux_plan_payload& payload, bool prepared) {
+  sandbox_channels c;
+  auto sync = make_pipe();
+  if (!sync) return std::move(sync).error_value();
+  auto status = make_pipe();
+  if (!status) return std::move(status).error_value();
+  c.sync_read = std::move(sync->first);
+  c.sync_write = std::move(sync->second);
+  c.status_read = std::move(status->first);
+  c.status_write = std::move(status->second);
   // Blocked system calls are answered here (violations.h): PID 1 sends the
-  // seccomp listener through this socket pair.
-  int notify_pair[2] = {-1, -1};
-  if (payload.seccomp.notify &&
-      ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify_pair) != 0) {
-    int err = errno;
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    ::close(sync_pipe[0]);
-    ::close(status_pipe[1]);
-    finish_cgroup();
-    return make_error(error_code::launch_failed, "socketpair for the seccomp listener", {}, err);
+  // seccomp listener through this pair.
+  if (payload.seccomp.notify) {
+    auto notify = make_socket_pair("the seccomp listener");
+    if (!notify) return std::move(notify).error_value();
+    c.notify_receive = std::move(notify->first);
+    c.notify_send = std::move(notify->second);
   }
-  fd_guard notify_receive{notify_pair[0]}, listener{-1};
-  launch.notify_send_fd = notify_pair[1];
-  violation_log violations;
-
-  // Filtered network: PID 1 sends the broker's two listeners through this
-  // pair; the broker runs on its own thread here until the tree is gone.
-  int broker_pair[2] = {-1, -1};
-  if (payload.network_broker && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, broker_pair) != 0) {
-    int err = errno;
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    ::close(sync_pipe[0]);
-    ::close(status_pipe[1]);
-    if (notify_pair[1] >= 0) ::close(notify_pair[1]);
-    finish_cgroup();
-    return make_error(error_code::launch_failed, "socketpair for the network broker", {}, err);
+  // Filtered network: PID 1 sends the broker's listeners through this pair;
+  // the broker runs on its own thread here until the tree is gone.
+  if (payload.network_broker) {
+    auto broker_pair = make_socket_pair("the network broker");
+    if (!broker_pair) return std::move(broker_pair).error_value();
+    c.broker_receive = std::move(broker_pair->first);
+    c.broker_send = std::move(broker_pair->second);
   }
-  fd_guard broker_receive{broker_pair[0]};
-  launch.broker_send_fd = broker_pair[1];
-  std::unique_ptr<broker::network_broker> network;
-  connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
-  std::optional<error> broker_failure;
+  // A prepared sandbox: its command goes to PID 1 as one message, which the
+  // socket's buffer must hold whole.
+  if (prepared) {
+    auto command = make_socket_pair("a prepared sandbox's command");
+    if (!command) return std::move(command).error_value();
+    int size = static_cast<int>(prepared_command_max_bytes + 4096);
+    ::setsockopt(command->first.get(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+    ::setsockopt(command->second.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    c.command_send = std::move(command->first);
+    c.command_receive = std::move(command->second);
+  }
+  return c;
+}
 
+// Tree-wide limits: the run's cgroup exists before the tree does, and a
+// janitor removes it even if this process is killed. finish() (at the
+// latest the destructor) removes the directories and reaps the janitor.
+class tree_cgroup {
+ public:
+  tree_cgroup() = default;
+  tree_cgroup(const tree_cgroup&) = delete;
+  tree_cgroup& operator=(const tree_cgroup&) = delete;
+  ~tree_cgroup() { finish(); }
+
+  // Nothing to do when the plan sets no tree-wide limit.
+  result<void> create(const cgroup_site& site, const cgroup_limits& limits) {
+    if (!limits.memory_bytes && !limits.max_processes && !limits.cpu_seconds) return ok;
+    auto created = run_cgroup::create(site, limits);
+    if (!created) return std::move(created).error_value();
+    cgroup_ = std::move(*created);
+    auto spawned = cgroup_->spawn_janitor();
+    if (!spawned) return std::move(spawned).error_value();
+    janitor_trigger_ = std::move(spawned->trigger_fd);
+    janitor_pid_ = spawned->pid;
+    return ok;
+  }
+  run_cgroup* get() noexcept { return cgroup_ ? &*cgroup_ : nullptr; }
+
+  void finish() noexcept {
+    if (!cgroup_) return;
+    cgroup_->remove();
+    janitor_trigger_.reset();
+    if (janitor_pid_ > 0) {
+      while (::waitpid(janitor_pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      janitor_pid_ = -1;
+    }
+  }
+
+ private:
+  std::optional<run_cgroup> cgroup_;
+  unique_fd janitor_trigger_;
+  pid_t janitor_pid_ = -1;
+};
+
+// Forwarded signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) are blocked in this
+// thread and taken through a signalfd, never by their default action, until
+// restore() (at the latest the destructor) puts the caller's mask back.
+class forwarded_signals {
+ public:
+  forwarded_signals() {
+    ::sigemptyset(&forwarded_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaddset(&forwarded_, sig);
+    ::sigprocmask(SIG_BLOCK, &forwarded_, &previous_);
+    fd_.reset(::signalfd(-1, &forwarded_, SFD_CLOEXEC | SFD_NONBLOCK));
+  }
+  forwarded_signals(const forwarded_signals&) = delete;
+  forwarded_signals& operator=(const forwarded_signals&) = delete;
+  ~forwarded_signals() { restore(false); }
+
+  int fd() const noexcept { return fd_.get(); }
+  // `discard_pending`: drop forwarded signals still pending (the run is over
+  // and they were forwarded) before unblocking them.
+  void restore(bool discard_pending) noexcept {
+    if (!blocked_) return;
+    if (discard_pending) {
+      signalfd_siginfo drained{};
+      while (::read(fd_.get(), &drained, sizeof drained) > 0) {
+      }
+    }
+    ::sigprocmask(SIG_SETMASK, &previous_, nullptr);
+    blocked_ = false;
+  }
+
+ private:
+  sigset_t forwarded_{}, previous_{};
+  unique_fd fd_;
+  bool blocked_ = true;
+};
+
+// PID 1 of the new namespaces.
+struct sandbox_process {
+  pid_t pid = -1;
+  unique_fd pidfd;
+};
+
+// clone3 into the plan's namespaces; the child runs run_sandbox_init(launch)
+// and never returns. Errors: launch_failed with errno.
+result<sandbox_process> clone_sandbox(const linux_plan_payload& payload, prepared_launch& launch) {
   std::uint64_t flags =
       ((payload.new_network_namespace ? launch_namespaces_with_network : launch_namespaces) &
        ~namespaces_after_cgroup_join) | CLONE_PIDFD;  // PID 1 unshares that one after the cgroup join
@@ -233,212 +288,305 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   args.flags = flags;
   args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
   args.exit_signal = SIGCHLD;
-  auto started = steady::now();
-  if (plan.policy().process.timeout_ms) {  // PID 1 holds the deadline too (sandbox_init.h)
-    launch.deadline_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             (started + std::chrono::milliseconds(*plan.policy().process.timeout_ms)).time_since_epoch())
-                             .count();
-  }
   long pid = ::syscall(SYS_clone3, &args, sizeof args);
   if (pid == 0) run_sandbox_init(launch);
-  int clone_errno = errno;
-  ::close(sync_pipe[0]);
-  ::close(status_pipe[1]);
-  if (broker_pair[1] >= 0) ::close(broker_pair[1]);
-  if (pid < 0) {
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    if (notify_pair[1] >= 0) ::close(notify_pair[1]);
-    finish_cgroup();
-    return make_error(error_code::launch_failed, "clone3 into new namespaces failed", {}, clone_errno);
-  }
-  fd_guard pid_guard{pidfd};
-  relay.start();  // stdio hook
-  if (notify_pair[1] >= 0) ::close(notify_pair[1]);
-  if (cgroup) {
-    if (auto attached = cgroup->attach(static_cast<pid_t>(pid)); !attached) {
-      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-      while (::waitpid(static_cast<pid_t>(pid), nullptr, 0) < 0 && errno == EINTR) {
-      }
-      ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-      finish_cgroup();
-      return std::move(attached).error_value();
-    }
-  }
-  char go = 1;
-  if (::write(sync_write.fd, &go, 1) != 1) { /* the child will see EOF and exit */ }
-  ::close(sync_write.fd);
-  sync_write.fd = -1;
+  if (pid < 0) return make_error(error_code::launch_failed, "clone3 into new namespaces failed", {}, errno);
+  sandbox_process process;
+  process.pid = static_cast<pid_t>(pid);
+  process.pidfd.reset(pidfd);
+  return process;
+}
 
-  std::optional<steady::time_point> deadline;
-  if (plan.policy().process.timeout_ms) {
-    deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
+void reap(pid_t pid, int* status = nullptr, struct rusage* usage = nullptr) noexcept {
+  while (::wait4(pid, status, 0, usage) < 0 && errno == EINTR) {
   }
-  std::optional<steady::time_point> kill_at;
-  std::optional<steady::time_point> trim_at = started + kTrimAfter;
+}
+
+// What the supervision loop holds and learns while the tree runs.
+struct watch_state {
   init_message message;
   bool have_message = false;
   bool killed = false;
-  int cancel_fd = request.cancel_fd;
-  const std::uint64_t cpu_limit_ns = tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
+  int cancel_fd = -1;
+  std::optional<steady::time_point> kill_at;  // a forwarded signal's grace ends
+  std::optional<steady::time_point> trim_at;
+  unique_fd listener;  // the seccomp listener, once PID 1 sent it
+  violation_log violations;
+  std::unique_ptr<broker::network_broker> network;
+  connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
+  std::optional<error> broker_failure;
+};
+
+void kill_tree(const sandbox_process& sandbox, watch_state& w) noexcept {
+  ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), SIGKILL, nullptr, 0);
+  w.killed = true;
+}
+
+// PID 1 sent the broker's listeners (TCP, unix, transparent, DNS): start the broker.
+void start_broker(const sandbox_plan& plan, const sandbox_process& sandbox, unique_fd& receive, watch_state& w) {
+  int received_fds[4] = {-1, -1, -1, -1};
+  std::size_t received = receive_descriptors(receive.get(), received_fds, 4);
+  receive.reset();
+  if (received != 4) {
+    for (std::size_t i = 0; i < received; ++i) unique_fd discarded(received_fds[i]);
+    return;
+  }
+  const int* listeners = received_fds;
+  broker::broker_options options;
+  options.policy = plan.policy().network;
+  // A relayed connection holds six descriptors (two sockets, two pipes):
+  // raise this process's soft limit to its hard one for the run (the
+  // sandbox, cloned already, keeps its own) and size the broker to it,
+  // keeping a reserve for the supervisor's own files.
+  options.limits.max_connections = broker_connection_budget(options.limits.max_connections);
+  options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path,
+                            "transparent:" + std::to_string(broker_transparent_port)};
+  w.redirect = transparent_routing(listeners[2], broker_transparent_port);
+  w.redirect.port_may_be_allowed = ports_rules_may_allow(plan.policy().network);
+  options.transparent_listener = 2;
+  options.destinations = w.redirect.destinations;
+  w.redirect.dns_port = broker_dns_port;
+  options.dns_socket = listeners[3];
+  options.dns_upstream = dns_upstream();
+  auto started_broker = broker::network_broker::start(std::move(options), {listeners[0], listeners[1], listeners[2]});
+  if (started_broker) {
+    w.network = std::move(*started_broker);
+  } else if (!w.killed) {
+    // Fail closed: without its broker the run is not what the plan says.
+    w.broker_failure = std::move(started_broker).error_value();
+    kill_tree(sandbox, w);
+  }
+}
+
+// The seccomp listener: answer one blocked call, or drop the listener once
+// no filtered process is left.
+void on_listener(const linux_plan_payload& payload, short revents, watch_state& w) {
+  if (revents & POLLIN) {
+    if (!answer_notification(w.listener.get(), payload.seccomp, w.violations, &w.redirect)) w.listener.reset();
+  } else if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
+    w.listener.reset();
+  }
+}
+
+void read_status(unique_fd& status_read, watch_state& w) {
+  init_message incoming;
+  ssize_t n = ::read(status_read.get(), &incoming, sizeof incoming);
+  if (n == static_cast<ssize_t>(sizeof incoming)) {
+    w.message = incoming;
+    w.have_message = true;
+  } else if (n == 0) {
+    status_read.reset();  // PID 1 is gone or going
+  }
+}
+
+void forward_signals(const forwarded_signals& signals, const sandbox_process& sandbox, run_outcome& outcome,
+                     watch_state& w) {
+  signalfd_siginfo info{};
+  while (::read(signals.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    outcome.interrupted = true;
+    ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), static_cast<int>(info.ssi_signo), nullptr, 0);
+    if (!w.kill_at) w.kill_at = steady::now() + kGraceAfterSignal;
+  }
+}
+
+// The poll timeout: the nearest of the deadline, the signal grace and the
+// memory trim, and the CPU counter's 50 ms; -1 for none.
+int poll_timeout(const std::optional<steady::time_point>& deadline, const watch_state& w, bool poll_cpu) {
+  int timeout_ms = -1;
+  auto now = steady::now();
+  for (auto limit : {deadline, w.kill_at, w.trim_at}) {
+    if (!limit || w.killed) continue;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*limit - now).count();
+    int bounded = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+    timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
+  }
+  // The tree's CPU time is read from the cgroup's counter every 50 ms.
+  if (poll_cpu && !w.killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
+  return timeout_ms;
+}
+
+// Supervises the tree until PID 1 exits (the namespace is then empty):
+// cancel, broker and seccomp listeners, PID 1's messages, forwarded
+// signals, the memory trim, the CPU limit, the deadline.
+void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sandbox_process& sandbox,
+           sandbox_channels& channels, const forwarded_signals& signals, run_cgroup* cgroup,
+           std::optional<steady::time_point> deadline, run_outcome& outcome, watch_state& w) {
+  const std::uint64_t cpu_limit_ns = payload.tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
   while (true) {
-    int timeout_ms = -1;
-    auto now = steady::now();
-    for (auto limit : {deadline, kill_at, trim_at}) {
-      if (!limit || killed) continue;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*limit - now).count();
-      int bounded = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
-      timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
-    }
-    // The tree's CPU time is read from the cgroup's counter every 50 ms.
-    if (cpu_limit_ns != 0 && !killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
-    pollfd fds[7] = {{pidfd, POLLIN, 0},
-                     {status_read.fd, POLLIN, 0},
-                     {signals.fd, POLLIN, 0},
-                     {notify_receive.fd, POLLIN, 0},
-                     {listener.fd, POLLIN, 0},
-                     {broker_receive.fd, POLLIN, 0},
-                     {cancel_fd, POLLIN, 0}};
+    int timeout_ms = poll_timeout(deadline, w, cpu_limit_ns != 0);
+    pollfd fds[7] = {{sandbox.pidfd.get(), POLLIN, 0},
+                     {channels.status_read.get(), POLLIN, 0},
+                     {signals.fd(), POLLIN, 0},
+                     {channels.notify_receive.get(), POLLIN, 0},
+                     {w.listener.get(), POLLIN, 0},
+                     {channels.broker_receive.get(), POLLIN, 0},
+                     {w.cancel_fd, POLLIN, 0}};
     int ready = ::poll(fds, 7, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
     if (fds[6].revents != 0) {
       // The run API's cancel(), or its host went away: kill the tree.
-      cancel_fd = -1;
-      if (!killed) {
+      w.cancel_fd = -1;
+      if (!w.killed) {
         outcome.cancelled = true;
-        ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-        killed = true;
+        kill_tree(sandbox, w);
       }
     }
-    if (fds[5].revents & (POLLIN | POLLHUP)) {
-      int listeners[4] = {-1, -1, -1, -1};
-      std::size_t received = receive_descriptors(broker_receive.fd, listeners, 4);
-      ::close(broker_receive.fd);
-      broker_receive.fd = -1;
-      if (received == 4) {
-        broker::broker_options options;
-        options.policy = plan.policy().network;
-        // A relayed connection holds six descriptors (two sockets, two
-        // pipes): raise this process's soft limit to its hard one for the run
-        // (the sandbox, cloned already, keeps its own) and size the broker to
-        // it, keeping a reserve for the supervisor's own files.
-        options.limits.max_connections = broker_connection_budget(options.limits.max_connections);
-        options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path,
-                                  "transparent:" + std::to_string(broker_transparent_port)};
-        redirect = transparent_routing(listeners[2], broker_transparent_port);
-        redirect.port_may_be_allowed = ports_rules_may_allow(plan.policy().network);
-        options.transparent_listener = 2;
-        options.destinations = redirect.destinations;
-        redirect.dns_port = broker_dns_port;
-        options.dns_socket = listeners[3];
-        options.dns_upstream = dns_upstream();
-        auto started_broker =
-            broker::network_broker::start(std::move(options), {listeners[0], listeners[1], listeners[2]});
-        if (started_broker) {
-          network = std::move(*started_broker);
-        } else if (!killed) {
-          // Fail closed: without its broker the run is not what the plan says.
-          broker_failure = std::move(started_broker).error_value();
-          ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-          killed = true;
-        }
-      } else {
-        for (std::size_t i = 0; i < received; ++i) ::close(listeners[i]);
-      }
-    }
+    if (fds[5].revents & (POLLIN | POLLHUP)) start_broker(plan, sandbox, channels.broker_receive, w);
     if (fds[3].revents & (POLLIN | POLLHUP)) {
-      listener.fd = receive_descriptor(notify_receive.fd);
-      ::close(notify_receive.fd);
-      notify_receive.fd = -1;
+      w.listener.reset(receive_descriptor(channels.notify_receive.get()));
+      channels.notify_receive.reset();
     }
-    if (fds[4].revents & POLLIN) {
-      if (!answer_notification(listener.fd, payload.seccomp, violations, &redirect)) {
-        ::close(listener.fd);
-        listener.fd = -1;
-      }
-    } else if (fds[4].revents & (POLLHUP | POLLERR | POLLNVAL)) {
-      ::close(listener.fd);  // no filtered process is left
-      listener.fd = -1;
-    }
-    if (fds[1].revents & (POLLIN | POLLHUP)) {
-      init_message incoming;
-      ssize_t n = ::read(status_read.fd, &incoming, sizeof incoming);
-      if (n == static_cast<ssize_t>(sizeof incoming)) {
-        message = incoming;
-        have_message = true;
-      } else if (n == 0) {
-        ::close(status_read.fd);  // PID 1 is gone or going
-        status_read.fd = -1;
-      }
-    }
-    if (fds[2].revents & POLLIN) {
-      signalfd_siginfo info{};
-      while (::read(signals.fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-        outcome.interrupted = true;
-        ::syscall(SYS_pidfd_send_signal, pidfd, static_cast<int>(info.ssi_signo), nullptr, 0);
-        if (!kill_at) kill_at = steady::now() + kGraceAfterSignal;
-      }
-    }
+    on_listener(payload, fds[4].revents, w);
+    if (fds[1].revents & (POLLIN | POLLHUP)) read_status(channels.status_read, w);
+    if (fds[2].revents & POLLIN) forward_signals(signals, sandbox, outcome, w);
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
     // Not beside a running broker: its thread uses that code and heap all along.
-    if (network) trim_at.reset();
-    if (trim_at && steady::now() >= *trim_at) {
+    if (w.network) w.trim_at.reset();
+    if (w.trim_at && steady::now() >= *w.trim_at) {
       release_idle_memory();
-      trim_at.reset();
+      w.trim_at.reset();
     }
-    if (cpu_limit_ns != 0 && !killed) {
+    if (cpu_limit_ns != 0 && !w.killed) {
       auto used = cgroup->cpu_usage_ns();
       if (used && *used >= cpu_limit_ns) {
         outcome.cpu_limit_hit = true;
-        ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-        killed = true;
+        kill_tree(sandbox, w);
       }
     }
-    now = steady::now();
-    if (!killed && ((deadline && now >= *deadline) || (kill_at && now >= *kill_at))) {
+    auto now = steady::now();
+    if (!w.killed && ((deadline && now >= *deadline) || (w.kill_at && now >= *w.kill_at))) {
       outcome.timed_out = deadline && now >= *deadline;
-      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-      killed = true;
+      kill_tree(sandbox, w);
     }
   }
-  int wait_status = 0;
-  struct rusage usage {};
-  while (::wait4(static_cast<pid_t>(pid), &wait_status, 0, &usage) < 0 && errno == EINTR) {
-  }
-  relay.finish();  // stdio hook: the tree is gone; what it wrote is copied out, the terminal restored
-  outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
-  outcome.violations = violations.entries();
-  if (network) {
-    // The namespace is empty: no client is left, so whatever is still open
-    // ends now, and the evidence is complete.
-    network->stop();
-    outcome.network = network->evidence();
-  }
-  if (status_read.fd >= 0) {
-    init_message incoming;
-    if (::read(status_read.fd, &incoming, sizeof incoming) == static_cast<ssize_t>(sizeof incoming)) {
-      message = incoming;
-      have_message = true;
-    }
-  }
-  // PID 1 reached the deadline itself (this process was stopped, or late).
-  if (have_message && message.kind == init_message_kind::timed_out) outcome.timed_out = true;
-  // Discard forwarded signals still pending before unblocking them.
-  signalfd_siginfo drained{};
-  while (::read(signals.fd, &drained, sizeof drained) > 0) {
-  }
-  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-  if (cgroup) {
-    cgroup_stats stats = cgroup->stats();
-    outcome.peak_memory_bytes = stats.peak_memory_bytes;
-    if (stats.cpu_usage_ns) outcome.tree_cpu_ms = *stats.cpu_usage_ns / 1000000;
-    outcome.memory_limit_hit = stats.oom_kills > 0;
-    outcome.process_limit_hit = stats.forks_refused > 0;
-    finish_cgroup();
-  }
+}
 
-  if (broker_failure) return std::move(*broker_failure);
-  if (have_message && message.kind == init_message_kind::setup_failed) return setup_error(message, launch);
-  if (have_message && message.kind == init_message_kind::exec_failed) {
+// A prepared sandbox, from the clone to its command: PID 1 sets up and
+// reports ready (request.ready is called); the command comes through
+// request.next_command once the host's descriptor (cancel_fd) is readable.
+// nullopt when there will be no command: PID 1 ended in setup (its message
+// says why), or the host gave the sandbox up or a signal came (the tree is
+// killed: cancelled, interrupted).
+std::optional<prepared_command> await_command(const sandbox_plan& plan, const sandbox_process& sandbox,
+                                              sandbox_channels& channels, const forwarded_signals& signals,
+                                              const launch_request& request, run_outcome& outcome, watch_state& w) {
+  bool ready = false;
+  while (!w.killed) {
+    pollfd fds[6] = {{sandbox.pidfd.get(), POLLIN, 0},         {channels.status_read.get(), POLLIN, 0},
+                     {signals.fd(), POLLIN, 0},                {channels.notify_receive.get(), POLLIN, 0},
+                     {channels.broker_receive.get(), POLLIN, 0}, {request.cancel_fd, POLLIN, 0}};
+    if (::poll(fds, 6, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[4].revents & (POLLIN | POLLHUP)) start_broker(plan, sandbox, channels.broker_receive, w);
+    if (fds[3].revents & (POLLIN | POLLHUP)) {
+      w.listener.reset(receive_descriptor(channels.notify_receive.get()));
+      channels.notify_receive.reset();
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP)) {
+      read_status(channels.status_read, w);
+      if (!ready && w.have_message && w.message.kind == init_message_kind::ready) {
+        ready = true;
+        w.have_message = false;
+        outcome.prepared_at = detail::utc_timestamp_ms_now();
+        if (request.ready) request.ready(*outcome.prepared_at);
+      }
+    }
+    if (fds[0].revents & POLLIN) return std::nullopt;  // PID 1 ended in setup
+    if (fds[2].revents & POLLIN) {
+      signalfd_siginfo info{};
+      while (::read(signals.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) outcome.interrupted = true;
+      break;  // no command to forward it to
+    }
+    if (fds[5].revents != 0) {
+      std::optional<prepared_command> command;
+      if (ready) command = request.next_command();
+      if (command) return command;
+      outcome.cancelled = true;
+      break;
+    }
+  }
+  if (!w.killed) kill_tree(sandbox, w);
+  return std::nullopt;
+}
+
+// Hands a prepared sandbox its command, derived as an ordinary launch
+// derives it: the environment from the policy, the working directory, and
+// the standard descriptors classified and relayed the same way (no private
+// pty: no terminal here is the caller's own), in one message to PID 1.
+// `effective` becomes the request as if the command had been given at the
+// start. Errors: usage_error (no command, too large, a directory on a
+// slot), launch_failed with errno.
+result<void> send_command(const sandbox_plan& plan, prepared_command command, const sandbox_channels& channels,
+                          std::int64_t deadline_ns, stdio_relay& relay, prepared_launch& launch,
+                          launch_request& effective, run_outcome& outcome) {
+  // The command's descriptors become this helper's 0-2, where plan_stdio and
+  // the relay look (received ones are above 2: 0-2 were open).
+  for (int slot = 0; slot < 3; ++slot) {
+    unique_fd given(command.stdio[slot]);
+    if (given && given.get() != slot && ::dup2(given.get(), slot) < 0) {
+      return make_error(error_code::launch_failed, "dup2 of a prepared command's descriptor", {}, errno);
+    }
+    if (given.get() == slot) given.release();
+  }
+  if (command.argv.empty() || command.argv[0].empty()) return make_error(error_code::usage_error, "no command to run");
+  effective.argv = std::move(command.argv);
+  effective.working_directory = std::move(command.working_directory);
+  effective.host_environment = std::move(command.host_environment);
+  launch.working_directory = !effective.working_directory.empty() ? effective.working_directory
+                             : !plan.workspace().empty()          ? plan.workspace()
+                                                                  : "/";
+  outcome.working_directory = launch.working_directory;
+  const std::vector<std::string> environment = core::build_environment(plan.policy(), effective.host_environment);
+  outcome.environment_names.clear();
+  for (const auto& entry : environment) outcome.environment_names.push_back(name_of(entry));
+
+  auto stdio = plan_stdio(false);
+  if (!stdio) return std::move(stdio).error_value();
+  if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
+  prepared_command_header header;
+  header.deadline_ns = deadline_ns;
+  header.argc = static_cast<std::int32_t>(effective.argv.size());
+  header.envc = static_cast<std::int32_t>(environment.size());
+  header.stdio = launch.stdio;
+  int fds[3];
+  std::size_t count = 0;
+  for (int slot = 0; slot < 3; ++slot) {
+    int fd = stdio->route[slot] == stdio_route::inherit ? slot
+             : stdio->route[slot] == stdio_route::relay ? launch.stdio.child_fd[slot]
+                                                        : -1;
+    if (fd < 0) continue;
+    header.fd_index[slot] = static_cast<std::int32_t>(count);
+    fds[count++] = fd;
+  }
+  std::string blob(reinterpret_cast<const char*>(&header), sizeof header);
+  blob.append(launch.working_directory).push_back('\0');
+  for (const auto& word : effective.argv) blob.append(word).push_back('\0');
+  for (const auto& entry : environment) blob.append(entry).push_back('\0');
+  if (blob.size() > prepared_command_max_bytes ||
+      effective.argv.size() + environment.size() > prepared_command_max_words) {
+    return make_error(error_code::usage_error, "the command and its environment exceed what a prepared sandbox takes (" +
+                                                   std::to_string(prepared_command_max_bytes / 1024) + " KiB, " +
+                                                   std::to_string(prepared_command_max_words) + " words)");
+  }
+  iovec io{blob.data(), blob.size()};
+  scm_rights_space space;
+  msghdr message = rights_message(io, space, fds, count);
+  if (::sendmsg(channels.command_send.get(), &message, MSG_NOSIGNAL) != static_cast<ssize_t>(blob.size())) {
+    return make_error(error_code::launch_failed, "sending the command to the prepared sandbox", {}, errno);
+  }
+  return ok;
+}
+
+// The run's result from PID 1's last message and how PID 1 ended: the
+// command's status and usage, or the error that kept it from running.
+result<run_outcome> conclude(const launch_request& request, const prepared_launch& launch, const watch_state& w,
+                             int wait_status, const struct rusage& usage, run_outcome outcome) {
+  if (w.broker_failure) return *w.broker_failure;
+  const init_message& message = w.message;
+  if (w.have_message && message.kind == init_message_kind::setup_failed) return setup_error(message, launch);
+  if (w.have_message && message.kind == init_message_kind::exec_failed) {
     std::string what = "'" + request.argv[0] + "'";
     if (message.error == ENOENT || message.error == ENOTDIR) {
       return make_error(error_code::command_not_found, what + " not found inside the sandbox", {}, message.error);
@@ -449,7 +597,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   outcome.user_cpu_ms = usage.ru_utime.tv_sec * 1000 + usage.ru_utime.tv_usec / 1000;
   outcome.system_cpu_ms = usage.ru_stime.tv_sec * 1000 + usage.ru_stime.tv_usec / 1000;
   outcome.max_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
-  if (have_message && message.kind == init_message_kind::exited && !killed) {
+  if (w.have_message && message.kind == init_message_kind::exited && !w.killed) {
     int st = message.wait_status;
     outcome.exited = WIFEXITED(st);
     outcome.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
@@ -464,6 +612,121 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     outcome.signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : SIGKILL;
   }
   return outcome;
+}
+
+}  // namespace
+
+result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
+                                     const launch_request& request) {
+  // A prepared sandbox (launch_request::next_command) gets its command later.
+  const bool prepared = static_cast<bool>(request.next_command);
+  if (!prepared && (request.argv.empty() || request.argv[0].empty())) {
+    return make_error(error_code::usage_error, "no command to run");
+  }
+  run_outcome outcome;
+  prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
+  outcome.working_directory = launch.working_directory;
+  // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
+  // devices and terminals get supervisor-owned pipes or a private pty.
+  stdio_relay relay;
+  if (!prepared) {
+    auto stdio = plan_stdio(plan.policy().process.allow_pty);
+    if (!stdio) return std::move(stdio).error_value();
+    if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
+  }
+  auto opened = open_channels(payload, prepared);
+  if (!opened) return std::move(opened).error_value();
+  sandbox_channels& channels = *opened;
+  launch.sync_read_fd = channels.sync_read.get();
+  launch.status_write_fd = channels.status_write.get();
+  launch.notify_send_fd = channels.notify_send.get();
+  launch.broker_send_fd = channels.broker_send.get();
+  if (prepared) {
+    // PID 1 reads its command into memory it has before the clone.
+    launch.command_receive_fd = channels.command_receive.get();
+    launch.command_buffer.resize(prepared_command_max_bytes);
+    launch.argv.assign(prepared_command_max_words + 1, nullptr);
+    launch.envp.assign(prepared_command_max_words + 1, nullptr);
+  }
+  tree_cgroup cgroup;
+  if (auto created = cgroup.create(payload.cgroups, payload.tree_limits); !created) {
+    return std::move(created).error_value();
+  }
+  forwarded_signals signals;
+
+  // The run's clock and deadline start with the command: at the clone, or
+  // when a prepared sandbox gets its command.
+  auto started = steady::now();
+  std::optional<steady::time_point> deadline;
+  auto start_clock = [&] {
+    started = steady::now();
+    if (plan.policy().process.timeout_ms) {  // PID 1 holds the deadline too (sandbox_init.h)
+      deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
+      launch.deadline_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(deadline->time_since_epoch()).count();
+    }
+  };
+  if (!prepared) start_clock();
+  auto cloned = clone_sandbox(payload, launch);
+  channels.close_sandbox_ends();
+  if (!cloned) return std::move(cloned).error_value();
+  const sandbox_process& sandbox = *cloned;
+  if (!prepared) relay.start();  // stdio hook
+  if (run_cgroup* tree = cgroup.get()) {
+    if (auto attached = tree->attach(sandbox.pid); !attached) {
+      ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), SIGKILL, nullptr, 0);
+      reap(sandbox.pid);
+      return std::move(attached).error_value();
+    }
+  }
+  char go = 1;
+  if (::write(channels.sync_write.get(), &go, 1) != 1) { /* the child will see EOF and exit */ }
+  channels.sync_write.reset();
+
+  watch_state w;
+  launch_request effective = request;  // a prepared sandbox's command, once it came
+  if (prepared) {
+    if (auto command = await_command(plan, sandbox, channels, signals, request, outcome, w)) {
+      start_clock();
+      auto sent = send_command(plan, std::move(*command), channels, launch.deadline_ns, relay, launch, effective,
+                               outcome);
+      if (!sent) {
+        kill_tree(sandbox, w);
+        reap(sandbox.pid);
+        return std::move(sent).error_value();
+      }
+      relay.start();
+    }
+  }
+  w.cancel_fd = request.cancel_fd;
+  w.trim_at = started + kTrimAfter;
+  watch(plan, payload, sandbox, channels, signals, cgroup.get(), deadline, outcome, w);
+
+  int wait_status = 0;
+  struct rusage usage {};
+  reap(sandbox.pid, &wait_status, &usage);
+  relay.finish();  // stdio hook: the tree is gone; what it wrote is copied out, the terminal restored
+  outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
+  outcome.violations = w.violations.entries();
+  if (w.network) {
+    // The namespace is empty: no client is left, so whatever is still open
+    // ends now, and the evidence is complete.
+    w.network->stop();
+    outcome.network = w.network->evidence();
+  }
+  if (channels.status_read) read_status(channels.status_read, w);
+  // PID 1 reached the deadline itself (this process was stopped, or late).
+  if (w.have_message && w.message.kind == init_message_kind::timed_out) outcome.timed_out = true;
+  signals.restore(true);
+  if (run_cgroup* tree = cgroup.get()) {
+    cgroup_stats stats = tree->stats();
+    outcome.peak_memory_bytes = stats.peak_memory_bytes;
+    if (stats.cpu_usage_ns) outcome.tree_cpu_ms = *stats.cpu_usage_ns / 1000000;
+    outcome.memory_limit_hit = stats.oom_kills > 0;
+    outcome.process_limit_hit = stats.forks_refused > 0;
+    cgroup.finish();
+  }
+  return conclude(effective, launch, w, wait_status, usage, std::move(outcome));
 }
 
 }  // namespace cordon::linux_impl

@@ -8,12 +8,15 @@
 // A byte on the socket, or its end (the host went away), cancels the run.
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -22,6 +25,7 @@
 #include "cordon/report.h"
 #include "cordon/run.h"
 #include "core/outcome_json.h"
+#include "posix/scm_rights.h"
 #include "posix/socket_io.h"
 
 namespace {
@@ -35,6 +39,40 @@ int answer(int fd, const json& j) {
 int refuse(int fd, const cordon::error& err, const std::string& backend, const cordon::launch_request& request) {
   return answer(fd, {{"report", cordon::refused_report_json(backend, "", request, err)},
                      {"failure", cordon::core::error_to_json(err)}});
+}
+
+// A prepared sandbox's command (cordon/prepared.h): one JSON line from the
+// host with the command's three descriptors attached to its first bytes.
+// Bytes after the line are a cancel. nullopt: the host gave the sandbox up.
+std::optional<cordon::prepared_command> read_command(int fd, cordon::launch_request& seen) {
+  cordon::prepared_command command;
+  std::string received;
+  while (received.find('\n') == std::string::npos) {
+    char buffer[65536];
+    iovec io{buffer, sizeof buffer};
+    cordon::scm_rights_space space;
+    msghdr message = cordon::receiving_message(io, space);
+    ssize_t n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (command.stdio[0] < 0) cordon::take_rights(message, command.stdio, 3);
+    received.append(buffer, static_cast<std::size_t>(n));
+  }
+  auto newline = received.find('\n');
+  json j = newline == std::string::npos ? json() : json::parse(received.substr(0, newline), nullptr, false);
+  if (newline == std::string::npos || j.is_discarded() || newline + 1 != received.size()) {
+    for (int descriptor : command.stdio) {
+      if (descriptor >= 0) ::close(descriptor);
+    }
+    return std::nullopt;
+  }
+  command.argv = j.at("argv").get<std::vector<std::string>>();
+  command.working_directory = j.at("working_directory").get<std::string>();
+  command.host_environment = j.at("environment").get<std::vector<std::string>>();
+  seen.argv = command.argv;
+  seen.working_directory = command.working_directory;
+  seen.host_environment = command.host_environment;
+  return command;
 }
 
 }  // namespace
@@ -68,9 +106,15 @@ int main(int argc, char** argv) {
     return refuse(control, make_error(error_code::launch_failed, "malformed request from the run API"),
                   std::string(backend->name()), launch);
   }
-  launch.argv = request.at("argv").get<std::vector<std::string>>();
-  launch.working_directory = request.at("working_directory").get<std::string>();
-  launch.host_environment = request.at("environment").get<std::vector<std::string>>();
+  // A prepared sandbox (cordon/prepared.h) gets its command after it is ready.
+  const bool prepare = request.contains("prepare");
+  launch_request seen;  // the command as the report names it
+  if (!prepare) {
+    launch.argv = request.at("argv").get<std::vector<std::string>>();
+    launch.working_directory = request.at("working_directory").get<std::string>();
+    launch.host_environment = request.at("environment").get<std::vector<std::string>>();
+    seen = launch;
+  }
   launch.cancel_fd = control;
 
   auto policy = sandbox_policy_from_json(request.at("policy").get<std::string>());
@@ -83,7 +127,7 @@ int main(int argc, char** argv) {
   const sandbox_plan& plan = *compiled.plan();
   if (plan_fingerprint(plan) != request.at("fingerprint").get<std::string>()) {
     return refuse(control,
-                  make_error(error_code::launch_failed,
+                  make_error(prepare ? error_code::plan_stale : error_code::launch_failed,
                              "the plan re-derived in the supervisor differs from the caller's (the host changed "
                              "between compile and run); compile again"),
                   std::string(backend->name()), launch);
@@ -93,7 +137,15 @@ int main(int argc, char** argv) {
     return answer(control, {{"report", launch_failed_report_json(plan, launch, err)},
                             {"failure", core::error_to_json(err)}});
   }
-  run_report report = run_in_this_process(plan, launch);
+  if (prepare) {
+    launch.ready = [&](const std::string& at) { answer(control, {{"ready", at}}); };
+    launch.next_command = [&] { return read_command(control, seen); };
+  }
+  run_report report = run_in_this_process(plan, launch, !prepare);
+  if (prepare) {  // the report names the command that ran, not the empty request
+    report.json = report.outcome ? run_report_json(plan, seen, *report.outcome)
+                                 : launch_failed_report_json(plan, seen, *report.failure);
+  }
   json out = {{"report", report.json}};
   if (report.outcome) out["outcome"] = core::outcome_to_json(*report.outcome);
   if (report.failure) out["failure"] = core::error_to_json(*report.failure);

@@ -1,0 +1,59 @@
+// helper_spawn.h — starting the cordon-supervisor helper, shared by the run
+// API (run_helper.cpp) and prepared sandboxes (prepared.cpp); see
+// docs/architecture.md, "The run API".
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cordon/plan.h"
+#include "cordon/run.h"
+#include "posix/unique_fd.h"
+
+namespace cordon {
+
+// What a run_handle holds (cordon/run.h).
+struct run_handle::state {
+  pid_t pid = -1;
+  unique_fd control;
+  unique_fd stdin_pipe, stdout_pipe, stderr_pipe;
+  std::string received;
+  std::optional<run_report> report;
+  // Atomic: cancel() may run on another thread than wait_until().
+  std::atomic<bool> finished{false};
+  std::atomic<bool> cancelled{false};
+};
+
+namespace posix {
+
+// The helper executable: `configured`, else $CORDON_SUPERVISOR, else the
+// installed path, else the build tree's.
+std::string supervisor_path(const std::string& configured);
+
+// A descriptor above 9 for one standard stream (so that the helper's dup2
+// onto 0-3 never overwrites a source), and for a pipe the caller's end in
+// `caller_end`. Errors: launch_failed (pipe2), usage_error (not open).
+result<unique_fd> stdio_source(const stdio_spec& spec, int standard_fd, bool input, unique_fd& caller_end);
+
+// Starts `path` as an orphaned grandchild (exit_signal 0, so no SIGCHLD
+// here and no waitpid(-1) can take it) with sources[0..3] on 0-3 and
+// "--control-fd 3". Returns its pid. Errors: launch_failed with errno.
+result<pid_t> spawn_helper(const std::string& path, const int sources[4]);
+
+// A socket pair for the helper: the caller's end in `mine`, the helper's
+// above 9 returned. Errors: launch_failed with errno.
+result<unique_fd> control_pair(unique_fd& mine);
+
+// The fields of the helper's request line every mode shares: the policy,
+// workspace, cgroup parent and fingerprint of `plan`.
+nlohmann::json plan_request(const sandbox_plan& plan);
+
+// One JSON line for the helper's socket.
+std::string json_line(const nlohmann::json& j);
+
+}  // namespace posix
+}  // namespace cordon

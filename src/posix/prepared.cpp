@@ -1,0 +1,330 @@
+// Prepared sandboxes, the host's side (cordon/prepared.h, docs/prepared.md).
+// The helper is started as start_run() starts it (posix/helper_spawn.h)
+// with /dev/null on its standard descriptors and a "prepare" request; it
+// answers {"ready": "<UTC>"} once PID 1 waits, and after the command (one
+// JSON line with its three descriptors attached, SCM_RIGHTS) the run goes on
+// as any run: cancel is a byte on the socket, the report its last line.
+#include "cordon/prepared.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <nlohmann/json.hpp>
+
+#include "cordon/backend.h"
+#include "core/outcome_json.h"
+#include "posix/helper_spawn.h"
+#include "posix/scm_rights.h"
+#include "posix/socket_io.h"
+#include "posix/unique_fd.h"
+
+namespace cordon {
+
+struct prepared_sandbox::state {
+  pid_t pid = -1;
+  unique_fd control;
+  std::string fingerprint;
+  std::string received;  // the helper's bytes not yet parsed
+  bool ready = false;
+  std::string prepared_at;
+  std::chrono::steady_clock::time_point ready_since;
+  std::optional<error> failure;
+  bool used = false;
+};
+
+namespace {
+
+// Sends `line` with `fds` attached to its first byte (SCM_RIGHTS), then the
+// rest. False when the helper is gone.
+bool send_with_descriptors(int socket_fd, const std::string& line, const int* fds, std::size_t count) {
+  iovec io{const_cast<char*>(line.data()), line.size()};
+  scm_rights_space space;
+  msghdr message = rights_message(io, space, fds, count);
+  ssize_t sent;
+  do {
+    sent = ::sendmsg(socket_fd, &message, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent <= 0) return false;
+  return static_cast<std::size_t>(sent) == line.size() || send_all(socket_fd, line.substr(static_cast<std::size_t>(sent)));
+}
+
+}  // namespace
+
+prepared_sandbox::prepared_sandbox(std::unique_ptr<state> s) : state_(std::move(s)) {}
+prepared_sandbox::prepared_sandbox(prepared_sandbox&&) noexcept = default;
+prepared_sandbox& prepared_sandbox::operator=(prepared_sandbox&&) noexcept = default;
+prepared_sandbox::~prepared_sandbox() = default;  // closing the socket gives the sandbox up
+
+result<prepared_sandbox> prepared_sandbox::prepare(const sandbox_plan& plan, const prepare_options& options) {
+  if (plan.backend() == nullptr) return make_error(error_code::plan_null, "the plan has no backend");
+  auto s = std::make_unique<state>();
+  s->fingerprint = plan_fingerprint(plan);
+  unique_fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!null) return make_error(error_code::launch_failed, "open /dev/null", {}, errno);
+  unique_fd high(::fcntl(null.get(), F_DUPFD_CLOEXEC, 10));
+  if (!high) return make_error(error_code::launch_failed, "fcntl", {}, errno);
+  auto helper_control = posix::control_pair(s->control);
+  if (!helper_control) return std::move(helper_control).error_value();
+  const int sources[4] = {high.get(), high.get(), high.get(), helper_control->get()};
+  auto helper = posix::spawn_helper(posix::supervisor_path(options.supervisor_path), sources);
+  if (!helper) return std::move(helper).error_value();
+  s->pid = *helper;
+  nlohmann::json line = posix::plan_request(plan);
+  line["prepare"] = true;
+  if (!send_all(s->control.get(), posix::json_line(line))) {
+    // The helper is already gone: wait_ready() reads why.
+  }
+  return prepared_sandbox(std::move(s));
+}
+
+namespace {
+
+// Reads the helper's answer to "prepare" until it is ready, failed, or
+// `deadline` passes.
+result<bool> await_ready(prepared_sandbox::state& s, std::chrono::steady_clock::time_point deadline) {
+  while (!s.ready && !s.failure) {
+    auto newline = s.received.find('\n');
+    if (newline != std::string::npos) {
+      nlohmann::json j = nlohmann::json::parse(s.received.substr(0, newline), nullptr, false);
+      s.received.erase(0, newline + 1);
+      if (!j.is_discarded() && j.contains("ready")) {
+        s.ready = true;
+        s.prepared_at = j.at("ready").get<std::string>();
+        s.ready_since = std::chrono::steady_clock::now();
+      } else if (!j.is_discarded() && j.contains("failure")) {
+        s.failure = core::error_from_json(j.at("failure"));
+      } else {
+        s.failure = make_error(error_code::launch_failed, "the supervisor helper answered what is not a prepared sandbox");
+      }
+      continue;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() < 0) left = std::chrono::milliseconds(0);
+    pollfd fd{s.control.get(), POLLIN, 0};
+    int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return false;
+    char buffer[4096];
+    ssize_t n = ::recv(s.control.get(), buffer, sizeof buffer, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      s.failure = make_error(error_code::launch_failed,
+                             "the supervisor helper ended without preparing; is it installed? (CORDON_SUPERVISOR)");
+      break;
+    }
+    s.received.append(buffer, static_cast<std::size_t>(n));
+  }
+  if (s.failure) return *s.failure;
+  return true;
+}
+
+}  // namespace
+
+result<bool> prepared_sandbox::wait_ready(std::chrono::steady_clock::time_point deadline) {
+  if (!state_) return make_error(error_code::usage_error, "a prepared sandbox is used once; this one was used already");
+  return await_ready(*state_, deadline);
+}
+
+bool prepared_sandbox::ready() const noexcept { return state_ && state_->ready && !state_->failure; }
+const std::string& prepared_sandbox::prepared_at() const noexcept {
+  static const std::string none;
+  return state_ ? state_->prepared_at : none;
+}
+const std::string& prepared_sandbox::fingerprint() const noexcept {
+  static const std::string none;
+  return state_ ? state_->fingerprint : none;
+}
+std::chrono::steady_clock::time_point prepared_sandbox::ready_since() const noexcept {
+  return state_ ? state_->ready_since : std::chrono::steady_clock::time_point{};
+}
+
+result<run_handle> prepared_sandbox::start(const sandbox_plan& plan, const run_request& request) {
+  if (!state_ || state_->used) {
+    return make_error(error_code::usage_error, "a prepared sandbox is used once; this one was used already");
+  }
+  // Whatever happens next, this sandbox is spent: closing the socket on
+  // return (unless the run took it) makes the helper give it up.
+  std::unique_ptr<state> spent = std::move(state_);
+  state& s = *spent;
+  s.used = true;
+  if (request.launch.argv.empty() || request.launch.argv[0].empty()) {
+    return make_error(error_code::usage_error, "no command to run");
+  }
+  if (plan_fingerprint(plan) != s.fingerprint) {
+    return make_error(error_code::plan_stale,
+                      "the sandbox was prepared for another plan (the policy or a host fact changed); prepare again");
+  }
+  auto ready = await_ready(s, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  if (!ready) return std::move(ready).error_value();
+  if (!*ready) return make_error(error_code::launch_failed, "the prepared sandbox was not ready within 30 s");
+  auto run = std::make_unique<run_handle::state>();
+  auto in = posix::stdio_source(request.stdin_spec, 0, true, run->stdin_pipe);
+  if (!in) return std::move(in).error_value();
+  auto out = posix::stdio_source(request.stdout_spec, 1, false, run->stdout_pipe);
+  if (!out) return std::move(out).error_value();
+  auto err = posix::stdio_source(request.stderr_spec, 2, false, run->stderr_pipe);
+  if (!err) return std::move(err).error_value();
+  nlohmann::json line = {{"argv", request.launch.argv},
+                         {"working_directory", request.launch.working_directory},
+                         {"environment", request.launch.host_environment}};
+  const int fds[3] = {in->get(), out->get(), err->get()};
+  if (!send_with_descriptors(s.control.get(), posix::json_line(line), fds, 3)) {
+    return make_error(error_code::launch_failed, "the prepared sandbox's helper is gone", {}, errno);
+  }
+  run->pid = s.pid;
+  run->control = std::move(s.control);
+  run->received = std::move(s.received);
+  return run_handle(std::move(run));
+}
+
+// The pool: ready sandboxes for the current plan, and a thread that keeps
+// `size` of them (one preparation at a time: each is a helper and a tree).
+struct prepared_pool::impl {
+  pool_options options;
+  mutable std::mutex mutex;
+  std::condition_variable changed;
+  std::shared_ptr<const sandbox_plan> plan;
+  std::uint64_t generation = 0;  // bumped by update(): preparations of an older plan are dropped
+  std::deque<prepared_sandbox> ready;
+  std::optional<error> last_failure;  // of the last preparation
+  bool stale = false;                 // a helper found the host changed: refill stops until update()
+  bool stopping = false;
+  std::thread refill;
+
+  void drop_old(std::unique_lock<std::mutex>&) {
+    auto now = std::chrono::steady_clock::now();
+    while (!ready.empty() && now - ready.front().ready_since() > options.max_age) ready.pop_front();
+  }
+
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!stopping) {
+      drop_old(lock);
+      if (stale || ready.size() >= options.size) {
+        changed.wait_for(lock, options.max_age / 2 + std::chrono::milliseconds(1));
+        continue;
+      }
+      auto for_plan = plan;
+      const std::uint64_t for_generation = generation;
+      lock.unlock();
+      prepare_options prepare;
+      prepare.supervisor_path = options.supervisor_path;
+      auto made = prepared_sandbox::prepare(*for_plan, prepare);
+      std::optional<error> failure;
+      if (made) {
+        auto ready_now = made->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+        if (!ready_now) failure = std::move(ready_now).error_value();
+        else if (!*ready_now) failure = make_error(error_code::launch_failed, "a prepared sandbox was not ready within 30 s");
+      } else {
+        failure = std::move(made).error_value();
+      }
+      lock.lock();
+      if (for_generation != generation) continue;  // prepared for a plan given up meanwhile
+      if (failure) {
+        last_failure = failure;
+        if (failure->code == error_code::plan_stale) {
+          stale = true;  // fail closed: no sandbox of this plan may be used any more
+          ready.clear();
+        } else {
+          changed.wait_for(lock, std::chrono::milliseconds(200));  // do not spin on a failing host
+        }
+      } else {
+        ready.push_back(std::move(*made));
+        last_failure.reset();
+      }
+      changed.notify_all();
+    }
+    ready.clear();
+  }
+};
+
+prepared_pool::prepared_pool(std::shared_ptr<const sandbox_plan> plan, const pool_options& options)
+    : impl_(std::make_unique<impl>()) {
+  impl_->options = options;
+  impl_->plan = std::move(plan);
+  impl_->refill = std::thread([this] { impl_->run(); });
+}
+
+prepared_pool::~prepared_pool() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->stopping = true;
+  }
+  impl_->changed.notify_all();
+  impl_->refill.join();
+}
+
+result<run_handle> prepared_pool::start(const run_request& request) {
+  std::unique_lock<std::mutex> lock(impl_->mutex);
+  auto until = std::chrono::steady_clock::now() + impl_->options.wait;
+  while (true) {
+    impl_->drop_old(lock);
+    if (impl_->stale) {
+      return make_error(error_code::plan_stale, "the host changed since the pool's plan was compiled (" +
+                                                    impl_->last_failure->message + "); refresh() or update() the pool");
+    }
+    if (!impl_->ready.empty()) break;
+    if (impl_->changed.wait_until(lock, until) == std::cv_status::timeout && impl_->ready.empty()) {
+      return make_error(error_code::launch_failed,
+                        "no prepared sandbox became ready in time" +
+                            (impl_->last_failure ? ": " + impl_->last_failure->describe() : std::string()));
+    }
+  }
+  prepared_sandbox sandbox = std::move(impl_->ready.front());
+  impl_->ready.pop_front();
+  auto plan = impl_->plan;
+  lock.unlock();
+  impl_->changed.notify_all();  // refill
+  return sandbox.start(*plan, request);
+}
+
+void prepared_pool::update(std::shared_ptr<const sandbox_plan> plan) {
+  std::deque<prepared_sandbox> given_up;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->plan = std::move(plan);
+    ++impl_->generation;
+    impl_->stale = false;
+    impl_->last_failure.reset();
+    given_up.swap(impl_->ready);
+  }
+  impl_->changed.notify_all();
+}
+
+result<bool> prepared_pool::refresh() {
+  auto current = this->plan();
+  compile_options options;
+  options.workspace = current->workspace();
+  options.cgroup_parent = current->cgroup_parent();
+  auto compiled = current->backend()->compile(current->policy(), options);
+  if (!compiled) {
+    update(current);  // nothing prepared for a plan this host refuses now may run
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->stale = true;
+    impl_->last_failure = compiled.failure();
+    return compiled.failure();
+  }
+  if (plan_fingerprint(*compiled.plan()) == plan_fingerprint(*current)) return false;
+  update(compiled.plan());
+  return true;
+}
+
+std::size_t prepared_pool::ready_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->ready.size();
+}
+
+std::shared_ptr<const sandbox_plan> prepared_pool::plan() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->plan;
+}
+
+}  // namespace cordon

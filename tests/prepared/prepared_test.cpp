@@ -1,0 +1,291 @@
+// Prepared sandboxes (cordon/prepared.h, docs/prepared.md): a command run in
+// a sandbox set up ahead of time is confined and reported as an ordinary
+// run, says it was prepared, and a sandbox serves one command only.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cordon/cordon.h"
+#include "cordon/prepared.h"
+
+namespace cordon {
+namespace {
+
+// Everything `fd` gives until EOF or 10 s.
+std::string read_all(int fd) {
+  std::string text;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buffer[512];
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+class Prepared : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_ = make_host_backend();
+    if (!backend_->probe().available) GTEST_SKIP() << "the host backend is not available here";
+    workspace_ = std::filesystem::temp_directory_path() / ("cordon-prepared-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(workspace_);
+  }
+  void TearDown() override {
+    if (!workspace_.empty()) std::filesystem::remove_all(workspace_);
+  }
+
+  std::shared_ptr<const sandbox_plan> compile_profile(const char* name) {
+    auto policy = builtin_profile(name);
+    EXPECT_TRUE(policy);
+    compile_options options;
+    options.workspace = workspace_.string();
+    auto compiled = backend_->compile(*policy, options);
+    EXPECT_TRUE(compiled) << compiled.failure().describe();
+    return compiled ? compiled.plan() : nullptr;
+  }
+
+  static run_request shell(const std::string& script) {
+    run_request request;
+    request.launch.argv = {"/bin/sh", "-c", script};
+    request.stdout_spec = stdio_spec::pipe();
+    request.stderr_spec = stdio_spec::pipe();
+    return request;
+  }
+
+  // Runs `script` in a ready sandbox: its stdout, and the report.
+  static std::pair<std::string, run_report> run_in(prepared_sandbox& sandbox, const sandbox_plan& plan,
+                                                   const std::string& script) {
+    auto started = sandbox.start(plan, shell(script));
+    EXPECT_TRUE(started) << started.error_value().describe();
+    if (!started) return {};
+    std::string out = read_all(started->stdout_fd());
+    return {out, started->wait()};
+  }
+
+  std::unique_ptr<sandbox_backend> backend_;
+  std::filesystem::path workspace_;
+};
+
+TEST_F(Prepared, ConfinedRunReportsPreparedAndIsUsedOnce) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  auto sandbox = prepared_sandbox::prepare(*plan);
+  ASSERT_TRUE(sandbox) << sandbox.error_value().describe();
+  auto ready = sandbox->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  ASSERT_TRUE(ready) << ready.error_value().describe();
+  ASSERT_TRUE(*ready);
+  EXPECT_TRUE(sandbox->ready());
+  const std::string prepared_at = sandbox->prepared_at();
+  EXPECT_EQ(prepared_at.size(), 24u) << prepared_at;  // YYYY-MM-DDTHH:MM:SS.mmmZ
+
+  // Allowed: writing in the workspace. Forbidden: writing outside it (/usr
+  // is read-only: EROFS, or EACCES from Landlock), and the host's /etc/shadow.
+  const std::string file = (workspace_ / "from-prepared").string();
+  auto [out, report] = run_in(*sandbox, *plan,
+                              "echo written > " + file + " && echo ok; "
+                              "touch /usr/cordon-prepared-probe 2>/dev/null && echo usr-writable; "
+                              "echo $$; exit 7");
+  ASSERT_FALSE(report.failure) << report.failure->describe();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_TRUE(report.outcome->exited);
+  EXPECT_EQ(report.outcome->exit_code, 7);
+  EXPECT_EQ(exit_code_for(report), 7);
+  EXPECT_EQ(out.substr(0, 3), "ok\n") << out;
+  EXPECT_EQ(out.find("usr-writable"), std::string::npos) << out;
+  EXPECT_EQ(out.substr(3), "2\n") << "the command is PID 2 of its own namespace: " << out;
+  std::ifstream written(file);
+  std::string line;
+  std::getline(written, line);
+  EXPECT_EQ(line, "written");
+  EXPECT_FALSE(std::filesystem::exists("/usr/cordon-prepared-probe"));
+
+  auto json = nlohmann::json::parse(report.json);
+  EXPECT_EQ(json["outcome"], "completed");
+  EXPECT_EQ(json["prepared"], true);
+  EXPECT_EQ(json["prepared_at"], prepared_at);
+  EXPECT_EQ(json["command"]["argv"][0], "/bin/sh");
+  EXPECT_EQ(report.outcome->prepared_at, prepared_at);
+
+  // Used once: the handle is spent.
+  auto again = sandbox->start(*plan, shell("true"));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error_value().code, error_code::usage_error);
+}
+
+TEST_F(Prepared, OrdinaryRunSaysNotPrepared) {
+  auto plan = compile_profile("read-only");
+  ASSERT_TRUE(plan);
+  auto started = start_run(*plan, shell("true"));
+  ASSERT_TRUE(started);
+  run_report report = started->wait();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(nlohmann::json::parse(report.json)["prepared"], false);
+  EXPECT_FALSE(report.outcome->prepared_at);
+}
+
+TEST_F(Prepared, NothingPassesFromOneCommandToTheNext) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  pool_options options;
+  options.size = 1;
+  prepared_pool pool(plan, options);
+  // /tmp is private to each sandbox: what one command leaves there is gone for the next.
+  auto first = pool.start(shell("echo secret > /tmp/left-behind; cat /tmp/left-behind"));
+  ASSERT_TRUE(first) << first.error_value().describe();
+  EXPECT_EQ(read_all(first->stdout_fd()), "secret\n");
+  run_report one = first->wait();
+  ASSERT_TRUE(one.outcome);
+  auto second = pool.start(shell("cat /tmp/left-behind; echo status=$?"));
+  ASSERT_TRUE(second) << second.error_value().describe();
+  std::string out = read_all(second->stdout_fd());
+  EXPECT_EQ(out, "status=1\n") << out;
+  run_report two = second->wait();
+  ASSERT_TRUE(two.outcome);
+  EXPECT_TRUE(two.outcome->prepared_at);
+  EXPECT_NE(first->pid(), second->pid()) << "two commands shared one helper";
+}
+
+TEST_F(Prepared, PlanChangeInvalidates) {
+  auto plan = compile_profile("workspace-write");
+  auto other = compile_profile("read-only");
+  ASSERT_TRUE(plan && other);
+  auto sandbox = prepared_sandbox::prepare(*plan);
+  ASSERT_TRUE(sandbox);
+  auto started = sandbox->start(*other, shell("echo ran"));
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error_value().code, error_code::plan_stale);
+
+  // A pool updated to another plan gives up what it prepared.
+  pool_options options;
+  options.size = 1;
+  prepared_pool pool(plan, options);
+  auto first = pool.start(shell("touch " + (workspace_ / "w").string() + "; echo $?"));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(read_all(first->stdout_fd()), "0\n");
+  first->wait();
+  pool.update(other);
+  auto second = pool.start(shell("touch " + (workspace_ / "r").string() + " 2>/dev/null; echo $?"));
+  ASSERT_TRUE(second) << second.error_value().describe();
+  EXPECT_EQ(read_all(second->stdout_fd()), "1\n") << "the read-only plan's sandbox let the workspace be written";
+  second->wait();
+  EXPECT_FALSE(std::filesystem::exists(workspace_ / "r"));
+}
+
+TEST_F(Prepared, HostFactChangeInvalidates) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  pool_options options;
+  options.size = 1;
+  prepared_pool pool(plan, options);
+  auto unchanged = pool.refresh();
+  ASSERT_TRUE(unchanged) << unchanged.error_value().describe();
+  EXPECT_FALSE(*unchanged);
+  // A repository appears under the writable workspace: the plan protects
+  // its hooks and config now, so what was prepared is given up.
+  std::filesystem::create_directories(workspace_ / ".git" / "hooks");
+  std::ofstream(workspace_ / ".git" / "config") << "[core]\n";
+  std::ofstream(workspace_ / ".git" / "HEAD") << "ref: refs/heads/main\n";
+  auto changed = pool.refresh();
+  ASSERT_TRUE(changed) << changed.error_value().describe();
+  EXPECT_TRUE(*changed);
+  EXPECT_NE(plan_fingerprint(*pool.plan()), plan_fingerprint(*plan));
+
+  // A sandbox prepared for the old plan refuses to run under the new one.
+  auto old_sandbox = prepared_sandbox::prepare(*plan);
+  ASSERT_TRUE(old_sandbox);
+  auto refused = old_sandbox->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  ASSERT_FALSE(refused) << "the helper prepared a plan the host no longer gives";
+  EXPECT_EQ(refused.error_value().code, error_code::plan_stale);
+
+  auto started = pool.start(shell("touch " + (workspace_ / ".git" / "hooks" / "pre-commit").string() +
+                                  " 2>/dev/null; echo $?"));
+  ASSERT_TRUE(started) << started.error_value().describe();
+  EXPECT_EQ(read_all(started->stdout_fd()), "1\n");
+  started->wait();
+}
+
+TEST_F(Prepared, PoolOfFourServesFourThreadsAtOnce) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  pool_options options;
+  options.size = 4;
+  prepared_pool pool(plan, options);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (pool.ready_count() < 4 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(pool.ready_count(), 4u);
+  constexpr int kThreads = 4;
+  std::vector<std::string> outputs(kThreads), errors(kThreads);
+  std::vector<run_report> reports(kThreads);
+  std::vector<pid_t> helpers(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      auto started = pool.start(shell("echo run-" + std::to_string(i) + "; exit " + std::to_string(20 + i)));
+      if (!started) {
+        errors[i] = started.error_value().describe();
+        return;
+      }
+      helpers[i] = started->pid();
+      outputs[i] = read_all(started->stdout_fd());
+      reports[i] = started->wait();
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<pid_t> distinct;
+  for (int i = 0; i < kThreads; ++i) {
+    SCOPED_TRACE("thread " + std::to_string(i));
+    ASSERT_TRUE(errors[i].empty()) << errors[i];
+    EXPECT_EQ(outputs[i], "run-" + std::to_string(i) + "\n");
+    ASSERT_TRUE(reports[i].outcome);
+    EXPECT_EQ(reports[i].outcome->exit_code, 20 + i);
+    EXPECT_TRUE(reports[i].outcome->prepared_at);
+    distinct.insert(helpers[i]);
+  }
+  EXPECT_EQ(distinct.size(), 4u) << "a prepared sandbox served two commands";
+}
+
+TEST_F(Prepared, CancelAndCommandNotFound) {
+  auto plan = compile_profile("read-only");
+  ASSERT_TRUE(plan);
+  auto sandbox = prepared_sandbox::prepare(*plan);
+  ASSERT_TRUE(sandbox);
+  run_request missing;
+  missing.launch.argv = {"/no/such/command"};
+  auto started = sandbox->start(*plan, missing);
+  ASSERT_TRUE(started) << started.error_value().describe();
+  run_report r = started->wait();
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->code, error_code::command_not_found);
+  EXPECT_EQ(exit_code_for(r), exit_not_found);
+
+  auto second = prepared_sandbox::prepare(*plan);
+  ASSERT_TRUE(second);
+  auto sleeping = second->start(*plan, shell("echo up; exec sleep 60"));
+  ASSERT_TRUE(sleeping);
+  std::string up;
+  char c;
+  while (up.find('\n') == std::string::npos && ::read(sleeping->stdout_fd(), &c, 1) == 1) up += c;
+  EXPECT_EQ(up, "up\n");
+  sleeping->cancel();
+  run_report cancelled = sleeping->wait();
+  ASSERT_TRUE(cancelled.outcome);
+  EXPECT_TRUE(cancelled.cancelled);
+  EXPECT_EQ(nlohmann::json::parse(cancelled.json)["outcome"], "cancelled");
+}
+
+}  // namespace
+}  // namespace cordon
