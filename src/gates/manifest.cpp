@@ -18,6 +18,7 @@
 #include "cordon/policy_json.h"
 #include "cordon/profiles.h"
 #include "gates/digest.h"
+#include "gates/toml_document.h"
 
 namespace cordon::gates {
 
@@ -243,17 +244,16 @@ target_os host_os() noexcept {
 
 manifest_result parse_manifest(std::string_view text, const std::string& path) {
   manifest_result out;
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    out.errors.push_back({static_cast<int>(e.source().begin.line), std::string(e.description())});
+  toml_syntax_error syntax;
+  std::optional<toml::table> parsed = parse_toml(text, path, syntax);
+  if (!parsed) {
+    out.errors.push_back({syntax.line, syntax.message});
     return out;
   }
+  toml::table root = std::move(*parsed);
   gate_manifest manifest;
   manifest.path = path;
-  auto slash = path.find_last_of('/');
-  manifest.directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  manifest.directory = manifest_directory_of(path);
   manifest.digest = sha256_digest(text);
   gate_reader reader(out.errors);
   for (auto&& [key, node] : root) {

@@ -14,6 +14,7 @@
 #include "core/sha256.h"
 #include "gates/digest.h"
 #include "gates/manifest.h"
+#include "gates/toml_document.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::sidecars {
@@ -183,17 +184,16 @@ std::string describe_grant(const gov::capability_request& r, std::size_t index) 
 
 extension_result parse_extension_manifest(std::string_view text, const std::string& path) {
   extension_result out;
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    out.errors.push_back({static_cast<int>(e.source().begin.line), std::string(e.description())});
+  gates::toml_syntax_error syntax;
+  std::optional<toml::table> parsed = gates::parse_toml(text, path, syntax);
+  if (!parsed) {
+    out.errors.push_back({syntax.line, syntax.message});
     return out;
   }
+  toml::table root = std::move(*parsed);
   extension_manifest m;
   m.path = path;
-  auto slash = path.find_last_of('/');
-  m.directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  m.directory = gates::manifest_directory_of(path);
   m.digest = gates::sha256_digest(text);
   reader r(out.errors);
   bool have_extension = false;
