@@ -108,7 +108,7 @@ TEST_F(SidecarTest, LaunchReportIsWrittenBeforeTheFirstFrameIsForwarded) {
   EXPECT_GT(launched["pid"].get<int>(), 0);
   EXPECT_TRUE(launched["started_at"].is_string());
   EXPECT_EQ(launched["controls"]["filesystem_write"]["level"], "enforced");
-  EXPECT_EQ(launched["controls"]["unix_sockets"]["level"], "partial");
+  EXPECT_EQ(launched["controls"]["unix_sockets"]["level"], "enforced");
   EXPECT_TRUE(launched["policy"]["digest"].get<std::string>().starts_with("sha256:"));
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   char buffer[65536];
@@ -216,8 +216,12 @@ TEST_F(SidecarTest, LspFramesAreForwardedAndTheRestIsDiscarded) {
 }
 
 TEST_F(SidecarTest, UnmetRequireRefusesBeforeAnythingStarts) {
-  // Named unix sockets under readable roots stay connectable: unix_sockets is partial on Linux.
-  sidecar_process p(args("echo", {"--require", "unix_sockets=enforced", "--require", "filesystem_write=enforced"}));
+  // With the host's network, named unix sockets under readable roots stay connectable: unix_sockets is partial.
+  const std::string policy = dir.path() + "/host-network.json";
+  std::ofstream(policy) << R"({"schema_version": 1, "network": {"mode": "unrestricted"}})";
+  std::vector<std::string> a = args("echo", {"--require", "unix_sockets=enforced", "--require", "filesystem_write=enforced"});
+  a[2] = policy;  // in place of the read-only profile
+  sidecar_process p(a);
   EXPECT_EQ(p.wait(), 125);
   EXPECT_NE(p.stderr_text().find("enforcement_unavailable: the plan does not meet --require"), std::string::npos)
       << p.stderr_text();
