@@ -16,6 +16,10 @@ export interface Report {
   cordon_version: string;
   outcome: "completed" | "timed_out" | "interrupted" | "cancelled" | "refused" | "launch_failed";
   started_at?: string;
+  /** the command ran in a sandbox prepared ahead of time (docs/prepared.md) */
+  prepared?: boolean;
+  /** UTC, milliseconds: when the prepared sandbox was ready */
+  prepared_at?: string;
   finished_at: string;
   backend: {
     name: string;
@@ -82,8 +86,13 @@ export interface Report {
     malformed: number;
     error: number;
     not_recorded: number;
+    /** The broker's relay memory: the budget for bulk buffers and the most its connections held at once, bytes (docs/network.md, Memory budget). */
+    memory?: {
+      budget_bytes: number;
+      peak_bytes: number;
+    };
     connections: Array<{
-      protocol: "http_connect" | "http_forward" | "socks5" | "transparent" | "dns" | "unknown";
+      protocol: "http_connect" | "http_forward" | "socks5" | "transparent" | "dns" | "dns_tcp" | "unknown";
       original?: string;
       name_source?: "tls_sni" | "http_host" | "dns" | "address";
       host: string;
