@@ -96,15 +96,19 @@ deb() {
   pass "dpkg-buildpackage -us -uc -b"
   local bin dev
   bin=$(ls "$debdir"/cordon_*_amd64.deb) dev=$(ls "$debdir"/libcordon-dev_*_amd64.deb)
+  # The listings are read whole first: `dpkg-deb -c | grep -q` under pipefail
+  # fails whenever grep stops early and dpkg-deb gets SIGPIPE.
+  local bin_list dev_list
+  bin_list=$(dpkg-deb -c "$bin") dev_list=$(dpkg-deb -c "$dev")
   for f in ./usr/bin/cordon ./usr/libexec/cordon/cordon-supervisor ./usr/share/man/man1/cordon.1.gz \
     ./usr/share/man/man1/cordon-run.1.gz ./usr/share/bash-completion/completions/cordon \
     ./usr/share/zsh/vendor-completions/_cordon ./usr/share/fish/vendor_completions.d/cordon.fish \
     ./usr/share/cordon/schemas/policy.v1.schema.json ./usr/share/doc/cordon/packaging.md; do
-    if dpkg-deb -c "$bin" | grep -qF " $f"; then pass "cordon.deb has ${f#./}"; else fail "cordon.deb has ${f#./}"; fi
+    if grep -qF " $f" <<<"$bin_list"; then pass "cordon.deb has ${f#./}"; else fail "cordon.deb has ${f#./}"; fi
   done
   for f in ./usr/include/cordon/cordon.h ./usr/lib/x86_64-linux-gnu/libcordon.a \
     ./usr/lib/x86_64-linux-gnu/cmake/cordon/cordon-config.cmake ./usr/lib/x86_64-linux-gnu/pkgconfig/cordon.pc; do
-    if dpkg-deb -c "$dev" | grep -qF " $f"; then pass "libcordon-dev.deb has ${f#./}"; else fail "libcordon-dev.deb has ${f#./}"; fi
+    if grep -qF " $f" <<<"$dev_list"; then pass "libcordon-dev.deb has ${f#./}"; else fail "libcordon-dev.deb has ${f#./}"; fi
   done
   # lintian: no error or warning (the remaining tags are explained in docs/packaging.md).
   lintian --tag-display-limit 0 "$debdir"/*.changes >"$debdir/lintian.log" 2>&1 || true
