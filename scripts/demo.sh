@@ -54,8 +54,12 @@ status=${PIPESTATUS[0]}
 set -e
 [ "$status" -eq 0 ] || build_failed
 
-workspace="$(mktemp -d /tmp/cordon-demo-XXXXXX)"
-trap 'rm -rf "$workspace"' EXIT
+# One level below /tmp: a writable root directly in /tmp would make writes beside
+# it land in the run's private /tmp and be discarded (docs/workloads.md).
+scratch="$(mktemp -d /tmp/cordon-demo-XXXXXX)"
+trap 'rm -rf "$scratch"' EXIT
+workspace="$scratch/workspace"
+mkdir "$workspace"
 cd "$workspace"
 git init -q . && printf 'int main(void) { return 0; }\n' > main.c
 

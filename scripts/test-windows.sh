@@ -46,8 +46,14 @@ t=$(now)
 args=(--gtest_brief=1)
 if [ -n "$results" ]; then args+=("--gtest_output=json:Z:$results/cordon_wine_tests.wine.json"); fi
 set +e
-"$wine64" "$build/cordon_wine_tests.exe" "${args[@]}" </dev/null
-status=$?
+if [ -n "$results" ]; then
+  # The log beside the JSON: scripts/test.sh reads skip reasons from it.
+  "$wine64" "$build/cordon_wine_tests.exe" "${args[@]}" </dev/null | tee "$results/cordon_wine_tests.wine.log"
+  status=${PIPESTATUS[0]}
+else
+  "$wine64" "$build/cordon_wine_tests.exe" "${args[@]}" </dev/null
+  status=$?
+fi
 set -e
 echo "== windows: wine tests $(since "$t") s (exit $status)"
 exit $status

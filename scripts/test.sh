@@ -171,7 +171,7 @@ def skips_in_log(json_path, data):
         if owners:
             reason = []
             for follow in lines[i + 1:]:
-                if not follow.strip() or follow.startswith("["):
+                if not follow.strip() or follow.startswith("[") or re.match(r"^.*:\d+: (Skipped|Failure)$", follow):
                     break
                 reason.append(follow.strip())
             out[max(owners, key=lambda t: t[1])[2]] = " ".join(reason)

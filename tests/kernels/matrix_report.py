@@ -133,6 +133,11 @@ def main():
                 status = 1
             if args.results:
                 shutil.copy(path, os.path.join(args.results, os.path.basename(path)))
+                # The guest's log beside each JSON: gtest's JSON has no skip
+                # message, and scripts/test.sh reads the reasons from the log.
+                log = os.path.join(d, "guest.log")
+                if os.path.exists(log):
+                    shutil.copy(log, os.path.join(args.results, os.path.basename(path)[: -len(".json")] + ".log"))
         sections.append((config, d, rows))
     print(f"kernel-matrix: {total[0]} passed, {total[1]} failed, {total[2]} skipped in {args.seconds} s")
 

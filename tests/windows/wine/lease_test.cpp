@@ -169,7 +169,8 @@ TEST(WindowsJob, ClosingTheJobKillsItsProcesses) {
   si.cb = sizeof si;
   PROCESS_INFORMATION pi{};
   ASSERT_TRUE(CreateProcessW(win32::widen(child_exe()).c_str(), line.data(), nullptr, nullptr, FALSE, CREATE_SUSPENDED, nullptr,
-                             nullptr, &si, &pi));
+                             nullptr, &si, &pi))
+      << "CreateProcessW: error " << GetLastError();
   win32::unique_handle process(pi.hProcess), thread(pi.hThread);
   ASSERT_TRUE(AssignProcessToJobObject(job->get(), process.get()));
   ResumeThread(thread.get());
