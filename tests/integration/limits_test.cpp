@@ -93,7 +93,9 @@ TEST(Limits, CpuTimeOfTheTreeIsCapped) {
     EXPECT_EQ(r.report["controls"]["cpu"]["level"], "enforced");
     EXPECT_EQ(r.exit_code, 137) << r.all();
     EXPECT_EQ(r.report["limits_hit"]["cpu"], true);
-    EXPECT_LT(r.wall_seconds, 2.5);  // two spinners share 1 s of CPU: about half a second of wall time
+    // The kill acts within 0.5 s of CPU past the limit. CPU, not wall time:
+    // on a loaded machine two spinners get less than two cores.
+    EXPECT_LT(r.report["resources"]["tree_cpu_ms"].get<int>(), 1500) << r.all();
     EXPECT_NE(r.err.find("cordon: cpu_limit:"), std::string::npos) << r.err;
   } else {
     EXPECT_EQ(r.report["controls"]["cpu"]["level"], "partial");
