@@ -5,7 +5,9 @@
 # cordon with the benchmark targets (bench/.cache/build, RelWithDebInfo like the default preset),
 # checks that every configuration confines, times them, and rewrites docs/benchmarks.md and
 # docs/benchmarks-launch.png; then measures the network broker (filtered mode) against a direct
-# loopback connection and appends that section. About 5-10 minutes on 2 cores.
+# loopback connection, and every other layer (bench/layers.py: prepared sandboxes, CPU per launch over
+# the whole process tree, sidecar, filesystem worker, governance, gate runner), and writes the
+# side-by-side table of all of them at the top of the page. Under 10 minutes on 2 cores, once built.
 #
 #   BENCH_QUICK=1      fewer runs (to try the harness; the page says how many runs it used)
 #   BENCH_NO_INSTALL=1 install nothing; missing peers become "unavailable" rows
@@ -96,20 +98,11 @@ say "broker throughput and connection latency"
 python3 "$root/bench/broker_bench.py" "${broker_args[@]}" "$cache/broker-section.md" >/dev/null
 { echo; cat "$cache/broker-section.md"; } >>"$root/docs/benchmarks.md"
 
-# Governance: capability decisions against 1,000 rules and audit appends (bench/governance_bench.cpp),
-# appended to the same page. The audit log lives in the benchmark's cache, on the repository's disk.
-say "governance decisions and audit appends"
-mkdir -p "$cache/governance"
-{
-  echo
-  echo "## Governance: capability decisions and audit appends"
-  echo
-  echo "Measured by \`cordon_governance_bench\` (bench/governance_bench.cpp), load average $(cut -d' ' -f1-3 /proc/loadavg):"
-  echo "a capability policy of 1,000 generated rules judged per request, and events appended to a"
-  echo "tamper-evident audit log (docs/governance.md) with an fsync per event and batched."
-  echo
-  echo '```'
-  "$build/bench/cordon_governance_bench" "$cache/governance" 2
-  echo '```'
-} >>"$root/docs/benchmarks.md"
+# Every other layer (prepared sandboxes, CPU per launch, sidecar, filesystem worker, governance, the
+# gate runner) and the side-by-side table of them all, ratios first, before the page's Summary, with
+# docs/benchmarks-layers.png (bench/layers.py).
+layer_args=(--cordon "$cordon_bin" --build "$build")
+[ "${BENCH_QUICK:-0}" = 1 ] && layer_args+=(--quick)
+say "every layer side by side"
+python3 "$root/bench/layers.py" "${layer_args[@]}"
 say "done in $(( $(date +%s) - started )) s"
