@@ -12,6 +12,8 @@
 #   BENCH_QUICK=1      fewer runs (to try the harness; the page says how many runs it used)
 #   BENCH_NO_INSTALL=1 install nothing; missing peers become "unavailable" rows
 #   CORDON_BIN=PATH    time this cordon binary instead of the one built here
+#   BENCH_BUILD=DIR    an existing build tree configured with -DCORDON_BUILD_BENCH=ON (default
+#                      bench/.cache/build, configured here on first use)
 #
 # Network traffic: the package registries while installing, then only a server the harness
 # starts on 127.0.0.1.
@@ -76,13 +78,16 @@ else
 fi
 
 # --- 2. build ---------------------------------------------------------------------------------
-build="$cache/build"
+build="${BENCH_BUILD:-$cache/build}"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ \
     -DCORDON_BUILD_BENCH=ON -DCORDON_BUILD_TESTS=OFF >/dev/null
 fi
-say "building cordon and the benchmark targets in bench/.cache/build"
-cmake --build "$build" >"$cache/build.log" 2>&1 || { tail -n 30 "$cache/build.log" >&2; echo "bench: build failed (bench/.cache/build.log)" >&2; exit 1; }
+say "building cordon and the benchmark targets in ${build#"$root"/}"
+# Only what the benchmarks run: the CLI, its helpers, and the bench programs.
+cmake --build "$build" --target cordon_cli cordon_supervisor cordon_fs_worker cordon_prepared_bench \
+  cordon_compile_bench cordon_spawn_many cordon_broker_bench cordon_governance_bench cordon_fs_worker_bench \
+  >"$cache/build.log" 2>&1 || { tail -n 30 "$cache/build.log" >&2; echo "bench: build failed (bench/.cache/build.log)" >&2; exit 1; }
 cordon_bin="${CORDON_BIN:-$build/cordon}"
 
 # --- 3. measure and write the page ------------------------------------------------------------
