@@ -133,7 +133,7 @@ void compile_loop(benchmark::State& state, const cordon::sandbox_policy& policy,
   auto first = backend->compile(policy, options);
   if (!first) {
     std::string why = first.failure().message;
-    for (const auto& b : first.failure().blockers) why += "; " + b.control + ": " + b.reason;
+    for (const auto& b : first.failure().blockers) why += "; " + b.subject_name() + ": " + b.reason;
     for (const auto& e : first.failure().errors) why += "; " + e.location + ": " + e.reason;
     state.SkipWithError(why.c_str());
     return;
