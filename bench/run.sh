@@ -79,6 +79,7 @@ fi
 
 # --- 2. build ---------------------------------------------------------------------------------
 build="${BENCH_BUILD:-$cache/build}"
+case $build in /*) ;; *) build="$root/$build" ;; esac  # the harness runs commands from other directories
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ \
     -DCORDON_BUILD_BENCH=ON -DCORDON_BUILD_TESTS=OFF >/dev/null
