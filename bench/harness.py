@@ -1017,6 +1017,8 @@ def write_page(ctx: dict) -> None:
     what = {
         "BM_Compile/paths:10": "compile, 10 paths",
         "BM_Compile/paths:1000": "compile, 1,000 paths",
+        "BM_Compile/paths:10000": "compile, 10,000 paths",
+        "BM_Validate/paths:10000": "validation alone, 10,000 paths",
         "BM_CompileProfile": "compile of the default profile `workspace-write` (what `cordon run` compiles)",
         "BM_ParseProfile": "the built-in profile's JSON into a policy",
         "BM_Validate/paths:10": "validation alone, 10 paths",
@@ -1534,6 +1536,9 @@ def main() -> int:
         "compile_error": compile_error, "compile_reps": compile_reps, "stress": stress_results,
         "profile": profile, "cpu": cpu, "variations": var_results, "versions": versions, "libraries": libraries,
     }
+    # What bench/layers.py reads for its side-by-side table (launch, 50 at once, compile).
+    (RESULTS / "launch.json").write_text(json.dumps({"results": results, "compile": compile_values,
+                                                     "compile_error": compile_error, "load_before": load_before}))
     with open(RESULTS / "context.pickle", "wb") as f:
         pickle.dump(ctx, f)
     render(ctx)

@@ -5,11 +5,15 @@
 # cordon with the benchmark targets (bench/.cache/build, RelWithDebInfo like the default preset),
 # checks that every configuration confines, times them, and rewrites docs/benchmarks.md and
 # docs/benchmarks-launch.png; then measures the network broker (filtered mode) against a direct
-# loopback connection and appends that section. About 5-10 minutes on 2 cores.
+# loopback connection, and every other layer (bench/layers.py: prepared sandboxes, CPU per launch over
+# the whole process tree, sidecar, filesystem worker, governance, gate runner), and writes the
+# side-by-side table of all of them at the top of the page. Under 10 minutes on 2 cores, once built.
 #
 #   BENCH_QUICK=1      fewer runs (to try the harness; the page says how many runs it used)
 #   BENCH_NO_INSTALL=1 install nothing; missing peers become "unavailable" rows
 #   CORDON_BIN=PATH    time this cordon binary instead of the one built here
+#   BENCH_BUILD=DIR    an existing build tree configured with -DCORDON_BUILD_BENCH=ON (default
+#                      bench/.cache/build, configured here on first use)
 #
 # Network traffic: the package registries while installing, then only a server the harness
 # starts on 127.0.0.1.
@@ -74,13 +78,17 @@ else
 fi
 
 # --- 2. build ---------------------------------------------------------------------------------
-build="$cache/build"
+build="${BENCH_BUILD:-$cache/build}"
+case $build in /*) ;; *) build="$root/$build" ;; esac  # the harness runs commands from other directories
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ \
     -DCORDON_BUILD_BENCH=ON -DCORDON_BUILD_TESTS=OFF >/dev/null
 fi
-say "building cordon and the benchmark targets in bench/.cache/build"
-cmake --build "$build" >"$cache/build.log" 2>&1 || { tail -n 30 "$cache/build.log" >&2; echo "bench: build failed (bench/.cache/build.log)" >&2; exit 1; }
+say "building cordon and the benchmark targets in ${build#"$root"/}"
+# Only what the benchmarks run: the CLI, its helpers, and the bench programs.
+cmake --build "$build" --target cordon_cli cordon_supervisor cordon_fs_worker cordon_prepared_bench \
+  cordon_compile_bench cordon_spawn_many cordon_broker_bench cordon_governance_bench cordon_fs_worker_bench \
+  >"$cache/build.log" 2>&1 || { tail -n 30 "$cache/build.log" >&2; echo "bench: build failed (bench/.cache/build.log)" >&2; exit 1; }
 cordon_bin="${CORDON_BIN:-$build/cordon}"
 
 # --- 3. measure and write the page ------------------------------------------------------------
@@ -96,20 +104,11 @@ say "broker throughput and connection latency"
 python3 "$root/bench/broker_bench.py" "${broker_args[@]}" "$cache/broker-section.md" >/dev/null
 { echo; cat "$cache/broker-section.md"; } >>"$root/docs/benchmarks.md"
 
-# Governance: capability decisions against 1,000 rules and audit appends (bench/governance_bench.cpp),
-# appended to the same page. The audit log lives in the benchmark's cache, on the repository's disk.
-say "governance decisions and audit appends"
-mkdir -p "$cache/governance"
-{
-  echo
-  echo "## Governance: capability decisions and audit appends"
-  echo
-  echo "Measured by \`cordon_governance_bench\` (bench/governance_bench.cpp), load average $(cut -d' ' -f1-3 /proc/loadavg):"
-  echo "a capability policy of 1,000 generated rules judged per request, and events appended to a"
-  echo "tamper-evident audit log (docs/governance.md) with an fsync per event and batched."
-  echo
-  echo '```'
-  "$build/bench/cordon_governance_bench" "$cache/governance" 2
-  echo '```'
-} >>"$root/docs/benchmarks.md"
+# Every other layer (prepared sandboxes, CPU per launch, sidecar, filesystem worker, governance, the
+# gate runner) and the side-by-side table of them all, ratios first, before the page's Summary, with
+# docs/benchmarks-layers.png (bench/layers.py).
+layer_args=(--cordon "$cordon_bin" --build "$build")
+[ "${BENCH_QUICK:-0}" = 1 ] && layer_args+=(--quick)
+say "every layer side by side"
+python3 "$root/bench/layers.py" "${layer_args[@]}"
 say "done in $(( $(date +%s) - started )) s"

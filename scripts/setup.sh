@@ -13,6 +13,9 @@ packages=(
   qemu-system-x86 busybox-static bubblewrap
   # internationalized host names in network rules (IDNA, src/core/idna.h)
   libidn2-dev
+  # libunistring's static archive (libidn2 needs it): the CLI and the supervisor helper link
+  # libidn2.a and libunistring.a, two shared libraries fewer to load on every launch (docs/benchmarks.md)
+  libunistring-dev
   # what the tests run inside the sandbox, and to run them as a second user
   git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
   # real network clients for the filtered-network tests (they talk to loopback servers only),

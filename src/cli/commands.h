@@ -35,6 +35,9 @@ void add_run_command(CLI::App& app, run_options& options);
 // option of `run`, so this inserts "--" before the command when it is not
 // there. `args` are argv[1..] in order.
 void separate_command(const CLI::App& app, std::vector<std::string>& args);
+// The index in `args` (argv[1..]) of the command word, past cordon's own
+// options (-v, -q, --color WHEN) that `app` defines; args.size() if none.
+std::size_t command_word_index(const CLI::App& app, const std::vector<std::string>& args);
 void add_info_commands(CLI::App& app);
 // `cordon gate run` (gate.cpp): its callback stores the exit code in `*result`.
 void add_gate_commands(CLI::App& app, int* result);

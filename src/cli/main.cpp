@@ -20,20 +20,25 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "cordon " + std::string(cordon::library_version()));
   cordon::cli::run_options run;
   cordon::cli::add_run_command(app, run);
-  cordon::cli::add_info_commands(app);
-  int governance_result = -1;
-  cordon::cli::add_governance_commands(app, &governance_result);
   app.name("cordon");  // in usage lines: the name people type, not the path of this binary
-  int gate_result = 0;
-  cordon::cli::add_gate_commands(app, &gate_result);
-  int sidecar_result = 0;
-  cordon::cli::add_sidecar_command(app, &sidecar_result);
-  int fs_result = 0;
-  cordon::cli::add_fs_command(app, &fs_result);
-  int generated = -1;  // the hidden generators of the man pages and completions (docs/packaging.md)
-  cordon::cli::add_manpage_command(app, &generated);
-  cordon::cli::add_completion_command(app, &generated);
   std::vector<std::string> args(argv + 1, argv + argc);
+  // `cordon run` defines only its own command: building the other commands'
+  // options costs every confined launch CPU for nothing (docs/benchmarks.md,
+  // "Where the time goes"). Help, usage errors and `run`'s parse are the same
+  // either way: none of them looks at a sibling command.
+  const std::size_t word = cordon::cli::command_word_index(app, args);
+  const bool run_only = word < args.size() && args[word] == "run";
+  int governance_result = -1, gate_result = 0, sidecar_result = 0, fs_result = 0;
+  int generated = -1;  // the hidden generators of the man pages and completions (docs/packaging.md)
+  if (!run_only) {
+    cordon::cli::add_info_commands(app);
+    cordon::cli::add_governance_commands(app, &governance_result);
+    cordon::cli::add_gate_commands(app, &gate_result);
+    cordon::cli::add_sidecar_command(app, &sidecar_result);
+    cordon::cli::add_fs_command(app, &fs_result);
+    cordon::cli::add_manpage_command(app, &generated);
+    cordon::cli::add_completion_command(app, &generated);
+  }
   if (int refused = cordon::cli::check_command_words(app, args); refused != 0) return refused;
   const std::string help = cordon::cli::help_command_for(app, args);
   cordon::cli::separate_command(app, args);
@@ -45,6 +50,7 @@ int main(int argc, char** argv) {
     std::cerr << "cordon: usage_error: " << e.what() << " (see " << help << ")\n";
     return cordon::cli::exit_cordon_failed;
   }
+  if (run_only) return cordon::cli::dispatch(app, run);
   if (generated >= 0) return generated;
   if (app.got_subcommand("gate")) return gate_result;
   if (app.got_subcommand("sidecar")) return sidecar_result;

@@ -2,6 +2,7 @@
 // launch the command, write the report.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -139,12 +140,17 @@ void print_error(const error& err) {
   }
 }
 
-void separate_command(const CLI::App& app, std::vector<std::string>& args) {
+std::size_t command_word_index(const CLI::App& app, const std::vector<std::string>& args) {
   std::size_t i = 0;
   while (i < args.size() && args[i].size() > 1 && args[i].front() == '-') {  // --help, -v, --color WHEN
     const CLI::Option* own = args[i].find('=') == std::string::npos ? app.get_option_no_throw(args[i]) : nullptr;
     i += (own != nullptr && own->get_items_expected_min() > 0) ? 2 : 1;
   }
+  return std::min(i, args.size());
+}
+
+void separate_command(const CLI::App& app, std::vector<std::string>& args) {
+  const std::size_t i = command_word_index(app, args);
   if (i == args.size() || args[i] != "run") return;
   const CLI::App* run = app.get_subcommand("run");
   for (std::size_t j = i + 1; j < args.size();) {

@@ -60,9 +60,15 @@ struct v1_layout {
   std::string memory_path, pids_path, cpuacct_path;
 };
 
-v1_layout read_v1_layout() {
+// /proc/self/mountinfo and /proc/self/cgroup, read once for both layouts.
+struct proc_cgroup_view {
+  std::string mountinfo = read_text("/proc/self/mountinfo");
+  std::string cgroup = read_text("/proc/self/cgroup");
+};
+
+v1_layout read_v1_layout(const proc_cgroup_view& view) {
   v1_layout l;
-  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::istringstream mountinfo(view.mountinfo);
   for (std::string line; std::getline(mountinfo, line);) {
     auto dash = line.find(" - cgroup ");
     if (dash == std::string::npos) continue;
@@ -77,7 +83,7 @@ v1_layout read_v1_layout() {
       if (opt == "cpuacct") l.cpuacct_mount = mount_point;
     }
   }
-  std::ifstream cgroup("/proc/self/cgroup");
+  std::istringstream cgroup(view.cgroup);
   for (std::string line; std::getline(cgroup, line);) {
     auto first = line.find(':'), second = line.find(':', first + 1);
     if (first == std::string::npos || second == std::string::npos) continue;
@@ -123,8 +129,8 @@ bool remove_dir_with_retries(const std::string& dir, std::chrono::milliseconds b
 }
 
 // The cgroup v2 mount point and this process's path in it ("0::/path").
-void read_v2_layout(std::string& mount, std::string& own) {
-  std::ifstream mountinfo("/proc/self/mountinfo");
+void read_v2_layout(const proc_cgroup_view& view, std::string& mount, std::string& own) {
+  std::istringstream mountinfo(view.mountinfo);
   for (std::string line; std::getline(mountinfo, line);) {
     if (line.find(" - cgroup2 ") == std::string::npos) continue;
     std::istringstream fields(line);
@@ -132,7 +138,7 @@ void read_v2_layout(std::string& mount, std::string& own) {
     fields >> id >> parent >> devno >> root >> mount_point;
     if (root == "/") mount = mount_point;  // a bind of a subtree would shift every path
   }
-  std::ifstream cgroup("/proc/self/cgroup");
+  std::istringstream cgroup(view.cgroup);
   for (std::string line; std::getline(cgroup, line);) {
     if (line.rfind("0::", 0) == 0) own = line.substr(3);
   }
@@ -161,8 +167,11 @@ constexpr const char* kV2Controllers[] = {"memory", "pids", "cpu"};
 void take_controllers(cgroup_site& site, const std::string& dir, const std::string& file) {
   site.v2 = true;
   std::string missing;
+  const std::string listed = read_text(dir + "/" + file);  // once, not once per controller
   for (const char* c : kV2Controllers) {
-    bool has = lists(dir + "/" + file, c);
+    bool has = false;
+    std::istringstream words(listed);
+    for (std::string w; !has && words >> w;) has = w == c;
     if (!has) missing += std::string(" ") + c;
     std::string& parent = c[0] == 'm' ? site.memory_parent : c[0] == 'p' ? site.pids_parent : site.cpu_parent;
     if (has) parent = dir;
@@ -259,11 +268,12 @@ cgroup_site find_cgroup_site(const std::string& explicit_parent) {
     }
     return site;
   }
+  const proc_cgroup_view view;
   std::string v2_mount, v2_own;
-  read_v2_layout(v2_mount, v2_own);
+  read_v2_layout(view, v2_mount, v2_own);
   cgroup_site v2 = find_delegated_v2_site(v2_mount, v2_own, ::getuid(), ::getpid());
   if (v2.any()) return v2;
-  v1_layout l = read_v1_layout();
+  v1_layout l = read_v1_layout(view);
   std::string memory = join(l.memory_mount, l.memory_path);
   std::string pids = join(l.pids_mount, l.pids_path);
   std::string cpu = join(l.cpuacct_mount, l.cpuacct_path);

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -32,6 +33,11 @@ struct prepared_sandbox::state {
   pid_t pid = -1;
   unique_fd control;
   std::string fingerprint;
+  // The plan it was prepared from, by identity (unique in this process, never
+  // reused; a plan is immutable): start() with that same plan needs no second
+  // fingerprint (a policy to JSON and a SHA-256 on the critical path).
+  std::uint64_t plan_identity = 0;
+  std::uint64_t plan_process_token = 0;
   std::string received;  // the helper's bytes not yet parsed
   bool ready = false;
   std::string prepared_at;
@@ -67,6 +73,8 @@ result<prepared_sandbox> prepared_sandbox::prepare(const sandbox_plan& plan, con
   if (plan.backend() == nullptr) return make_error(error_code::plan_null, "the plan has no backend");
   auto s = std::make_unique<state>();
   s->fingerprint = plan_fingerprint(plan);
+  s->plan_identity = plan.identity();
+  s->plan_process_token = plan.process_token();
   unique_fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!null) return make_error(error_code::launch_failed, "open /dev/null", {}, errno);
   unique_fd high(::fcntl(null.get(), F_DUPFD_CLOEXEC, 10));
@@ -158,7 +166,8 @@ result<run_handle> prepared_sandbox::start(const sandbox_plan& plan, const run_r
   if (request.launch.argv.empty() || request.launch.argv[0].empty()) {
     return make_error(error_code::usage_error, "no command to run");
   }
-  if (plan_fingerprint(plan) != s.fingerprint) {
+  const bool same_plan = plan.identity() == s.plan_identity && plan.process_token() == s.plan_process_token;
+  if (!same_plan && plan_fingerprint(plan) != s.fingerprint) {
     return make_error(error_code::plan_stale,
                       "the sandbox was prepared for another plan (the policy or a host fact changed); prepare again");
   }
