@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -137,11 +138,18 @@ std::string directory_of(const std::string& path) {
 }
 
 // An include's path as git-config(1) resolves it.
+// Lexically normalized: the same file git opens, named the way a mount table compares paths.
 std::string include_target(const std::string& value, const std::string& including, const std::string& home) {
-  if (value.rfind("~/", 0) == 0) return home.empty() ? std::string() : home + value.substr(1);
-  if (value == "~") return home;
-  if (!value.empty() && value[0] == '/') return value;
-  return directory_of(including) + "/" + value;
+  std::string path;
+  if (value.rfind("~/", 0) == 0) {
+    if (home.empty()) return {};
+    path = home + value.substr(1);
+  } else if (value.empty() || value[0] == '/') {
+    path = value;
+  } else {
+    path = directory_of(including) + "/" + value;
+  }
+  return path.empty() ? path : std::filesystem::path(path).lexically_normal().string();
 }
 
 void read_tree(const std::string& file, const std::string& home, int depth, git_config_tree& out) {

@@ -172,12 +172,21 @@ void protect_git_dir(const std::string& git_dir, const std::string& kind, const 
   // The work tree core.hooksPath is relative to: the parent of a .git, the bare repository itself.
   const std::string work_tree = kind == "bare" ? git_dir : parent(git_dir);
   read_config(git_dir, work_tree, home, scan, record);
+  // A linked worktree's git directory has a commondir: its hooks and config
+  // are the common directory's, scanned on their own.
+  mode_t common_mode = 0;
+  const bool linked = lstat_mode(git_dir + "/commondir", common_mode);
   for (const char* name : {"hooks", "config"}) {
     std::string p = git_dir + "/" + name;
     mode_t mode = 0;
-    (lstat_mode(p, mode) ? scan.protect : scan.missing).push_back(p);
+    if (lstat_mode(p, mode)) {
+      scan.protect.push_back(p);
+    } else if (!linked) {
+      scan.missing.push_back(p);
+    }
     record.metadata[p] = stamp_of(p);
   }
+  if (linked) add_protect_or_watch(scan, git_dir + "/gitdir", true);
   // gitrepository-layout(5): "commondir" moves config and hooks elsewhere;
   // "config.worktree" adds config when extensions.worktreeConfig is set.
   for (const char* name : {"commondir", "config.worktree"}) {
