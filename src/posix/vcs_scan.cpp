@@ -298,15 +298,12 @@ void compare(const std::string& path, const repository_record& now, const reposi
       auto was = before->metadata.find(file);
       if (was != before->metadata.end() && was->second == stamp) continue;
       if (was == before->metadata.end() && !stamp.present) continue;
-      const bool redirect = file.size() > 10 && (file.compare(file.size() - 10, 10, "/commondir") == 0 ||
-                                                 file.find("/config.worktree") != std::string::npos);
-      std::string what = !stamp.present ? "removed" : was == before->metadata.end() || !was->second.present
-                                                          ? "created"
-                                                          : "changed (inode, ctime or content)";
-      add(e, redirect && stamp.present && (was == before->metadata.end() || !was->second.present)
-                 ? "repository_redirect_created"
-                 : "repository_changed",
-          file, "", what);
+      // A file that was absent and now exists sends git elsewhere (commondir,
+      // config.worktree, an include, a gitdir), except hooks/ and config themselves.
+      const bool created = stamp.present && (was == before->metadata.end() || !was->second.present);
+      const bool own = file == path + "/hooks" || file == path + "/config";
+      add(e, created && !own ? "repository_redirect_created" : "repository_changed", file, "",
+          !stamp.present ? "removed" : created ? "created" : "changed (inode, ctime or content)");
     }
   }
   // Hooks in a new repository, or in a hooks directory that changed.
