@@ -81,7 +81,7 @@ export interface Report {
     findings: Array<{
       kind: "repository_created" | "repository_changed" | "repository_redirect_created" | "executable_config" | "hooks_path" | "hook" | "gitlink_added" | "startup_file" | "scan_incomplete";
       path: string;
-      /** executable_config and hooks_path: the key as git-config(1) spells it */
+      /** executable_config and hooks_path: the key, section and name lowercased as git config --list prints it (core.fsmonitor) */
       key?: string;
       detail: string;
     }>;

@@ -112,7 +112,7 @@ struct deferred_execution_finding {
   // unknown)
   std::string kind;
   std::string path;    // host path of the file or repository
-  std::string key;     // executable_config / hooks_path: the key as git spells it ("core.fsmonitor"); else ""
+  std::string key;     // executable_config / hooks_path: the key, lowercased as `git config --list` prints it; else ""
   std::string detail;  // the value, what changed, or the bound
 };
 
