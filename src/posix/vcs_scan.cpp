@@ -73,16 +73,24 @@ std::string read_head(const std::string& path, std::size_t limit) {
   return out;
 }
 
-std::vector<std::string> sorted_names(const std::string& dir_path) {
-  std::vector<std::string> names;
+// A directory's entries, sorted, with readdir's type (DT_UNKNOWN when the
+// file system does not say): the walk needs lstat(2) only for those.
+std::vector<std::pair<std::string, unsigned char>> sorted_entries(const std::string& dir_path) {
+  std::vector<std::pair<std::string, unsigned char>> entries;
   DIR* dir = ::opendir(dir_path.c_str());
-  if (dir == nullptr) return names;
+  if (dir == nullptr) return entries;
   while (dirent* entry = ::readdir(dir)) {
     std::string_view name = entry->d_name;
-    if (name != "." && name != "..") names.emplace_back(name);
+    if (name != "." && name != "..") entries.emplace_back(std::string(name), entry->d_type);
   }
   ::closedir(dir);
-  std::sort(names.begin(), names.end());
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+std::vector<std::string> sorted_names(const std::string& dir_path) {
+  std::vector<std::string> names;
+  for (auto& [name, type] : sorted_entries(dir_path)) names.push_back(std::move(name));
   return names;
 }
 
@@ -244,14 +252,18 @@ struct walker {
   }
 
   void walk(const std::string& dir_path, std::size_t depth) {
-    std::vector<std::string> names = sorted_names(dir_path);
+    const auto entries = sorted_entries(dir_path);
+    std::vector<std::string> names;
+    names.reserve(entries.size());
+    for (const auto& entry : entries) names.push_back(entry.first);
     if (looks_bare(dir_path, names)) {
       scan.repositories.push_back(dir_path);
       protect_git_dir(dir_path, "bare", home, scan, 0);
       return;  // objects and refs are not work tree
     }
     std::vector<std::string> subdirs;
-    for (const auto& name : names) {
+    for (const auto& [name, type] : entries) {
+      if (type != DT_UNKNOWN && type != DT_DIR && name != ".git") continue;  // a file, a link: not walked
       std::string child = join(dir_path, name);
       mode_t mode = 0;
       if (!lstat_mode(child, mode)) continue;
