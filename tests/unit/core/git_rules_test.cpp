@@ -138,7 +138,7 @@ std::string slurp(const std::string& path) {
   return b.str();
 }
 
-int sh(const std::string& command) { return std::system(command.c_str()); }
+int sh(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
 
 // Indexes written by the real git, versions 2, 3 (an intent-to-add entry sets
 // the extended flag) and 4 (compressed names), each with two gitlinks.

@@ -4,8 +4,8 @@
 #include "posix/vcs_scan.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
-#include <utime.h>
 #include <unistd.h>
 
 #include <algorithm>
