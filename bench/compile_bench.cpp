@@ -31,6 +31,7 @@
 #include "cordon/linux_backend.h"
 #include "cordon/validation.h"
 #include "linux/paths.h"
+#include "posix/vcs_scan.h"
 #include "linux/seccomp_filter.h"
 
 namespace fs = std::filesystem;
@@ -195,7 +196,7 @@ BENCHMARK(BM_SeccompBuild)->Unit(benchmark::kMicrosecond);
 void BM_RepositoryScan(benchmark::State& state) {
   std::string root = tree().repository.string();
   for (auto _ : state) {
-    auto scan = cordon::linux_impl::scan_vcs_metadata(root, 200000);
+    auto scan = cordon::vcs::scan_vcs_metadata(root, "");
     benchmark::DoNotOptimize(scan);
   }
 }

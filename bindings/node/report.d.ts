@@ -76,6 +76,22 @@ export interface Report {
     target: string;
     count: number;
   }>;
+  /** With filesystem.protect_vcs_metadata: what the post-run scan of the writable roots found that the host's git, shell or desktop would later run or trust (docs/deferred-execution.md). Every finding is also listed under violations with the same kind. */
+  deferred_execution?: {
+    findings: Array<{
+      kind: "repository_created" | "repository_changed" | "repository_redirect_created" | "executable_config" | "hooks_path" | "hook" | "gitlink_added" | "startup_file" | "scan_incomplete";
+      path: string;
+      /** executable_config and hooks_path: the key, section and name lowercased as git config --list prints it (core.fsmonitor) */
+      key?: string;
+      detail: string;
+    }>;
+    scan: {
+      /** directories the post-run scan visited */
+      entries: number;
+      /** false: the bound was reached; a scan_incomplete finding names it */
+      complete: boolean;
+    };
+  };
   /** Filtered mode only: every connection the network broker decided (docs/network.md). */
   network?: {
     listeners: ReportStrings;

@@ -95,6 +95,33 @@ struct network_evidence {
   std::uint64_t memory_peak_bytes = 0;
 };
 
+// Deferred execution (docs/deferred-execution.md): something the command
+// left in a writable root that the host's git, shell or desktop would later
+// run or trust. Each finding is also a violation of the same kind.
+struct deferred_execution_finding {
+  // "repository_created" (a .git directory or file, a bare repository, the
+  // gitdir a .git file names), "repository_changed" (a config, hooks,
+  // commondir, gitdir or included config file of a repository that existed:
+  // its inode, ctime or content differs), "repository_redirect_created"
+  // (commondir or config.worktree), "executable_config" (a key git runs or
+  // follows: core.fsmonitor, filter.*.clean, alias.x = !cmd, ...),
+  // "hooks_path" (core.hooksPath), "hook" (a hook in a new repository),
+  // "gitlink_added" (mode 160000 in an index), "startup_file" (a shell,
+  // systemd, autostart, ~/.local/bin or git start-up path created or
+  // changed), "scan_incomplete" (the bound was reached: what lies beyond is
+  // unknown)
+  std::string kind;
+  std::string path;    // host path of the file or repository
+  std::string key;     // executable_config / hooks_path: the key, lowercased as `git config --list` prints it; else ""
+  std::string detail;  // the value, what changed, or the bound
+};
+
+struct deferred_execution_evidence {
+  std::vector<deferred_execution_finding> findings;
+  std::uint64_t entries = 0;  // directories the post-run scan visited
+  bool complete = true;       // false: the bound was reached (a scan_incomplete finding says which)
+};
+
 struct run_outcome {
   bool exited = false;          // the command exited normally
   int exit_code = 0;            // valid when exited
@@ -119,6 +146,8 @@ struct run_outcome {
   std::vector<std::string> warnings;    // found at launch (e.g. an absent .gitmodules)
   std::string working_directory;        // inside the sandbox
   std::optional<network_evidence> network;  // filtered mode: the broker's decisions
+  // The post-run check of the writable roots (filesystem.protect_vcs_metadata).
+  std::optional<deferred_execution_evidence> deferred_execution;
   // A prepared run (cordon/prepared.h): when its sandbox was ready (UTC,
   // "YYYY-MM-DDTHH:MM:SS.mmmZ"); empty for an ordinary run.
   std::optional<std::string> prepared_at{};

@@ -173,6 +173,14 @@ void print_run_summary(const json& report, const std::string& report_path, std::
   const auto violations = violation_texts(report);
   line("violations", violations.empty() ? "none" : std::to_string(violations.size()) + " kind(s) stopped: " +
                                                        joined(violations, "; "));
+  // Deferred execution (docs/deferred-execution.md): one line per finding, the host acts on each.
+  if (report.contains("deferred_execution") && report["deferred_execution"].contains("findings")) {
+    for (const auto& f : report["deferred_execution"]["findings"]) {
+      const std::string key = text_of(f, "key");
+      line("deferred", text_of(f, "kind") + " " + text_of(f, "path") +
+                           (key.empty() ? "" : " " + key) + ": " + text_of(f, "detail"));
+    }
+  }
   if (report.contains("warnings") && report["warnings"].is_array()) {
     for (const auto& w : report["warnings"]) {
       if (w.is_string() && !repeats_a_control(report, w.get<std::string>())) line("warning", w.get<std::string>());

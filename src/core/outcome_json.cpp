@@ -70,6 +70,27 @@ network_evidence evidence_from_json(const json& j) {
 
 }  // namespace
 
+json deferred_execution_to_json(const deferred_execution_evidence& evidence) {
+  json findings = json::array();
+  for (const auto& f : evidence.findings) {
+    json entry = {{"kind", f.kind}, {"path", f.path}, {"detail", f.detail}};
+    if (!f.key.empty()) entry["key"] = f.key;
+    findings.push_back(std::move(entry));
+  }
+  return {{"findings", findings}, {"scan", {{"entries", evidence.entries}, {"complete", evidence.complete}}}};
+}
+
+deferred_execution_evidence deferred_execution_from_json(const json& j) {
+  deferred_execution_evidence e;
+  for (const auto& f : j.at("findings")) {
+    e.findings.push_back({f.at("kind").get<std::string>(), f.at("path").get<std::string>(),
+                          f.value("key", std::string()), f.at("detail").get<std::string>()});
+  }
+  e.entries = j.at("scan").at("entries").get<std::uint64_t>();
+  e.complete = j.at("scan").at("complete").get<bool>();
+  return e;
+}
+
 json outcome_to_json(const run_outcome& o) {
   json violations = json::array();
   for (const auto& v : o.violations) violations.push_back({{"kind", v.kind}, {"target", v.target}, {"count", v.count}});
@@ -83,6 +104,7 @@ json outcome_to_json(const run_outcome& o) {
   put(j, "tree_cpu_ms", o.tree_cpu_ms);
   put(j, "prepared_at", o.prepared_at);
   if (o.network) j["network"] = evidence_to_json(*o.network);
+  if (o.deferred_execution) j["deferred_execution"] = deferred_execution_to_json(*o.deferred_execution);
   return j;
 }
 
@@ -113,6 +135,7 @@ run_outcome outcome_from_json(const json& j) {
   get(j, "warnings", o.warnings);
   get(j, "working_directory", o.working_directory);
   if (j.contains("network")) o.network = evidence_from_json(j.at("network"));
+  if (j.contains("deferred_execution")) o.deferred_execution = deferred_execution_from_json(j.at("deferred_execution"));
   return o;
 }
 

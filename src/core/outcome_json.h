@@ -13,6 +13,11 @@ namespace cordon::core {
 nlohmann::json outcome_to_json(const run_outcome& outcome);
 run_outcome outcome_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad shape
 
+// The report's `deferred_execution` object (docs/report.md):
+// {findings: [{kind, path, key?, detail}], scan: {entries, complete}}.
+nlohmann::json deferred_execution_to_json(const deferred_execution_evidence& evidence);
+deferred_execution_evidence deferred_execution_from_json(const nlohmann::json& j);  // throws on a bad shape
+
 nlohmann::json error_to_json(const error& err);
 error error_from_json(const nlohmann::json& j);
 

@@ -16,6 +16,7 @@
 
 #include "cordon/policy_json.h"
 #include "cordon/version.h"
+#include "core/outcome_json.h"
 #include "core/sha256.h"
 
 namespace cordon {
@@ -84,7 +85,7 @@ json in_reading_order(const json& j) {
       "outcome", "exit",   "timeout_fired", "error",    "policy_errors", "blockers",  "started_at", "finished_at",
       "prepared", "prepared_at",
       "command", "policy", "backend",       "controls", "limits",        "limits_hit", "violations", "warnings",
-      "network", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
+      "deferred_execution", "network", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
   json out = json::object();
   for (const char* key : kOrder) {
     if (j.contains(key)) out[key] = j[key];
@@ -170,6 +171,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                     {"memory", {{"budget_bytes", n.memory_budget_bytes}, {"peak_bytes", n.memory_peak_bytes}}},
                     {"connections", connections}};
   }
+  if (outcome.deferred_execution) j["deferred_execution"] = core::deferred_execution_to_json(*outcome.deferred_execution);
   std::vector<std::string> warnings = plan.warnings();
   warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());
   j["warnings"] = warnings;

@@ -71,8 +71,8 @@ void protect_linked_worktrees(const std::string& git_dir, vcs_scan& scan) {
 }  // namespace
 
 void add_worktree_repositories(const std::vector<std::string>& writable_roots,
-                               const std::vector<std::string>& readable_roots, vcs_scan& scan,
-                               worktree_roots& out) {
+                               const std::vector<std::string>& readable_roots, const std::string& home,
+                               vcs_scan& scan, worktree_roots& out) {
   const std::vector<std::string> found = scan.repositories;
   for (const auto& dot_git : found) {
     if (is_directory(dot_git)) {
@@ -87,7 +87,7 @@ void add_worktree_repositories(const std::vector<std::string>& writable_roots,
     if (within_any(common, readable_roots) || within_any(common, writable_roots)) continue;  // the policy chose
     if (within_any(common, out.writable)) continue;
     out.writable.push_back(common);
-    scan_git_directory(common, scan);
+    vcs::scan_git_directory(common, home, scan);
     protect_linked_worktrees(common, scan);
     out.notes.push_back("worktree " + parent_of(dot_git) + " belongs to the repository " + common +
                         ", outside the workspace: it is writable for this run (objects, refs, the worktree's "
@@ -113,6 +113,9 @@ void create_missing_hooks(vcs_scan& scan, std::vector<std::string>& notes) {
     notes.push_back("created the missing " + path +
                     " (empty) so that it can be bound read-only: the command cannot add hooks there");
     scan.protect.push_back(path);
+    // The post-run check compares with the directory as it is now, not as the scan found it.
+    auto record = scan.records.find(git_dir);
+    if (record != scan.records.end()) record->second.metadata[path] = vcs::stamp_of(path);
     it = missing.erase(it);
   }
 }

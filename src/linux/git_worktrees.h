@@ -17,8 +17,11 @@
 #include <vector>
 
 #include "linux/paths.h"
+#include "posix/vcs_scan.h"
 
 namespace cordon::linux_impl {
+
+using vcs::vcs_scan;
 
 struct worktree_roots {
   std::vector<std::string> writable;  // common git directories to add as writable roots
@@ -34,8 +37,8 @@ struct worktree_roots {
 // there. A `.git` file that does not name an existing directory is left
 // alone: git fails on it by itself, inside as outside.
 void add_worktree_repositories(const std::vector<std::string>& writable_roots,
-                               const std::vector<std::string>& readable_roots, vcs_scan& scan,
-                               worktree_roots& out);
+                               const std::vector<std::string>& readable_roots, const std::string& home,
+                               vcs_scan& scan, worktree_roots& out);
 
 // Repositories without a hooks directory (cloned with an empty template, or
 // made by a tool): creates each missing `<git_dir>/hooks` listed in

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <set>
 
 #include "broker/endpoint.h"
 #include "linux/contract.h"
@@ -26,18 +27,18 @@ namespace {
 using namespace linux_impl;
 
 constexpr isolation_level kIsolation = isolation_level::container;
-constexpr std::uint64_t kMaxScanEntries = 200000;  // directories per writable root
 
-// What mounts cannot prevent, the run report must show: a git redirect file
-// or a whole new repository created inside a writable root would make git,
-// run later by the host, read config and hooks the command wrote.
+// What mounts cannot prevent, the run report must show (docs/deferred-execution.md):
+// every writable root is scanned again, whole, and each repository, gitlink,
+// hook, executable config key or start-up path that is new or changed is a
+// finding, and a violation of the same kind.
 void check_repository_metadata(const linux_plan_payload& payload, run_outcome& outcome) {
+  deferred_execution_evidence evidence;
   for (const auto& path : payload.watch_absent) {
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
-      outcome.violations.push_back({"repository_redirect_created", path, 1});
-      outcome.warnings.push_back("created during the run: " + path +
-                                 " (it redirects git's config and hooks); inspect it before running git there");
+      evidence.findings.push_back({"repository_redirect_created", path, "",
+                                   "created during the run: it redirects git's config and hooks"});
     }
   }
   for (const auto& path : payload.watch_gitmodules) {
@@ -48,21 +49,31 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
                                  "git submodule there");
     }
   }
-  for (const auto& before : payload.repository_scans) {
-    for (const auto& repo : repositories_created_since(before, kMaxScanEntries)) {
-      outcome.violations.push_back({"repository_created", repo, 1});
-      outcome.warnings.push_back("created during the run: " + repo +
-                                 " (a repository whose config and hooks the command chose); inspect it before "
-                                 "running git there");
-    }
+  for (const auto& scan : payload.repository_scans) vcs::changes_since(scan.root, scan.before, payload.home, evidence);
+  // One finding per path and kind: an absent redirect is both watched and stamped.
+  std::set<std::pair<std::string, std::string>> seen;
+  std::vector<deferred_execution_finding> unique;
+  for (auto& f : evidence.findings) {
+    if (seen.insert({f.kind, f.path + "\t" + f.key}).second) unique.push_back(std::move(f));
   }
+  evidence.findings = std::move(unique);
+  for (const auto& f : evidence.findings) {
+    outcome.violations.push_back({f.kind, f.key.empty() ? f.path : f.path + " " + f.key, 1});
+  }
+  if (!evidence.findings.empty()) {
+    outcome.warnings.push_back(std::to_string(evidence.findings.size()) +
+                               " deferred-execution finding(s): inspect them before running git, a shell or the "
+                               "desktop session there (report: deferred_execution)");
+  }
+  if (!payload.repository_scans.empty()) outcome.deferred_execution = std::move(evidence);
 }
 
 // Repository metadata inside the writable roots: what the mount table
 // re-binds read-only, what it cannot cover (blockers and warnings), and what
 // the launcher checks after the run.
-void scan_repositories(const sandbox_policy& normalized, mount_table_input& input, linux_plan_payload& payload,
-                       backend_build& out, worktree_roots& worktrees) {
+void scan_repositories(const sandbox_policy& normalized, const std::string& home, mount_table_input& input,
+                       linux_plan_payload& payload, backend_build& out, worktree_roots& worktrees) {
+  payload.home = home;
   std::vector<std::string> writable_roots, readable_roots;
   for (const auto& root : normalized.filesystem.writable) {
     if (root != token_run_tmp) writable_roots.push_back(resolve_on_host(root).path);
@@ -72,9 +83,9 @@ void scan_repositories(const sandbox_policy& normalized, mount_table_input& inpu
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
     if (!r.exists || !r.is_directory) continue;
-    vcs_scan scan = scan_vcs_metadata(r.path, kMaxScanEntries);
+    vcs_scan scan = vcs::scan_vcs_metadata(r.path, home);
     // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).
-    add_worktree_repositories(writable_roots, readable_roots, scan, worktrees);
+    add_worktree_repositories(writable_roots, readable_roots, home, scan, worktrees);
     create_missing_hooks(scan, out.warnings);
     // One order whatever was found or made: the run API's helper compiles again after hooks/ exists, and
     // its plan must have the same fingerprint.
@@ -83,8 +94,9 @@ void scan_repositories(const sandbox_policy& normalized, mount_table_input& inpu
     if (scan.truncated) {
       out.blockers.push_back(blocker::for_control(
           control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
-          "writable root " + r.path + " has more than " + std::to_string(kMaxScanEntries) +
-              " directories to scan for repositories; list protected paths explicitly"));
+          "writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
+              " directories (or is deeper than " + std::to_string(vcs::max_depth) +
+              ") to scan for repositories; list protected paths explicitly"));
     }
     for (const auto& missing : scan.missing) {
       out.blockers.push_back(blocker::for_control(
@@ -99,7 +111,7 @@ void scan_repositories(const sandbox_policy& normalized, mount_table_input& inpu
     input.vcs_protected.insert(input.vcs_protected.end(), scan.protect.begin(), scan.protect.end());
     payload.watch_absent.insert(payload.watch_absent.end(), scan.absent_redirects.begin(),
                                 scan.absent_redirects.end());
-    payload.repository_scans.push_back(std::move(scan));
+    payload.repository_scans.push_back({r.path, std::move(scan)});
   }
 }
 
@@ -198,7 +210,9 @@ class linux_backend final : public sandbox_backend {
     mount_table_input input;
     input.policy = &normalized;
     worktree_roots worktrees;
-    if (normalized.filesystem.protect_vcs_metadata) scan_repositories(normalized, input, *payload, out, worktrees);
+    if (normalized.filesystem.protect_vcs_metadata) {
+      scan_repositories(normalized, facts.home, input, *payload, out, worktrees);
+    }
     // The repositories of host-created worktrees join the writable roots of the table (not of the policy).
     sandbox_policy with_worktrees;
     if (!worktrees.writable.empty()) {

@@ -13,6 +13,7 @@
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
 #include "linux/paths.h"
+#include "posix/vcs_scan.h"
 #include "linux/seccomp_filter.h"
 
 namespace cordon::linux_impl {
@@ -62,7 +63,12 @@ struct linux_plan_payload final : plan_payload {
   // .gitmodules files absent at compile time: reported only if the command
   // creates one (docs/linux-backend.md, "Repository metadata").
   std::vector<std::string> watch_gitmodules;
-  std::vector<vcs_scan> repository_scans;  // one per scanned writable root
+  struct repository_scan {
+    std::string root;
+    vcs::vcs_scan before;
+  };
+  std::vector<repository_scan> repository_scans;  // one per scanned writable root
+  std::string home;  // the caller's, for ~/ in git includes and the start-up paths
 };
 
 }  // namespace cordon::linux_impl

@@ -1,9 +1,6 @@
 // paths.h — compile-time path facts (root tokens are core's: src/core/tokens.h): symlink resolution,
-// containment, and discovery of repositories whose metadata must be protected.
+// containment.
 #pragma once
-
-#include <sys/stat.h>
-#include <sys/types.h>
 
 #include <cstdint>
 #include <map>
@@ -51,43 +48,7 @@ bool path_is_within(const std::string& path, const std::string& root);
 // Number of components of an absolute path ("/" = 0, "/a/b" = 2).
 std::size_t path_depth(const std::string& path);
 
-// Repository metadata to protect under one writable root: for every `.git`
-// directory, its hooks/ and config (and those of .git/modules/*), and the
-// `.gitmodules` beside it; for every `.git` file (worktree or submodule
-// pointer), the file itself. Stops with an error (enforcement is then
-// impossible) after visiting `max_entries` directories.
-struct vcs_scan {
-  std::vector<std::string> protect;  // existing paths to re-bind read-only
-  std::vector<std::string> missing;  // hooks/ or config that should exist but do not
-  std::vector<std::string> absent_gitmodules;  // repositories without a .gitmodules
-  // Files git would follow to other config and hooks (commondir,
-  // config.worktree) that do not exist: a mount cannot cover them, so the
-  // launcher checks after the run whether the command created them.
-  std::vector<std::string> absent_redirects;
-  std::vector<std::string> repositories;       // every .git found (directory or file)
-  struct directory_stamp {
-    std::string path;
-    dev_t device = 0;
-    ino_t inode = 0;
-    timespec modified{};
-  };
-  std::vector<directory_stamp> directories;    // every directory walked, as it was
-  std::uint64_t entries_seen = 0;  // directories visited
-  bool truncated = false;
-};
-vcs_scan scan_vcs_metadata(const std::string& root, std::uint64_t max_entries);
-
-// The protections of one git directory found some other way (the common
-// directory of a linked worktree, linux/git_worktrees.h): its hooks/, config,
-// core.hooksPath, commondir, config.worktree and .git/modules/*, added to
-// `scan` exactly as scan_vcs_metadata() adds them for a .git directory.
-void scan_git_directory(const std::string& git_dir, vcs_scan& scan);
-
-// The ".git" entries that appeared beneath the scanned root since `before`
-// was taken. Only directories whose modification time (or identity) changed
-// are read again, and directories that did not exist are walked whole: a new
-// entry always changes its parent's mtime, so a run that touched nothing costs
-// one stat(2) per directory instead of a second full walk.
-std::vector<std::string> repositories_created_since(const vcs_scan& before, std::uint64_t max_entries);
+// The repository scanner (scan_vcs_metadata and the post-run check) is
+// POSIX: posix/vcs_scan.h.
 
 }  // namespace cordon::linux_impl

@@ -47,7 +47,7 @@ std::string linux_plan_payload::describe() const {
   tree("cpu_seconds", tree_limits.cpu_seconds, cgroups.cpu_parent);
   for (const auto& path : watch_absent) line("watch absent " + path);
   for (const auto& scan : repository_scans) {
-    for (const auto& repo : scan.repositories) line("repository " + repo);
+    for (const auto& repo : scan.before.repositories) line("repository " + repo);
   }
   return out;
 }

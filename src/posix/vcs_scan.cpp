@@ -1,0 +1,422 @@
+#include "posix/vcs_scan.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <set>
+#include <string_view>
+
+#include "core/git_rules.h"
+#include "core/sha256.h"
+
+namespace cordon::vcs {
+namespace {
+
+constexpr std::size_t kDigestBytes = 1 << 20;  // content hashed per file; the size is hashed too
+constexpr std::size_t kIndexBytes = 64 << 20;  // an index larger than this is not parsed (a finding says so)
+
+// Start-up paths relative to the home directory: what a login or
+// interactive shell sources (bash(1) INVOCATION, zsh(1) STARTUP/SHUTDOWN
+// FILES, the X session scripts), git's global configuration
+// (git-config(1) FILES), systemd's user units and environment
+// (systemd.unit(5), environment.d(5)), desktop autostart entries (XDG
+// Autostart), and ~/.local/bin, which comes first in many PATHs.
+constexpr const char* kStartupPaths[] = {
+    ".profile",      ".bashrc",        ".bash_profile", ".bash_login",   ".bash_logout",
+    ".zshenv",       ".zprofile",      ".zshrc",        ".zlogin",       ".zlogout",
+    ".xprofile",     ".xsessionrc",    ".xinitrc",      ".pam_environment",
+    ".gitconfig",    ".config/git",    ".config/systemd/user",           ".config/environment.d",
+    ".config/autostart",               ".local/bin",    ".config/fish/config.fish", ".config/fish/conf.d",
+};
+
+bool lstat_mode(const std::string& path, mode_t& mode) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  mode = st.st_mode;
+  return true;
+}
+
+bool is_dir(const std::string& path) {
+  mode_t mode = 0;
+  return lstat_mode(path, mode) && S_ISDIR(mode);
+}
+
+bool within(const std::string& path, const std::string& root) {
+  if (root == "/") return !path.empty() && path[0] == '/';
+  return path.compare(0, root.size(), root) == 0 && (path.size() == root.size() || path[root.size()] == '/');
+}
+
+std::string join(const std::string& dir, std::string_view name) {
+  return dir == "/" ? "/" + std::string(name) : dir + "/" + std::string(name);
+}
+
+std::string parent(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string read_head(const std::string& path, std::size_t limit) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return out;
+  char buffer[65536];
+  while (out.size() < limit) {
+    ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit - out.size()));
+    if (n <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// A directory's entries, sorted, with readdir's type (DT_UNKNOWN when the
+// file system does not say): the walk needs lstat(2) only for those.
+std::vector<std::pair<std::string, unsigned char>> sorted_entries(const std::string& dir_path) {
+  std::vector<std::pair<std::string, unsigned char>> entries;
+  DIR* dir = ::opendir(dir_path.c_str());
+  if (dir == nullptr) return entries;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name != "." && name != "..") entries.emplace_back(std::string(name), entry->d_type);
+  }
+  ::closedir(dir);
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+std::vector<std::string> sorted_names(const std::string& dir_path) {
+  std::vector<std::string> names;
+  for (auto& [name, type] : sorted_entries(dir_path)) names.push_back(std::move(name));
+  return names;
+}
+
+// A pointer file's "gitdir: <path>", resolved from `base`; "" unless it names
+// an existing directory.
+std::string pointer_target(const std::string& file, const std::string& base) {
+  std::string text = read_head(file, 4096);
+  if (text.rfind("gitdir:", 0) != 0) return {};
+  text.erase(0, 7);
+  auto end = text.find_first_of("\r\n");
+  if (end != std::string::npos) text.erase(end);
+  auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return {};
+  text.erase(0, first);
+  std::string path = text[0] == '/' ? text : base + "/" + text;
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) == nullptr || !is_dir(buffer)) return {};
+  return buffer;
+}
+
+std::string expand_home(const std::string& value, const std::string& home) {
+  if (value.rfind("~/", 0) == 0) return home.empty() ? std::string() : home + value.substr(1);
+  return value;
+}
+
+std::size_t hash_bytes_of(const std::vector<core::git_config_entry>& entries) {
+  for (const auto& e : entries) {
+    if (e.section == "extensions" && e.name == "objectformat" && e.value == "sha256") return 32;
+  }
+  return 20;
+}
+
+void add_protect_or_watch(vcs_scan& scan, const std::string& path, bool watch_absent) {
+  mode_t mode = 0;
+  if (lstat_mode(path, mode)) {
+    scan.protect.push_back(path);
+  } else if (watch_absent) {
+    scan.absent_redirects.push_back(path);
+  } else {
+    scan.missing.push_back(path);
+  }
+}
+
+// The config of one git directory (and config.worktree): its executable
+// keys, its includes (protected or watched), core.hooksPath (protected).
+void read_config(const std::string& git_dir, const std::string& work_tree, const std::string& home, vcs_scan& scan,
+                 repository_record& record) {
+  std::vector<core::git_config_entry> entries;
+  for (const char* name : {"config", "config.worktree"}) {
+    core::git_config_tree tree = core::read_git_config_tree(git_dir + "/" + name, home);
+    for (const auto& bad : tree.unreadable) scan.missing.push_back(bad + " (git config cordon cannot read)");
+    for (std::size_t i = 1; i < tree.files.size(); ++i) {  // includes
+      add_protect_or_watch(scan, tree.files[i], true);
+      record.metadata[tree.files[i]] = stamp_of(tree.files[i]);
+    }
+    entries.insert(entries.end(), tree.entries.begin(), tree.entries.end());
+  }
+  for (const auto& e : entries) {
+    if (core::git_key_runs_code(e)) record.keys.push_back(e.key() + "\t" + e.value + "\t" + e.file);
+    if (e.section != "core" || e.name != "hookspath" || !e.subsection.empty() || e.value.empty()) continue;
+    std::string path = expand_home(e.value, home);
+    if (path.empty()) {
+      scan.missing.push_back(e.value + " (core.hooksPath of " + git_dir + ")");
+      continue;
+    }
+    if (path[0] != '/') path = work_tree + "/" + path;
+    mode_t mode = 0;
+    if (lstat_mode(path, mode)) {
+      scan.protect.push_back(path);
+    } else {
+      scan.missing.push_back(path + " (core.hooksPath of " + git_dir + ")");
+    }
+    record.metadata[path] = stamp_of(path);
+  }
+  std::string index = read_head(git_dir + "/index", kIndexBytes + 1);
+  if (index.size() > kIndexBytes) {
+    record.gitlinks.push_back("(index larger than 64 MiB: not parsed)");
+  } else if (!index.empty()) {
+    if (auto links = core::gitlinks_in_index(index, hash_bytes_of(entries))) record.gitlinks = std::move(*links);
+  }
+}
+
+void protect_git_dir(const std::string& git_dir, const std::string& kind, const std::string& home, vcs_scan& scan,
+                     int depth) {
+  repository_record& record = scan.records[git_dir];
+  record.kind = kind;
+  // The work tree core.hooksPath is relative to: the parent of a .git, the bare repository itself.
+  const std::string work_tree = kind == "bare" ? git_dir : parent(git_dir);
+  read_config(git_dir, work_tree, home, scan, record);
+  // A linked worktree's git directory has a commondir: its hooks and config
+  // are the common directory's, scanned on their own.
+  mode_t common_mode = 0;
+  const bool linked = lstat_mode(git_dir + "/commondir", common_mode);
+  for (const char* name : {"hooks", "config"}) {
+    std::string p = git_dir + "/" + name;
+    mode_t mode = 0;
+    if (lstat_mode(p, mode)) {
+      scan.protect.push_back(p);
+    } else if (!linked) {
+      scan.missing.push_back(p);
+    }
+    record.metadata[p] = stamp_of(p);
+  }
+  if (linked) add_protect_or_watch(scan, git_dir + "/gitdir", true);
+  // gitrepository-layout(5): "commondir" moves config and hooks elsewhere;
+  // "config.worktree" adds config when extensions.worktreeConfig is set.
+  for (const char* name : {"commondir", "config.worktree"}) {
+    std::string p = git_dir + "/" + name;
+    add_protect_or_watch(scan, p, true);
+    record.metadata[p] = stamp_of(p);
+  }
+  if (depth > 8) return;
+  // Submodules keep their own hooks and config under .git/modules/<name>/
+  // (nested names have more levels: modules/a/modules/b).
+  const std::string modules = git_dir + "/modules";
+  for (const auto& name : sorted_names(modules)) {
+    std::string sub = join(modules, name);
+    mode_t mode = 0;
+    if (is_dir(sub) && lstat_mode(sub + "/config", mode)) protect_git_dir(sub, "git_directory", home, scan, depth + 1);
+  }
+}
+
+// Is `dir` (whose names are `names`, sorted) a repository by itself?
+// git's is_git_directory(): HEAD, objects/ and refs/.
+bool looks_bare(const std::string& dir, const std::vector<std::string>& names) {
+  auto has = [&](const char* n) { return std::binary_search(names.begin(), names.end(), std::string(n)); };
+  if (!has("HEAD") || !has("objects") || !has("refs")) return false;
+  mode_t mode = 0;
+  return lstat_mode(dir + "/HEAD", mode) && (S_ISREG(mode) || S_ISLNK(mode)) && is_dir(dir + "/objects") &&
+         is_dir(dir + "/refs");
+}
+
+struct walker {
+  const std::string& root;
+  const std::string& home;
+  vcs_scan& scan;
+  std::uint64_t max_entries;
+
+  void found_dot_git(const std::string& dir_path, const std::string& child, bool directory) {
+    scan.repositories.push_back(child);
+    if (directory) {
+      protect_git_dir(child, "git_directory", home, scan, 0);
+    } else {
+      scan.protect.push_back(child);  // a gitdir pointer must not be redirected
+      repository_record& record = scan.records[child];
+      record.kind = "git_file";
+      record.metadata[child] = stamp_of(child);
+      // The directory it names is the repository git uses: inside the root,
+      // it gets the protections of a .git directory (outside, the worktree
+      // rules of linux/git_worktrees.h decide).
+      std::string target = pointer_target(child, dir_path);
+      if (!target.empty() && within(target, root) && !scan.records.count(target)) {
+        protect_git_dir(target, "gitdir", home, scan, 0);
+      }
+    }
+    std::string gitmodules = dir_path + "/.gitmodules";
+    mode_t mode = 0;
+    (lstat_mode(gitmodules, mode) ? scan.protect : scan.absent_gitmodules).push_back(gitmodules);
+  }
+
+  void walk(const std::string& dir_path, std::size_t depth) {
+    const auto entries = sorted_entries(dir_path);
+    std::vector<std::string> names;
+    names.reserve(entries.size());
+    for (const auto& entry : entries) names.push_back(entry.first);
+    if (looks_bare(dir_path, names)) {
+      scan.repositories.push_back(dir_path);
+      protect_git_dir(dir_path, "bare", home, scan, 0);
+      return;  // objects and refs are not work tree
+    }
+    std::vector<std::string> subdirs;
+    for (const auto& [name, type] : entries) {
+      if (type != DT_UNKNOWN && type != DT_DIR && name != ".git") continue;  // a file, a link: not walked
+      std::string child = join(dir_path, name);
+      mode_t mode = 0;
+      if (!lstat_mode(child, mode)) continue;
+      if (name == ".git") {
+        found_dot_git(dir_path, child, S_ISDIR(mode));
+        continue;
+      }
+      if (!S_ISDIR(mode)) continue;
+      if (++scan.entries_seen > max_entries || depth + 1 > max_depth) {
+        scan.truncated = true;
+        return;
+      }
+      subdirs.push_back(std::move(child));
+    }
+    for (const auto& sub : subdirs) {
+      if (scan.truncated) return;
+      walk(sub, depth + 1);
+    }
+  }
+};
+
+void watch_startup(const std::string& root, const std::string& home, vcs_scan& scan) {
+  if (home.empty() || home == "/") return;
+  for (const char* relative : kStartupPaths) {
+    std::string path = home + "/" + relative;
+    if (!within(path, root)) continue;
+    file_stamp stamp = stamp_of(path);
+    if (stamp.present) scan.protect.push_back(path);
+    scan.startup[path] = std::move(stamp);
+  }
+}
+
+void add(deferred_execution_evidence& e, std::string kind, std::string path, std::string key, std::string detail) {
+  e.findings.push_back({std::move(kind), std::move(path), std::move(key), std::move(detail)});
+}
+
+// The findings of one repository against what it was (`before` null: new).
+void compare(const std::string& path, const repository_record& now, const repository_record* before,
+             deferred_execution_evidence& e) {
+  if (before == nullptr) {
+    add(e, "repository_created", path, "", now.kind);
+  } else {
+    for (const auto& [file, stamp] : now.metadata) {
+      auto was = before->metadata.find(file);
+      if (was != before->metadata.end() && was->second == stamp) continue;
+      if (was == before->metadata.end() && !stamp.present) continue;
+      // A file that was absent and now exists sends git elsewhere (commondir,
+      // config.worktree, an include, a gitdir), except hooks/ and config themselves.
+      const bool created = stamp.present && (was == before->metadata.end() || !was->second.present);
+      const bool own = file == path + "/hooks" || file == path + "/config";
+      add(e, created && !own ? "repository_redirect_created" : "repository_changed", file, "",
+          !stamp.present ? "removed" : created ? "created" : "changed (inode, ctime or content)");
+    }
+  }
+  // Hooks in a new repository, or in a hooks directory that changed.
+  for (const auto& [file, stamp] : now.metadata) {
+    if (!stamp.present || !S_ISDIR(stamp.mode)) continue;
+    auto was = before ? before->metadata.find(file) : now.metadata.end();
+    if (before && was != before->metadata.end() && was->second == stamp) continue;
+    for (const auto& name : sorted_names(file)) {
+      if (name.size() > 7 && name.compare(name.size() - 7, 7, ".sample") == 0) continue;
+      add(e, "hook", join(file, name), "", "in " + file);
+    }
+  }
+  std::set<std::string> old_keys, old_links;
+  if (before) {
+    old_keys.insert(before->keys.begin(), before->keys.end());
+    old_links.insert(before->gitlinks.begin(), before->gitlinks.end());
+  }
+  for (const auto& k : now.keys) {
+    if (old_keys.count(k)) continue;
+    auto tab = k.find('\t'), tab2 = k.find('\t', tab + 1);
+    std::string key = k.substr(0, tab);
+    add(e, key == "core.hookspath" ? "hooks_path" : "executable_config", k.substr(tab2 + 1), key,
+        k.substr(tab + 1, tab2 - tab - 1));
+  }
+  for (const auto& link : now.gitlinks) {
+    if (!old_links.count(link)) add(e, "gitlink_added", link, "", "in the index of " + path);
+  }
+}
+
+}  // namespace
+
+bool file_stamp::operator==(const file_stamp& o) const {
+  return present == o.present && device == o.device && inode == o.inode && changed.tv_sec == o.changed.tv_sec &&
+         changed.tv_nsec == o.changed.tv_nsec && mode == o.mode && digest == o.digest;
+}
+
+file_stamp stamp_of(const std::string& path) {
+  file_stamp s;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return s;
+  s.present = true;
+  s.device = st.st_dev;
+  s.inode = st.st_ino;
+  s.changed = st.st_ctim;
+  s.mode = st.st_mode;
+  if (S_ISREG(st.st_mode)) {
+    s.digest = detail::sha256_hex(std::to_string(st.st_size) + "\n" + read_head(path, kDigestBytes));
+  } else if (S_ISLNK(st.st_mode)) {
+    char buffer[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), buffer, sizeof buffer);
+    s.digest = detail::sha256_hex(n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string());
+  } else if (S_ISDIR(st.st_mode)) {
+    // The listing with each entry's identity: a hook replaced in place changes its inode or ctime.
+    std::string listing;
+    for (const auto& name : sorted_names(path)) {
+      struct stat e {};
+      if (::lstat(join(path, name).c_str(), &e) != 0) continue;
+      listing += name + '\0' + std::to_string(e.st_ino) + ' ' + std::to_string(e.st_ctim.tv_sec) + '.' +
+                 std::to_string(e.st_ctim.tv_nsec) + ' ' + std::to_string(e.st_mode) + '\n';
+    }
+    s.digest = detail::sha256_hex(listing);
+  }
+  return s;
+}
+
+vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries) {
+  vcs_scan scan;
+  walker{root, home, scan, max_entries}.walk(root, 0);
+  watch_startup(root, home, scan);
+  return scan;
+}
+
+void scan_git_directory(const std::string& git_dir, const std::string& home, vcs_scan& scan) {
+  protect_git_dir(git_dir, "git_directory", home, scan, 0);
+}
+
+void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
+                   deferred_execution_evidence& evidence) {
+  vcs_scan now = scan_vcs_metadata(root, home);
+  evidence.entries += now.entries_seen;
+  if (now.truncated) {
+    evidence.complete = false;
+    add(evidence, "scan_incomplete", root, "",
+        "more than " + std::to_string(max_directories) + " directories or deeper than " + std::to_string(max_depth) +
+            ": repositories beyond the bound were not checked");
+  }
+  // Repositories added from outside the root (a host worktree's common directory): stamped again one by one.
+  for (const auto& [path, record] : before.records) {
+    if (now.records.count(path) || within(path, root) || !is_dir(path)) continue;
+    protect_git_dir(path, record.kind, home, now, 0);
+  }
+  for (const auto& [path, record] : now.records) {
+    auto was = before.records.find(path);
+    compare(path, record, was == before.records.end() ? nullptr : &was->second, evidence);
+  }
+  for (const auto& [path, stamp] : now.startup) {
+    auto was = before.startup.find(path);
+    if (was != before.startup.end() && was->second == stamp) continue;
+    add(evidence, "startup_file", path, "",
+        !stamp.present ? "removed" : (was == before.startup.end() || !was->second.present) ? "created" : "changed");
+  }
+}
+
+}  // namespace cordon::vcs

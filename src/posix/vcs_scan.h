@@ -1,0 +1,96 @@
+// vcs_scan.h — the repositories under a writable root, as git finds them,
+// and what the command changed in them (docs/deferred-execution.md).
+//
+// At launch the scan lists what must be bound read-only (a repository's
+// config, hooks and the files that send git elsewhere) and records a stamp of
+// every file git would read code or configuration from. After the run the
+// same scan runs again, whole, within the same bound, and every repository,
+// gitlink, hook, executable config key or start-up file that is new or whose
+// stamp differs is a finding. A stamp is the device, inode, ctime (which no
+// unprivileged call can set back) and a SHA-256 of the content (of the
+// listing, for a directory): restoring an mtime fools nothing here.
+//
+// What counts as a repository is git's discovery (gitrepository-layout(5),
+// git-rev-parse(1) "--git-dir"): a `.git` directory, a `.git` file
+// ("gitdir: <path>", from --separate-git-dir, submodules and worktrees) and
+// the directory it names, a directory holding HEAD, objects/ and refs/ (an
+// implicit bare repository, which git uses when run inside it), linked
+// worktrees (<git_dir>/worktrees/*) and submodules (<git_dir>/modules/*).
+// POSIX only: opendir(3), lstat(2).
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cordon/launch.h"
+
+namespace cordon::vcs {
+
+// The bound of one walk: past it the scan is incomplete (a blocker at
+// launch, a scan_incomplete finding after the run), never silently short.
+inline constexpr std::uint64_t max_directories = 200000;
+inline constexpr std::size_t max_depth = 64;  // directories below the root
+
+// What a file was when it was looked at. `present` false: it did not exist.
+struct file_stamp {
+  bool present = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  timespec changed{};  // ctime
+  mode_t mode = 0;
+  std::string digest;  // SHA-256 of a file's content (first 1 MiB and its size), a link's target, a directory's listing
+  bool operator==(const file_stamp& o) const;
+};
+file_stamp stamp_of(const std::string& path);
+
+// One repository as git would use it.
+struct repository_record {
+  std::string kind;  // "git_directory", "git_file", "bare", "gitdir" (named by a .git file)
+  std::map<std::string, file_stamp> metadata;  // config, config.worktree, commondir, hooks/, includes, hooksPath
+  std::vector<std::string> gitlinks;           // of its index, as recorded
+  std::vector<std::string> keys;               // executable config: "key\tvalue\tfile"
+};
+
+struct vcs_scan {
+  std::vector<std::string> protect;  // existing paths to re-bind read-only
+  std::vector<std::string> missing;  // hooks/, config or an include that should exist but does not, or cannot be read
+  std::vector<std::string> absent_gitmodules;  // repositories without a .gitmodules
+  // Files git would follow to other config and hooks (commondir,
+  // config.worktree, an include) that do not exist: a mount cannot cover
+  // them, so the launcher checks after the run whether the command created them.
+  std::vector<std::string> absent_redirects;
+  std::vector<std::string> repositories;                  // every .git (directory or file) and bare repository found
+  std::map<std::string, repository_record> records;       // by repository path (also the gitdirs .git files name)
+  std::map<std::string, file_stamp> startup;              // start-up paths under the root (present or not)
+  std::uint64_t entries_seen = 0;  // directories visited
+  bool truncated = false;          // more than max_directories, or deeper than max_depth
+};
+
+// Scans `root` (an existing directory, resolved). `home` is the caller's home
+// directory (for `~/` in include paths and for the start-up paths: shells'
+// ~/.profile, ~/.bashrc, ~/.zlogin, ~/.bash_logout..., git's ~/.gitconfig and
+// ~/.config/git/, ~/.config/systemd/user, ~/.config/autostart,
+// ~/.local/bin), "" when unknown: existing start-up paths beneath the root
+// are added to `protect`, absent ones are watched.
+vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
+                           std::uint64_t max_entries = max_directories);
+
+// The protections and record of one git directory found some other way (the
+// common directory of a linked worktree, linux/git_worktrees.h), exactly as
+// scan_vcs_metadata() adds them for a .git directory.
+void scan_git_directory(const std::string& git_dir, const std::string& home, vcs_scan& scan);
+
+// Scans `root` again and compares with `before`: one finding per new
+// repository, changed metadata file, new executable key, hook, gitlink and
+// start-up path; `evidence.entries` and `complete` are set. Repositories of
+// `before` outside `root` (added by scan_git_directory) are stamped again
+// one by one.
+void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
+                   deferred_execution_evidence& evidence);
+
+}  // namespace cordon::vcs

@@ -1,0 +1,197 @@
+// Deferred execution (docs/deferred-execution.md): files in a writable root
+// that the host's git, shell or desktop later runs or trusts. What exists at
+// launch is read-only; what the command creates or changes is a finding in
+// the report (and a violation), whatever it did to the mtimes. Each test
+// pairs the attempt with the git or file work that must keep working.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "escape_support.h"
+
+namespace cordon::test::escape {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kGit = "git -c user.name=t -c user.email=t@t -c init.defaultBranch=main ";
+
+std::string findings_text(const run_result& r) {
+  std::string out;
+  if (!r.report.is_object() || !r.report.contains("deferred_execution")) return "(no deferred_execution)\n" + r.all();
+  for (const auto& f : r.report["deferred_execution"]["findings"]) {
+    out += f.value("kind", "") + " " + f.value("path", "") + " " + f.value("key", "") + "\n";
+  }
+  return out;
+}
+
+bool has_finding(const run_result& r, const std::string& kind, const std::string& path, const std::string& key = "") {
+  if (!r.report.is_object() || !r.report.contains("deferred_execution")) return false;
+  for (const auto& f : r.report["deferred_execution"]["findings"]) {
+    if (f.value("kind", "") == kind && f.value("path", "") == path && (key.empty() || f.value("key", "") == key)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool has_violation(const run_result& r, const std::string& kind) {
+  if (!r.report.is_object() || !r.report.contains("violations")) return false;
+  const auto& v = r.report["violations"];
+  return std::any_of(v.begin(), v.end(), [&](const nlohmann::json& e) { return e.value("kind", "") == kind; });
+}
+
+void host_repository(const temp_dir& ws) {
+  ASSERT_EQ(host_command({"git", "init", "-q", "-b", "main", ws.path()}), 0);
+  ws.write("README", "hello\n");
+  ASSERT_EQ(host_command({"git", "-C", ws.path(), "add", "README"}), 0);
+  ASSERT_EQ(host_command({"git", "-C", ws.path(), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m",
+                          "first"}),
+            0);
+}
+
+// The issue's first case: a nested repository made during the run, with
+// core.fsmonitor and a hooks path, reachable from the top-level index by a
+// gitlink, and the parent directory's mtime put back.
+TEST(EscapeDeferred, NestedRepositoryWithFsmonitorAndGitlinkIsReported) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script = "T=$(stat -c %y .) && " + kGit + "init -q sub && " + kGit +
+                             "-C sub config core.fsmonitor 'touch /tmp/pwned' && " + kGit +
+                             "-C sub config core.hooksPath ../h && " + kGit + "-C sub commit -q --allow-empty -m x && " +
+                             kGit + "add sub && " + kGit + "commit -q -m top && touch -d \"$T\" . && echo done";
+  auto r = run_sh(ws.path(), script, {"--summary"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();  // nested git init, git add and git commit all work
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/sub/.git")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "executable_config", ws.path() + "/sub/.git/config", "core.fsmonitor"))
+      << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "hooks_path", ws.path() + "/sub/.git/config", "core.hookspath")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "gitlink_added", "sub")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "repository_created")) << r.report.dump(2);
+  EXPECT_TRUE(has_violation(r, "gitlink_added")) << r.report.dump(2);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+  EXPECT_NE(r.err.find("cordon:   deferred    executable_config " + ws.path() + "/sub/.git/config core.fsmonitor"),
+            std::string::npos)
+      << r.err;
+}
+
+// The second: HEAD, objects/, refs/ and config written into a directory that
+// existed at launch: git treats it as a bare repository when run inside it.
+TEST(EscapeDeferred, ImplicitBareRepositoryInAnExistingDirectoryIsReported) {
+  temp_dir ws;
+  host_repository(ws);
+  ws.write("tools/build.sh", "true\n");
+  const std::string script =
+      "cd tools && mkdir -p objects refs/heads && printf 'ref: refs/heads/main\\n' > HEAD && "
+      "printf '[core]\\n\\tbare = true\\n\\tfsmonitor = touch /tmp/pwned\\n' > config && touch -d @0 .. . && "
+      "echo made";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();  // writing into the workspace works
+  EXPECT_EQ(r.out, "made\n");
+  EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/tools")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "executable_config", ws.path() + "/tools/config", "core.fsmonitor")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "executable_config"));
+}
+
+// The third: a `.git` file (--separate-git-dir) naming a git directory inside
+// the workspace: that directory's config and hooks are read-only as a .git
+// directory's are, and git commit still works through the pointer.
+TEST(EscapeDeferred, TheGitDirectoryAGitFileNamesIsProtected) {
+  temp_dir ws;
+  install_probe(ws);
+  ASSERT_EQ(host_command({"git", "init", "-q", "--separate-git-dir", ws.path() + "/meta", ws.path() + "/work"}), 0);
+  const std::string config_before = [&] {
+    std::ifstream in(ws.path() + "/meta/config");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  auto r = run_probe(ws, {"write", "meta/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n", "+", "create",
+                          "meta/hooks/pre-commit", "+", "write", "work/file", "x"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write EROFS", "create EROFS", "write OK"})) << r.all();
+  std::ifstream in(ws.path() + "/meta/config");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), config_before);
+  EXPECT_FALSE(fs::exists(ws.path() + "/meta/hooks/pre-commit"));
+  auto commit = run_sh(ws.path(), "cd work && " + kGit + "add file && " + kGit + "commit -q -m x && echo committed");
+  EXPECT_EQ(commit.exit_code, 0) << commit.all();
+  EXPECT_EQ(commit.out, "committed\n");
+}
+
+// include.path: an existing included file in the workspace is read-only; one
+// that does not exist yet is watched, and creating it is a finding. git
+// commit in the repository still works.
+TEST(EscapeDeferred, IncludedConfigIsProtectedOrWatched) {
+  temp_dir ws;
+  install_probe(ws);
+  host_repository(ws);
+  ws.write("shared.gitconfig", "[user]\n\tname = t\n");
+  ASSERT_EQ(host_command({"git", "-C", ws.path(), "config", "--add", "include.path", "../shared.gitconfig"}), 0);
+  ASSERT_EQ(host_command({"git", "-C", ws.path(), "config", "--add", "include.path", "../later.gitconfig"}), 0);
+  auto r = run_probe(ws, {"write", "shared.gitconfig", "[core]\n\tpager = touch /tmp/pwned\n", "+", "write",
+                          "later.gitconfig", "[core]\n\tpager = touch /tmp/pwned\n", "+", "write", "README", "x"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write EROFS", "write OK", "write OK"})) << r.all();
+  EXPECT_TRUE(has_finding(r, "repository_redirect_created", ws.path() + "/later.gitconfig")) << findings_text(r);
+  auto commit = run_sh(ws.path(), kGit + "commit -q -am x && echo committed");
+  EXPECT_EQ(commit.out, "committed\n") << commit.all();
+}
+
+// A worktree added during the run works; the config.worktree written for it
+// (read by git there when extensions.worktreeConfig is set) is a finding.
+TEST(EscapeDeferred, WorktreeAddedDuringTheRunWorksAndItsConfigIsReported) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script = kGit + "worktree add -q wt && cd wt && " + kGit + "commit -q --allow-empty -m w && " +
+                             "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > \"$(git rev-parse --git-dir)/"
+                             "config.worktree\" && echo added";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "added\n");
+  EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/wt/.git")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "executable_config", ws.path() + "/.git/worktrees/wt/config.worktree", "core.fsmonitor"))
+      << findings_text(r);
+}
+
+// With the home directory writable: existing start-up files are read-only,
+// absent ones (.zlogin, an autostart entry) are findings when created, and
+// other files in the home still work.
+TEST(EscapeDeferred, StartupFilesInAWritableHomeAreProtectedOrReported) {
+  temp_dir home("/var/tmp"), ws("/var/tmp"), policy_dir;
+  install_probe(ws);
+  home.write(".gitconfig", "[user]\n\tname = t\n");
+  home.write(".bashrc", "# mine\n");
+  std::string policy = write_policy(
+      policy_dir, R"({"readable": ["{workspace}"], "writable": ["{workspace}", ")" + home.path() +
+                      R"("], "protect_vcs_metadata": true})");
+  auto r = run_probe(ws,
+                     {"write", home.path() + "/.gitconfig", "[core]\n\tpager = x\n", "+", "write",
+                      home.path() + "/.bashrc", "x", "+", "write", home.path() + "/.zlogin", "x", "+", "mkdir",
+                      home.path() + "/.config", "+", "mkdir", home.path() + "/.config/autostart", "+", "write",
+                      home.path() + "/.config/autostart/x.desktop", "[Desktop Entry]\n", "+", "write",
+                      home.path() + "/notes.txt", "notes"},
+                     {"--policy", policy}, {"HOME=" + home.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write EROFS", "write EROFS", "write OK", "mkdir OK", "mkdir OK", "write OK", "write OK"}))
+      << r.all();
+  EXPECT_TRUE(has_finding(r, "startup_file", home.path() + "/.zlogin")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "startup_file", home.path() + "/.config/autostart")) << findings_text(r);
+  EXPECT_FALSE(has_finding(r, "startup_file", home.path() + "/.gitconfig")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "startup_file"));
+}
+
+// The allowed thing with nothing left behind: ordinary git work in the
+// workspace gives no finding and no violation.
+TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {
+  temp_dir ws;
+  host_repository(ws);
+  auto r = run_sh(ws.path(), "echo more >> README && " + kGit + "commit -q -am second && " + kGit +
+                                 "branch topic && " + kGit + "status --short && echo ok");
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "ok\n");
+  ASSERT_TRUE(r.report.contains("deferred_execution")) << r.report.dump(2);
+  EXPECT_TRUE(r.report["deferred_execution"]["findings"].empty()) << findings_text(r);
+  EXPECT_TRUE(r.report["deferred_execution"]["scan"]["complete"].get<bool>());
+  EXPECT_TRUE(r.report["violations"].empty()) << r.report.dump(2);
+}
+
+}  // namespace
+}  // namespace cordon::test::escape
