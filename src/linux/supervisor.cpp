@@ -26,6 +26,7 @@
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
+#include "linux/namespace_reap.h"
 #include "linux/namespaces.h"
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
