@@ -46,7 +46,8 @@ struct race_layout {
 // directory half of the time, until stopped.
 class swapper {
  public:
-  explicit swapper(const std::string& root) : a_(root + "/a/parent"), b_(root + "/a/parent.swap") {
+  explicit swapper(const std::string& root, const std::string& with = "/a/parent.swap")
+      : a_(root + "/a/parent"), b_(root + with) {
     thread_ = std::thread([this] {
       while (!stop_.load()) {
         if (::renameat2(AT_FDCWD, a_.c_str(), AT_FDCWD, b_.c_str(), RENAME_EXCHANGE) == 0) swaps_.fetch_add(1);
@@ -125,6 +126,38 @@ TEST(EscapeBindRace, SwappingAParentForASymlinkNeverRedirectsTheWritableBind) {
   // Runs that did not start say why; anything else is a defect of its own.
   EXPECT_EQ(other, 0) << sample_other;
   if (!sample_refusal.empty()) std::printf("sample refusal: %s", sample_refusal.c_str());
+}
+
+// A directory exchanged for another directory (no symlink anywhere): a launch
+// whose bind source is no longer the object the plan recorded is refused,
+// naming the path; the others bind a directory that was at that name.
+TEST(EscapeBindRace, ExchangingTheDirectoryForAnotherIsRefusedByIdentity) {
+  race_layout l;
+  const std::string other = l.root.mkdir("a/parent.other/work");
+  ASSERT_FALSE(other.empty());
+  int tries = 0, refused_identity = 0, bound = 0, other_outcome = 0;
+  std::string sample;
+  {
+    swapper swap(l.root.path(), "/a/parent.other");
+    const auto start = std::chrono::steady_clock::now();
+    for (; tries < 200 && std::chrono::steady_clock::now() - start < std::chrono::seconds(15); ++tries) {
+      auto r = run_cordon({"--policy", l.policy}, write_marker(l, tries), l.cwd);
+      if (r.exit_code == 125 && r.err.find("no longer the object the plan was compiled for") != std::string::npos &&
+          r.err.find(l.work) != std::string::npos) {
+        ++refused_identity;
+      } else if (r.exit_code == 0) {
+        ++bound;
+      } else {
+        ++other_outcome;
+        if (sample.empty()) sample = "exit " + std::to_string(r.exit_code) + ": " + r.all();
+      }
+    }
+  }
+  std::printf("bind exchange: %d tries: %d bound, %d refused by identity, %d other\n", tries, bound,
+              refused_identity, other_outcome);
+  EXPECT_GT(refused_identity, 0) << "no launch saw the exchange between compile and mount";
+  EXPECT_GT(bound, 0);
+  EXPECT_EQ(other_outcome, 0) << sample;
 }
 
 // The working counterpart: with nothing swapping, every run binds the named
