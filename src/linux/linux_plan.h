@@ -38,7 +38,7 @@ struct rlimit_setting {
 };
 
 // The describe() line that digests the binds' source identities (host-specific).
-inline constexpr const char* mount_identities_prefix = "mount identities sha256:";
+inline constexpr const char* mount_identities_prefix = "bind sources sha256:";
 
 struct linux_plan_payload final : plan_payload {
   // The mount table, Landlock rules, seccomp variant, namespaces and limits,
