@@ -38,6 +38,9 @@ struct rlimit_setting {
   rlim_t value = 0;
 };
 
+// The describe() line that digests the binds' source identities (host-specific).
+inline constexpr const char* mount_identities_prefix = "bind sources sha256:";
+
 struct linux_plan_payload final : plan_payload {
   // The mount table, Landlock rules, seccomp variant, namespaces and limits,
   // one line each (plan_describe.cpp).

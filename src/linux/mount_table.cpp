@@ -3,12 +3,14 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string_view>
 
+#include "linux/mount_by_fd.h"
 #include "linux/paths.h"
 
 namespace cordon::linux_impl {
@@ -106,6 +108,22 @@ std::string find_hard_linked(const std::string& path, int budget) {
     if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) return it->path().string();
   }
   return {};
+}
+
+// The device and inode of every bind's source, as reached with no symlink on
+// the way: PID 1 mounts the object only if it is still this one
+// (linux/mount_by_fd.h). A source not reachable so is left unknown, and its
+// launch fails naming it.
+void record_source_identities(mount_table& table) {
+  for (auto& op : table.ops) {
+    if (op.kind != mount_kind::bind_read_only && op.kind != mount_kind::bind_writable) continue;
+    int fd = open_no_symlinks(op.path.c_str());
+    struct stat st {};
+    if (fd >= 0 && ::fstat(fd, &st) == 0) {
+      op.source_identity = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), true};
+    }
+    if (fd >= 0) ::close(fd);
+  }
 }
 
 }  // namespace
@@ -300,6 +318,7 @@ mount_table_result build_mount_table(const mount_table_input& input) {
     }
     table.ops.push_back({mount_kind::mask, d.path, {}, d.directory, "denied"});
   }
+  record_source_identities(table);
   return out;
 }
 

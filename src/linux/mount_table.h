@@ -14,6 +14,7 @@
 #include "cordon/backend.h"
 #include "cordon/policy.h"
 #include "linux/landlock.h"
+#include "linux/mount_by_fd.h"
 
 namespace cordon::linux_impl {
 
@@ -35,6 +36,7 @@ struct mount_op {
   bool directory = true;    // the source is a directory (false: a file)
   std::string why;          // "platform default", "readable", "writable", "protected", "denied", "vcs", "device"
                             // (only "device" binds keep device nodes usable: filesystem.devices)
+  file_identity source_identity{};  // binds: the source as the plan saw it (linux/mount_by_fd.h)
 };
 
 struct mount_table {

@@ -3,6 +3,7 @@
 // re-derived plan against (plan_fingerprint).
 #include <string>
 
+#include "core/sha256.h"
 #include "linux/linux_plan.h"
 
 namespace cordon::linux_impl {
@@ -24,6 +25,15 @@ std::string linux_plan_payload::describe() const {
   std::string out;
   auto line = [&](const std::string& text) { out += text + "\n"; };
   for (const auto& mount : describe_mounts(mounts)) line("mount " + mount);
+  // The objects the binds must be at launch (linux/mount_by_fd.h), so that a
+  // plan compiled again after a swap has another fingerprint. One digest: the
+  // numbers differ from host to host (golden plans leave this line out).
+  std::string identities;
+  for (const auto& op : mounts.ops) {
+    if (!op.source_identity.known) continue;
+    identities += op.path + " " + std::to_string(op.source_identity.dev) + ":" + std::to_string(op.source_identity.ino) + "\n";
+  }
+  line(std::string(mount_identities_prefix) + detail::sha256_hex(identities));
   line(landlock.describe());
   for (const auto& rule : landlock.rules) line("landlock rule " + std::string(access_name(rule.access)) + " " + rule.path);
   line(std::string("landlock tcp ") + (landlock.restrict_tcp ? "restricted" : "open") +

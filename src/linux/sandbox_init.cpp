@@ -27,6 +27,8 @@
 #include <ctime>
 
 #include "linux/capabilities.h"
+#include "linux/mount_by_fd.h"
+#include "linux/namespace_reap.h"
 #include "linux/namespaces.h"
 #include "linux/pty.h"
 #include "posix/scm_rights.h"
@@ -163,13 +165,16 @@ void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
       return;
     case mount_kind::bind_read_only:
     case mount_kind::bind_writable: {
-      struct stat st {};
-      // A source replaced by a symlink since compile time would redirect the bind.
-      if (::lstat(source, &st) != 0) fail(launch, init_step::mount_op, errno, i);
-      if (S_ISLNK(st.st_mode)) fail(launch, init_step::mount_op, ELOOP, i);
-      if (!ensure_mount_point(target, op.directory) ||
-          !bind(source, target, op.kind == mount_kind::bind_read_only, nodev)) {
-        fail(launch, init_step::mount_op, errno, i);
+      // By descriptor, source checked against the plan: a swap since compile time cannot redirect it.
+      if (!ensure_mount_point(target, op.directory)) fail(launch, init_step::mount_op, errno, i);
+      std::uint64_t attributes = MOUNT_ATTR_NOSUID;
+      if (op.kind == mount_kind::bind_read_only) attributes |= MOUNT_ATTR_RDONLY;
+      if (nodev) attributes |= MOUNT_ATTR_NODEV;
+      switch (bind_by_fd(source, target, op.source_identity, attributes)) {
+        case mount_by_fd_status::ok: return;
+        case mount_by_fd_status::failed: fail(launch, init_step::mount_op, errno, i);
+        case mount_by_fd_status::source_changed:
+        case mount_by_fd_status::target_changed: fail(launch, init_step::mount_identity, ESTALE, i);
       }
       return;
     }
@@ -193,16 +198,24 @@ void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
         fail(launch, init_step::mount_op, errno, i);
       }
       if (S_ISLNK(st.st_mode)) fail(launch, init_step::mount_op, ELOOP, i);
+      // On the name reached with no symlink on the way (linux/mount_by_fd.h), through its descriptor.
+      char at[48];
+      int fd = open_target_link(target, at);
+      if (fd < 0) fail(launch, init_step::mount_op, errno, i);
       if (S_ISDIR(st.st_mode)) {
-        if (::mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        if (::mount("tmpfs", at, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                     "mode=000,size=4k,nr_inodes=1") != 0) {
           fail(launch, init_step::mount_op, errno, i);
         }
-      } else if (::mount(kMaskFile, target, nullptr, MS_BIND, nullptr) != 0 ||
-                 !set_mount_attributes(target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                   MOUNT_ATTR_NOEXEC, false)) {
-        fail(launch, init_step::mount_op, errno, i);
+      } else {
+        int mask = open_no_symlinks(kMaskFile);
+        if (mask < 0 || !attach_copy(mask, fd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                   MOUNT_ATTR_NOEXEC)) {
+          fail(launch, init_step::mount_op, errno, i);
+        }
+        ::close(mask);
       }
+      ::close(fd);
       return;
     }
   }
@@ -374,6 +387,8 @@ bool send_descriptors(int socket_fd, const int* fds, std::size_t count) noexcept
 // may be stopped. Leaving as PID 1 ends the whole tree.
 const prepared_launch* deadline_launch = nullptr;
 void deadline_reached(int) noexcept {
+  // The tree's CPU time reaches PID 1's rusage only if PID 1 reaps it (linux/namespace_reap.h).
+  kill_and_reap_namespace();
   init_message message;
   message.kind = init_message_kind::timed_out;
   ssize_t ignored = ::write(deadline_launch->status_write_fd, &message, sizeof message);
@@ -532,6 +547,8 @@ const char* describe_step(init_step step) noexcept {
     case init_step::proc: return "mounting /proc";
     case init_step::dev: return "building the private /dev";
     case init_step::mount_op: return "applying a mount";
+    case init_step::mount_identity:
+      return "binding a path that is no longer the object the plan was compiled for (it was moved or replaced)";
     case init_step::finalize_root: return "making the new root read-only";
     case init_step::pivot_new_root: return "entering the new root";
     case init_step::loopback: return "bringing up loopback";
@@ -674,6 +691,8 @@ void run_sandbox_init(prepared_launch& launch) noexcept {
     }
     if (pid < 0 && errno != EINTR) break;
   }
+  // What the command left behind is killed now, and reaped so that its CPU time is counted.
+  kill_and_reap_namespace();
   if (n != static_cast<ssize_t>(sizeof failure)) {
     struct rusage usage {};
     ::getrusage(RUSAGE_CHILDREN, &usage);

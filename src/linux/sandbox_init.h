@@ -26,7 +26,7 @@ enum class init_step : std::int32_t {
   wait_for_supervisor, identity_maps, hostname, mount_private, staging_root, pivot_staging,
   new_root, proc, dev, mount_op, finalize_root, pivot_new_root, loopback, working_directory,
   no_new_privs, landlock, capabilities, seccomp, signals, fork_command, broker_listeners, rlimits, stdio,
-  cgroup_namespace,
+  cgroup_namespace, mount_identity,
 };
 const char* describe_step(init_step step) noexcept;
 
@@ -40,7 +40,7 @@ struct init_message {
   init_message_kind kind = init_message_kind::exited;
   init_step step = init_step::wait_for_supervisor;
   std::int32_t error = 0;      // errno
-  std::int32_t op_index = -1;  // mount op (mount_op), Landlock rule (landlock), rlimit (rlimits)
+  std::int32_t op_index = -1;  // mount op (mount_op, mount_identity), Landlock rule (landlock), rlimit (rlimits)
   std::int32_t wait_status = 0;  // of the command (PID 2)
   std::int64_t user_cpu_us = 0;
   std::int64_t system_cpu_us = 0;

@@ -26,6 +26,7 @@
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
+#include "linux/namespace_reap.h"
 #include "linux/namespaces.h"
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
@@ -73,7 +74,7 @@ prepared_launch prepare(const sandbox_plan& plan, const linux_plan_payload& payl
 
 error setup_error(const init_message& m, const prepared_launch& p) {
   std::string message = std::string("sandbox setup failed while ") + describe_step(m.step);
-  if (m.step == init_step::mount_op && m.op_index >= 0 &&
+  if ((m.step == init_step::mount_op || m.step == init_step::mount_identity) && m.op_index >= 0 &&
       static_cast<std::size_t>(m.op_index) < p.payload->mounts.ops.size()) {
     message += " (" + p.payload->mounts.ops[static_cast<std::size_t>(m.op_index)].path + ")";
   }
@@ -664,6 +665,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
       launch.deadline_ns =
           std::chrono::duration_cast<std::chrono::nanoseconds>(deadline->time_since_epoch()).count();
+      *deadline += std::chrono::milliseconds(reap_grace_ms);  // PID 1 ends and reaps the tree first (namespace_reap.h)
     }
   };
   if (!prepared) start_clock();

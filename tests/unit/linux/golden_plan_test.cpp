@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cordon/cordon.h"
+#include "linux/linux_plan.h"
 
 namespace cordon {
 namespace {
@@ -85,7 +86,11 @@ std::string render(const compile_result<std::shared_ptr<const sandbox_plan>>& co
         << (status.detail.empty() ? "" : " (" + status.detail + ")") << "\n";
   }
   for (const auto& w : plan.warnings()) out << "warning " << w << "\n";
-  out << plan.payload()->describe();
+  // Every line but the digest of the binds' device and inode numbers, which differ from host to host.
+  std::istringstream payload(plan.payload()->describe());
+  for (std::string line; std::getline(payload, line);) {
+    if (line.rfind(linux_impl::mount_identities_prefix, 0) != 0) out << line << "\n";
+  }
   return out.str();
 }
 
