@@ -13,6 +13,10 @@ namespace cordon::core {
 nlohmann::json outcome_to_json(const run_outcome& outcome);
 run_outcome outcome_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad shape
 
+// The broker's evidence, also for the confined broker's channel (src/linux/broker_process.h).
+nlohmann::json evidence_to_json(const network_evidence& evidence);
+network_evidence evidence_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad shape
+
 nlohmann::json error_to_json(const error& err);
 error error_from_json(const nlohmann::json& j);
 
