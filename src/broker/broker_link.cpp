@@ -84,7 +84,7 @@ class channel_link {
     wait_.async_wait(stream::socket::wait_read, [this](std::error_code ec) {
       if (ec || stopped_) return;
       if (!read_available()) return stop();
-      wait_readable();
+      if (!stopped_) wait_readable();  // a stop request may have come with what was read
     });
   }
 

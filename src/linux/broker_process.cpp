@@ -119,8 +119,11 @@ std::pair<std::vector<std::string>, std::string> resolve(const std::string& host
   return {out, out.empty() ? "no address" : ""};
 }
 
-// How the broker ended, for the evidence, without reaping it.
+// How the broker ended, for the evidence, without reaping it. Its channel
+// closes as it exits, a moment before it can be waited for: waits up to 1 s.
 std::string how_it_ended(const broker_process::state& s) {
+  pollfd p{s.pidfd.get(), POLLIN, 0};
+  (void)::poll(&p, 1, 1000);
   siginfo_t info{};
   if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(s.pidfd.get()), &info, WEXITED | WNOHANG | WNOWAIT) !=
           0 ||

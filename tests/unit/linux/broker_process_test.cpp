@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -148,8 +149,11 @@ TEST(BrokerProcess, TransparentDestinationsAndDrainAtStop) {
   const auto evidence = b.broker->evidence();
   EXPECT_EQ(evidence.total, 4U);
   EXPECT_EQ(evidence.allowed, 1U);
-  ASSERT_FALSE(evidence.connections.empty());
-  EXPECT_EQ(evidence.connections.at(0).original, "203.0.113.7:8080");
+  const auto relayed = std::find_if(evidence.connections.begin(), evidence.connections.end(),
+                                    [](const network_connection& c) { return c.action == "allow"; });
+  ASSERT_NE(relayed, evidence.connections.end());
+  EXPECT_EQ(relayed->original, "203.0.113.7:8080");
+  EXPECT_EQ(relayed->bytes_sent, 5U);
 }
 
 TEST(BrokerProcess, ADeadBrokerIsRecorded) {
