@@ -45,6 +45,15 @@ constexpr const char* allowed_calls[] = {
     "getrandom",
 };
 
+// Argument `index` equals `value` (the SCMP_A* macros are C compound literals).
+scmp_arg_cmp equals(unsigned int index, scmp_datum_t value) {
+  scmp_arg_cmp cmp{};
+  cmp.arg = index;
+  cmp.op = SCMP_CMP_EQ;
+  cmp.datum_a = value;
+  return cmp;
+}
+
 bool add(scmp_filter_ctx ctx, const char* name, unsigned count = 0, const scmp_arg_cmp* args = nullptr) {
   const int nr = seccomp_syscall_resolve_name(name);
   if (nr == __NR_SCMP_ERROR) return true;  // not on this architecture
@@ -68,14 +77,14 @@ int main(int argc, char** argv) {
   for (const char* name : allowed_calls) ok = add(ctx, name) && ok;
   // socket(2): TCP/UDP over IPv4 and IPv6, and the routing netlink family.
   for (int family : {AF_INET, AF_INET6}) {
-    const scmp_arg_cmp domain[] = {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))};
+    const scmp_arg_cmp domain[] = {equals(0, static_cast<scmp_datum_t>(family))};
     ok = add(ctx, "socket", 1, domain) && ok;
   }
-  const scmp_arg_cmp netlink[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_EQ, NETLINK_ROUTE)};
+  const scmp_arg_cmp netlink[] = {equals(0, AF_NETLINK), equals(2, NETLINK_ROUTE)};
   ok = add(ctx, "socket", 2, netlink) && ok;
   // ioctl(2): only what asio asks of a socket (non-blocking mode, bytes readable).
   for (unsigned long request : {static_cast<unsigned long>(FIONBIO), static_cast<unsigned long>(FIONREAD)}) {
-    const scmp_arg_cmp cmd[] = {SCMP_A1(SCMP_CMP_EQ, request)};
+    const scmp_arg_cmp cmd[] = {equals(1, request)};
     ok = add(ctx, "ioctl", 1, cmd) && ok;
   }
   // Exported through a temporary file: libseccomp 2.5 writes BPF to a descriptor only.
