@@ -62,7 +62,7 @@ if [ "$(id -u)" -eq 0 ]; then
     cordon_gates_tests cordon_run_api_tests cordon_sidecars_tests cordon_fsworker_tests \
     cordon_prepared_tests; do
     filter='*'
-    [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*:CgroupDiscovery*'
+    [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:Landlock*:CgroupDiscovery*:BrokerProcess*'
     set +e
     runuser -u "$test_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$(getent passwd "$test_user" | cut -d: -f6)" \
       TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" CORDON_SOURCE_DIR="$results/source" \

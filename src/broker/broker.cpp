@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "broker/core.h"
+#include "broker/serve.h"
 
 namespace cordon::broker {
 namespace {
@@ -83,6 +84,11 @@ void accepted(core& c, listener& l, int fd) {
   if (l.protocol.family() != AF_UNIX) {
     client.set_option(asio::ip::tcp::no_delay(true), ec);
   }
+  // Until its request is decided a client holds no more than a relay's base
+  // receive buffer (relay_memory.h), not the kernel's default (tcp_rmem[1],
+  // which autotuning may grow): a command that opens many connections and
+  // fills them before they are decided holds the broker to base buffers too.
+  apply_tier(fd, -1, base_tier);
   if (l.transparent) {
     auto original = original_of(c, fd);
     if (original && c.dns_address && original->address == c.dns_address->address &&
@@ -166,9 +172,13 @@ std::string listener_problem(int fd, int& family, int& err) {
   return {};
 }
 
+}  // namespace
+
+namespace detail {
+
 // The broker's thread. An exception that escapes a handler anyway is
 // recorded, and the loop goes on.
-void run(core& c) {
+void run_loop(core& c) {
   // splice(2) into a socket its peer has reset raises SIGPIPE (the kernel's
   // splice-to-socket path sends without MSG_NOSIGNAL): blocked on this
   // thread, it ends one relay with EPIPE instead of the whole process.
@@ -188,20 +198,7 @@ void run(core& c) {
   }
 }
 
-}  // namespace
-
-struct network_broker::state {
-  std::unique_ptr<core> c;
-  std::thread thread;
-  std::mutex stop_mutex;
-  bool stopped = false;
-};
-
-network_broker::network_broker(std::unique_ptr<state> s) : state_(std::move(s)) {}
-
-network_broker::~network_broker() { stop(); }
-
-result<std::unique_ptr<network_broker>> network_broker::start(broker_options options, std::vector<int> listener_fds) {
+result<std::unique_ptr<core>> prepare_core(broker_options options, std::vector<int> listener_fds) {
   const int dns_fd = options.dns_socket;
   auto close_from = [&](std::size_t first) {
     for (std::size_t i = first; i < listener_fds.size(); ++i) ::close(listener_fds[i]);
@@ -254,11 +251,49 @@ result<std::unique_ptr<network_broker>> network_broker::start(broker_options opt
   c->memory_sampler = std::make_unique<asio::steady_timer>(c->io);
   sample_memory_periodically(*c);
   c->work.emplace(c->io.get_executor());
+  return c;
+}
 
+void begin_stop(core& c) {
+  c.stopping = true;
+  std::error_code ec;
+  for (auto& l : c.listeners) {
+    drain_backlog(c, *l);
+    l->socket.close(ec);
+    l->retry.cancel();
+  }
+  if (c.dns_service) stop_dns_server(*c.dns_service);
+  c.memory_sampler->cancel();
+  sample_memory(c);  // what the connections still open hold at the end
+  auto sessions = std::move(c.sessions);
+  c.sessions.clear();
+  for (auto& entry : sessions) stop_session(*entry.second);
+  auto dns_sessions = std::move(c.dns_sessions);
+  c.dns_sessions.clear();
+  for (auto& entry : dns_sessions) stop_dns_tcp_session(*entry.second);
+  c.work.reset();
+}
+
+}  // namespace detail
+
+struct network_broker::state {
+  std::unique_ptr<core> c;
+  std::thread thread;
+  std::mutex stop_mutex;
+  bool stopped = false;
+};
+
+network_broker::network_broker(std::unique_ptr<state> s) : state_(std::move(s)) {}
+
+network_broker::~network_broker() { stop(); }
+
+result<std::unique_ptr<network_broker>> network_broker::start(broker_options options, std::vector<int> listener_fds) {
+  auto c = prepare_core(std::move(options), std::move(listener_fds));
+  if (!c) return std::move(c).error_value();
   auto s = std::make_unique<state>();
-  s->c = std::move(c);
+  s->c = std::move(*c);
   try {
-    s->thread = std::thread([c = s->c.get()] { run(*c); });
+    s->thread = std::thread([c = s->c.get()] { run_loop(*c); });
   } catch (const std::system_error& e) {
     return make_error(error_code::launch_failed, std::string("network broker: cannot start its thread: ") + e.what(),
                       {}, e.code().value());
@@ -272,25 +307,7 @@ void network_broker::stop() {
   if (state_->stopped) return;
   state_->stopped = true;
   core& c = *state_->c;
-  asio::post(c.io, [&c] {
-    c.stopping = true;
-    std::error_code ec;
-    for (auto& l : c.listeners) {
-      drain_backlog(c, *l);
-      l->socket.close(ec);
-      l->retry.cancel();
-    }
-    if (c.dns_service) stop_dns_server(*c.dns_service);
-    c.memory_sampler->cancel();
-    sample_memory(c);  // what the connections still open hold at the end
-    auto sessions = std::move(c.sessions);
-    c.sessions.clear();
-    for (auto& entry : sessions) stop_session(*entry.second);
-    auto dns_sessions = std::move(c.dns_sessions);
-    c.dns_sessions.clear();
-    for (auto& entry : dns_sessions) stop_dns_tcp_session(*entry.second);
-    c.work.reset();
-  });
+  asio::post(c.io, [&c] { begin_stop(c); });
   // run() returns once the cancelled operations have completed. (A system
   // resolution in flight cannot be cancelled: asio's resolver thread
   // finishes its getaddrinfo() first.)

@@ -87,6 +87,14 @@ struct broker_hooks {
   // really dials ("127.0.0.1", port). Used by tests to send every allowed
   // connection to a local server; the evidence keeps the decided address.
   std::function<std::pair<std::string, int>(const std::string& address, int port)> dial;
+  // Resolution done elsewhere, asynchronously: the confined broker has no
+  // files to resolve with (no resolv.conf, hosts or NSS modules), so it asks
+  // the supervisor (src/linux/broker_process.h). Called on the broker's
+  // thread; `done(addresses, problem)` must be called once, on that thread
+  // (addresses empty: resolution failed, `problem` says why). Used when set
+  // and `resolve` is not.
+  using resolved_callback = std::function<void(std::vector<std::string> addresses, std::string problem)>;
+  std::function<void(const std::string& host, int port, resolved_callback done)> resolve_async;
 };
 
 struct broker_options {

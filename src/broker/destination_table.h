@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,7 @@ class destination_table {
   // "[::1]:40000"). False when the table is full. A second entry for one
   // source replaces the first (the first connect failed or was abandoned).
   bool put(const std::string& source, original_destination destination) {
+    if (forward_) return forward_(source, &destination);
     const std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= max_pending && entries_.find(source) == entries_.end()) return false;
     entries_[source] = std::move(destination);
@@ -39,6 +41,7 @@ class destination_table {
 
   // Takes the entry for `source`, if there is one.
   std::optional<original_destination> take(const std::string& source) {
+    if (refill_) refill_();
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(source);
     if (it == entries_.end()) return std::nullopt;
@@ -49,11 +52,28 @@ class destination_table {
 
   // Forgets `source` (its connect failed).
   void drop(const std::string& source) {
+    if (forward_) {
+      (void)forward_(source, nullptr);
+      return;
+    }
     const std::lock_guard<std::mutex> lock(mutex_);
     entries_.erase(source);
   }
 
+  // The broker in a process of its own (src/linux/broker_process.h): on the
+  // supervisor's side every put() and drop() is sent to it instead
+  // (`forward(source, &destination)`, `forward(source, nullptr)`; put()
+  // returns what forward returns), before the supervisor connects the
+  // command's socket; on the broker's side take() first calls `refill`,
+  // which reads what was sent so far, so an entry sent before the connect is
+  // always there when its connection is accepted. Set before use.
+  using forwarder = std::function<bool(const std::string& source, const original_destination* destination)>;
+  void set_forward(forwarder forward) { forward_ = std::move(forward); }
+  void set_refill(std::function<void()> refill) { refill_ = std::move(refill); }
+
  private:
+  forwarder forward_;
+  std::function<void()> refill_;
   std::mutex mutex_;
   std::map<std::string, original_destination> entries_;
 };

@@ -398,6 +398,13 @@ class session : public std::enable_shared_from_this<session> {
       on_resolved(addresses, problem);
       return;
     }
+    if (core_.options.hooks.resolve_async) {  // the confined broker: the supervisor resolves
+      core_.options.hooks.resolve_async(
+          decided.host, port, wrap([this](std::vector<std::string> addresses, std::string problem) {
+            if (phase_ == phase::connecting) on_resolved(addresses, problem);
+          }));
+      return;
+    }
     resolver_.async_resolve(decided.host, std::to_string(port), tcp::resolver::numeric_service,
                             wrap([this](std::error_code ec, const tcp::resolver::results_type& results) {
                               if (phase_ != phase::connecting) return;

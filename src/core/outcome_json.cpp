@@ -20,6 +20,9 @@ void get(const json& j, const char* key, T& value) {
   if (j.contains(key)) value = j.at(key).get<T>();
 }
 
+
+}  // namespace
+
 json evidence_to_json(const network_evidence& e) {
   json connections = json::array();
   for (const auto& c : e.connections) {
@@ -67,8 +70,6 @@ network_evidence evidence_from_json(const json& j) {
   get(j, "memory_peak_bytes", e.memory_peak_bytes);
   return e;
 }
-
-}  // namespace
 
 json deferred_execution_to_json(const deferred_execution_evidence& evidence) {
   json findings = json::array();

@@ -17,6 +17,9 @@ run_outcome outcome_from_json(const nlohmann::json& j);  // throws nlohmann::jso
 // {findings: [{kind, path, key?, detail}], scan: {entries, complete}}.
 nlohmann::json deferred_execution_to_json(const deferred_execution_evidence& evidence);
 deferred_execution_evidence deferred_execution_from_json(const nlohmann::json& j);  // throws on a bad shape
+// The broker's evidence, also for the confined broker's channel (src/linux/broker_process.h).
+nlohmann::json evidence_to_json(const network_evidence& evidence);
+network_evidence evidence_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad shape
 
 nlohmann::json error_to_json(const error& err);
 error error_from_json(const nlohmann::json& j);

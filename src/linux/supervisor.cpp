@@ -23,6 +23,7 @@
 #include "broker/broker.h"
 #include "core/environment.h"
 #include "core/utc_time.h"
+#include "linux/broker_process.h"
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
@@ -313,7 +314,7 @@ struct watch_state {
   std::optional<steady::time_point> trim_at;
   unique_fd listener;  // the seccomp listener, once PID 1 sent it
   violation_log violations;
-  std::unique_ptr<broker::network_broker> network;
+  std::unique_ptr<broker_process> network;  // the broker, confined in its own process (broker_process.h)
   connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
   std::optional<error> broker_failure;
 };
@@ -349,7 +350,7 @@ void start_broker(const sandbox_plan& plan, const sandbox_process& sandbox, uniq
   w.redirect.dns_port = broker_dns_port;
   options.dns_socket = listeners[3];
   options.dns_upstream = dns_upstream();
-  auto started_broker = broker::network_broker::start(std::move(options), {listeners[0], listeners[1], listeners[2]});
+  auto started_broker = broker_process::start(std::move(options), {listeners[0], listeners[1], listeners[2]});
   if (started_broker) {
     w.network = std::move(*started_broker);
   } else if (!w.killed) {

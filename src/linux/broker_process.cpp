@@ -1,0 +1,333 @@
+// broker_process.cpp — see broker_process.h. The supervisor's side of the
+// channel: the protocol is listed in src/broker/broker_link.cpp.
+#include "linux/broker_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "broker/broker_link.h"
+#include "core/outcome_json.h"
+#include "linux/broker_confinement.h"
+#include "posix/unique_fd.h"
+
+namespace cordon::linux_impl {
+
+using json = nlohmann::json;
+using steady = std::chrono::steady_clock;
+
+struct broker_process::state {
+  pid_t pid = -1;
+  unique_fd pidfd;
+  unique_fd channel;
+  std::mutex write_mutex;  // writers: the supervisor's thread (destinations) and the link thread (answers)
+  std::string received;    // read from the channel, not yet a whole line
+  std::thread thread;
+
+  mutable std::mutex mutex;  // everything below
+  std::condition_variable changed;
+  network_evidence evidence;
+  bool ended = false;  // the evidence came, or the channel closed
+  std::optional<int> probe_errno;
+  bool stopped = false;
+  bool reaped = false;
+
+  bool send(const json& message) {
+    const std::string line = message.dump() + "\n";
+    const std::lock_guard<std::mutex> lock(write_mutex);
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::send(channel.get(), line.data() + done, line.size() - done, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  // The next whole line, waiting at most until `deadline` (nullopt: no
+  // deadline); empty optional at end of stream, an error or the deadline.
+  std::optional<std::string> next_line(std::optional<steady::time_point> deadline) {
+    for (;;) {
+      if (const auto end = received.find('\n'); end != std::string::npos) {
+        std::string line = received.substr(0, end);
+        received.erase(0, end + 1);
+        return line;
+      }
+      int timeout = -1;
+      if (deadline) {
+        timeout = static_cast<int>(std::max<long long>(
+            0, std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - steady::now()).count()));
+      }
+      pollfd p{channel.get(), POLLIN, 0};
+      const int ready = ::poll(&p, 1, timeout);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return std::nullopt;
+      char chunk[16384];
+      const ssize_t n = ::recv(channel.get(), chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;
+      received.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+};
+
+namespace {
+
+// What the system resolver says `host` is, as IP literals in its order, or
+// why not (the broker's resolution, done here: broker_link.h).
+std::pair<std::vector<std::string>, std::string> resolve(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* list = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &list);
+  if (rc != 0) return {{}, rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc)};
+  std::vector<std::string> out;
+  for (const addrinfo* a = list; a != nullptr; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ai_family == AF_INET) {
+      ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr, text, sizeof text);
+    } else if (a->ai_family == AF_INET6) {
+      ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr, text, sizeof text);
+    } else {
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), text) == out.end()) out.emplace_back(text);
+  }
+  ::freeaddrinfo(list);
+  return {out, out.empty() ? "no address" : ""};
+}
+
+// How the broker ended, for the evidence, without reaping it. Its channel
+// closes as it exits, a moment before it can be waited for: waits up to 1 s.
+std::string how_it_ended(const broker_process::state& s) {
+  pollfd p{s.pidfd.get(), POLLIN, 0};
+  (void)::poll(&p, 1, 1000);
+  siginfo_t info{};
+  if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(s.pidfd.get()), &info, WEXITED | WNOHANG | WNOWAIT) !=
+          0 ||
+      info.si_pid == 0) {
+    return "closed its channel";
+  }
+  if (info.si_code == CLD_EXITED) return "exited with status " + std::to_string(info.si_status);
+  return std::string("was killed by signal ") + ::strsignal(info.si_status);
+}
+
+// The link thread: answers the broker until its evidence came or it ended.
+void serve_link(broker_process::state& s) {
+  for (;;) {
+    auto line = s.next_line(std::nullopt);
+    if (!line) break;
+    const json m = json::parse(*line, nullptr, false);
+    if (!m.is_object()) continue;
+    if (m.contains("resolve")) {
+      auto [addresses, problem] = resolve(m.value("host", std::string()), m.value("port", 0));
+      (void)s.send({{"resolved", m["resolve"]}, {"addresses", addresses}, {"problem", problem}});
+    } else if (m.contains("probe_errno")) {
+      const std::lock_guard<std::mutex> lock(s.mutex);
+      s.probe_errno = m["probe_errno"].get<int>();
+      s.changed.notify_all();
+    } else if (m.contains("evidence")) {
+      network_evidence evidence;
+      try {
+        evidence = core::evidence_from_json(m["evidence"]);
+      } catch (const std::exception& e) {
+        evidence.error = evidence.total = 1;
+        network_connection c;
+        c.protocol = "unknown";
+        c.action = "error";
+        c.reason = std::string("the network broker's evidence is unreadable: ") + e.what();
+        evidence.connections.push_back(std::move(c));
+      }
+      const std::lock_guard<std::mutex> lock(s.mutex);
+      evidence.listeners = s.evidence.listeners;
+      evidence.memory_budget_bytes = s.evidence.memory_budget_bytes;
+      s.evidence = std::move(evidence);
+      s.ended = true;
+      s.changed.notify_all();
+      return;
+    }
+  }
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.ended) {
+    network_connection c;
+    c.protocol = "unknown";
+    c.action = "error";
+    c.reason = "the network broker process " + how_it_ended(s) + " before the run ended: its evidence is lost";
+    ++s.evidence.total;
+    ++s.evidence.error;
+    s.evidence.connections.push_back(std::move(c));
+    s.ended = true;
+  }
+  s.changed.notify_all();
+}
+
+// The child: keeps `keep` (and 0-2, on /dev/null), confines itself, serves.
+[[noreturn]] void broker_child(pid_t parent, broker::broker_options options, std::vector<int> listeners, int channel,
+                               rlim_t max_files) {
+  // Dies with the supervisor; it may have died between the fork and this.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != parent) ::_exit(1);
+  // The terminal's signals are the supervisor's to forward; a broker
+  // killed by Ctrl-C would lose the evidence. splice(2) into a reset peer
+  // raises SIGPIPE (broker.cpp): ignored, it is EPIPE.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  std::vector<int> keep = listeners;
+  keep.push_back(channel);
+  if (options.dns_socket >= 0) keep.push_back(options.dns_socket);
+  std::sort(keep.begin(), keep.end());
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (null_fd >= 0 && !std::binary_search(keep.begin(), keep.end(), fd)) ::dup2(null_fd, fd);
+  }
+  // Every other descriptor of the supervisor (the sandbox's pidfd, the
+  // seccomp listener, its pipes) is closed.
+  unsigned int next = 3;
+  for (int fd : keep) {
+    if (fd < 3) continue;
+    if (static_cast<unsigned int>(fd) > next) ::syscall(SYS_close_range, next, static_cast<unsigned int>(fd) - 1, 0U);
+    next = static_cast<unsigned int>(fd) + 1;
+  }
+  ::syscall(SYS_close_range, next, ~0U, 0U);
+  const int rc = broker::serve_over_channel(std::move(options), std::move(listeners), channel,
+                                            [max_files] { return confine_broker_process(max_files); });
+  ::_exit(rc);
+}
+
+}  // namespace
+
+broker_process::broker_process(std::shared_ptr<state> s) : state_(std::move(s)) {}
+
+broker_process::~broker_process() { stop(); }
+
+pid_t broker_process::pid() const { return state_->pid; }
+
+result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_options options,
+                                                               std::vector<int> listener_fds) {
+  auto close_given = [&] {
+    for (int fd : listener_fds) ::close(fd);
+    if (options.dns_socket >= 0) ::close(options.dns_socket);
+  };
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    const int err = errno;
+    close_given();
+    return make_error(error_code::launch_failed, "network broker: socketpair", {}, err);
+  }
+  auto s = std::make_shared<state>();
+  s->channel.reset(pair[0]);
+  unique_fd theirs(pair[1]);
+  s->evidence.listeners = options.listener_names;
+  s->evidence.memory_budget_bytes = options.limits.memory_budget_bytes;
+  // A relayed connection holds six descriptors (two sockets, two pipes);
+  // the rest is the broker's own (epoll, its timers, the channel).
+  const rlim_t max_files = static_cast<rlim_t>(options.limits.max_connections) * 6 + 64;
+  auto destinations = options.destinations;
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int err = errno;
+    close_given();
+    return make_error(error_code::launch_failed, "network broker: fork", {}, err);
+  }
+  if (child == 0) broker_child(parent, std::move(options), std::move(listener_fds), theirs.release(), max_files);
+  close_given();  // the broker has them now
+  theirs.reset();
+  s->pid = child;
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+  if (pidfd < 0) {
+    const int err = errno;
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    return make_error(error_code::launch_failed, "network broker: pidfd_open", {}, err);
+  }
+  s->pidfd.reset(pidfd);
+  const auto ready = s->next_line(steady::now() + std::chrono::seconds(10));
+  const json first = ready ? json::parse(*ready, nullptr, false) : json();
+  if (!first.is_object() || !first.contains("ready")) {
+    ::syscall(SYS_pidfd_send_signal, s->pidfd.get(), SIGKILL, nullptr, 0);
+    ::waitpid(child, nullptr, 0);
+    std::string why = first.is_object() && first.contains("failed")
+                          ? first["failed"].get<std::string>()
+                          : std::string(ready ? "an unexpected first message" : "no answer within 10 s");
+    return make_error(error_code::launch_failed, "network broker: " + why);
+  }
+  if (destinations) {
+    std::weak_ptr<state> weak = s;
+    destinations->set_forward([weak](const std::string& source, const broker::original_destination* d) {
+      const auto link = weak.lock();
+      if (!link) return false;
+      return d != nullptr ? link->send({{"put", source}, {"address", d->address}, {"port", d->port}})
+                          : link->send({{"drop", source}});
+    });
+  }
+  try {
+    s->thread = std::thread([raw = s.get()] { serve_link(*raw); });
+  } catch (const std::system_error& e) {
+    ::syscall(SYS_pidfd_send_signal, s->pidfd.get(), SIGKILL, nullptr, 0);
+    ::waitpid(child, nullptr, 0);
+    return make_error(error_code::launch_failed, std::string("network broker: its thread: ") + e.what());
+  }
+  return std::unique_ptr<broker_process>(new broker_process(std::move(s)));
+}
+
+void broker_process::stop() {
+  if (!state_) return;
+  state& s = *state_;
+  {
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.stopped) return;
+    s.stopped = true;
+  }
+  (void)s.send({{"stop", true}});
+  {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    if (!s.changed.wait_for(lock, std::chrono::seconds(10), [&s] { return s.ended; })) {
+      ::syscall(SYS_pidfd_send_signal, s.pidfd.get(), SIGKILL, nullptr, 0);  // then the channel closes
+    }
+  }
+  if (s.thread.joinable()) s.thread.join();
+  ::waitpid(s.pid, nullptr, 0);
+}
+
+network_evidence broker_process::evidence() const {
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->evidence;
+}
+
+int broker_process::probe_open(const std::string& path) {
+  state& s = *state_;
+  {
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    s.probe_errno.reset();
+  }
+  if (!s.send({{"probe_open", path}})) return -1;
+  std::unique_lock<std::mutex> lock(s.mutex);
+  if (!s.changed.wait_for(lock, std::chrono::seconds(5), [&s] { return s.probe_errno.has_value(); })) return -1;
+  return *s.probe_errno;
+}
+
+}  // namespace cordon::linux_impl

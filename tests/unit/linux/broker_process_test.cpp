@@ -1,0 +1,171 @@
+// broker_process_test.cpp — the broker in its confined process
+// (src/linux/broker_process.h): it is confined (seccomp filter, no_new_privs,
+// no capability, no file it can open, only sockets and its own descriptors),
+// and it still relays, resolves through the supervisor, receives transparent
+// destinations and hands back its evidence; a broker that dies is recorded.
+// Every socket is on 127.0.0.1.
+#include "linux/broker_process.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "broker/broker_test_support.h"
+
+namespace cordon::linux_impl {
+namespace {
+
+using namespace cordon::broker;
+using namespace cordon::broker::test;
+
+std::string status_field(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + ":", 0) == 0) {
+      const auto value = line.find_first_not_of(" \t", name.size() + 1);
+      return value == std::string::npos ? std::string() : line.substr(value);
+    }
+  }
+  return "<missing>";
+}
+
+struct confined {
+  std::unique_ptr<broker_process> broker;
+  int port = 0;
+};
+
+confined start_confined(network_policy policy, broker_hooks hooks = {},
+                        std::shared_ptr<destination_table> transparent = nullptr) {
+  confined out;
+  fd_guard listener = tcp_listener(out.port);
+  broker_options options;
+  options.policy = std::move(policy);
+  options.hooks = std::move(hooks);
+  options.listener_names = {"127.0.0.1:" + std::to_string(out.port)};
+  if (transparent) {
+    options.transparent_listener = 0;
+    options.destinations = std::move(transparent);
+  }
+  auto started = broker_process::start(std::move(options), {listener.release()});
+  EXPECT_TRUE(started) << (started ? "" : started.error_value().describe());
+  if (started) out.broker = std::move(*started);
+  return out;
+}
+
+TEST(BrokerProcess, IsConfinedAndCannotOpenAFile) {
+  test_server server(echo);
+  auto b = start_confined(filtered({rule("allowed.example", rule_action::allow)}), local_hooks(server.port()));
+  ASSERT_TRUE(b.broker);
+  const pid_t pid = b.broker->pid();
+  ASSERT_NE(pid, ::getpid());
+  EXPECT_EQ(status_field(pid, "Seccomp"), "2");
+  EXPECT_EQ(status_field(pid, "NoNewPrivs"), "1");
+  EXPECT_EQ(status_field(pid, "CapEff"), "0000000000000000");
+  EXPECT_EQ(status_field(pid, "CapPrm"), "0000000000000000");
+  if (::geteuid() == 0) EXPECT_EQ(status_field(pid, "CapBnd"), "0000000000000000");  // dropped, not only unused
+  // seccomp refuses every open call: the broker cannot read even a world-readable file.
+  EXPECT_EQ(b.broker->probe_open("/etc/hostname"), EPERM);
+  EXPECT_EQ(b.broker->probe_open("/proc/self/status"), EPERM);
+  // It holds no file or directory of the supervisor's, only sockets, pipes and its own event descriptors.
+  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = ::opendir(fds.c_str());
+  ASSERT_NE(dir, nullptr);
+  int count = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    ++count;
+    struct stat st {};
+    ASSERT_EQ(::stat((fds + "/" + entry->d_name).c_str(), &st), 0);
+    char target[256] = {};
+    (void)::readlink((fds + "/" + entry->d_name).c_str(), target, sizeof target - 1);
+    EXPECT_FALSE(S_ISDIR(st.st_mode)) << entry->d_name << " -> " << target;
+    const bool is_null = std::string(target) == "/dev/null";
+    EXPECT_TRUE(!S_ISREG(st.st_mode) || std::string(target).rfind("anon_inode:", 0) == 0 || is_null)
+        << entry->d_name << " -> " << target;
+  }
+  ::closedir(dir);
+  EXPECT_LE(count, 12);
+  // The allowed thing still works: a tunnel to the allowed name relays.
+  fd_guard client = connect_tcp(b.port);
+  ASSERT_TRUE(send_all(client.get(), connect_request("allowed.example:443")));
+  EXPECT_EQ(status_of(recv_until(client.get(), "\r\n\r\n")), 200);
+  ASSERT_TRUE(send_all(client.get(), "ping"));
+  EXPECT_EQ(recv_exact(client.get(), 4), "ping");
+  client.reset();
+  b.broker->stop();
+  const auto evidence = b.broker->evidence();
+  ASSERT_EQ(evidence.total, 1U);
+  EXPECT_EQ(evidence.connections.at(0).action, "allow");
+  EXPECT_EQ(evidence.connections.at(0).bytes_sent, 4U);
+}
+
+// Without a resolve hook the broker asks the supervisor, which resolves
+// "localhost" (the hosts file, not DNS) to loopback; an IP rule lets it dial.
+TEST(BrokerProcess, ResolvesThroughTheSupervisor) {
+  test_server server(echo);
+  auto b = start_confined(filtered({rule("localhost", rule_action::allow), rule("127.0.0.1", rule_action::allow)}));
+  ASSERT_TRUE(b.broker);
+  fd_guard client = connect_tcp(b.port);
+  ASSERT_TRUE(send_all(client.get(), connect_request("localhost:" + std::to_string(server.port()))));
+  EXPECT_EQ(status_of(recv_until(client.get(), "\r\n\r\n")), 200);
+  ASSERT_TRUE(send_all(client.get(), "pong"));
+  EXPECT_EQ(recv_exact(client.get(), 4), "pong");
+  client.reset();
+  b.broker->stop();
+  const auto evidence = b.broker->evidence();
+  ASSERT_EQ(evidence.total, 1U);
+  EXPECT_EQ(evidence.connections.at(0).action, "allow");
+  EXPECT_EQ(evidence.connections.at(0).address, "127.0.0.1");
+}
+
+// A destination the supervisor notes before the connect is there when the
+// broker accepts it, and connections still queued at stop() are recorded.
+TEST(BrokerProcess, TransparentDestinationsAndDrainAtStop) {
+  test_server server(echo);
+  auto table = std::make_shared<destination_table>();
+  auto b = start_confined(filtered({rule("203.0.113.7", rule_action::allow)}), local_hooks(server.port()), table);
+  ASSERT_TRUE(b.broker);
+  fd_guard client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in self = loopback(0);
+  ASSERT_EQ(::bind(client.get(), reinterpret_cast<sockaddr*>(&self), sizeof self), 0);
+  socklen_t length = sizeof self;
+  ASSERT_EQ(::getsockname(client.get(), reinterpret_cast<sockaddr*>(&self), &length), 0);
+  ASSERT_TRUE(table->put(std::to_string(ntohs(self.sin_port)), {"203.0.113.7", 8080}));
+  const sockaddr_in to = loopback(b.port);
+  ASSERT_EQ(::connect(client.get(), reinterpret_cast<const sockaddr*>(&to), sizeof to), 0);
+  set_io_timeouts(client.get());
+  ASSERT_TRUE(send_all(client.get(), "hello"));
+  EXPECT_EQ(recv_exact(client.get(), 5), "hello");
+  client.reset();
+  std::vector<fd_guard> queued;
+  for (int i = 0; i < 3; ++i) queued.push_back(connect_tcp(b.port));
+  b.broker->stop();
+  const auto evidence = b.broker->evidence();
+  EXPECT_EQ(evidence.total, 4U);
+  EXPECT_EQ(evidence.allowed, 1U);
+  const auto relayed = std::find_if(evidence.connections.begin(), evidence.connections.end(),
+                                    [](const network_connection& c) { return c.action == "allow"; });
+  ASSERT_NE(relayed, evidence.connections.end());
+  EXPECT_EQ(relayed->original, "203.0.113.7:8080");
+  EXPECT_EQ(relayed->bytes_sent, 5U);
+}
+
+TEST(BrokerProcess, ADeadBrokerIsRecorded) {
+  auto b = start_confined(filtered({}));
+  ASSERT_TRUE(b.broker);
+  ASSERT_EQ(::kill(b.broker->pid(), SIGKILL), 0);
+  b.broker->stop();
+  const auto evidence = b.broker->evidence();
+  ASSERT_EQ(evidence.error, 1U);
+  EXPECT_NE(evidence.connections.at(0).reason.find("killed by signal"), std::string::npos)
+      << evidence.connections.at(0).reason;
+}
+
+}  // namespace
+}  // namespace cordon::linux_impl
