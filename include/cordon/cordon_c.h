@@ -329,7 +329,7 @@ typedef int (*cordon_approver_fn)(void* user, const char* approval_request_json,
  *   "pre_approved"  a request digest ("sha256:...", as cordon_rules_decide
  *                   gives it) that the host had approved beforehand: a
  *                   require_approval request with exactly that digest is
- *                   approved once (approver "pre_approval"); any other is
+ *                   approved once (approver "host"); any other is
  *                   asked of `approver`,
  *   "environment"   ["NAME=VALUE"...] the sandbox policy's environment rules
  *                   choose from (default: this process's environ).

@@ -79,10 +79,8 @@ result<std::unique_ptr<cordon_fs>> start(const char* policy_json, const char* op
 }  // namespace
 }  // namespace cordon::capi
 
+using namespace cordon;
 using namespace cordon::capi;
-using cordon::error_code;
-using cordon::make_error;
-using cordon::result;
 
 extern "C" {
 

@@ -272,10 +272,8 @@ json verification_document(const gov::audit_verification& v) {
 }  // namespace
 }  // namespace cordon::capi
 
+using namespace cordon;
 using namespace cordon::capi;
-using cordon::error_code;
-using cordon::make_error;
-using cordon::result;
 
 extern "C" {
 
