@@ -327,7 +327,9 @@ typedef int (*cordon_approver_fn)(void* user, const char* approval_request_json,
  *                   an existing log must verify); without it, the events are
  *                   kept in memory and returned in the result's "events",
  *   "pre_approved"  a request digest ("sha256:...", as cordon_rules_decide
- *                   gives it) that the host had approved beforehand: a
+ *                   gives it for the request with its "working_directory"
+ *                   set: an empty one becomes the workspace before the
+ *                   digest is taken) that the host had approved beforehand: a
  *                   require_approval request with exactly that digest is
  *                   approved once (approver "host"); any other is
  *                   asked of `approver`,

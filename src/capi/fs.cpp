@@ -115,7 +115,10 @@ int cordon_fs_finish(cordon_fs* fs, char** report_json, char** error_json) {
     if (!fs->worker) return make_error(error_code::usage_error, "the worker has finished");
     auto report = fs->worker->finish();
     fs->worker.reset();
-    json out = {{"worker", embedded(report.report_json)}, {"run", embedded(report.run.json)}};
+    // The worker's last line is {"report": {...}}: the C API gives what it wraps.
+    json worker = embedded(report.report_json);
+    if (worker.is_object() && worker.contains("report")) worker = worker["report"];
+    json out = {{"worker", worker}, {"run", embedded(report.run.json)}};
     return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   });
 }

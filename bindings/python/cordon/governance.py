@@ -141,7 +141,9 @@ def execute(rules: Rules, request: RequestLike, *, workspace: Optional[str] = No
     approver: called for a require_approval request (see Approver); None:
       such a request is denied unless pre-approved.
     pre_approved: a request digest (Decision.request_digest) approved
-      beforehand: that request, and only that one, is approved once.
+      beforehand: that request, and only that one, is approved once. Decide
+      the request with its "working_directory" set (an empty one becomes the
+      workspace before the runtime takes the digest).
     audit: a tamper-evident log (JSON Lines) the events are appended to;
       without it they are returned in .events.
     backend: "auto", "require" or "forbid" (backend selection).

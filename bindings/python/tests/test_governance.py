@@ -107,7 +107,9 @@ def test_an_approver_that_refuses_or_raises_denies(rules, workspace):
 
 
 def test_a_pre_approval_covers_exactly_its_digest(rules, workspace):
-    request = shell(f"touch {workspace}/pre")
+    # The digest is of the request as the runtime sees it: its working
+    # directory filled in (the workspace when it is empty).
+    request = {**shell(f"touch {workspace}/pre"), "working_directory": workspace}
     digest = rules.decide(request).request_digest
     other = governance.execute(rules, shell(f"touch {workspace}/other"), workspace=workspace, pre_approved=digest)
     assert other.status == "denied"
