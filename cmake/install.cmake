@@ -53,6 +53,18 @@ endfunction()
 cordon_install_pkgconfig(cordon "Process sandbox library: policies, plans, confined runs, reports"
   "-lcordon -lmd -pthread" libidn2 nlohmann_json)
 
+# The C API (docs/library.md, "Installed"): libcordon_c.so.1 (runtime; the
+# Debian package libcordon-c1), the libcordon_c.so link for building (dev),
+# cordon::cordon_c in the CMake package and cordon-c.pc. The library is
+# self-contained (the static libraries are inside it), so neither names a
+# dependency.
+set_target_properties(cordon_c PROPERTIES EXPORT_NAME cordon_c)
+install(TARGETS cordon_c EXPORT ${CORDON_EXPORT_SET}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev)
+set(CORDON_C_ABI 1)
+configure_file(${CMAKE_SOURCE_DIR}/cmake/cordon-c.pc.in ${CMAKE_BINARY_DIR}/packaging/cordon-c.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/packaging/cordon-c.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
 # Profiles by name (src/cli/profile_dirs.h): /etc/cordon/profiles for a /usr install.
 target_compile_definitions(cordon_cli PRIVATE
   CORDON_SYSTEM_PROFILE_DIR="${CMAKE_INSTALL_FULL_SYSCONFDIR}/cordon/profiles")

@@ -17,7 +17,8 @@ python=/usr/bin/python3  # Debian's, with python3-pytest (scripts/setup.sh)
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 
 echo "== C API and bindings"
-cmake --build "$build" --target cordon_c cordon_node cordon_capi_tests cordon_capi_probe cordon_supervisor || exit 1
+cmake --build "$build" --target cordon_c cordon_node cordon_capi_tests cordon_capi_probe cordon_supervisor \
+  cordon_fs_worker || exit 1
 
 # Node's JUnit reporter and pytest put no counts on <testsuites>; the summary
 # reads them there. This adds them (from the <testcase> elements).
@@ -43,7 +44,7 @@ PY
 stage="$results/bindings-stage"
 rm -rf "$stage" && mkdir -p "$stage/lib" "$stage/tree/docs"
 cp -L "$build/src/capi/libcordon_c.so.1" "$build/bindings/node/cordon.node" "$build/src/supervisor/cordon-supervisor" \
-  "$build/tests/capi/capi_test" "$build/tests/capi/capi-probe" "$stage/lib/"
+  "$build/src/fsworker/cordon-fs-worker" "$build/tests/capi/capi_test" "$build/tests/capi/capi-probe" "$stage/lib/"
 cp -r "$root/schemas" "$stage/tree/"
 cp "$root"/docs/{python,node,library}.md "$stage/tree/docs/"
 mkdir -p "$stage/tree/bindings"
@@ -65,7 +66,8 @@ run_suites() {
   else
     as=(env)
   fi
-  local -a common=(CORDON_SUPERVISOR="$stage/lib/cordon-supervisor" LD_LIBRARY_PATH="$stage/lib")
+  local -a common=(CORDON_SUPERVISOR="$stage/lib/cordon-supervisor" CORDON_FS_WORKER="$stage/lib/cordon-fs-worker"
+    LD_LIBRARY_PATH="$stage/lib")
   if [ "$user" != "$(id -un)" ]; then
     echo "== C API tests as $user"
     # 77: cases were skipped (each named with its reason in the JUnit file), none failed.

@@ -53,9 +53,39 @@ for f in bin/cordon libexec/cordon/cordon-supervisor lib/libcordon.a lib/cmake/c
   lib/cmake/cordon/cordon-targets.cmake lib/pkgconfig/cordon.pc include/cordon/cordon.h include/cordon/run.h \
   share/cordon/schemas/policy.v1.schema.json share/man/man1/cordon.1 share/man/man1/cordon-run.1 \
   share/man/man1/cordon-policy-explain.1 share/bash-completion/completions/cordon share/zsh/site-functions/_cordon \
-  share/fish/vendor_completions.d/cordon.fish; do
+  share/fish/vendor_completions.d/cordon.fish lib/libcordon_c.so.1 lib/libcordon_c.so lib/pkgconfig/cordon-c.pc \
+  include/cordon/cordon_c.h libexec/cordon/cordon-fs-worker; do
   if [ -e "$prefix/$f" ]; then pass "installed $f"; else fail "installed $f"; fi
 done
+# The C API's ABI (docs/library.md): the soname, and nothing exported but cordon_* (and the version nodes).
+check "installed libcordon_c.so.1 has soname libcordon_c.so.1" sh -c "
+  objdump -p '$prefix/lib/libcordon_c.so.1' | grep -qE '^ +SONAME +libcordon_c\.so\.1\$'"
+check "libcordon_c exports only cordon_* (versions CORDON_C_1, CORDON_C_1.1)" sh -c "
+  syms=\$(nm -D --defined-only '$prefix/lib/libcordon_c.so.1' | awk '{print \$3}') &&
+  [ -n \"\$syms\" ] && ! printf '%s\\n' \$syms | grep -vE '^(cordon_[a-z0-9_]+(@@CORDON_C_1(\\.1)?)?|CORDON_C_1(\\.1)?)\$'"
+# A Python host against the installed library: the package from the source
+# tree, copied away from any build tree, finds libcordon_c.so.1 with the loader.
+python_smoke() {  # python_smoke NAME [ENV...]: cordon.run and cordon.fs against the library the loader finds
+  local name=$1
+  shift
+  rm -rf "$work/python" && mkdir -p "$work/python" && cp -r "$root/bindings/python/cordon" "$work/python/"
+  check "$name" env -u CORDON_LIBRARY -u CORDON_BUILD_DIR -u CORDON_SUPERVISOR -u CORDON_FS_WORKER "$@" \
+    PYTHONPATH="$work/python" PYTHONDONTWRITEBYTECODE=1 sh -c "cd '$confined_workspace' && python3 -c '
+import cordon, cordon.fs
+r = cordon.run(\"workspace-write\", [\"sh\", \"-c\", \"echo hi; touch /usr/x\"], cwd=\".\")
+print(r)
+assert r.stdout == b\"hi\\n\" and r.exit_code == 1, r
+with cordon.fs.Worker(\".\") as w:
+    w.write(\"f.txt\", \"x\")
+    assert w.read(\"f.txt\") == \"x\"
+    try:
+        w.read(\"../f.txt\")
+        raise SystemExit(\"../ was not refused\")
+    except cordon.fs.FsError as e:
+        assert e.code == \"path_escape\", e.code
+print(cordon.library_version(), cordon._lib.abi_minor())
+'"
+}
 check "installed man pages are valid roff (man --warnings)" \
   sh -c "for p in '$prefix'/share/man/man1/*.1; do out=\$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l \"\$p\" 2>&1 >/dev/null); [ -z \"\$out\" ] || { echo \"\$p: \$out\"; exit 1; }; done"
 check "installed bash completion loads" bash -c "source '$prefix/share/bash-completion/completions/cordon' && complete -p cordon"
@@ -79,6 +109,13 @@ check "consumer: pkg-config --cflags --libs cordon builds it" sh -c "
   PKG_CONFIG_PATH='$prefix/lib/pkgconfig' g++ -O2 -o '$work/consumer-pc' '$root/examples/host_program.cpp' \
     \$(PKG_CONFIG_PATH='$prefix/lib/pkgconfig' pkg-config --cflags --libs cordon)"
 check "consumer (pkg-config) runs a confined command" env -u CORDON_SUPERVISOR "$work/consumer-pc" "$confined_workspace"
+# The C host of docs/library.md (its first ```c block), built with cordon-c.pc.
+awk '/^```c$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$root/docs/library.md" >"$work/host.c"
+check "C consumer: pkg-config --cflags --libs cordon-c builds the docs/library.md example" sh -c "
+  cc -o '$work/host-c' '$work/host.c' \$(PKG_CONFIG_PATH='$prefix/lib/pkgconfig' pkg-config --cflags --libs cordon-c)"
+check "C consumer runs a confined command with the installed library and supervisor" sh -c "
+  env -u CORDON_SUPERVISOR LD_LIBRARY_PATH='$prefix/lib' '$work/host-c' '$confined_workspace' | grep -q 'hello from the sandbox'"
+python_smoke "python: import cordon; cordon.run and cordon.fs with the installed library" LD_LIBRARY_PATH="$prefix/lib"
 
 deb() {
   echo "== packaging: Debian package (dpkg-buildpackage -us -uc -b on a clean clone)"
@@ -94,12 +131,22 @@ deb() {
     return
   fi
   pass "dpkg-buildpackage -us -uc -b"
-  local bin dev
+  local bin dev lib
   bin=$(ls "$debdir"/cordon_*_amd64.deb) dev=$(ls "$debdir"/libcordon-dev_*_amd64.deb)
+  lib=$(ls "$debdir"/libcordon-c1_*_amd64.deb)
   # The listings are read whole first: `dpkg-deb -c | grep -q` under pipefail
   # fails whenever grep stops early and dpkg-deb gets SIGPIPE.
-  local bin_list dev_list
-  bin_list=$(dpkg-deb -c "$bin") dev_list=$(dpkg-deb -c "$dev")
+  local bin_list dev_list lib_list
+  bin_list=$(dpkg-deb -c "$bin") dev_list=$(dpkg-deb -c "$dev") lib_list=$(dpkg-deb -c "$lib")
+  for f in ./usr/lib/x86_64-linux-gnu/libcordon_c.so.1 ./usr/lib/x86_64-linux-gnu/libcordon_c.so.0.1.0; do
+    if grep -qF " $f" <<<"$lib_list"; then pass "libcordon-c1.deb has ${f#./}"; else fail "libcordon-c1.deb has ${f#./}"; fi
+  done
+  if dpkg-deb -I "$lib" shlibs 2>/dev/null | grep -q "^libcordon_c 1 libcordon-c1" ||
+    dpkg-deb -I "$lib" symbols 2>/dev/null | grep -q "^libcordon_c.so.1 libcordon-c1"; then
+    pass "libcordon-c1.deb has its symbols/shlibs file"
+  else
+    fail "libcordon-c1.deb has its symbols/shlibs file"
+  fi
   for f in ./usr/bin/cordon ./usr/libexec/cordon/cordon-supervisor ./usr/share/man/man1/cordon.1.gz \
     ./usr/share/man/man1/cordon-run.1.gz ./usr/share/bash-completion/completions/cordon \
     ./usr/share/zsh/vendor-completions/_cordon ./usr/share/fish/vendor_completions.d/cordon.fish \
@@ -107,7 +154,9 @@ deb() {
     if grep -qF " $f" <<<"$bin_list"; then pass "cordon.deb has ${f#./}"; else fail "cordon.deb has ${f#./}"; fi
   done
   for f in ./usr/include/cordon/cordon.h ./usr/lib/x86_64-linux-gnu/libcordon.a \
-    ./usr/lib/x86_64-linux-gnu/cmake/cordon/cordon-config.cmake ./usr/lib/x86_64-linux-gnu/pkgconfig/cordon.pc; do
+    ./usr/lib/x86_64-linux-gnu/cmake/cordon/cordon-config.cmake ./usr/lib/x86_64-linux-gnu/pkgconfig/cordon.pc \
+    ./usr/lib/x86_64-linux-gnu/libcordon_c.so ./usr/lib/x86_64-linux-gnu/pkgconfig/cordon-c.pc \
+    ./usr/include/cordon/cordon_c.h; do
     if grep -qF " $f" <<<"$dev_list"; then pass "libcordon-dev.deb has ${f#./}"; else fail "libcordon-dev.deb has ${f#./}"; fi
   done
   # lintian: no error or warning (the remaining tags are explained in docs/packaging.md).
@@ -126,13 +175,15 @@ deb() {
     return
   fi
   check "the .debs install (apt-get install ./*.deb)" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "$bin" "$dev"
+    apt-get install -y -qq --no-install-recommends "$bin" "$lib" "$dev"
   check "installed: cordon run -- true" sh -c "cd '$confined_workspace' && /usr/bin/cordon run --no-summary -- true"
   check "installed: man -w cordon-run" man -w cordon-run
   check "installed: the consumer builds against /usr and runs confined" sh -c "
     cmake -S '$root/tests/consumer' -B '$work/consumer-deb' -DCMAKE_BUILD_TYPE=Release &&
     cmake --build '$work/consumer-deb' && env -u CORDON_SUPERVISOR '$work/consumer-deb/consumer' '$confined_workspace'"
-  check "the packages remove cleanly" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq --purge cordon libcordon-dev
+  python_smoke "installed: python3 -c 'import cordon; cordon.run(...)' loads /usr/lib/x86_64-linux-gnu/libcordon_c.so.1"
+  check "the packages remove cleanly" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq --purge cordon \
+    libcordon-c1 libcordon-dev
 }
 if [ "${CORDON_PACKAGING_DEB:-1}" = 0 ]; then
   skip "the Debian package" "CORDON_PACKAGING_DEB=0"

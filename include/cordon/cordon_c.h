@@ -32,11 +32,19 @@
  *
  * Versioning: CORDON_ABI_VERSION changes only when a function's signature or
  * a struct's layout changes incompatibly; new functions and new error codes
- * may be added within a version. Compare cordon_abi_version() at run time.
+ * may be added within a version, and each such addition raises
+ * CORDON_ABI_MINOR (the symbols it adds get the ELF version node
+ * CORDON_C_1.<minor>, src/capi/cordon_c.map). A host compares
+ * cordon_abi_version() with CORDON_ABI_VERSION (must be equal) and
+ * cordon_abi_minor() with the minor whose functions it uses (must be at
+ * least that). Minor 0: compile, explain, probe, runs. Minor 1: governance
+ * (capability rules, the execution runtime, the audit log) and the
+ * filesystem worker.
  */
 #ifndef CORDON_CORDON_C_H
 #define CORDON_CORDON_C_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -49,8 +57,9 @@ extern "C" {
 #define CORDON_C_API
 #endif
 
-/* The ABI this header describes. */
+/* The ABI this header describes, and the additions within it. */
 #define CORDON_ABI_VERSION 1
+#define CORDON_ABI_MINOR 1
 
 /* Stable error codes: the C spelling of cordon::error_code
  * (include/cordon/result.h, docs/errors.md). Values never change; new ones
@@ -79,6 +88,10 @@ enum cordon_error_code {
 /* The ABI version of the loaded library (CORDON_ABI_VERSION it was built
  * with). A host built against another version should refuse to go on. */
 CORDON_C_API uint32_t cordon_abi_version(void);
+
+/* The CORDON_ABI_MINOR the loaded library was built with (since minor 1; a
+ * library without this symbol is minor 0). */
+CORDON_C_API uint32_t cordon_abi_minor(void);
 
 /* The library version, "MAJOR.MINOR.PATCH" (static storage; do not free). */
 CORDON_C_API const char* cordon_library_version(void);
@@ -248,6 +261,164 @@ CORDON_C_API char* cordon_run_error_json(const cordon_run* run);
  * blocks until its tree is gone). NULL is allowed. Never call it while
  * another thread uses the handle. */
 CORDON_C_API void cordon_run_free(cordon_run* run);
+
+/* ---- Governance (minor 1; docs/governance.md) ----------------------------
+ *
+ * The governance runtime judges a capability request (what an agent host
+ * asks to do: schemas/capability_rules.v1.schema.json, "$defs/request")
+ * against capability rules (allow / deny / require_approval), asks an
+ * approver when the rules say so (showing it the compiled sandbox plan), runs
+ * an allowed command under the sandbox policy, and records every step in an
+ * audit log. `cordon exec` (docs/governance.md) is the same runtime. */
+
+/* Capability rules (a rules file's JSON). Opaque, immutable, usable from
+ * many threads at once. */
+typedef struct cordon_rules cordon_rules;
+
+/* Reads and checks rules JSON text (strict: unknown fields are errors; every
+ * example the file holds must pass, `cordon rules test`). On success *rules
+ * receives the rules, freed with cordon_rules_free(). Errors:
+ * CORDON_E_PARSE_ERROR (location "line L, column C"),
+ * CORDON_E_INVALID_POLICY (location: the JSON pointer of the problem, e.g.
+ * "/rules/2/examples/match/0"), CORDON_E_USAGE_ERROR (NULL arguments). */
+CORDON_C_API int cordon_rules_load(const char* rules_json, cordon_rules** rules, char** error_json);
+
+/* Frees rules. NULL is allowed. */
+CORDON_C_API void cordon_rules_free(cordon_rules* rules);
+
+/* Judges one request (JSON, "$defs/request") without running anything: pure,
+ * no file, process or network touched. *decision_json receives
+ * {"decision": "allow"|"deny"|"require_approval", "reason": "one line",
+ * "rule_id": "id or empty", "parts": [{"part", "decision", "rule_id",
+ * "reason"}...], "uncertain": [...], "request_digest": "sha256:...",
+ * "rules_digest": "sha256:..."}. A denial is an answer: it returns 0.
+ * Errors: CORDON_E_PARSE_ERROR, CORDON_E_INVALID_POLICY (the request; JSON
+ * pointer), CORDON_E_USAGE_ERROR (NULL arguments). */
+CORDON_C_API int cordon_rules_decide(const cordon_rules* rules, const char* request_json, char** decision_json,
+                                     char** error_json);
+
+/* An approver the runtime calls for a require_approval request, on the
+ * thread that called cordon_governance_execute(). `approval_request_json` is
+ * what `cordon exec --approver CMD` writes on the command's stdin: the
+ * request, its digest, the rules' reason and the compiled plan's level for
+ * every control (docs/governance.md, "Approvals"). The approver writes one
+ * decision, {"decision": "approved"|"denied"|"manual_review", "scope":
+ * "once"|"session"|"workspace", "reason": "..."} (NUL-terminated, at most
+ * `capacity` bytes with the NUL), into `decision_json` and returns 0. Any
+ * other return, or text that is not such a decision (unknown fields
+ * included), is a denial with the cause as its reason. The answer can only
+ * permit or refuse the plan that was shown; it cannot change it. */
+typedef int (*cordon_approver_fn)(void* user, const char* approval_request_json, char* decision_json,
+                                  size_t capacity);
+
+/* Runs one request through the governance runtime and blocks until it is
+ * decided and, when allowed, has run to its end. The command inherits the
+ * caller's stdin, stdout and stderr.
+ *
+ * context_json: a JSON object, every field optional (unknown fields are
+ * errors):
+ *   "workspace"     absolute directory ({workspace}; default working
+ *                   directory); default: the current directory,
+ *   "policy"        the sandbox policy (a JSON object, docs/policy.md), or
+ *   "profile"       a built-in profile's name (default "workspace-write"),
+ *   "session_id"    the session the audit events name (default "capi-PID"),
+ *   "backend"       "auto" (default) | "require" | "forbid",
+ *   "audit"         a tamper-evident audit log file (JSON Lines, appended;
+ *                   an existing log must verify); without it, the events are
+ *                   kept in memory and returned in the result's "events",
+ *   "pre_approved"  a request digest ("sha256:...", as cordon_rules_decide
+ *                   gives it for the request with its "working_directory"
+ *                   set: an empty one becomes the workspace before the
+ *                   digest is taken) that the host had approved beforehand: a
+ *                   require_approval request with exactly that digest is
+ *                   approved once (approver "host"); any other is
+ *                   asked of `approver`,
+ *   "environment"   ["NAME=VALUE"...] the sandbox policy's environment rules
+ *                   choose from (default: this process's environ).
+ * approver: NULL = every require_approval request that is not pre-approved
+ * is denied (`cordon exec`'s default); `user` is passed to it unchanged.
+ *
+ * *result_json receives {"status": "completed"|"authorized"|"denied"|
+ * "rejected"|"refused"|"failed"|"cancelled"|"timed_out", "reason",
+ * "exit_code" (`cordon exec`'s: the command's, 128+signal, 124, 125, 126,
+ * 127, 200 denied, 201 rejected), "run_id", "decision" (as
+ * cordon_rules_decide), "approval": null | {"decision", "scope", "reason",
+ * "approver"}, "request_digest", "rules_digest", "sandbox_policy_digest",
+ * "report_digest", "report": the run report or null, "events": [...] (only
+ * without "audit")}. A denial or a failed command is an answer: it returns
+ * 0. Errors: CORDON_E_PARSE_ERROR, CORDON_E_INVALID_POLICY (the request, or
+ * the policy in the context), CORDON_E_UNKNOWN_PROFILE, CORDON_E_IO_ERROR
+ * and CORDON_E_INVALID_POLICY for an audit log that cannot be opened or does
+ * not verify (nothing runs), CORDON_E_USAGE_ERROR (NULL arguments, a bad
+ * context field). */
+CORDON_C_API int cordon_governance_execute(const cordon_rules* rules, const char* request_json,
+                                           const char* context_json, cordon_approver_fn approver, void* user,
+                                           char** result_json, char** error_json);
+
+/* Appends one event to a tamper-evident audit log (created 0600 when
+ * missing; an existing log must verify first) and makes it durable
+ * (fdatasync) before returning. event_json: {"module", "event", "outcome",
+ * "ids": {name: string}, "attributes": {name: string}, "elapsed_ms": N},
+ * module, event and outcome required; the timestamp is the library's.
+ * Errors: CORDON_E_IO_ERROR (errno), CORDON_E_INVALID_POLICY (the log does
+ * not verify: nothing is appended), CORDON_E_PARSE_ERROR and
+ * CORDON_E_USAGE_ERROR (the event). */
+CORDON_C_API int cordon_audit_append(const char* path, const char* event_json, char** error_json);
+
+/* Verifies an audit log (`cordon audit verify`): *verification_json receives
+ * {"ok": bool, "events": N (records that verified from the start),
+ * "bad_line": N (1-based; 0 when ok), "problem": "one line",
+ * "last_hash", "interrupted_runs": [run_id...], "records": [{"seq", "hash",
+ * "event"}...]}. A log that does not verify is an answer (ok false), not an
+ * error. Errors: CORDON_E_IO_ERROR (errno: it cannot be read),
+ * CORDON_E_USAGE_ERROR (NULL arguments). */
+CORDON_C_API int cordon_audit_verify(const char* path, char** verification_json, char** error_json);
+
+/* ---- The filesystem worker (minor 1; docs/fs-worker.md) -----------------
+ *
+ * An agent's file tools run in a confined, long-lived worker process under
+ * the same plan as its commands, so that no path trick can do more than the
+ * sandbox allows: the worker refuses `..` (path_escape), symbolic links
+ * (symlink), other mounts, and the kernel's mount table and Landlock rules
+ * hold underneath. One thread talks to one worker. */
+
+typedef struct cordon_fs cordon_fs;
+
+/* Compiles `policy_json` (NULL = the workspace-write profile) for the
+ * workspace of options_json and starts a worker under it; when the plan does
+ * not show the worker executable, the one file is added read-only (as
+ * `cordon fs` does). options_json: cordon_compile()'s options plus
+ * "worker" (the cordon-fs-worker executable; default $CORDON_FS_WORKER, the
+ * installed one, the build tree's), "supervisor" (the helper) and
+ * "deadline_ms" (a number: per request, default 10000). Errors: those of
+ * cordon_compile(), CORDON_E_USAGE_ERROR (no worker executable, bad
+ * options), CORDON_E_ENFORCEMENT_UNAVAILABLE (no mount table to resolve
+ * against), CORDON_E_LAUNCH_FAILED. */
+CORDON_C_API int cordon_fs_start(const char* policy_json, const char* options_json, cordon_fs** fs,
+                                 char** error_json);
+
+/* Sends one request (a JSON object on one line: {"op": "read"|"write"|
+ * "edit"|"format_json"|"glob"|"grep"|"apply_patch"|"stat"|"list", ...},
+ * docs/fs-worker.md, "Protocol") and gives the response line in
+ * *response_json: {"ok": true, "result", "touched"} or {"ok": false, "error":
+ * {"code": stable code (path_escape, symlink, denied, not_found, ...),
+ * "message", "rule"?}}. A refusal is a response: it returns 0. Errors (of the
+ * channel): CORDON_E_USAGE_ERROR (NULL, a line over the request limit or
+ * holding a newline), CORDON_E_IO_ERROR (the worker is gone or missed its
+ * deadline + 2 s; it is killed and every later call fails). */
+CORDON_C_API int cordon_fs_call(cordon_fs* fs, const char* request_json, char** response_json, char** error_json);
+
+/* The worker's host PID, -1 when fs is NULL or finished. */
+CORDON_C_API int cordon_fs_pid(const cordon_fs* fs);
+
+/* Ends the worker: closes its input, waits for its final report (5 s, then it
+ * is cancelled). *report_json receives {"worker": the worker's report
+ * ({"requests", "failed", "writes": [...]}) or null, "run": the run report}.
+ * Later calls fail with CORDON_E_USAGE_ERROR. */
+CORDON_C_API int cordon_fs_finish(cordon_fs* fs, char** report_json, char** error_json);
+
+/* Frees the handle; a worker still running is killed. NULL is allowed. */
+CORDON_C_API void cordon_fs_free(cordon_fs* fs);
 
 #ifdef __cplusplus
 }

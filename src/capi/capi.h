@@ -3,7 +3,10 @@
 // Nothing here crosses the C boundary.
 #pragma once
 
+#include <cerrno>
+#include <exception>
 #include <memory>
+#include <new>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -34,13 +37,43 @@ char* copy_string(const std::string& text) noexcept;
 // The error JSON of docs/library.md ("Error JSON" in cordon_c.h).
 nlohmann::ordered_json error_json(const error& err);
 
+// A JSON document (a report) embedded as JSON: null for "", a string for
+// text that is not JSON.
+nlohmann::ordered_json embedded(const std::string& text);
+
 // The C code of an error: its error_code's value + 1.
 int code_of(const error& err) noexcept;
 
 // Stores err's JSON in *out (when out is not NULL) and returns its code.
 int fail(const error& err, char** out) noexcept;
 
+// Reads cordon_compile()'s options_json (NULL or "" = none), selects the
+// backend and compiles `policy` (compile.cpp). compile_plan() reads the
+// policy JSON first (usage_error when it is NULL).
+result<cordon_plan> compile_policy(const sandbox_policy& policy, const char* options_json);
+result<cordon_plan> compile_plan(const char* policy_json, const char* options_json);
+
 // Sets *out to NULL (when out is not NULL) and returns CORDON_OK.
 int succeed(char** out) noexcept;
+
+// The one shape of a C function with a string output: runs `body` (which
+// returns result<std::string>), gives its text in *out or its error JSON in
+// *error_out, and lets no exception cross the C boundary.
+template <typename F>
+int answer(char** out, char** error_out, F&& body) noexcept {
+  if (out == nullptr) return fail(make_error(error_code::usage_error, "no output pointer"), error_out);
+  *out = nullptr;
+  try {
+    result<std::string> text = body();
+    if (!text) return fail(text.error_value(), error_out);
+    *out = copy_string(*text);
+    if (*out == nullptr) return fail(make_error(error_code::launch_failed, "out of memory", {}, ENOMEM), error_out);
+    return succeed(error_out);
+  } catch (const std::bad_alloc&) {
+    return fail(make_error(error_code::launch_failed, "out of memory", {}, ENOMEM), error_out);
+  } catch (const std::exception& e) {
+    return fail(make_error(error_code::usage_error, e.what()), error_out);
+  }
+}
 
 }  // namespace cordon::capi

@@ -58,20 +58,30 @@ result<c_options> read_options(const char* text) {
   return out;
 }
 
-// Reads, selects the backend and compiles: the one path every plan of the C
-// API comes from.
-result<cordon_plan> compile_plan(const char* policy_json, const char* options_json) {
-  if (policy_json == nullptr) return make_error(error_code::usage_error, "no policy JSON");
+
+}  // namespace
+
+// Selects the backend and compiles: the one path every plan of the C API
+// comes from (capi.h).
+result<cordon_plan> compile_policy(const sandbox_policy& policy, const char* options_json) {
   auto options = read_options(options_json);
   if (!options) return std::move(options).error_value();
-  auto policy = sandbox_policy_from_json(policy_json);
-  if (!policy) return std::move(policy).error_value();
   auto backend = select_backend(options->preference);
   if (!backend) return std::move(backend).error_value();
-  auto compiled = (*backend)->compile(*policy, options->compile);
+  auto compiled = (*backend)->compile(policy, options->compile);
   if (!compiled) return compiled.failure();
   return cordon_plan{std::move(*backend), std::move(compiled.plan())};
 }
+
+result<cordon_plan> compile_plan(const char* policy_json, const char* options_json) {
+  if (policy_json == nullptr) return make_error(error_code::usage_error, "no policy JSON");
+  if (auto options = read_options(options_json); !options) return std::move(options).error_value();
+  auto policy = sandbox_policy_from_json(policy_json);
+  if (!policy) return std::move(policy).error_value();
+  return compile_policy(*policy, options_json);
+}
+
+namespace {
 
 json status_json(const control_status& status) {
   json c = {{"level", std::string(to_string(status.level))}};

@@ -45,6 +45,12 @@ nlohmann::ordered_json error_json(const error& err) {
           {"blockers", blockers}};
 }
 
+nlohmann::ordered_json embedded(const std::string& text) {
+  if (text.empty()) return nullptr;
+  auto parsed = nlohmann::ordered_json::parse(text, nullptr, false);
+  return parsed.is_discarded() ? nlohmann::ordered_json(text) : parsed;
+}
+
 int code_of(const error& err) noexcept { return static_cast<int>(err.code) + 1; }
 
 int fail(const error& err, char** out) noexcept {

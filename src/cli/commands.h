@@ -51,6 +51,12 @@ void add_sidecar_command(CLI::App& app, int* result);
 // documents the options of the deepest subcommand in `args` ("cordon run --help").
 int check_command_words(const CLI::App& app, const std::vector<std::string>& args);
 std::string help_command_for(const CLI::App& app, const std::vector<std::string>& args);
+// The one-line refusal of the first option word in `args` (argv[1..], in
+// order) that names no option of its command or the levels above it:
+// "cordon: usage_error: unknown option '--dny' for cordon run (did you mean
+// --deny?); see cordon run --help", the hint only when an option is within a
+// third of the word's length; "" when every option word is known.
+std::string unknown_option_message(const CLI::App& app, const std::vector<std::string>& args);
 // One "cordon: hint:" line per blocker whose available level is partial: the
 // --accept that would take it, and for a limit the --cgroup-parent that would enforce it.
 void print_blocker_hints(const std::vector<blocker>& blockers);

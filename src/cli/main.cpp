@@ -41,12 +41,22 @@ int main(int argc, char** argv) {
   }
   if (int refused = cordon::cli::check_command_words(app, args); refused != 0) return refused;
   const std::string help = cordon::cli::help_command_for(app, args);
+  const std::vector<std::string> typed = args;  // before separate_command and the reversal
   cordon::cli::separate_command(app, args);
   std::reverse(args.begin(), args.end());  // CLI11 takes them last first
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // With fallthrough (-v/-q/--color after the subcommand), CLI11 reports an
+    // unknown option of a subcommand as the top level's "arguments were not
+    // expected": cordon's own line names the option, its command and a near name.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      if (auto message = cordon::cli::unknown_option_message(app, typed); !message.empty()) {
+        std::cerr << message << "\n";
+        return cordon::cli::exit_cordon_failed;
+      }
+    }
     std::cerr << "cordon: usage_error: " << e.what() << " (see " << help << ")\n";
     return cordon::cli::exit_cordon_failed;
   }

@@ -1,6 +1,7 @@
 // Usage errors that name what was typed and what would have been accepted:
 // CLI11 alone says "A subcommand is required" for `cordon rnu` and prints the
 // main help for `cordon rnu --help`.
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -71,7 +72,86 @@ std::string spelled(const command_path& path) {
   return out;
 }
 
+// Whether `arg` ("--net", "--net=x", "-v") names an option of `level` or of
+// a level above it (cordon's own -v, -q, --color fall through to every level).
+const CLI::Option* option_for(const command_path& path, std::size_t depth, const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  for (std::size_t i = depth + 1; i-- > 0;) {
+    if (const CLI::Option* o = path.apps[i]->get_option_no_throw(name)) return o;
+  }
+  return nullptr;
+}
+
+// Levenshtein distance, for the "did you mean" hint (option names are short).
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The option name of `level` closest to `typed`, when it is close enough to
+// be a typo (at most a third of the name differs); "" otherwise.
+std::string nearest_option(const CLI::App& level, const std::string& typed) {
+  std::string best;
+  std::size_t best_distance = typed.size() / 3 + 1;
+  for (const CLI::Option* o : level.get_options()) {
+    std::vector<std::string> names;
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) names.push_back("-" + s);
+    for (const auto& n : names) {
+      const std::size_t d = distance(typed, n);
+      if (d < best_distance) {
+        best = n;
+        best_distance = d;
+      }
+    }
+  }
+  return best;
+}
+
 }  // namespace
+
+std::string unknown_option_message(const CLI::App& app, const std::vector<std::string>& args) {
+  const command_path path = walk(app, args);
+  // The first word before "--" that looks like an option and names none: the
+  // walk skips the subcommand words; a known option's value is skipped too.
+  std::size_t depth = 0;
+  bool value_next = false;
+  for (const auto& arg : args) {
+    if (arg == "--") break;
+    if (value_next) {
+      value_next = false;
+      continue;
+    }
+    if (depth + 1 < path.apps.size() && path.apps[depth + 1]->check_name(arg)) {
+      ++depth;
+      continue;
+    }
+    if (arg.size() < 2 || arg.front() != '-') {
+      if (depth + 1 == path.apps.size()) break;  // the leaf's positionals (a command) start here
+      continue;
+    }
+    if (const CLI::Option* known = option_for(path, depth, arg)) {
+      value_next = arg.find('=') == std::string::npos && known->get_items_expected_min() > 0;
+      continue;
+    }
+    const std::string typed = arg.substr(0, arg.find('='));
+    const std::string hint = nearest_option(*path.apps[depth], typed);
+    const std::string command = spelled({{path.apps.begin(), path.apps.begin() + static_cast<std::ptrdiff_t>(depth) + 1}, {}});
+    return "cordon: usage_error: unknown option '" + typed + "' for " + command +
+           (hint.empty() ? "" : " (did you mean " + hint + "?)") + "; see " + command + " --help";
+  }
+  return "";
+}
 
 std::string help_command_for(const CLI::App& app, const std::vector<std::string>& args) {
   return spelled(walk(app, args)) + " --help";

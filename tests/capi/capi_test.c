@@ -485,6 +485,184 @@ static void test_command_not_found(void) {
 done:;
 }
 
+/* ---- ABI minor 1: governance and the filesystem worker ---- */
+
+static const char* rules_json =
+    "{\"schema_version\": 1, \"name\": \"c tests\", \"rules\": ["
+    "{\"id\": \"inspect\", \"reason\": \"harmless\", \"decision\": \"allow\", \"commands\": [\"ls\", \"true\"]},"
+    "{\"id\": \"write\", \"reason\": \"needs a person\", \"decision\": \"require_approval\", \"commands\": [\"touch\"]},"
+    "{\"id\": \"no-rm\", \"reason\": \"no deleting\", \"decision\": \"deny\", \"commands\": [\"rm\"]}]}";
+
+static void test_abi_minor(void) {
+  CHECK(CORDON_ABI_MINOR >= 1, "header minor %d", CORDON_ABI_MINOR);
+  CHECK(cordon_abi_minor() == CORDON_ABI_MINOR, "library minor %u", cordon_abi_minor());
+done:;
+}
+
+static void test_rules_decide(void) {
+  cordon_rules* rules = NULL;
+  char* error = NULL;
+  char* decision = NULL;
+  int code = cordon_rules_load("{\"schema_version\": 1, \"name\": \"x\", \"rules\": [{\"id\": \"a\", \"decison\": \"allow\"}]}",
+                               &rules, &error);
+  CHECK(code == CORDON_E_INVALID_POLICY && rules == NULL, "bad rules: code %d", code);
+  CHECK(contains(error, "\"location\":\"/rules/0"), "bad rules: %s", error);
+  cordon_string_free(error);
+  error = NULL;
+  CHECK(cordon_rules_load(rules_json, &rules, &error) == CORDON_OK, "load: %s", error);
+  CHECK(cordon_rules_decide(rules, "{\"schema_version\": 1, \"action\": \"shell\", \"risk\": \"low\", \"command\": \"ls -l\"}",
+                            &decision, &error) == CORDON_OK, "decide: %s", error);
+  CHECK(contains(decision, "\"decision\":\"allow\"") && contains(decision, "\"request_digest\":\"sha256:"), "allow: %s", decision);
+  cordon_string_free(decision);
+  decision = NULL;
+  CHECK(cordon_rules_decide(rules, "{\"schema_version\": 1, \"action\": \"shell\", \"risk\": \"low\", \"command\": \"ls; rm -rf /\"}",
+                            &decision, &error) == CORDON_OK, "decide: %s", error);
+  CHECK(contains(decision, "\"decision\":\"deny\"") && contains(decision, "\"rule_id\":\"no-rm\""), "deny: %s", decision);
+  cordon_string_free(decision);
+  decision = NULL;
+  code = cordon_rules_decide(rules, "{\"schema_version\": 1, \"action\": \"shell\", \"comand\": \"ls\"}", &decision, &error);
+  CHECK(code == CORDON_E_INVALID_POLICY && decision == NULL, "bad request: code %d", code);
+done:
+  cordon_string_free(error);
+  cordon_string_free(decision);
+  cordon_rules_free(rules);
+}
+
+/* The approver of test_governance_execute: approves once, and counts. */
+static int approvals_asked;
+static int approve_once(void* user, const char* shown, char* decision, size_t capacity) {
+  (void)user;
+  ++approvals_asked;
+  if (!contains(shown, "\"filesystem_write\"")) return 1; /* it must be shown the plan */
+  snprintf(decision, capacity, "{\"decision\": \"approved\", \"scope\": \"once\", \"reason\": \"c test\"}");
+  return 0;
+}
+
+static void test_governance_execute(void) {
+  cordon_rules* rules = NULL;
+  char* error = NULL;
+  char* result = NULL;
+  char context[256], request[512], path[128];
+  struct stat st;
+  snprintf(context, sizeof context, "{\"workspace\": \"%s\"}", workspace);
+  CHECK(cordon_rules_load(rules_json, &rules, &error) == CORDON_OK, "load: %s", error);
+  /* Denied by a rule: nothing runs. */
+  snprintf(request, sizeof request,
+           "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", \"argv\": [\"rm\", \"%s/probe\"]}", workspace);
+  CHECK(cordon_governance_execute(rules, request, context, NULL, NULL, &result, &error) == CORDON_OK, "denied: %s", error);
+  CHECK(contains(result, "\"status\":\"denied\"") && contains(result, "\"exit_code\":200"), "denied: %s", result);
+  snprintf(path, sizeof path, "%s/probe", workspace);
+  CHECK(stat(path, &st) == 0, "the denied rm ran");
+  cordon_string_free(result);
+  result = NULL;
+  /* Needs approval, no approver: denied. */
+  snprintf(request, sizeof request,
+           "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", \"argv\": [\"touch\", \"%s/made\", "
+           "\"/usr/cordon-capi-gov\"]}", workspace);
+  CHECK(cordon_governance_execute(rules, request, context, NULL, NULL, &result, &error) == CORDON_OK, "no approver: %s", error);
+  CHECK(contains(result, "\"status\":\"denied\""), "no approver: %s", result);
+  snprintf(path, sizeof path, "%s/made", workspace);
+  CHECK(stat(path, &st) != 0, "ran without an approval");
+  cordon_string_free(result);
+  result = NULL;
+  /* Approved by the callback: runs confined. The workspace file is made; the
+   * one under /usr is refused (read-only), so touch exits 1. */
+  CHECK(cordon_governance_execute(rules, request, context, approve_once, NULL, &result, &error) == CORDON_OK,
+        "approved: %s", error);
+  CHECK(approvals_asked == 1, "approver asked %d times", approvals_asked);
+  CHECK(contains(result, "\"status\":\"completed\"") && contains(result, "\"approver\":\"host\""), "approved: %s", result);
+  CHECK(contains(result, "\"exit_code\":1,"), "touch of /usr did not fail: %s", result);
+  CHECK(stat(path, &st) == 0, "the approved write did not happen: %s", result);
+  CHECK(stat("/usr/cordon-capi-gov", &st) != 0 && errno == ENOENT, "the write to /usr happened");
+done:
+  cordon_string_free(error);
+  cordon_string_free(result);
+  cordon_rules_free(rules);
+}
+
+static void test_audit_log(void) {
+  char log[128], *error = NULL, *verified = NULL;
+  snprintf(log, sizeof log, "%s/audit.jsonl", workspace);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(cordon_audit_append(log, "{\"module\": \"host\", \"event\": \"tick\", \"outcome\": \"ok\", \"ids\": {\"trace_id\": \"t\"}}",
+                              &error) == CORDON_OK, "append: %s", error);
+  }
+  CHECK(cordon_audit_append(log, "{\"module\": \"host\"}", &error) == CORDON_E_USAGE_ERROR, "an event without its fields");
+  cordon_string_free(error);
+  error = NULL;
+  CHECK(cordon_audit_verify(log, &verified, &error) == CORDON_OK, "verify: %s", error);
+  CHECK(contains(verified, "\"ok\":true") && contains(verified, "\"events\":3"), "verify: %s", verified);
+  cordon_string_free(verified);
+  verified = NULL;
+  {
+    /* Edit the second record's outcome in place: the chain breaks at line 2. */
+    char text[8192];
+    FILE* f = fopen(log, "r+");
+    CHECK(f != NULL, "open log");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    char* second = strchr(text, '\n');
+    char* outcome = second != NULL ? strstr(second, "\"outcome\":\"ok\"") : NULL;
+    if (outcome != NULL) {
+      memcpy(outcome + 11, "OK", 2);
+      rewind(f);
+      fwrite(text, 1, n, f);
+    }
+    fclose(f);
+    CHECK(outcome != NULL, "no outcome in %s", text);
+  }
+  CHECK(cordon_audit_verify(log, &verified, &error) == CORDON_OK, "verify: %s", error);
+  CHECK(contains(verified, "\"ok\":false") && contains(verified, "\"bad_line\":2") && contains(verified, "\"events\":1"),
+        "tampered: %s", verified);
+  CHECK(cordon_audit_append(log, "{\"module\": \"host\", \"event\": \"tick\", \"outcome\": \"ok\"}", &error) ==
+            CORDON_E_INVALID_POLICY, "appended to a log that does not verify");
+done:
+  cordon_string_free(error);
+  cordon_string_free(verified);
+}
+
+/* One worker call; the response in *response. */
+static int fs_call(cordon_fs* fs, const char* request, char** response) {
+  char* error = NULL;
+  cordon_string_free(*response);
+  *response = NULL;
+  int code = cordon_fs_call(fs, request, response, &error);
+  if (code != CORDON_OK) fail_test("fs call %s: %s", request, error);
+  cordon_string_free(error);
+  return code;
+}
+
+static void test_fs_worker(void) {
+  char options[256], *error = NULL, *response = NULL, *report = NULL, path[160], target[160];
+  cordon_fs* fs = NULL;
+  snprintf(options, sizeof options, "{\"workspace\": \"%s\", \"deadline_ms\": 5000}", workspace);
+  CHECK(cordon_fs_start(NULL, "{\"deadline_ms\": 0}", &fs, &error) == CORDON_E_USAGE_ERROR, "deadline 0 accepted");
+  cordon_string_free(error);
+  error = NULL;
+  CHECK(cordon_fs_start(NULL, options, &fs, &error) == CORDON_OK, "start: %s", error);
+  CHECK(cordon_fs_pid(fs) > 0, "pid %d", cordon_fs_pid(fs));
+  CHECK(fs_call(fs, "{\"op\": \"write\", \"path\": \"a.txt\", \"content\": \"hello\\n\"}", &response) == CORDON_OK, "write");
+  CHECK(contains(response, "\"ok\":true"), "write: %s", response);
+  CHECK(fs_call(fs, "{\"op\": \"read\", \"path\": \"a.txt\"}", &response) == CORDON_OK, "read");
+  CHECK(contains(response, "\"content\":\"hello\\n\""), "read: %s", response);
+  CHECK(fs_call(fs, "{\"op\": \"read\", \"path\": \"../etc/passwd\"}", &response) == CORDON_OK, "escape");
+  CHECK(contains(response, "\"ok\":false") && contains(response, "\"code\":\"path_escape\""), "escape: %s", response);
+  snprintf(path, sizeof path, "%s/link", workspace);
+  snprintf(target, sizeof target, "/etc/passwd");
+  CHECK(symlink(target, path) == 0, "symlink: %s", strerror(errno));
+  CHECK(fs_call(fs, "{\"op\": \"read\", \"path\": \"link\"}", &response) == CORDON_OK, "symlink");
+  CHECK(contains(response, "\"code\":\"symlink\""), "symlink: %s", response);
+  CHECK(cordon_fs_finish(fs, &report, &error) == CORDON_OK, "finish: %s", error);
+  CHECK(contains(report, "\"writes\":[") && contains(report, "a.txt"), "report: %s", report);
+  CHECK(cordon_fs_call(fs, "{\"op\": \"stat\", \"path\": \"a.txt\"}", &response, &error) == CORDON_E_USAGE_ERROR,
+        "a call after finish");
+done:
+  cordon_string_free(error);
+  cordon_string_free(response);
+  cordon_string_free(report);
+  cordon_fs_free(fs);
+}
+
 int main(int argc, char** argv) {
   const char* junit = NULL;
   probe_program = getenv("CORDON_CAPI_PROBE");
@@ -503,6 +681,8 @@ int main(int argc, char** argv) {
   run_test("unknown_profile", test_unknown_profile);
   run_test("compile_errors_are_typed", test_compile_errors_are_typed);
   run_test("refusal_carries_blockers", test_refusal_carries_blockers);
+  run_test("abi_minor", test_abi_minor);
+  run_test("rules_decide", test_rules_decide);
   run_test("explain_and_probe", test_explain_and_probe);
   int available = !results[result_count - 1].skipped;
   if (available) {
@@ -511,6 +691,9 @@ int main(int argc, char** argv) {
     run_confined_test("deadline_cancel_and_wait_fd", test_deadline_cancel_and_wait_fd);
     run_confined_test("cancel_from_another_thread", test_cancel_from_another_thread);
     run_confined_test("command_not_found", test_command_not_found);
+    run_confined_test("governance_execute", test_governance_execute);
+    run_confined_test("audit_log", test_audit_log);
+    run_confined_test("fs_worker", test_fs_worker);
   }
   int failures = 0, skips = 0;
   for (int i = 0; i < result_count; ++i) {

@@ -232,6 +232,27 @@ TEST(CliFlags, AMisspeltFlagIsRefusedNeverIgnored) {
   }
 }
 
+TEST(CliFlags, AMisspeltFlagGetsCordonsOwnLineWithANameThatExists) {
+  temp_dir ws;
+  // -v/-q/--color are accepted after the subcommand; an unknown run flag must
+  // still get cordon's one line, not CLI11's "arguments were not expected".
+  captured typo = run_cli({"run", "--dny=secret.txt", "cat", "secret.txt"}, ws.path());
+  EXPECT_EQ(typo.exit_code, 125);
+  EXPECT_EQ(typo.err, "cordon: usage_error: unknown option '--dny' for cordon run (did you mean --deny?); see cordon run --help\n");
+  captured after_own = run_cli({"run", "-q", "--net", "none", "--tiemout", "5", "--", "true"}, ws.path());
+  EXPECT_EQ(after_own.exit_code, 125);
+  EXPECT_EQ(after_own.err,
+            "cordon: usage_error: unknown option '--tiemout' for cordon run (did you mean --timeout?); see cordon run --help\n");
+  captured far = run_cli({"run", "--frobnicate", "--", "true"}, ws.path());
+  EXPECT_EQ(far.exit_code, 125);
+  EXPECT_EQ(far.err, "cordon: usage_error: unknown option '--frobnicate' for cordon run; see cordon run --help\n");
+  captured nested = run_cli({"policy", "explain", "--profle", "read-only"}, ws.path());
+  EXPECT_EQ(nested.exit_code, 125);
+  EXPECT_EQ(nested.err.rfind("cordon: usage_error: unknown option '--profle' for cordon policy explain (did you mean --profile?)", 0), 0u)
+      << nested.err;
+  EXPECT_EQ(typo.out + after_own.out + far.out, "");
+}
+
 TEST(CliFlags, HelpDocumentsTheShortcuts) {
   captured help = run_cli({"run", "--help"}, "/");
   EXPECT_EQ(help.exit_code, 0);

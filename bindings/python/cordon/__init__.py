@@ -19,9 +19,11 @@ from ._core import (DEVNULL, Blocker, CordonError, Handle, Plan, PolicyError, Po
                     UsageError, check_argv, compile, explain, plan_for, probe, profile_json, stdin_bytes)
 from ._lib import lib
 from .aio import AsyncRun, run_async, start
+from . import fs, governance  # noqa: E402 - the ABI 1.1 layers (load the library on first use)
 
 __all__ = ["run", "run_async", "start", "compile", "explain", "probe", "profile_json", "library_version", "Plan",
-           "RunResult", "AsyncRun", "CordonError", "PolicyError", "RefusedError", "UsageError", "Blocker", "DEVNULL"]
+           "RunResult", "AsyncRun", "CordonError", "PolicyError", "RefusedError", "UsageError", "Blocker", "DEVNULL",
+           "governance", "fs"]
 
 
 def library_version() -> str:

@@ -5,17 +5,23 @@ Where the library is found, first match wins (docs/python.md):
   2. $CORDON_BUILD_DIR/src/capi/libcordon_c.so.1 (a cordon build tree);
   3. the build tree of the source checkout this package sits in
      (bindings/python/cordon -> ../../../build), for a run from the tree;
-  4. "libcordon_c.so.1" through the dynamic loader (an installed cordon).
+  4. "libcordon_c.so.1" through the dynamic loader (an installed cordon:
+     the Debian package libcordon-c1 puts it in /usr/lib/<multiarch>/);
+  5. /usr/lib/<multiarch>/ and /usr/local/lib/<multiarch>/, then
+     /usr/local/lib/ by path (a `cmake --install` whose directory is not in
+     the loader's cache).
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import sysconfig
 from pathlib import Path
 from typing import Optional
 
 ABI_VERSION = 1
+ABI_MINOR_GOVERNANCE = 1  # cordon_rules_*, cordon_governance_execute, cordon_audit_*, cordon_fs_*
 _SONAME = "libcordon_c.so.1"
 
 STDIO_INHERIT, STDIO_FD, STDIO_PIPE = 0, 1, 2
@@ -61,7 +67,54 @@ def _candidates() -> list[str]:
     if tree.exists():
         out.append(str(tree))
     out.append(_SONAME)
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    for directory in ("/usr/lib/" + multiarch, "/usr/local/lib/" + multiarch, "/usr/local/lib"):
+        if multiarch or directory == "/usr/local/lib":
+            out.append(str(Path(directory) / _SONAME))
     return out
+
+
+# The approver callback of cordon_governance_execute (cordon_approver_fn).
+APPROVER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+
+
+def _declare_minor_1(lib: ctypes.CDLL) -> None:
+    c_char_pp = ctypes.POINTER(ctypes.c_void_p)
+    v = ctypes.c_void_p
+    s = ctypes.c_char_p
+    table = {
+        "cordon_abi_minor": (ctypes.c_uint32, []),
+        "cordon_rules_load": (ctypes.c_int, [s, ctypes.POINTER(v), c_char_pp]),
+        "cordon_rules_free": (None, [v]),
+        "cordon_rules_decide": (ctypes.c_int, [v, s, c_char_pp, c_char_pp]),
+        "cordon_governance_execute": (ctypes.c_int, [v, s, s, APPROVER_FN, v, c_char_pp, c_char_pp]),
+        "cordon_audit_append": (ctypes.c_int, [s, s, c_char_pp]),
+        "cordon_audit_verify": (ctypes.c_int, [s, c_char_pp, c_char_pp]),
+        "cordon_fs_start": (ctypes.c_int, [s, s, ctypes.POINTER(v), c_char_pp]),
+        "cordon_fs_call": (ctypes.c_int, [v, s, c_char_pp, c_char_pp]),
+        "cordon_fs_pid": (ctypes.c_int, [v]),
+        "cordon_fs_finish": (ctypes.c_int, [v, c_char_pp, c_char_pp]),
+        "cordon_fs_free": (None, [v]),
+    }
+    for name, (restype, argtypes) in table.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+def abi_minor() -> int:
+    """The loaded library's ABI minor (0 for a library from before minor 1)."""
+    loaded = lib()
+    return int(loaded.cordon_abi_minor()) if hasattr(loaded, "cordon_abi_minor") else 0
+
+
+def require_minor(minor: int, what: str) -> ctypes.CDLL:
+    """The library, when it has ABI minor `minor` or later; else OSError
+    naming what needs it (an older libcordon_c.so.1 is installed)."""
+    have = abi_minor()
+    if have < minor:
+        raise OSError(f"{what} needs libcordon_c ABI 1.{minor}; the loaded library is 1.{have}")
+    return lib()
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -113,6 +166,8 @@ def lib() -> ctypes.CDLL:
             tried.append(f"{candidate}: {e}")
             continue
         _declare(loaded)
+        if hasattr(loaded, "cordon_abi_minor"):
+            _declare_minor_1(loaded)
         abi = loaded.cordon_abi_version()
         if abi != ABI_VERSION:
             raise OSError(f"{candidate} has C API version {abi}; this package needs {ABI_VERSION}")
