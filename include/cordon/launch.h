@@ -85,8 +85,8 @@ struct network_connection {
   std::uint64_t bytes_sent = 0;      // command -> destination
   std::uint64_t bytes_received = 0;  // destination -> command
   std::int64_t duration_ms = 0;      // accept to close
-  std::string tls;                   // "terminate" when the broker ended the command's TLS; empty otherwise
-  std::vector<network_request> requests;  // terminated: each request, in order (at most 256 kept)
+  std::string tls{};                 // "terminate" when the broker ended the command's TLS; empty otherwise
+  std::vector<network_request> requests{};  // terminated: each request, in order (at most 256 kept)
 };
 
 // A credential the broker injected (docs/tls.md): its host and header, and
@@ -118,9 +118,9 @@ struct network_evidence {
   std::uint64_t memory_peak_bytes = 0;
   // TLS termination (docs/tls.md): where the sandbox finds the run CA's
   // certificate, the variables that name it, and the credentials injected.
-  std::string ca_certificate;
-  std::vector<std::string> ca_variables;
-  std::vector<network_injection> injections;
+  std::string ca_certificate{};
+  std::vector<std::string> ca_variables{};
+  std::vector<network_injection> injections{};
 };
 
 struct run_outcome {

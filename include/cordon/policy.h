@@ -77,8 +77,8 @@ struct network_rule {
   // TRACE/TRACK), and the path prefixes allowed (each starts with '/';
   // empty = every path). "read_only": true is the shorthand for
   // GET/HEAD/OPTIONS; validation expands it into `methods`.
-  std::vector<std::string> methods;
-  std::vector<std::string> paths;
+  std::vector<std::string> methods{};
+  std::vector<std::string> paths{};
   bool read_only = false;
   bool operator==(const network_rule&) const = default;
 };
@@ -107,7 +107,7 @@ struct network_policy {
   bool allow_local_binding = false;
   std::vector<network_rule> rules;               // only in `filtered` mode
   rule_action default_action = rule_action::deny;  // must stay deny outside `filtered`
-  std::vector<network_credential> credentials;     // only in `filtered` mode, for terminated hosts
+  std::vector<network_credential> credentials{};   // only in `filtered` mode, for terminated hosts
   bool operator==(const network_policy&) const = default;
 };
 

@@ -17,6 +17,7 @@
 #include "cordon/policy_json.h"
 #include "cordon/version.h"
 #include "core/sha256.h"
+#include "core/tls_evidence_json.h"
 
 namespace cordon {
 namespace {
@@ -157,6 +158,8 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
       if (!c.address.empty()) entry["address"] = c.address;
       if (!c.original.empty()) entry["original"] = c.original;
       if (!c.name_source.empty()) entry["name_source"] = c.name_source;
+      if (!c.tls.empty()) entry["tls"] = c.tls;
+      if (!c.requests.empty()) entry["requests"] = requests_to_json<json>(c.requests);
       connections.push_back(std::move(entry));
     }
     j["network"] = {{"listeners", n.listeners},
@@ -169,6 +172,9 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                     {"not_recorded", n.not_recorded},
                     {"memory", {{"budget_bytes", n.memory_budget_bytes}, {"peak_bytes", n.memory_peak_bytes}}},
                     {"connections", connections}};
+    network_evidence trust = n;  // the CA file and its variables come from the policy
+    note_tls_trust(plan.policy().network, trust);
+    if (!trust.ca_certificate.empty() || !trust.injections.empty()) j["network"]["tls"] = tls_to_json<json>(trust);
   }
   std::vector<std::string> warnings = plan.warnings();
   warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());
