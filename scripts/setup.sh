@@ -13,6 +13,9 @@ packages=(
   qemu-system-x86 busybox-static bubblewrap
   # internationalized host names in network rules (IDNA, src/core/idna.h)
   libidn2-dev
+  # TLS termination in the broker (docs/tls.md): OpenSSL under asio's SSL layer (libasio-dev above),
+  # and the CA bundle the run's authority is appended to
+  libssl-dev ca-certificates
   # what the tests run inside the sandbox, and to run them as a second user
   git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
   # real network clients for the filtered-network tests (they talk to loopback servers only),
