@@ -140,6 +140,7 @@ class exchange_loop {
     if (ec) {
       const long verify = SSL_get_verify_result(ssl);
       const std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ec.message();
+      t_.record->reason = printable("terminated TLS: upstream TLS failed: " + why);  // before the client can see it
       co_await refuse(client, 502, "upstream TLS to " + t_.host + " failed: " + why, nullptr);
       throw std::runtime_error("upstream TLS failed: " + why);
     }
@@ -194,9 +195,13 @@ class exchange_loop {
         co_await asio::async_write(client, asio::buffer(go_on), use_awaitable);
       }
       const std::string head = upstream_request_head(forwarded, inject);
-      co_await asio::async_write(upstream, asio::buffer(head), use_awaitable);
       for (const auto& h : entry.injected) note_injection(h);
-      entry.bytes_sent = head.size() + co_await relay_body(client, from_client_, upstream, request.framing, request.length);
+      // Recorded now and completed as it goes (see refuse()).
+      entry.action = "allow";
+      const std::size_t index = keep(std::move(entry));
+      co_await asio::async_write(upstream, asio::buffer(head), use_awaitable);
+      add_sent(index, head.size());
+      add_sent(index, co_await relay_body(client, from_client_, upstream, request.framing, request.length));
       bool close = request.close;
       while (true) {  // 1xx responses come before the final one
         const std::size_t m = co_await asio::async_read_until(upstream, asio::dynamic_buffer(from_upstream_, 64 * 1024),
@@ -204,21 +209,22 @@ class exchange_loop {
         const http_message_head response =
             parse_response_head(std::string_view(from_upstream_).substr(0, m), request.method);
         if (!response.ok) {
-          co_await refuse(client, 502, "malformed response from " + t_.host + ": " + response.error, &entry);
+          if (auto* kept = slot(index)) {
+            kept->status = 502;
+            kept->reason = printable("malformed response: " + response.error);
+          }
+          co_await refuse(client, 502, "malformed response from " + t_.host + ": " + response.error, nullptr);
           co_return;
         }
+        if (auto* kept = slot(index)) kept->status = response.status;
         co_await asio::async_write(client, asio::buffer(from_upstream_.data(), m), use_awaitable);
         from_upstream_.erase(0, m);
-        entry.bytes_received += m;
-        entry.status = response.status;
+        add_received(index, m);
         if (response.status >= 100 && response.status < 200) continue;
-        entry.bytes_received +=
-            co_await relay_body(upstream, from_upstream_, client, response.framing, response.length);
+        add_received(index, co_await relay_body(upstream, from_upstream_, client, response.framing, response.length));
         close = close || response.close;
         break;
       }
-      entry.action = "allow";
-      keep(std::move(entry));
       if (close) co_return;
     }
   }
@@ -296,8 +302,8 @@ class exchange_loop {
     std::vector<http_header> headers;
     headers.push_back({"X-Cordon-Rule", std::to_string(t_.rule)});
     const std::string response = http_response(status, "cordon: refused: " + why + " [rule " + std::to_string(t_.rule) + "]\n", headers);
-    std::error_code ec;
-    co_await asio::async_write(client, asio::buffer(response), asio::redirect_error(use_awaitable, ec));
+    // Recorded before the client can read the answer: once it has, the run
+    // may end and the broker stop at any moment.
     if (entry) {
       entry->status = status;
       entry->action = "deny";
@@ -305,6 +311,8 @@ class exchange_loop {
       entry->injected.clear();
       keep(std::move(*entry));
     }
+    std::error_code ec;
+    co_await asio::async_write(client, asio::buffer(response), asio::redirect_error(use_awaitable, ec));
     co_await close_client(client);
   }
 
@@ -321,8 +329,26 @@ class exchange_loop {
     give_up.cancel();
   }
 
-  void keep(network_request entry) {
-    if (t_.record->requests.size() < max_requests_recorded) t_.record->requests.push_back(std::move(entry));
+  // Appends `entry`; returns its index (past the end when not kept).
+  std::size_t keep(network_request entry) {
+    auto& list = t_.record->requests;
+    if (list.size() >= max_requests_recorded) return max_requests_recorded;
+    list.push_back(std::move(entry));
+    return list.size() - 1;
+  }
+  // The entry at `index`, while the session's record still holds it (null
+  // once the session recorded itself, or when it was not kept).
+  network_request* slot(std::size_t index) {
+    auto& list = t_.record->requests;
+    return index < list.size() ? &list[index] : nullptr;
+  }
+  void add_sent(std::size_t index, std::uint64_t n) {
+    t_.record->bytes_sent += n;
+    if (auto* kept = slot(index)) kept->bytes_sent += n;
+  }
+  void add_received(std::size_t index, std::uint64_t n) {
+    t_.record->bytes_received += n;
+    if (auto* kept = slot(index)) kept->bytes_received += n;
   }
 
   void note_injection(const std::string& header) {

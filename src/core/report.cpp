@@ -159,7 +159,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
       if (!c.original.empty()) entry["original"] = c.original;
       if (!c.name_source.empty()) entry["name_source"] = c.name_source;
       if (!c.tls.empty()) entry["tls"] = c.tls;
-      if (!c.requests.empty()) entry["requests"] = requests_to_json<json>(c.requests);
+      if (!c.requests.empty()) entry["requests"] = core::requests_to_json<json>(c.requests);
       connections.push_back(std::move(entry));
     }
     j["network"] = {{"listeners", n.listeners},
@@ -173,8 +173,8 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                     {"memory", {{"budget_bytes", n.memory_budget_bytes}, {"peak_bytes", n.memory_peak_bytes}}},
                     {"connections", connections}};
     network_evidence trust = n;  // the CA file and its variables come from the policy
-    note_tls_trust(plan.policy().network, trust);
-    if (!trust.ca_certificate.empty() || !trust.injections.empty()) j["network"]["tls"] = tls_to_json<json>(trust);
+    core::note_tls_trust(plan.policy().network, trust);
+    if (!trust.ca_certificate.empty() || !trust.injections.empty()) j["network"]["tls"] = core::tls_to_json<json>(trust);
   }
   std::vector<std::string> warnings = plan.warnings();
   warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());

@@ -148,7 +148,7 @@ std::unique_ptr<tls_client> connect_through(int broker_port, const std::string& 
   SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, nullptr);
   SSL* ssl = SSL_new(c->ctx);
   SSL_set_fd(ssl, c->fd.get());
-  SSL_set_tlsext_host_name(ssl, sni.c_str());
+  SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, const_cast<char*>(sni.c_str()));
   SSL_set1_host(ssl, sni.c_str());
   if (SSL_connect(ssl) != 1) {
     SSL_free(ssl);
