@@ -10,6 +10,8 @@
 #include <openssl/x509.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdio>
 #include <fstream>
 
@@ -21,6 +23,13 @@ namespace cordon::broker::test {
 namespace {
 
 constexpr const char* api_host = "api.example.test";
+
+// The test's TLS peers write with SSL_write on plain descriptors: a peer
+// the broker already closed must fail that write (EPIPE), not kill the test.
+[[maybe_unused]] const bool sigpipe_ignored = [] {
+  ::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
 
 // A PEM file that removes itself.
 struct temp_pem {
