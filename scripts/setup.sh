@@ -16,6 +16,9 @@ packages=(
   # libunistring's static archive (libidn2 needs it): the CLI and the supervisor helper link
   # libidn2.a and libunistring.a, two shared libraries fewer to load on every launch (docs/benchmarks.md)
   libunistring-dev
+  # TLS termination in the broker (docs/tls.md): OpenSSL under asio's SSL layer (libasio-dev above),
+  # and the CA bundle the run's authority is appended to
+  libssl-dev ca-certificates
   # what the tests run inside the sandbox, and to run them as a second user
   git make gcc python3 python3-venv python3-jsonschema procps util-linux passwd
   # real network clients for the filtered-network tests (they talk to loopback servers only),

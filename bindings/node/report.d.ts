@@ -107,10 +107,37 @@ export interface Report {
       budget_bytes: number;
       peak_bytes: number;
     };
+    /** TLS termination (docs/tls.md): the run CA's file inside the sandbox, the variables that name it, and each credential injected (host, header, requests; never the value). */
+    tls?: {
+      ca_certificate: string;
+      variables: ReportStrings;
+      injections: Array<{
+        host: string;
+        header: string;
+        count: number;
+      }>;
+    };
     connections: Array<{
       protocol: "http_connect" | "http_forward" | "socks5" | "transparent" | "dns" | "dns_tcp" | "unknown";
       original?: string;
       name_source?: "tls_sni" | "http_host" | "dns" | "address";
+      /** The broker ended the command's TLS with the run's authority (docs/tls.md). */
+      tls?: "terminate";
+      /** Each HTTP request on a terminated connection, in order (at most 256). */
+      requests?: Array<{
+        method: string;
+        host: string;
+        /** The request target without its query. */
+        path: string;
+        /** What the command got, the broker's own 400, 403, 431 and 502 included. */
+        status: number;
+        action: "allow" | "deny";
+        reason?: string;
+        bytes_sent: number;
+        bytes_received: number;
+        /** Header names of the credentials added; never their values. */
+        injected: ReportStrings;
+      }>;
       host: string;
       port: number;
       rule: (number) | ("default") | (null);

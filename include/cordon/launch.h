@@ -47,6 +47,19 @@ struct violation {
 
 // One connection the network broker decided (filtered mode), as the report
 // lists it. Times in milliseconds, sizes in bytes.
+// One HTTP request on a connection the broker terminated (docs/tls.md).
+struct network_request {
+  std::string method;
+  std::string host;
+  std::string path;          // the request target without its query
+  int status = 0;            // the status the command got (the broker's own 403, 400 or 502 included)
+  std::string action;        // "allow" (forwarded) or "deny" (answered by the broker)
+  std::string reason;        // why it was refused; empty when forwarded
+  std::uint64_t bytes_sent = 0;      // request head and body sent upstream
+  std::uint64_t bytes_received = 0;  // response head and body relayed to the command
+  std::vector<std::string> injected;  // the credentials added (their header names), never the values
+};
+
 struct network_connection {
   // "http_connect", "http_forward", "socks5", "transparent" (a connect(2) the
   // supervisor routed to the broker), "dns" (a query to the sandbox's
@@ -72,6 +85,16 @@ struct network_connection {
   std::uint64_t bytes_sent = 0;      // command -> destination
   std::uint64_t bytes_received = 0;  // destination -> command
   std::int64_t duration_ms = 0;      // accept to close
+  std::string tls{};                 // "terminate" when the broker ended the command's TLS; empty otherwise
+  std::vector<network_request> requests{};  // terminated: each request, in order (at most 256 kept)
+};
+
+// A credential the broker injected (docs/tls.md): its host and header, and
+// how many requests got it. Never the value.
+struct network_injection {
+  std::string host;
+  std::string header;
+  std::uint64_t count = 0;
 };
 
 // Everything the broker decided during one run. At most `max_recorded`
@@ -93,6 +116,11 @@ struct network_evidence {
   // every 100 ms and at the end), bytes.
   std::uint64_t memory_budget_bytes = 0;
   std::uint64_t memory_peak_bytes = 0;
+  // TLS termination (docs/tls.md): where the sandbox finds the run CA's
+  // certificate, the variables that name it, and the credentials injected.
+  std::string ca_certificate{};
+  std::vector<std::string> ca_variables{};
+  std::vector<network_injection> injections{};
 };
 
 // Deferred execution (docs/deferred-execution.md): something the command

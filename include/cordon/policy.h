@@ -60,11 +60,45 @@ struct filesystem_policy {
   bool operator==(const filesystem_policy&) const = default;
 };
 
+// How the broker carries an allowed connection (docs/tls.md): `tunnel`
+// relays the bytes (TLS checked for its server name only); `terminate`
+// ends the client's TLS with a leaf certificate of the run's own authority,
+// opens its own verified TLS to the destination, and decides every HTTP/1.1
+// request on it.
+enum class tls_mode { tunnel, terminate };
+
 struct network_rule {
   std::string host;          // "example.com", "*.example.com", "**.example.com", "*", IP literal
   std::optional<int> port;   // 1..65535; absent = every port
   rule_action action = rule_action::deny;
+  tls_mode tls = tls_mode::tunnel;
+  // Only with tls "terminate" (validation refuses them otherwise): the
+  // request methods allowed (upper case; empty = every method but
+  // TRACE/TRACK), and the path prefixes allowed (each starts with '/';
+  // empty = every path). "read_only": true is the shorthand for
+  // GET/HEAD/OPTIONS; validation expands it into `methods`.
+  std::vector<std::string> methods{};
+  std::vector<std::string> paths{};
+  bool read_only = false;
   bool operator==(const network_rule&) const = default;
+};
+
+// A credential the broker adds to requests to one host over TLS it
+// terminates (docs/tls.md, "Credential injection"). The secret is read by
+// the supervisor before the run from the host environment variable
+// `from_env` or the file `from_file` (exactly one); the sandbox never gets
+// it. `format` is the header value with "{}" standing for the secret.
+// `placeholder_env`, when set, is an environment variable the sandbox gets
+// with the value "cordon-placeholder" (for tools that refuse to send a
+// request without a token).
+struct network_credential {
+  std::string host;    // a normalized host name, matched exactly
+  std::string header;  // an HTTP field name ("Authorization")
+  std::string from_env;
+  std::string from_file;
+  std::string format = "{}";
+  std::string placeholder_env;
+  bool operator==(const network_credential&) const = default;
 };
 
 struct network_policy {
@@ -73,6 +107,7 @@ struct network_policy {
   bool allow_local_binding = false;
   std::vector<network_rule> rules;               // only in `filtered` mode
   rule_action default_action = rule_action::deny;  // must stay deny outside `filtered`
+  std::vector<network_credential> credentials{};   // only in `filtered` mode, for terminated hosts
   bool operator==(const network_policy&) const = default;
 };
 

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "broker/destination_table.h"
+#include "broker/tls_options.h"
 #include "cordon/launch.h"
 #include "cordon/policy.h"
 #include "cordon/result.h"
@@ -114,6 +115,7 @@ struct broker_options {
   // with SERVFAIL). -1: no DNS.
   int dns_socket = -1;
   std::string dns_upstream;
+  tls_options tls;  // rules with tls "terminate" (docs/tls.md)
 };
 
 // The first nameserver of this host's /etc/resolv.conf as "address:53"

@@ -14,6 +14,15 @@ inline constexpr const char* broker_socket_path = "/dev/cordon-proxy.sock";  // 
 inline constexpr std::uint16_t broker_transparent_port = 3129;
 // UDP on 127.0.0.1 inside: the sandbox's resolver (its /etc/resolv.conf).
 inline constexpr std::uint16_t broker_dns_port = 53;
+// With a tls "terminate" rule (docs/tls.md): a read-only file inside with
+// the host's system bundle and the run's CA certificate, and the variables
+// that point tools at it (SSL_CERT_FILE: OpenSSL, Python's ssl, Go, curl
+// built on OpenSSL; NODE_EXTRA_CA_CERTS: Node, added to its own store;
+// REQUESTS_CA_BUNDLE: Python requests; CURL_CA_BUNDLE: curl; GIT_SSL_CAINFO:
+// git; PIP_CERT: pip).
+inline constexpr const char* sandbox_ca_bundle_path = "/dev/cordon-ca.pem";
+inline constexpr const char* sandbox_ca_variables[] = {"SSL_CERT_FILE",  "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+                                                       "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",      "PIP_CERT"};
 
 }  // namespace cordon::broker
 

@@ -25,6 +25,7 @@
 #include "broker/relay_memory.h"
 #include "broker/socks5.h"
 #include "broker/splice_pipe.h"
+#include "broker/terminate.h"
 
 namespace cordon::broker::detail {
 namespace {
@@ -555,11 +556,31 @@ class session : public std::enable_shared_from_this<session> {
       to_client_ = ec ? socks5_reply(socks5_reply_code::succeeded)
                       : socks5_reply(socks5_reply_code::succeeded, local.address().to_string(), local.port());
     }
+    if (record_.rule && rule_terminates(core_, *record_.rule)) return terminate_tls();
     if ((record_.protocol == "http_connect" || socks()) && !ip_literal_) {
       answer_then_check_tls();
       return;
     }
     start_relay();
+  }
+
+  // A rule with tls "terminate" (terminate.h): the TLS and every request
+  // on it are served there; this session keeps the sockets and records.
+  // Only TLS can be terminated: plain HTTP to such a rule is refused.
+  void terminate_tls() {
+    const bool hello = !to_upstream_.empty() && static_cast<unsigned char>(to_upstream_[0]) == 0x16;
+    if (!(record_.protocol == "http_connect" || socks() || (transparent() && !peeked_http_ && hello))) {
+      refuse_by_rule("the rule terminates TLS: plain connections to it are refused");
+      return;
+    }
+    phase_ = phase::relaying;
+    record_.tls = "terminate";
+    start_terminated({&core_, &client_, &upstream_, std::move(to_client_), std::move(to_upstream_), *record_.rule,
+                      record_.host, record_.port, &record_, wrap([this](const std::string& reason) {
+                        if (!reason.empty()) record_.reason = printable(reason);
+                        finish();
+                      }),
+                      shared_from_this()});
   }
 
   // ---- the TLS check of a tunnel to a name ----------------------------------

@@ -61,6 +61,15 @@ std::vector<std::string> build_environment(const sandbox_policy& policy,
       set(ascii_lower(name), value);
     }
   }
+  // TLS termination (docs/tls.md): tools trust the run's CA through these;
+  // a credential's placeholder variable holds no secret. env.set still wins.
+  if (policy.network.mode == network_mode::filtered &&
+      std::any_of(policy.network.rules.begin(), policy.network.rules.end(),
+                  [](const network_rule& r) { return r.tls == tls_mode::terminate; })) {
+    for (const char* name : broker::sandbox_ca_variables) set(name, broker::sandbox_ca_bundle_path);
+    for (const auto& c : policy.network.credentials)
+      if (!c.placeholder_env.empty()) set(c.placeholder_env, "cordon-placeholder");
+  }
   for (const auto& entry : env.set) set(entry.first, entry.second);
   // Tools read either case (curl and python prefer the lowercase one): an
   // explicit value for one case of a proxy variable is given to both.

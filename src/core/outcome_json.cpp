@@ -1,5 +1,7 @@
 #include "core/outcome_json.h"
 
+#include "core/tls_evidence_json.h"
+
 namespace cordon::core {
 namespace {
 
@@ -31,12 +33,14 @@ json evidence_to_json(const network_evidence& e) {
                {"reason", c.reason}, {"address", c.address}, {"bytes_sent", c.bytes_sent},
                {"bytes_received", c.bytes_received}, {"duration_ms", c.duration_ms}};
     put(cj, "rule", c.rule);
+    if (!c.tls.empty()) cj["tls"] = c.tls;
+    if (!c.requests.empty()) cj["requests"] = requests_to_json<json>(c.requests);
     connections.push_back(std::move(cj));
   }
   return {{"listeners", e.listeners}, {"connections", connections}, {"total", e.total}, {"allowed", e.allowed},
           {"denied", e.denied}, {"unreachable", e.unreachable}, {"malformed", e.malformed}, {"error", e.error},
           {"not_recorded", e.not_recorded}, {"memory_budget_bytes", e.memory_budget_bytes},
-          {"memory_peak_bytes", e.memory_peak_bytes}};
+          {"memory_peak_bytes", e.memory_peak_bytes}, {"tls", tls_to_json<json>(e)}};
 }
 
 network_evidence evidence_from_json(const json& j) {
@@ -57,6 +61,8 @@ network_evidence evidence_from_json(const json& j) {
     get(cj, "bytes_sent", c.bytes_sent);
     get(cj, "bytes_received", c.bytes_received);
     get(cj, "duration_ms", c.duration_ms);
+    get(cj, "tls", c.tls);
+    if (cj.contains("requests")) c.requests = requests_from_json(cj.at("requests"));
     e.connections.push_back(std::move(c));
   }
   get(j, "total", e.total);
@@ -68,6 +74,7 @@ network_evidence evidence_from_json(const json& j) {
   get(j, "not_recorded", e.not_recorded);
   get(j, "memory_budget_bytes", e.memory_budget_bytes);
   get(j, "memory_peak_bytes", e.memory_peak_bytes);
+  if (j.contains("tls")) tls_from_json(j.at("tls"), e);
   return e;
 }
 

@@ -36,6 +36,8 @@ constexpr std::pair<network_mode, std::string_view> network_mode_names[] = {
     {network_mode::filtered, "filtered"}};
 constexpr std::pair<rule_action, std::string_view> rule_action_names[] = {
     {rule_action::allow, "allow"}, {rule_action::deny, "deny"}};
+constexpr std::pair<tls_mode, std::string_view> tls_mode_names[] = {
+    {tls_mode::tunnel, "tunnel"}, {tls_mode::terminate, "terminate"}};
 constexpr std::pair<environment_inherit, std::string_view> inherit_names[] = {
     {environment_inherit::none, "none"}, {environment_inherit::all, "all"}};
 constexpr std::pair<isolation_level, std::string_view> isolation_names[] = {
@@ -210,6 +212,14 @@ void read_rule(reader& r, const json& j, const std::string& at, network_rule& ru
     } else if (k == "action") {
       has_action = true;
       r.enumeration<rule_action>(v, here, rule.action, rule_action_names);
+    } else if (k == "tls") {
+      r.enumeration<tls_mode>(v, here, rule.tls, tls_mode_names);
+    } else if (k == "methods") {
+      r.string_list(v, here, rule.methods);
+    } else if (k == "paths") {
+      r.string_list(v, here, rule.paths);
+    } else if (k == "read_only") {
+      r.boolean(v, here, rule.read_only);
     } else {
       r.unknown(at, k);
     }
@@ -217,6 +227,41 @@ void read_rule(reader& r, const json& j, const std::string& at, network_rule& ru
   // A rule must say what it matches and what it does; no silent default.
   if (!has_host) r.fail(pointer_join(at, "host"), "missing required field \"host\"");
   if (!has_action) r.fail(pointer_join(at, "action"), "missing required field \"action\"");
+}
+
+// {"host", "header", "value_from": {"env": NAME} | {"file": PATH}, "format", "placeholder_env"}
+void read_credential(reader& r, const json& j, const std::string& at, network_credential& c) {
+  if (!r.object(j, at)) return;
+  bool has_source = false;
+  for (const auto& [k, v] : j.items()) {
+    const std::string here = pointer_join(at, k);
+    if (k == "host") {
+      r.string(v, here, c.host);
+    } else if (k == "header") {
+      r.string(v, here, c.header);
+    } else if (k == "format") {
+      r.string(v, here, c.format);
+    } else if (k == "placeholder_env") {
+      r.string(v, here, c.placeholder_env);
+    } else if (k == "value_from") {
+      has_source = true;
+      if (!r.object(v, here)) continue;
+      for (const auto& [sk, sv] : v.items()) {
+        if (sk == "env") {
+          r.string(sv, pointer_join(here, sk), c.from_env);
+        } else if (sk == "file") {
+          r.string(sv, pointer_join(here, sk), c.from_file);
+        } else {
+          r.unknown(here, sk);
+        }
+      }
+    } else {
+      r.unknown(at, k);
+    }
+  }
+  if (c.host.empty()) r.fail(pointer_join(at, "host"), "missing required field \"host\"");
+  if (c.header.empty()) r.fail(pointer_join(at, "header"), "missing required field \"header\"");
+  if (!has_source) r.fail(pointer_join(at, "value_from"), "missing required field \"value_from\"");
 }
 
 void read_network(reader& r, const json& j, const std::string& at, network_policy& net) {
@@ -240,6 +285,17 @@ void read_network(reader& r, const json& j, const std::string& at, network_polic
       }
     } else if (k == "default_action") {
       r.enumeration<rule_action>(v, here, net.default_action, rule_action_names);
+    } else if (k == "credentials") {
+      if (!v.is_array()) {
+        r.fail(here, "must be an array of credentials");
+        continue;
+      }
+      net.credentials.clear();
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        network_credential c;
+        read_credential(r, v[i], pointer_join(here, i), c);
+        net.credentials.push_back(std::move(c));
+      }
     } else {
       r.unknown(at, k);
     }
@@ -488,9 +544,25 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
     jr["host"] = rule.host;
     if (rule.port) jr["port"] = *rule.port;
     jr["action"] = name_of<rule_action>(rule.action, rule_action_names);
+    // Written only when set: policies without them keep their fingerprint.
+    if (rule.tls != tls_mode::tunnel) jr["tls"] = name_of<tls_mode>(rule.tls, tls_mode_names);
+    if (!rule.methods.empty()) jr["methods"] = rule.methods;
+    if (!rule.paths.empty()) jr["paths"] = rule.paths;
+    if (rule.read_only) jr["read_only"] = true;
     jnet["rules"].push_back(std::move(jr));
   }
   jnet["default_action"] = name_of<rule_action>(net.default_action, rule_action_names);
+  if (!net.credentials.empty()) {
+    json jc = json::array();
+    for (const auto& c : net.credentials) {
+      json e = {{"host", c.host}, {"header", c.header}};
+      e["value_from"] = c.from_env.empty() ? json{{"file", c.from_file}} : json{{"env", c.from_env}};
+      e["format"] = c.format;
+      if (!c.placeholder_env.empty()) e["placeholder_env"] = c.placeholder_env;
+      jc.push_back(std::move(e));
+    }
+    jnet["credentials"] = std::move(jc);
+  }
 
   const auto& env = p.environment;
   json& jenv = j["environment"] = json::object();

@@ -18,6 +18,7 @@
 #include "cordon/version.h"
 #include "core/outcome_json.h"
 #include "core/sha256.h"
+#include "core/tls_evidence_json.h"
 
 namespace cordon {
 namespace {
@@ -158,6 +159,8 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
       if (!c.address.empty()) entry["address"] = c.address;
       if (!c.original.empty()) entry["original"] = c.original;
       if (!c.name_source.empty()) entry["name_source"] = c.name_source;
+      if (!c.tls.empty()) entry["tls"] = c.tls;
+      if (!c.requests.empty()) entry["requests"] = core::requests_to_json<json>(c.requests);
       connections.push_back(std::move(entry));
     }
     j["network"] = {{"listeners", n.listeners},
@@ -170,6 +173,9 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                     {"not_recorded", n.not_recorded},
                     {"memory", {{"budget_bytes", n.memory_budget_bytes}, {"peak_bytes", n.memory_peak_bytes}}},
                     {"connections", connections}};
+    network_evidence trust = n;  // the CA file and its variables come from the policy
+    core::note_tls_trust(plan.policy().network, trust);
+    if (!trust.ca_certificate.empty() || !trust.injections.empty()) j["network"]["tls"] = core::tls_to_json<json>(trust);
   }
   if (outcome.deferred_execution) j["deferred_execution"] = core::deferred_execution_to_json(*outcome.deferred_execution);
   std::vector<std::string> warnings = plan.warnings();

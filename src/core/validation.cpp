@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -130,6 +131,90 @@ std::vector<std::string> check_paths(const std::vector<std::string>& in, const s
 // ---------------------------------------------------------------------------
 // Hosts: the grammar lives in host_syntax.h, shared with the matcher.
 
+std::optional<std::string> env_name_problem(const std::string& name);
+
+// A rule's TLS fields (docs/tls.md): method and path limits need the
+// broker to see the requests, so only a terminated rule may carry them; a
+// deny rule terminates nothing. Returns false when the rule is refused.
+bool check_tls_fields(const network_rule& rule, const std::string& here, std::vector<policy_error>& errors) {
+  const std::size_t before = errors.size();
+  const bool terminated = rule.tls == tls_mode::terminate;
+  if (terminated && rule.action != rule_action::allow) {
+    errors.push_back({here + "/tls", "tls \"terminate\" needs action \"allow\": a denied connection is never opened"});
+  }
+  const char* tunnel_only = "needs tls \"terminate\": a tunnel's requests are encrypted, the broker cannot see them";
+  if (!terminated && !rule.methods.empty()) errors.push_back({here + "/methods", std::string("methods ") + tunnel_only});
+  if (!terminated && !rule.paths.empty()) errors.push_back({here + "/paths", std::string("paths ") + tunnel_only});
+  if (!terminated && rule.read_only) errors.push_back({here + "/read_only", std::string("read_only ") + tunnel_only});
+  if (rule.read_only && !rule.methods.empty()) {
+    errors.push_back({here + "/methods", "methods and read_only together: read_only means GET, HEAD and OPTIONS"});
+  }
+  for (std::size_t m = 0; m < rule.methods.size(); ++m) {
+    const std::string& method = rule.methods[m];
+    const bool token = !method.empty() && std::all_of(method.begin(), method.end(), [](char c) {
+      return (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
+    });
+    if (!token) {
+      errors.push_back({pointer_join(here + "/methods", m), "method must be an upper-case HTTP method name"});
+    } else if (method == "TRACE" || method == "TRACK" || method == "CONNECT") {
+      errors.push_back({pointer_join(here + "/methods", m), method + " is never forwarded on a terminated connection"});
+    }
+  }
+  for (std::size_t p = 0; p < rule.paths.size(); ++p) {
+    const std::string& path = rule.paths[p];
+    const bool clean = !path.empty() && path[0] == '/' &&
+                       std::none_of(path.begin(), path.end(), [](char c) {
+                         return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '?' || c == '#' || c == '%';
+                       }) &&
+                       path.find("/../") == std::string::npos && path.find("/./") == std::string::npos &&
+                       !path.ends_with("/..") && !path.ends_with("/.");
+    if (!clean) {
+      errors.push_back({pointer_join(here + "/paths", p),
+                        "path prefix must start with '/' and hold no spaces, '?', '#', '%' or dot segments"});
+    }
+  }
+  return errors.size() == before;
+}
+
+// network.credentials (docs/tls.md): each names a terminated host exactly,
+// a header, and one secret source.
+void check_credentials(const network_policy& in, const network_policy& out, std::vector<policy_error>& errors) {
+  if (!in.credentials.empty() && in.mode != network_mode::filtered) {
+    errors.push_back({"/network/credentials", "credentials are only allowed when mode is \"filtered\""});
+    return;
+  }
+  for (std::size_t i = 0; i < in.credentials.size(); ++i) {
+    const network_credential& c = in.credentials[i];
+    const std::string here = pointer_join("/network/credentials", i);
+    const detail::parsed_host host = detail::parse_host_pattern(c.host);
+    const bool exact = host.ok() && host.normalized.find('*') == std::string::npos;
+    if (!exact) {
+      errors.push_back({here + "/host", "credential host must be one host name, without wildcards"});
+    } else {
+      const bool terminated = std::any_of(out.rules.begin(), out.rules.end(), [&](const network_rule& r) {
+        return r.tls == tls_mode::terminate && r.host == host.normalized;
+      });
+      if (!terminated) {
+        errors.push_back({here + "/host", "no rule with tls \"terminate\" for " + host.normalized +
+                                              ": a credential goes only into requests the broker decrypts"});
+      }
+    }
+    const bool token = !c.header.empty() && std::all_of(c.header.begin(), c.header.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+    });
+    if (!token) errors.push_back({here + "/header", "header must be an HTTP field name"});
+    if (c.from_env.empty() == c.from_file.empty()) {
+      errors.push_back({here + "/value_from", "value_from needs exactly one of \"env\" and \"file\""});
+    } else if (!c.from_file.empty() && c.from_file[0] != '/') {
+      errors.push_back({here + "/value_from/file", "the secret's file must be an absolute path"});
+    }
+    if (c.format.find("{}") == std::string::npos) errors.push_back({here + "/format", "format must contain \"{}\""});
+    if (!c.placeholder_env.empty()) {
+      if (auto problem = env_name_problem(c.placeholder_env)) errors.push_back({here + "/placeholder_env", *problem});
+    }
+  }
+}
+
 void check_network(const network_policy& in, network_policy& out,
                    std::vector<policy_error>& errors) {
   const std::string at = "/network";
@@ -164,20 +249,30 @@ void check_network(const network_policy& in, network_policy& out,
                                             " is outside 1..65535"});
       ok = false;
     }
+    if (!check_tls_fields(rule, here, errors)) continue;
     if (!ok) continue;
-    network_rule normalized{host.normalized, rule.port, rule.action};
+    network_rule normalized = rule;
+    normalized.host = host.normalized;
+    if (normalized.read_only) normalized.methods = {"GET", "HEAD", "OPTIONS"};
     const auto [it, inserted] = first_rule.try_emplace({normalized.host, normalized.port}, i);
     if (!inserted) {
       const network_rule& earlier = in.rules[it->second];
-      if (earlier.action != rule.action) {
+      if (earlier.action != rule.action || earlier.tls != rule.tls || earlier.methods != rule.methods ||
+          earlier.paths != rule.paths || earlier.read_only != rule.read_only) {
         // First match wins, so this rule would be dead and the author's
         // intent unclear: refuse rather than guess.
         errors.push_back({here, "rule conflicts with rule " + std::to_string(it->second) +
-                                    ": same host and port, different action"});
+                                    ": same host and port, different action or TLS handling"});
       }
       continue;  // an exact duplicate is dropped
     }
     out.rules.push_back(std::move(normalized));
+  }
+  check_credentials(in, out, errors);
+  out.credentials = in.credentials;
+  for (auto& c : out.credentials) {
+    const detail::parsed_host host = detail::parse_host_pattern(c.host);
+    if (host.ok()) c.host = host.normalized;
   }
 }
 

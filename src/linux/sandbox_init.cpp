@@ -1,6 +1,7 @@
 // PID 1 of the sandbox. Async-signal-safe style throughout: no allocation, no
 // stdio, only system calls on strings prepared by the supervisor.
 #include "linux/sandbox_init.h"
+#include "linux/run_tls.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -339,6 +340,9 @@ int build_root(const prepared_launch& launch) noexcept {
     fail(launch, init_step::proc, errno);
   }
   setup_dev(launch);
+  if (launch.ca_bundle != nullptr) {
+    if (int err = install_ca_bundle(*launch.ca_bundle); err != 0) fail(launch, init_step::dev, err);
+  }
   if (launch.payload->network_broker) broker_unix = open_broker_unix_listener(launch);
   for (std::size_t i = 0; i < table.ops.size(); ++i) apply_mount_op(launch, i);
   if (launch.payload->network_broker) overlay_resolv_conf();

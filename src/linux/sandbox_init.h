@@ -78,6 +78,7 @@ struct prepared_launch {
   int status_write_fd = -1;       // init_message stream to the supervisor
   int notify_send_fd = -1;        // unix socket: the seccomp listener goes to the supervisor
   int broker_send_fd = -1;        // unix socket: the broker's listeners go to the supervisor
+  const std::string* ca_bundle = nullptr;  // tls "terminate": the bundle PID 1 installs (run_tls.h)
   // stdio: what PID 1 moves onto descriptors 0-2 (stdio_plan.h).
   stdio_handoff stdio;
   // The run's deadline on CLOCK_MONOTONIC (nanoseconds; 0: none). PID 1

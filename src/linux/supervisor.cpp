@@ -27,6 +27,7 @@
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/memory_trim.h"
+#include "linux/run_tls.h"
 #include "linux/namespace_reap.h"
 #include "linux/namespaces.h"
 #include "linux/relay.h"
@@ -317,6 +318,7 @@ struct watch_state {
   std::unique_ptr<broker_process> network;  // the broker, confined in its own process (broker_process.h)
   connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
   std::optional<error> broker_failure;
+  broker::tls_options tls;  // the run's authority and credentials (run_tls.h)
 };
 
 void kill_tree(const sandbox_process& sandbox, watch_state& w) noexcept {
@@ -350,6 +352,7 @@ void start_broker(const sandbox_plan& plan, const sandbox_process& sandbox, uniq
   w.redirect.dns_port = broker_dns_port;
   options.dns_socket = listeners[3];
   options.dns_upstream = dns_upstream();
+  options.tls = w.tls;
   auto started_broker = broker_process::start(std::move(options), {listeners[0], listeners[1], listeners[2]});
   if (started_broker) {
     w.network = std::move(*started_broker);
@@ -627,6 +630,9 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   }
   run_outcome outcome;
   prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
+  auto tls = prepare_run_tls(plan.policy().network, request.host_environment);  // run_tls.h
+  if (!tls) return std::move(tls).error_value();
+  if (!tls->bundle.empty()) launch.ca_bundle = &tls->bundle;
   outcome.working_directory = launch.working_directory;
   // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
   // devices and terminals get supervisor-owned pipes or a private pty.
@@ -687,6 +693,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   channels.sync_write.reset();
 
   watch_state w;
+  w.tls = tls->options;
   launch_request effective = request;  // a prepared sandbox's command, once it came
   if (prepared) {
     if (auto command = await_command(plan, sandbox, channels, signals, request, outcome, w)) {

@@ -181,6 +181,19 @@ compile_result<std::shared_ptr<const macos_plan>> compile_macos_plan(const sandb
     return f;
   }
 
+  // TLS termination (docs/tls.md) lives in the Linux supervisor only: a
+  // rule that asks for it is refused here, not tunnelled unchecked.
+  if (std::any_of(p.network.rules.begin(), p.network.rules.end(),
+                  [](const network_rule& r) { return r.tls == tls_mode::terminate; })) {
+    compile_failure f;
+    f.code = error_code::enforcement_unavailable;
+    f.message = "tls \"terminate\" rules are not supported by the macOS backend";
+    f.blockers.push_back(blocker::for_control(control::network_filter, enforcement_level::enforced,
+                                              enforcement_level::not_enforced,
+                                              "the broker here cannot terminate TLS (docs/tls.md)"));
+    return f;
+  }
+
   profile_input in;
   in.policy_name = p.name;
   in.read = p.filesystem.read;

@@ -1,0 +1,42 @@
+// src/broker/terminate.h — a connection whose rule says `tls: "terminate"`
+// (docs/tls.md): the broker ends the command's TLS with a leaf of the run's
+// authority, opens its own TLS to the destination (verified against
+// tls_options::upstream_ca_file or the system store, HTTP/1.1 by ALPN), and
+// reads HTTP/1.1 requests one by one: each is decided against the rule
+// (methods, paths, TRACE/TRACK, Upgrade, Host), gets the host's credentials
+// (the client's own field of that name stripped), and is recorded with its
+// status and bytes. A refused request gets a 403 and ends the connection.
+// Private to src/broker; runs on the broker's thread as a C++20 coroutine.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "broker/core.h"
+
+namespace cordon::broker::detail {
+
+struct terminated_connection {
+  core* c = nullptr;
+  stream::socket* client = nullptr;          // owned by the session, which outlives this (keepalive)
+  asio::ip::tcp::socket* upstream = nullptr;  // connected to the destination
+  std::string reply;   // clear text the client gets first (CONNECT's 200, a SOCKS5 success); may be empty
+  std::string prefix;  // bytes already read from the client (its ClientHello, or part of it)
+  std::size_t rule = 0;  // index in c->options.policy.rules
+  std::string host;      // the decided host, normalized
+  int port = 0;
+  network_connection* record = nullptr;  // the session's; requests are appended here
+  // Called once when the connection is over: why it ended early (empty: it
+  // ended normally).
+  std::function<void(const std::string& reason)> done;
+  std::shared_ptr<void> keepalive;  // the session
+};
+
+// Is rule `index` of the broker's policy a terminated one?
+bool rule_terminates(const core& c, std::size_t index);
+
+// Starts serving `t` on c->io; returns at once.
+void start_terminated(terminated_connection t);
+
+}  // namespace cordon::broker::detail

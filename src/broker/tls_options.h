@@ -1,0 +1,48 @@
+// src/broker/tls_options.h — what the broker needs for `tls: "terminate"`
+// rules (docs/tls.md): the run's authority, where upstream certificates
+// are checked, and the credentials it injects.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+struct ssl_ctx_st;  // OpenSSL's SSL_CTX
+
+namespace cordon::broker {
+
+class tls_authority;
+
+// A credential read by the supervisor before the run: the header `name`
+// gets `value` (the policy's format with the secret in it) on every request
+// to `host` over a terminated connection.
+struct tls_credential {
+  std::string host;
+  std::string header;
+  std::string value;
+};
+
+struct tls_options {
+  // Null: the plan has no terminated rule; a connection that meets one is
+  // refused (fail closed).
+  std::shared_ptr<tls_authority> authority;
+  // PEM file of the authorities upstream certificates are checked against;
+  // empty: OpenSSL's default verify paths (the system trust store). Tests
+  // name their own test CA here (cordon run: CORDON_UPSTREAM_CA_FILE).
+  std::string upstream_ca_file;
+  // The upstream client context with its trust store already read (from
+  // upstream_ca_file or the system bundle): the confined broker can open no
+  // file (docs/network.md), so it is made before the broker is confined
+  // (make_upstream_context). Null: made per connection from the files (the
+  // in-thread broker and the unit tests).
+  std::shared_ptr<ssl_ctx_st> upstream;
+  std::vector<tls_credential> credentials;
+};
+
+// The upstream client context of upstream_context_for(): peer verification,
+// TLS 1.2+, ALPN http/1.1, its trust store read now from `ca_file` (empty:
+// OpenSSL's default certificate file, the system bundle). Null when the file
+// cannot be read or holds no certificate; `why` then says so.
+std::shared_ptr<ssl_ctx_st> make_upstream_context(const std::string& ca_file, std::string& why);
+
+}  // namespace cordon::broker

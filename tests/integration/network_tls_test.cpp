@@ -1,0 +1,208 @@
+// network_tls_test.cpp — tls "terminate" rules end to end (docs/tls.md):
+// curl inside a filtered sandbox reaches a loopback TLS server through the
+// broker, which terminates the TLS with the run's CA (trusted inside through
+// SSL_CERT_FILE and friends) and verifies the server against the test's own
+// CA (CORDON_UPSTREAM_CA_FILE): a GET passes, a POST is refused with 403,
+// and a credential reaches the server while the sandbox never sees it.
+#include <gtest/gtest.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "broker/http_exchange.h"
+#include "broker/tls_authority.h"
+#include "harness.h"
+
+namespace cordon::test {
+namespace {
+
+using json = nlohmann::json;
+
+// The test's TLS peers write with SSL_write on plain descriptors: a peer
+// the broker already closed must fail that write (EPIPE), not kill the test.
+[[maybe_unused]] const bool sigpipe_ignored = [] {
+  ::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
+// A TLS server on 127.0.0.1 with a leaf of its own test CA. It answers each
+// request "200" with "auth-ok" when Authorization is `expected`, "auth-none"
+// when absent, "auth-other" otherwise, and counts the requests.
+class tls_server {
+ public:
+  explicit tls_server(std::string expected) : expected_(std::move(expected)) {
+    authority_ = *broker::tls_authority::create();
+    ctx_ = *authority_->server_context("127.0.0.1");
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 16) != 0) return;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~tls_server() {
+    stopping_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+  int requests() const { return requests_.load(); }
+  std::string ca_pem() const { return authority_->certificate_pem(); }
+
+ private:
+  void loop() {
+    while (!stopping_) {
+      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      timeval tv{5, 0};
+      ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      SSL* ssl = SSL_new(ctx_);
+      SSL_set_fd(ssl, c);
+      if (SSL_accept(ssl) == 1) serve(ssl);
+      SSL_free(ssl);
+      ::close(c);
+    }
+  }
+  void serve(SSL* ssl) {
+    while (true) {
+      std::string head;
+      char ch;
+      while (head.find("\r\n\r\n") == std::string::npos && SSL_read(ssl, &ch, 1) == 1) head += ch;
+      if (head.find("\r\n\r\n") == std::string::npos) return;
+      ++requests_;
+      const auto request = broker::parse_request_head(head);
+      const auto auth = broker::header_value(request.headers, "Authorization");
+      const std::string body = !auth ? "auth-none" : *auth == expected_ ? "auth-ok" : "auth-other";
+      const std::string response =
+          "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+      if (SSL_write(ssl, response.data(), static_cast<int>(response.size())) <= 0) return;
+    }
+  }
+  std::string expected_;
+  std::shared_ptr<broker::tls_authority> authority_;
+  SSL_CTX* ctx_ = nullptr;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+std::string random_secret() {
+  std::random_device device;
+  return "cordon-test-secret-" + std::to_string(device()) + std::to_string(device());
+}
+
+std::string policy_file(const temp_dir& dir, int port, bool credential) {
+  const std::string path = dir.path() + "/policy.json";
+  std::ofstream(path) << R"({"schema_version": 1, "name": "net-tls",
+    "filesystem": {"read": "restricted", "readable": ["{workspace}"], "writable": ["{workspace}", "{run_tmp}"]},
+    "network": {"mode": "filtered", "default_action": "deny",
+      "rules": [{"host": "127.0.0.1", "port": )" << port
+                      << R"(, "action": "allow", "tls": "terminate", "methods": ["GET", "HEAD"]}])"
+                      << (credential ? R"(, "credentials": [{"host": "127.0.0.1", "header": "Authorization",
+        "value_from": {"env": "CORDON_TEST_TOKEN"}, "format": "Bearer {}", "placeholder_env": "CORDON_TEST_TOKEN"}])"
+                                     : "")
+                      << R"(},
+    "environment": {"set": {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}}})";
+  return path;
+}
+
+TEST(NetworkTls, GetPassesAndPostIsRefusedThroughTheProxyAndTransparently) {
+  tls_server server("unused");
+  ASSERT_GT(server.port(), 0);
+  temp_dir ws, dir;
+  const std::string ca = dir.write("upstream-ca.pem", server.ca_pem());
+  ::chmod(dir.path().c_str(), 0755);
+  ::chmod(ca.c_str(), 0644);
+  const std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/api/x";
+  const std::string script =
+      "curl -sS -m 10 " + url + "; echo \" get=$?\"; "
+      "curl -sS -m 10 -o /dev/null -w 'post=%{http_code}\\n' -X POST -d data " + url + "; "
+      "curl -sS -m 10 --noproxy '*' " + url + "; echo \" direct_get=$?\"; "
+      "curl -sS -m 10 --noproxy '*' -o /dev/null -w 'direct_post=%{http_code}\\n' -X POST -d data " + url + "; "
+      "echo ssl_cert_file=$SSL_CERT_FILE; grep -c 'BEGIN CERTIFICATE' /dev/cordon-ca.pem";
+  auto r = run_cordon({"--policy", policy_file(dir, server.port(), false)}, {"sh", "-c", script}, ws.path(),
+                      {"CORDON_UPSTREAM_CA_FILE=" + ca});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("auth-none get=0"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("post=403"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("auth-none direct_get=0"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("direct_post=403"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("ssl_cert_file=/dev/cordon-ca.pem"), std::string::npos) << r.all();
+  EXPECT_EQ(server.requests(), 2) << "only the two GETs reach the server";
+  ASSERT_TRUE(r.report.contains("network")) << r.all();
+  const json& net = r.report["network"];
+  EXPECT_EQ(net["tls"]["ca_certificate"], "/dev/cordon-ca.pem");
+  std::vector<std::string> methods, actions;
+  for (const auto& c : net["connections"]) {
+    if (!c.contains("requests")) continue;
+    EXPECT_EQ(c["tls"], "terminate");
+    for (const auto& q : c["requests"]) {
+      methods.push_back(q["method"]);
+      actions.push_back(q["action"].get<std::string>() + ":" + std::to_string(q["status"].get<int>()));
+      EXPECT_EQ(q["path"], "/api/x");
+      EXPECT_EQ(q["host"], "127.0.0.1");
+    }
+  }
+  std::sort(actions.begin(), actions.end());
+  EXPECT_EQ(actions, (std::vector<std::string>{"allow:200", "allow:200", "deny:403", "deny:403"})) << net.dump(2);
+}
+
+TEST(NetworkTls, AnInjectedCredentialReachesTheServerButNeverTheSandbox) {
+  const std::string secret = random_secret();
+  tls_server server("Bearer " + secret);
+  ASSERT_GT(server.port(), 0);
+  temp_dir ws, dir;
+  const std::string ca = dir.write("upstream-ca.pem", server.ca_pem());
+  ::chmod(dir.path().c_str(), 0755);
+  ::chmod(ca.c_str(), 0644);
+  const std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/v1";
+  // The command sends its placeholder; then shows everything it can see:
+  // its environment, PID 1's (not readable), and every file of its view
+  // that it could write or that cordon made for it.
+  const std::string script =
+      "curl -sS -m 10 -H \"Authorization: Bearer $CORDON_TEST_TOKEN\" " + url + "; echo \" rc=$?\"; "
+      "env; tr '\\0' '\\n' < /proc/self/environ; cat /proc/1/environ 2>&1; "
+      // Not the harness's own capture files (out, err beside the report):
+      // cat would read what it appends to, without end.
+      "find /tmp /dev " + ws.path() + " -xdev -type f ! -name out ! -name err -exec cat {} + 2>/dev/null; echo end";
+  auto r = run_cordon({"--policy", policy_file(dir, server.port(), true)}, {"sh", "-c", script}, ws.path(),
+                      {"CORDON_UPSTREAM_CA_FILE=" + ca, "CORDON_TEST_TOKEN=" + secret});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("auth-ok rc=0"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("CORDON_TEST_TOKEN=cordon-placeholder"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("end"), std::string::npos);
+  EXPECT_EQ(r.out.find(secret), std::string::npos) << "the secret is visible inside the sandbox";
+  EXPECT_EQ(r.report.dump().find(secret), std::string::npos) << "the report must never hold the value";
+  ASSERT_TRUE(r.report.contains("network"));
+  const json& injections = r.report["network"]["tls"]["injections"];
+  ASSERT_EQ(injections.size(), 1u) << r.report["network"].dump(2);
+  EXPECT_EQ(injections[0]["header"], "Authorization");
+  EXPECT_EQ(injections[0]["count"], 1);
+}
+
+TEST(NetworkTls, AMissingSecretStopsTheRunBeforeItStarts) {
+  tls_server server("unused");
+  temp_dir ws, dir;
+  auto r = run_cordon({"--policy", policy_file(dir, server.port(), true)}, {"true"}, ws.path(), {"CORDON_TEST_TOKEN="});
+  EXPECT_NE(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.all().find("CORDON_TEST_TOKEN"), std::string::npos) << r.all();
+  EXPECT_EQ(server.requests(), 0);
+}
+
+}  // namespace
+}  // namespace cordon::test

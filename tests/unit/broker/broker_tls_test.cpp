@@ -1,0 +1,322 @@
+// broker_tls_test.cpp — rules with tls "terminate" (src/broker/terminate.h,
+// docs/tls.md) against a loopback TLS server whose certificate comes from a
+// test authority of its own, given to the broker as its upstream CA file:
+// the system trust store is never used. Clients speak CONNECT, then TLS
+// trusting only the run's authority.
+#include <gtest/gtest.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include <cstdio>
+#include <fstream>
+
+#include "broker/http_exchange.h"
+#include "broker/tls_authority.h"
+#include "broker_test_support.h"
+
+namespace cordon::broker::test {
+namespace {
+
+constexpr const char* api_host = "api.example.test";
+
+// The test's TLS peers write with SSL_write on plain descriptors: a peer
+// the broker already closed must fail that write (EPIPE), not kill the test.
+[[maybe_unused]] const bool sigpipe_ignored = [] {
+  ::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
+// A PEM file that removes itself.
+struct temp_pem {
+  explicit temp_pem(const std::string& pem) {
+    char name[] = "/tmp/cordon-tls-test-XXXXXX";
+    const int fd = ::mkstemp(name);
+    path = name;
+    if (fd >= 0) {
+      send_all_file(fd, pem);
+      ::close(fd);
+    }
+  }
+  static void send_all_file(int fd, const std::string& data) {
+    std::size_t at = 0;
+    while (at < data.size()) {
+      const ssize_t n = ::write(fd, data.data() + at, data.size() - at);
+      if (n <= 0) return;
+      at += static_cast<std::size_t>(n);
+    }
+  }
+  ~temp_pem() { ::unlink(path.c_str()); }
+  std::string path;
+};
+
+// Reads an HTTP message head (through the empty line) from `ssl`.
+std::string ssl_read_head(SSL* ssl) {
+  std::string out;
+  char c;
+  while (out.find("\r\n\r\n") == std::string::npos && out.size() < 65536) {
+    if (SSL_read(ssl, &c, 1) != 1) break;
+    out += c;
+  }
+  return out;
+}
+
+std::string ssl_read_exact(SSL* ssl, std::size_t n) {
+  std::string out(n, '\0');
+  std::size_t got = 0;
+  while (got < n) {
+    const int r = SSL_read(ssl, out.data() + got, static_cast<int>(n - got));
+    if (r <= 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+
+bool ssl_write_all(SSL* ssl, const std::string& data) {
+  return SSL_write(ssl, data.data(), static_cast<int>(data.size())) == static_cast<int>(data.size());
+}
+
+std::size_t content_length(const std::string& head) {
+  const auto at = head.find("Content-Length: ");
+  return at == std::string::npos ? 0 : std::stoul(head.substr(at + 16));
+}
+
+// The upstream: TLS with a leaf of its own test authority; answers every
+// request "200" with the request's Authorization field (or "none") as body,
+// keeps the connection open, and remembers the heads it got.
+struct tls_upstream {
+  tls_upstream() {
+    authority = *tls_authority::create();
+    ca_file = std::make_unique<temp_pem>(authority->certificate_pem());
+    ctx = *authority->server_context(api_host);
+    server = std::make_unique<test_server>([this](int fd) { serve(fd); });
+  }
+  void serve(int fd) {
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    if (SSL_accept(ssl) == 1) {
+      while (true) {
+        const std::string head = ssl_read_head(ssl);
+        if (head.empty()) break;
+        const std::string body = ssl_read_exact(ssl, content_length(head));
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          heads.push_back(head);
+        }
+        const auto request = parse_request_head(head);
+        const std::string auth = header_value(request.headers, "Authorization").value_or("none");
+        const std::string answer = auth + "|" + body;
+        if (!ssl_write_all(ssl, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(answer.size()) + "\r\n\r\n" + answer))
+          break;
+      }
+    }
+    SSL_free(ssl);
+  }
+  std::vector<std::string> seen() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return heads;
+  }
+  std::shared_ptr<tls_authority> authority;
+  std::unique_ptr<temp_pem> ca_file;
+  SSL_CTX* ctx = nullptr;
+  std::mutex mutex;
+  std::vector<std::string> heads;
+  std::unique_ptr<test_server> server;  // last: stopped first
+};
+
+struct tls_client {
+  fd_guard fd;
+  SSL_CTX* ctx = nullptr;
+  SSL* ssl = nullptr;
+  ~tls_client() {
+    if (ssl) SSL_free(ssl);
+    if (ctx) SSL_CTX_free(ctx);
+  }
+};
+
+// CONNECT through the broker, then TLS to `sni` trusting only `ca_pem`.
+// Returns a client whose ssl is null when any step failed.
+std::unique_ptr<tls_client> connect_through(int broker_port, const std::string& ca_pem, const std::string& sni = api_host) {
+  auto c = std::make_unique<tls_client>();
+  c->fd = connect_tcp(broker_port);
+  if (c->fd.get() < 0) return c;
+  send_all(c->fd.get(), "CONNECT " + std::string(api_host) + ":443 HTTP/1.1\r\nHost: " + api_host + ":443\r\n\r\n");
+  const std::string reply = recv_until(c->fd.get(), "\r\n\r\n");
+  if (reply.rfind("HTTP/1.1 200", 0) != 0) return c;
+  c->ctx = SSL_CTX_new(TLS_client_method());
+  BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
+  X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  X509_STORE_add_cert(SSL_CTX_get_cert_store(c->ctx), ca);
+  X509_free(ca);
+  SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, nullptr);
+  SSL* ssl = SSL_new(c->ctx);
+  SSL_set_fd(ssl, c->fd.get());
+  SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, const_cast<char*>(sni.c_str()));
+  SSL_set1_host(ssl, sni.c_str());
+  if (SSL_connect(ssl) != 1) {
+    SSL_free(ssl);
+    return c;
+  }
+  c->ssl = ssl;
+  return c;
+}
+
+// One request on an open client: its response head and body.
+std::pair<std::string, std::string> request(tls_client& c, const std::string& head, const std::string& body = "") {
+  if (!ssl_write_all(c.ssl, head + body)) return {};
+  const std::string response = ssl_read_head(c.ssl);
+  return {response, ssl_read_exact(c.ssl, content_length(response))};
+}
+
+struct terminated_broker {
+  terminated_broker(network_rule r, std::vector<tls_credential> credentials = {}, std::string ca_file = {}) {
+    r.tls = tls_mode::terminate;
+    authority = *tls_authority::create();
+    int port = 0;
+    fd_guard listener = tcp_listener(port);
+    broker_options options;
+    options.policy = filtered({r});
+    options.hooks = local_hooks(upstream.server->port());
+    options.listener_names = {"127.0.0.1:" + std::to_string(port)};
+    options.tls.authority = authority;
+    options.tls.upstream_ca_file = ca_file.empty() ? upstream.ca_file->path : ca_file;
+    options.tls.credentials = std::move(credentials);
+    auto started = network_broker::start(std::move(options), {listener.release()});
+    if (started) broker = std::move(*started);
+    broker_port = port;
+  }
+  network_evidence stop() {
+    broker->stop();
+    return broker->evidence();
+  }
+  tls_upstream upstream;
+  std::shared_ptr<tls_authority> authority;
+  std::unique_ptr<network_broker> broker;
+  int broker_port = 0;
+};
+
+const std::string get_head = std::string("GET /api/items?x=1 HTTP/1.1\r\nHost: ") + api_host + "\r\n\r\n";
+
+TEST(BrokerTls, GetOnlyRuleForwardsGetAndRefusesPostOnTheSameConnection) {
+  network_rule r = rule(api_host, rule_action::allow);
+  r.methods = {"GET", "HEAD"};
+  terminated_broker b(r);
+  ASSERT_TRUE(b.broker);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl) << "TLS with the run's authority failed";
+  const auto [head, body] = request(*c, get_head);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  EXPECT_EQ(body, "none|");
+  // Keep-alive: the second request on the same connection is decided too.
+  const auto [refused, why] = request(*c, std::string("POST /api/items HTTP/1.1\r\nHost: ") + api_host +
+                                              "\r\nContent-Length: 4\r\n\r\n", "data");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 403", 0), 0u) << refused;
+  EXPECT_NE(why.find("method POST is not allowed"), std::string::npos) << why;
+  EXPECT_EQ(b.upstream.seen().size(), 1u) << "the POST must not reach the server";
+  c.reset();
+  const auto e = b.stop();
+  ASSERT_EQ(e.connections.size(), 1u);
+  const auto& conn = e.connections[0];
+  EXPECT_EQ(conn.tls, "terminate");
+  EXPECT_EQ(conn.action, "allow");
+  ASSERT_EQ(conn.requests.size(), 2u);
+  EXPECT_EQ(conn.requests[0].method, "GET");
+  EXPECT_EQ(conn.requests[0].path, "/api/items");
+  EXPECT_EQ(conn.requests[0].host, api_host);
+  EXPECT_EQ(conn.requests[0].status, 200);
+  EXPECT_EQ(conn.requests[0].action, "allow");
+  EXPECT_GT(conn.requests[0].bytes_received, 0u);
+  EXPECT_EQ(conn.requests[1].method, "POST");
+  EXPECT_EQ(conn.requests[1].status, 403);
+  EXPECT_EQ(conn.requests[1].action, "deny");
+}
+
+TEST(BrokerTls, PathPrefixesHoldAndDotSegmentsAreRefused) {
+  network_rule r = rule(api_host, rule_action::allow);
+  r.paths = {"/api/"};
+  terminated_broker b(r);
+  ASSERT_TRUE(b.broker);
+  for (const auto& [path, status] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/x", "200"}, {"/other", "403"}, {"/api/../admin", "403"}, {"/api/%2e%2e/admin", "403"}}) {
+    auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+    ASSERT_TRUE(c->ssl);
+    const auto [head, body] = request(*c, "GET " + path + " HTTP/1.1\r\nHost: " + api_host + "\r\n\r\n");
+    EXPECT_EQ(head.substr(9, 3), status) << path << ": " << head;
+  }
+  EXPECT_EQ(b.upstream.seen().size(), 1u);
+}
+
+TEST(BrokerTls, CredentialIsInjectedTheClientCopyStrippedAndTraceRefused) {
+  const std::string secret = "s3cr3t-" + std::to_string(::getpid());
+  terminated_broker b(rule(api_host, rule_action::allow), {{api_host, "Authorization", "Bearer " + secret}});
+  ASSERT_TRUE(b.broker);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const auto [head, body] = request(*c, std::string("GET /v1 HTTP/1.1\r\nHost: ") + api_host +
+                                            "\r\nauthorization: Bearer placeholder\r\n\r\n");
+  EXPECT_EQ(body, "Bearer " + secret + "|") << "the server got the secret, and only once";
+  const auto seen = b.upstream.seen();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].find("placeholder"), std::string::npos) << seen[0];
+  const auto [trace, trace_body] = request(*c, std::string("TRACE / HTTP/1.1\r\nHost: ") + api_host + "\r\n\r\n");
+  EXPECT_EQ(trace.rfind("HTTP/1.1 403", 0), 0u) << trace;
+  EXPECT_EQ(trace_body.find(secret), std::string::npos);
+  c.reset();
+  const auto e = b.stop();
+  ASSERT_EQ(e.injections.size(), 1u);
+  EXPECT_EQ(e.injections[0].host, api_host);
+  EXPECT_EQ(e.injections[0].header, "Authorization");
+  EXPECT_EQ(e.injections[0].count, 1u);
+  ASSERT_EQ(e.connections.size(), 1u);
+  ASSERT_EQ(e.connections[0].requests.size(), 2u);
+  EXPECT_EQ(e.connections[0].requests[0].injected, std::vector<std::string>{"Authorization"});
+  EXPECT_TRUE(e.connections[0].requests[1].injected.empty());
+}
+
+TEST(BrokerTls, UntrustedUpstreamCertificateIsRefusedWith502) {
+  auto other = *tls_authority::create();
+  temp_pem other_ca(other->certificate_pem());
+  terminated_broker b(rule(api_host, rule_action::allow), {}, other_ca.path);
+  ASSERT_TRUE(b.broker);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const std::string response = ssl_read_head(c->ssl);
+  EXPECT_EQ(response.rfind("HTTP/1.1 502", 0), 0u) << response;
+  c.reset();
+  const auto e = b.stop();
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_NE(e.connections[0].reason.find("certificate"), std::string::npos) << e.connections[0].reason;
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+TEST(BrokerTls, PlainHttpToATerminatedRuleIsRefused) {
+  terminated_broker b(rule(api_host, rule_action::allow));
+  ASSERT_TRUE(b.broker);
+  fd_guard fd = connect_tcp(b.broker_port);
+  send_all(fd.get(), std::string("GET http://") + api_host + "/ HTTP/1.1\r\nHost: " + api_host + "\r\n\r\n");
+  const std::string response = recv_until(fd.get(), "\r\n\r\n");
+  EXPECT_EQ(response.rfind("HTTP/1.1 403", 0), 0u) << response;
+}
+
+TEST(BrokerTls, SmugglingShapedRequestsAreMalformed) {
+  EXPECT_FALSE(parse_request_head("POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n").ok);
+  EXPECT_FALSE(parse_request_head("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n").ok);
+  EXPECT_FALSE(parse_request_head("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n").ok);
+  EXPECT_FALSE(parse_request_head("GET http://x/ HTTP/1.1\r\n\r\n").ok);
+  EXPECT_FALSE(parse_request_head("GET / HTTP/2\r\n\r\n").ok);
+  const auto chunked = parse_request_head("POST /a?b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+  ASSERT_TRUE(chunked.ok);
+  EXPECT_EQ(chunked.framing, body_framing::chunked);
+  EXPECT_EQ(chunked.path, "/a");
+  EXPECT_EQ(parse_response_head("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", "HEAD").framing, body_framing::none);
+  EXPECT_EQ(parse_response_head("HTTP/1.1 200 OK\r\n\r\n", "GET").framing, body_framing::until_close);
+}
+
+}  // namespace
+}  // namespace cordon::broker::test
