@@ -68,7 +68,9 @@ TEST(BrokerProcess, IsConfinedAndCannotOpenAFile) {
   EXPECT_EQ(status_field(pid, "NoNewPrivs"), "1");
   EXPECT_EQ(status_field(pid, "CapEff"), "0000000000000000");
   EXPECT_EQ(status_field(pid, "CapPrm"), "0000000000000000");
-  if (::geteuid() == 0) EXPECT_EQ(status_field(pid, "CapBnd"), "0000000000000000");  // dropped, not only unused
+  if (::geteuid() == 0) {
+    EXPECT_EQ(status_field(pid, "CapBnd"), "0000000000000000");  // dropped, not only unused
+  }
   // seccomp refuses every open call: the broker cannot read even a world-readable file.
   EXPECT_EQ(b.broker->probe_open("/etc/hostname"), EPERM);
   EXPECT_EQ(b.broker->probe_open("/proc/self/status"), EPERM);
