@@ -151,6 +151,17 @@ compile_failure invalid(std::vector<policy_error> errors, std::string message) {
   return f;
 }
 
+// Filtered networking this backend cannot deliver: enforced is required,
+// nothing is available, and `why` says which piece is missing.
+compile_failure network_filter_unavailable(std::string message, std::string why) {
+  compile_failure f;
+  f.code = error_code::enforcement_unavailable;
+  f.message = std::move(message);
+  f.blockers.push_back(blocker::for_control(control::network_filter, enforcement_level::enforced,
+                                            enforcement_level::not_enforced, std::move(why)));
+  return f;
+}
+
 }  // namespace
 
 compile_result<std::shared_ptr<const macos_plan>> compile_macos_plan(const sandbox_policy& policy,
@@ -172,26 +183,16 @@ compile_result<std::shared_ptr<const macos_plan>> compile_macos_plan(const sandb
 
   const bool filtered = p.network.mode == network_mode::filtered;
   if (filtered && facts.broker_port == 0) {
-    compile_failure f;
-    f.code = error_code::enforcement_unavailable;
-    f.message = "filtered network: the broker must listen before the plan is compiled";
-    f.blockers.push_back(blocker::for_control(control::network_filter, enforcement_level::enforced,
-                                              enforcement_level::not_enforced,
-                                              "the broker's loopback port is not chosen"));
-    return f;
+    return network_filter_unavailable("filtered network: the broker must listen before the plan is compiled",
+                                      "the broker's loopback port is not chosen");
   }
 
   // TLS termination (docs/tls.md) lives in the Linux supervisor only: a
   // rule that asks for it is refused here, not tunnelled unchecked.
   if (std::any_of(p.network.rules.begin(), p.network.rules.end(),
                   [](const network_rule& r) { return r.tls == tls_mode::terminate; })) {
-    compile_failure f;
-    f.code = error_code::enforcement_unavailable;
-    f.message = "tls \"terminate\" rules are not supported by the macOS backend";
-    f.blockers.push_back(blocker::for_control(control::network_filter, enforcement_level::enforced,
-                                              enforcement_level::not_enforced,
-                                              "the broker here cannot terminate TLS (docs/tls.md)"));
-    return f;
+    return network_filter_unavailable("tls \"terminate\" rules are not supported by the macOS backend",
+                                      "the broker here cannot terminate TLS (docs/tls.md)");
   }
 
   profile_input in;
