@@ -49,9 +49,10 @@ function(cordon_install_pkgconfig name description libs)
   install(FILES ${CMAKE_BINARY_DIR}/packaging/${name}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endfunction()
 # libcordon is static: its own link needs are in Libs, so that a plain
-# `pkg-config --libs cordon` links (libmd for SHA-256, libidn2 for IDNA).
+# `pkg-config --libs cordon` links (libmd for SHA-256, libidn2 for IDNA,
+# OpenSSL for the broker's TLS termination).
 cordon_install_pkgconfig(cordon "Process sandbox library: policies, plans, confined runs, reports"
-  "-lcordon -lmd -pthread" libidn2 nlohmann_json)
+  "-lcordon -lmd -pthread" libidn2 nlohmann_json libssl libcrypto)
 
 # The C API (docs/library.md, "Installed"): libcordon_c.so.1 (runtime; the
 # Debian package libcordon-c1), the libcordon_c.so link for building (dev),
