@@ -136,6 +136,7 @@ python3 - "$results" <<'PY'
 import glob, json, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
 passed = failed = skipped = 0
+failures = []  # every failed test, by name and where it ran: printed last, so a clipped log still shows them
 reasons = []  # every skip, with the reason the test gave (GTEST_SKIP() << "...")
 def gtest_reason(text):
     # gtest prints "file:line: Skipped\nREASON\n" before "[  SKIPPED ]".
@@ -148,6 +149,8 @@ for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml") + glob.glob(d +
     total, f, s = int(t.get("tests", 0)), int(t.get("failures", 0)), int(t.get("skipped", 0))
     passed += total - f - s; failed += f; skipped += s
     for case in t.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failures.append(f"{case.get('name')} ({x.rsplit('/', 1)[-1]})")
         if case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
             why = gtest_reason(case.findtext("system-out")) or (case.find("skipped").get("message", "") if case.find("skipped") is not None else "")
             reasons.append(f"{case.get('name')}: {why or 'no reason given'}")
@@ -189,10 +192,17 @@ for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") +
                 reasons.append(f"{name} ({j.rsplit('/', 1)[-1]}): {why}")
             elif case.get("failures"):
                 failed += 1
+                failures.append(f"{suite.get('name')}.{case.get('name')} ({j.rsplit('/', 1)[-1]})")
             else:
                 passed += 1
 for r in reasons:
     print(f"cordon: skipped {r}")
+for f in failures:
+    print(f"cordon: FAILED {f}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
 PY
+# One line naming each stage's exit status, last, so a clipped log still says which stage failed.
+echo "cordon: stages: root=$root_status unprivileged=$unpriv_status kernels=$kernel_status newcomer=$newcomer_status" \
+  "workloads=$workloads_status sanitizers=$asan_status windows=$windows_status bindings=$bindings_status" \
+  "packaging=$packaging_status fuzz=$fuzz_status"
 [ $root_status -eq 0 ] && [ $newcomer_status -eq 0 ] && [ $unpriv_status -eq 0 ] && [ $asan_status -eq 0 ] && [ $fuzz_status -eq 0 ] && [ $kernel_status -eq 0 ] && [ $windows_status -eq 0 ] && [ $bindings_status -eq 0 ] && [ $workloads_status -eq 0 ] && [ $packaging_status -eq 0 ]
