@@ -138,7 +138,7 @@ deb() {
   # fails whenever grep stops early and dpkg-deb gets SIGPIPE.
   local bin_list dev_list lib_list
   bin_list=$(dpkg-deb -c "$bin") dev_list=$(dpkg-deb -c "$dev") lib_list=$(dpkg-deb -c "$lib")
-  for f in ./usr/lib/x86_64-linux-gnu/libcordon_c.so.1 ./usr/lib/x86_64-linux-gnu/libcordon_c.so.0.1.0; do
+  for f in ./usr/lib/x86_64-linux-gnu/libcordon_c.so.1 ./usr/lib/x86_64-linux-gnu/libcordon_c.so.1.1.0; do
     if grep -qF " $f" <<<"$lib_list"; then pass "libcordon-c1.deb has ${f#./}"; else fail "libcordon-c1.deb has ${f#./}"; fi
   done
   if dpkg-deb -I "$lib" shlibs 2>/dev/null | grep -q "^libcordon_c 1 libcordon-c1" ||

@@ -69,7 +69,9 @@ def counts(path):
                 s += 1
             elif case.get("failures"):
                 f += 1
-                failed.append(f"{suite.get('name')}.{case.get('name')}")
+                # The first lines of each failure's message: the guest's log is gone with CI's results.
+                why = " | ".join(" ".join(str(x.get("failure", "")).split())[:300] for x in case["failures"][:3])
+                failed.append(f"{suite.get('name')}.{case.get('name')}: {why}")
             else:
                 p += 1
     return p, f, s, failed
