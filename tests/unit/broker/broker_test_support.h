@@ -246,19 +246,28 @@ inline broker_hooks local_hooks(int server_port) {
 
 // With `transparent`, the one listener is the transparent one and that is
 // its destination table (destination_table.h).
-inline running_broker start_broker(network_policy policy, broker_hooks hooks, broker_limits limits = {},
-                                   std::shared_ptr<destination_table> transparent = nullptr) {
-  running_broker out;
-  fd_guard listener = tcp_listener(out.port);
+// The options of a broker whose one listener is 127.0.0.1:`port` (the
+// transparent one when `transparent` is given), in-process or confined alike.
+inline broker_options loopback_broker_options(network_policy policy, broker_hooks hooks, broker_limits limits, int port,
+                                              std::shared_ptr<destination_table> transparent) {
   broker_options options;
   options.policy = std::move(policy);
   options.hooks = std::move(hooks);
   options.limits = limits;
-  options.listener_names = {"127.0.0.1:" + std::to_string(out.port)};
+  options.listener_names = {"127.0.0.1:" + std::to_string(port)};
   if (transparent) {
     options.transparent_listener = 0;
     options.destinations = std::move(transparent);
   }
+  return options;
+}
+
+inline running_broker start_broker(network_policy policy, broker_hooks hooks, broker_limits limits = {},
+                                   std::shared_ptr<destination_table> transparent = nullptr) {
+  running_broker out;
+  fd_guard listener = tcp_listener(out.port);
+  broker_options options =
+      loopback_broker_options(std::move(policy), std::move(hooks), limits, out.port, std::move(transparent));
   auto started = network_broker::start(std::move(options), {listener.release()});
   if (started) out.broker = std::move(*started);
   return out;

@@ -44,15 +44,9 @@ confined start_confined(network_policy policy, broker_hooks hooks = {},
                         std::shared_ptr<destination_table> transparent = nullptr) {
   confined out;
   fd_guard listener = tcp_listener(out.port);
-  broker_options options;
-  options.policy = std::move(policy);
-  options.hooks = std::move(hooks);
-  options.listener_names = {"127.0.0.1:" + std::to_string(out.port)};
-  if (transparent) {
-    options.transparent_listener = 0;
-    options.destinations = std::move(transparent);
-  }
-  auto started = broker_process::start(std::move(options), {listener.release()});
+  auto started = broker_process::start(
+      loopback_broker_options(std::move(policy), std::move(hooks), {}, out.port, std::move(transparent)),
+      {listener.release()});
   EXPECT_TRUE(started) << (started ? "" : started.error_value().describe());
   if (started) out.broker = std::move(*started);
   return out;
