@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   run_request request;
   request.launch.argv = {"/bin/true"};
   request.stdin_spec = stdio_spec::pipe();  // closed at once: EOF
-  std::vector<double> bare, prepared, cold;
+  std::vector<double> bare, prepared, single, cold;
   int failures = 0;
   for (int i = 0; i < runs + 3; ++i) {  // three warm-up rounds
     double b = bare_true();
@@ -89,6 +89,28 @@ int main(int argc, char** argv) {
       ++failures;
       std::fprintf(stderr, "prepared start: %s\n", handle.error_value().describe().c_str());
     }
+    // One sandbox prepared alone, nothing refilling beside the command.
+    double one = -1;
+    if (auto sandbox = prepared_sandbox::prepare(*plan)) {
+      auto became = sandbox->wait_ready(clock_type::now() + std::chrono::seconds(30));
+      if (became && *became) {
+        while (pool.ready_count() < pool_settings.size) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        start = clock_type::now();
+        auto alone = sandbox->start(*plan, request);
+        if (alone) {
+          ::close(alone->take_stdin());
+          run_report report = alone->wait();
+          one = ms_since(start);
+          if (exit_code_for(report) != 0) ++failures;
+        } else {
+          ++failures;
+        }
+      } else {
+        ++failures;
+      }
+    } else {
+      ++failures;
+    }
     start = clock_type::now();
     auto cold_handle = start_run(*plan, request);
     double c = -1;
@@ -103,18 +125,20 @@ int main(int argc, char** argv) {
     if (i < 3) continue;
     bare.push_back(b);
     prepared.push_back(p);
+    single.push_back(one);
     cold.push_back(c);
   }
-  const double mb = median(bare), mp = median(prepared), mc = median(cold);
+  const double mb = median(bare), mp = median(prepared), ms = median(single), mc = median(cold);
   double load[3] = {0, 0, 0};
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
     if (std::fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
     std::fclose(f);
   }
-  std::printf("prepared/bare %.2fx   cold start_run/bare %.2fx   prepared/cold %.2fx\n", mp / mb, mc / mb, mp / mc);
-  std::printf("medians of %d interleaved rounds (profile %s): bare fork+exec %.3f ms, prepared %.3f ms, "
-              "cold start_run %.3f ms\n",
-              runs, profile, mb, mp, mc);
+  std::printf("prepared/bare %.2fx   prepared alone/bare %.2fx   cold start_run/bare %.2fx   prepared/cold %.2fx\n",
+              mp / mb, ms / mb, mc / mb, mp / mc);
+  std::printf("medians of %d interleaved rounds (profile %s): bare fork+exec %.3f ms, prepared (pool) %.3f ms, "
+              "prepared alone %.3f ms, cold start_run %.3f ms\n",
+              runs, profile, mb, mp, ms, mc);
   std::printf("load average %.2f %.2f %.2f on %u cores; %d failed runs\n", load[0], load[1], load[2],
               std::thread::hardware_concurrency(), failures);
   return failures == 0 ? 0 : 1;
