@@ -157,6 +157,58 @@ TEST_F(Prepared, NothingPassesFromOneCommandToTheNext) {
   EXPECT_NE(first->pid(), second->pid()) << "two commands shared one helper";
 }
 
+// Waits up to `limit` for the pool to hold `count` ready sandboxes.
+bool pool_reaches(const prepared_pool& pool, std::size_t count, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (pool.ready_count() < count) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// The replacement of a sandbox taken by start() is prepared once its run is
+// over (pool_options::refill_after): not while the command runs, and at
+// once after it.
+TEST_F(Prepared, RefillWaitsForTheRunItReplaces) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  pool_options options;
+  options.size = 1;
+  options.refill_after = std::chrono::seconds(20);
+  prepared_pool pool(plan, options);
+  ASSERT_TRUE(pool_reaches(pool, 1, std::chrono::seconds(20)));
+  auto run = pool.start(shell("sleep 0.6; echo done"));
+  ASSERT_TRUE(run) << run.error_value().describe();
+  // A preparation takes tens of milliseconds: in 400 ms an eager refill would be done.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(pool.ready_count(), 0u) << "the replacement was prepared while the command ran";
+  EXPECT_EQ(read_all(run->stdout_fd()), "done\n");
+  run_report report = run->wait();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(exit_code_for(report), 0);
+  // The helper exits after its report: the refill starts then, not 20 s later.
+  EXPECT_TRUE(pool_reaches(pool, 1, std::chrono::seconds(10))) << "no refill after the run ended";
+}
+
+// A long command does not hold the refill back longer than refill_after.
+TEST_F(Prepared, RefillWaitsNoLongerThanRefillAfter) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  pool_options options;
+  options.size = 1;
+  options.refill_after = std::chrono::milliseconds(50);
+  prepared_pool pool(plan, options);
+  ASSERT_TRUE(pool_reaches(pool, 1, std::chrono::seconds(20)));
+  auto run = pool.start(shell("sleep 30"));
+  ASSERT_TRUE(run) << run.error_value().describe();
+  EXPECT_TRUE(pool_reaches(pool, 1, std::chrono::seconds(10))) << "the refill waited for the whole command";
+  EXPECT_FALSE(run->wait_for(std::chrono::milliseconds(0))) << "the command ended early";
+  run->cancel();
+  run_report report = run->wait();
+  EXPECT_TRUE(report.cancelled);
+}
+
 TEST_F(Prepared, PlanChangeInvalidates) {
   auto plan = compile_profile("workspace-write");
   auto other = compile_profile("read-only");
