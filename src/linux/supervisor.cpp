@@ -622,7 +622,7 @@ result<run_outcome> conclude(const launch_request& request, const prepared_launc
 }  // namespace
 
 result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
-                                     const launch_request& request) {
+                                     const launch_request& request, launch_request* ran) {
   // A prepared sandbox (launch_request::next_command) gets its command later.
   const bool prepared = static_cast<bool>(request.next_command);
   if (!prepared && (request.argv.empty() || request.argv[0].empty())) {
@@ -700,6 +700,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       start_clock();
       auto sent = send_command(plan, std::move(*command), channels, launch.deadline_ns, relay, launch, effective,
                                outcome);
+      if (ran != nullptr) {
+        ran->argv = effective.argv;
+        ran->working_directory = effective.working_directory;
+        ran->host_environment = effective.host_environment;
+      }
       if (!sent) {
         kill_tree(sandbox, w);
         reap(sandbox.pid);

@@ -137,14 +137,21 @@ int main(int argc, char** argv) {
     return answer(control, {{"report", launch_failed_report_json(plan, launch, err)},
                             {"failure", core::error_to_json(err)}});
   }
+  // The report's plan half is rendered while the sandbox waits: after the
+  // command only its outcome is (cordon/report.h).
+  std::optional<report_plan_half> ahead;
   if (prepare) {
-    launch.ready = [&](const std::string& at) { answer(control, {{"ready", at}}); };
+    launch.ready = [&](const std::string& at) {
+      answer(control, {{"ready", at}});
+      ahead.emplace(plan);
+    };
     launch.next_command = [&] { return read_command(control, seen); };
   }
   run_report report = run_in_this_process(plan, launch, !prepare);
   if (prepare) {  // the report names the command that ran, not the empty request
-    report.json = report.outcome ? run_report_json(plan, seen, *report.outcome)
-                                 : launch_failed_report_json(plan, seen, *report.failure);
+    report.json = !report.outcome ? launch_failed_report_json(plan, seen, *report.failure)
+                  : ahead         ? run_report_json(plan, seen, *report.outcome, *ahead)
+                                  : run_report_json(plan, seen, *report.outcome);
   }
   json out = {{"report", report.json}};
   if (report.outcome) out["outcome"] = core::outcome_to_json(*report.outcome);
