@@ -264,10 +264,13 @@ class linux_backend final : public sandbox_backend {
     // The command diagnosed below: a prepared sandbox's comes after the start.
     launch_request ran;
     const bool prepared = static_cast<bool>(request.next_command);
+    // The plan's mount table, described before the run: after it, the
+    // report waits for nothing that the plan alone decides.
+    std::vector<std::string> mounts = describe_mounts(payload->mounts);
     auto outcome = supervise_launch(*plan, *payload, request, prepared ? &ran : nullptr);
     const launch_request& command = prepared ? ran : request;
     if (outcome) {
-      outcome->mounts = describe_mounts(payload->mounts);
+      outcome->mounts = std::move(mounts);
       check_repository_metadata(*payload, *outcome);
       // Paths named on the command line that the view hides (linux/view_diagnosis.h).
       for (auto& line : arguments_outside_view(payload->mounts, command.argv)) outcome->warnings.push_back(std::move(line));

@@ -419,8 +419,11 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
   const std::uint64_t cpu_limit_ns = payload.tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
   while (true) {
     int timeout_ms = poll_timeout(deadline, w, cpu_limit_ns != 0);
+    // PID 1's status is not watched: each of its messages (exited,
+    // exec_failed, setup_failed, timed_out) is its last, written before it
+    // exits, and read once the pidfd says it has (one wake-up, not two).
     pollfd fds[7] = {{sandbox.pidfd.get(), POLLIN, 0},
-                     {channels.status_read.get(), POLLIN, 0},
+                     {-1, 0, 0},
                      {signals.fd(), POLLIN, 0},
                      {channels.notify_receive.get(), POLLIN, 0},
                      {w.listener.get(), POLLIN, 0},
@@ -442,7 +445,6 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
       channels.notify_receive.reset();
     }
     on_listener(payload, fds[4].revents, w);
-    if (fds[1].revents & (POLLIN | POLLHUP)) read_status(channels.status_read, w);
     if (fds[2].revents & POLLIN) forward_signals(signals, sandbox, outcome, w);
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
     // Not beside a running broker: its thread uses that code and heap all along.

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -207,6 +208,33 @@ TEST_F(Prepared, RefillWaitsNoLongerThanRefillAfter) {
   run->cancel();
   run_report report = run->wait();
   EXPECT_TRUE(report.cancelled);
+}
+
+// A signal the host ignores (here SIGHUP and SIGUSR1, as under nohup)
+// reaches neither kind of command ignored: every disposition is the default
+// at exec (PID 1 resets them before it installs its handlers).
+TEST_F(Prepared, CommandStartsWithDefaultDispositions) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  struct sigaction ignore {}, old_hup {}, old_usr1 {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGHUP, &ignore, &old_hup);
+  ::sigaction(SIGUSR1, &ignore, &old_usr1);
+  auto sandbox = prepared_sandbox::prepare(*plan);  // its helper and PID 1 inherit them
+  auto ordinary = start_run(*plan, shell("grep SigIgn /proc/self/status"));
+  auto ready = sandbox ? sandbox->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(30))
+                       : result<bool>(false);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  ::sigaction(SIGUSR1, &old_usr1, nullptr);
+  ASSERT_TRUE(sandbox) << sandbox.error_value().describe();
+  ASSERT_TRUE(ordinary) << ordinary.error_value().describe();
+  ASSERT_TRUE(ready && *ready);
+  const std::string expected = "SigIgn:\t0000000000000000\n";
+  EXPECT_EQ(read_all(ordinary->stdout_fd()), expected);
+  EXPECT_EQ(exit_code_for(ordinary->wait()), 0);
+  auto [out, report] = run_in(*sandbox, *plan, "grep SigIgn /proc/self/status");
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(exit_code_for(report), 0);
 }
 
 TEST_F(Prepared, PlanChangeInvalidates) {
