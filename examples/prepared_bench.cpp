@@ -74,54 +74,41 @@ int main(int argc, char** argv) {
   request.stdin_spec = stdio_spec::pipe();  // closed at once: EOF
   std::vector<double> bare, prepared, single, cold;
   int failures = 0;
+  // Start-to-exit of one run started by `start` (-1, and a failure, when it
+  // does not start or does not exit 0 as `check` wants).
+  auto timed = [&](auto&& start, auto&& check) {
+    auto begin = clock_type::now();
+    auto handle = start();
+    if (!handle) {
+      ++failures;
+      std::fprintf(stderr, "start: %s\n", handle.error_value().describe().c_str());
+      return -1.0;
+    }
+    ::close(handle->take_stdin());
+    run_report report = handle->wait();
+    const double ms = ms_since(begin);
+    if (exit_code_for(report) != 0 || !check(report)) ++failures;
+    return ms;
+  };
+  auto pool_full = [&] {
+    while (pool.ready_count() < pool_settings.size) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  auto was_prepared = [](const run_report& r) { return r.outcome && r.outcome->prepared_at.has_value(); };
   for (int i = 0; i < runs + 3; ++i) {  // three warm-up rounds
     double b = bare_true();
-    while (pool.ready_count() < pool_settings.size) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    auto start = clock_type::now();
-    auto handle = pool.start(request);
-    double p = -1;
-    if (handle) {
-      ::close(handle->take_stdin());
-      run_report report = handle->wait();
-      p = ms_since(start);
-      if (!report.outcome || !report.outcome->prepared_at || exit_code_for(report) != 0) ++failures;
-    } else {
-      ++failures;
-      std::fprintf(stderr, "prepared start: %s\n", handle.error_value().describe().c_str());
-    }
+    pool_full();
+    double p = timed([&] { return pool.start(request); }, was_prepared);
     // One sandbox prepared alone, nothing refilling beside the command.
     double one = -1;
-    if (auto sandbox = prepared_sandbox::prepare(*plan)) {
-      auto became = sandbox->wait_ready(clock_type::now() + std::chrono::seconds(30));
-      if (became && *became) {
-        while (pool.ready_count() < pool_settings.size) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        start = clock_type::now();
-        auto alone = sandbox->start(*plan, request);
-        if (alone) {
-          ::close(alone->take_stdin());
-          run_report report = alone->wait();
-          one = ms_since(start);
-          if (exit_code_for(report) != 0) ++failures;
-        } else {
-          ++failures;
-        }
-      } else {
-        ++failures;
-      }
+    auto sandbox = prepared_sandbox::prepare(*plan);
+    auto became = sandbox ? sandbox->wait_ready(clock_type::now() + std::chrono::seconds(30)) : result<bool>(false);
+    if (became && *became) {
+      pool_full();
+      one = timed([&] { return sandbox->start(*plan, request); }, was_prepared);
     } else {
       ++failures;
     }
-    start = clock_type::now();
-    auto cold_handle = start_run(*plan, request);
-    double c = -1;
-    if (cold_handle) {
-      ::close(cold_handle->take_stdin());
-      run_report report = cold_handle->wait();
-      c = ms_since(start);
-      if (exit_code_for(report) != 0) ++failures;
-    } else {
-      ++failures;
-    }
+    double c = timed([&] { return start_run(*plan, request); }, [](const run_report&) { return true; });
     if (i < 3) continue;
     bare.push_back(b);
     prepared.push_back(p);

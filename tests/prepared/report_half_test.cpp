@@ -3,8 +3,6 @@
 // a half of another plan is never used; and a prepared run's report carries
 // the same plan members and the same diagnoses as an ordinary run's.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -13,6 +11,7 @@
 #include "cordon/cordon.h"
 #include "cordon/prepared.h"
 #include "cordon/report.h"
+#include "fixture.h"
 
 namespace cordon {
 namespace {
@@ -23,31 +22,7 @@ using ordered = nlohmann::ordered_json;
 const std::vector<std::string> kPlanMembers = {"backend", "policy", "controls", "limits",
                                                "schema",  "cordon_version", "mounts"};
 
-class ReportHalf : public ::testing::Test {
- protected:
-  void SetUp() override {
-    backend_ = make_host_backend();
-    if (!backend_->probe().available) GTEST_SKIP() << "the host backend is not available here";
-    workspace_ = std::filesystem::temp_directory_path() / ("cordon-report-half-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(workspace_);
-  }
-  void TearDown() override {
-    if (!workspace_.empty()) std::filesystem::remove_all(workspace_);
-  }
-
-  std::shared_ptr<const sandbox_plan> compile_profile(const char* name) {
-    auto policy = builtin_profile(name);
-    EXPECT_TRUE(policy);
-    compile_options options;
-    options.workspace = workspace_.string();
-    auto compiled = backend_->compile(*policy, options);
-    EXPECT_TRUE(compiled) << compiled.failure().describe();
-    return compiled ? compiled.plan() : nullptr;
-  }
-
-  std::unique_ptr<sandbox_backend> backend_;
-  std::filesystem::path workspace_;
-};
+class ReportHalf : public prepared_fixture {};
 
 // Outcomes that fill every member the outcome half can have.
 std::vector<run_outcome> sample_outcomes() {
