@@ -88,6 +88,11 @@ std::optional<cordon::prepared_command> read_command(int fd, cordon::launch_requ
 
 int main(int argc, char** argv) {
   using namespace cordon;
+  // Started with every signal blocked (posix/helper_spawn.cpp: its parent
+  // shared the host's memory up to the execve); none is blocked here.
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (argc != 3 || std::strcmp(argv[1], "--control-fd") != 0) {
     ::write(2, "cordon-supervisor: started by the run API only (cordon/run.h)\n", 62);
     return exit_cordon_failed;
