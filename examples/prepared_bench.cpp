@@ -72,49 +72,60 @@ int main(int argc, char** argv) {
   run_request request;
   request.launch.argv = {"/bin/true"};
   request.stdin_spec = stdio_spec::pipe();  // closed at once: EOF
-  std::vector<double> bare, prepared, cold;
+  std::vector<double> bare, prepared, single, cold;
   int failures = 0;
+  // Start-to-exit of one run started by `start` (-1, and a failure, when it
+  // does not start or does not exit 0 as `check` wants).
+  auto timed = [&](auto&& start, auto&& check) {
+    auto begin = clock_type::now();
+    auto handle = start();
+    if (!handle) {
+      ++failures;
+      std::fprintf(stderr, "start: %s\n", handle.error_value().describe().c_str());
+      return -1.0;
+    }
+    ::close(handle->take_stdin());
+    run_report report = handle->wait();
+    const double ms = ms_since(begin);
+    if (exit_code_for(report) != 0 || !check(report)) ++failures;
+    return ms;
+  };
+  auto pool_full = [&] {
+    while (pool.ready_count() < pool_settings.size) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  auto was_prepared = [](const run_report& r) { return r.outcome && r.outcome->prepared_at.has_value(); };
   for (int i = 0; i < runs + 3; ++i) {  // three warm-up rounds
     double b = bare_true();
-    while (pool.ready_count() < pool_settings.size) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    auto start = clock_type::now();
-    auto handle = pool.start(request);
-    double p = -1;
-    if (handle) {
-      ::close(handle->take_stdin());
-      run_report report = handle->wait();
-      p = ms_since(start);
-      if (!report.outcome || !report.outcome->prepared_at || exit_code_for(report) != 0) ++failures;
-    } else {
-      ++failures;
-      std::fprintf(stderr, "prepared start: %s\n", handle.error_value().describe().c_str());
-    }
-    start = clock_type::now();
-    auto cold_handle = start_run(*plan, request);
-    double c = -1;
-    if (cold_handle) {
-      ::close(cold_handle->take_stdin());
-      run_report report = cold_handle->wait();
-      c = ms_since(start);
-      if (exit_code_for(report) != 0) ++failures;
+    pool_full();
+    double p = timed([&] { return pool.start(request); }, was_prepared);
+    // One sandbox prepared alone, nothing refilling beside the command.
+    double one = -1;
+    auto sandbox = prepared_sandbox::prepare(*plan);
+    auto became = sandbox ? sandbox->wait_ready(clock_type::now() + std::chrono::seconds(30)) : result<bool>(false);
+    if (became && *became) {
+      pool_full();
+      one = timed([&] { return sandbox->start(*plan, request); }, was_prepared);
     } else {
       ++failures;
     }
+    double c = timed([&] { return start_run(*plan, request); }, [](const run_report&) { return true; });
     if (i < 3) continue;
     bare.push_back(b);
     prepared.push_back(p);
+    single.push_back(one);
     cold.push_back(c);
   }
-  const double mb = median(bare), mp = median(prepared), mc = median(cold);
+  const double mb = median(bare), mp = median(prepared), ms = median(single), mc = median(cold);
   double load[3] = {0, 0, 0};
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
     if (std::fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
     std::fclose(f);
   }
-  std::printf("prepared/bare %.2fx   cold start_run/bare %.2fx   prepared/cold %.2fx\n", mp / mb, mc / mb, mp / mc);
-  std::printf("medians of %d interleaved rounds (profile %s): bare fork+exec %.3f ms, prepared %.3f ms, "
-              "cold start_run %.3f ms\n",
-              runs, profile, mb, mp, mc);
+  std::printf("prepared/bare %.2fx   prepared alone/bare %.2fx   cold start_run/bare %.2fx   prepared/cold %.2fx\n",
+              mp / mb, ms / mb, mc / mb, mp / mc);
+  std::printf("medians of %d interleaved rounds (profile %s): bare fork+exec %.3f ms, prepared (pool) %.3f ms, "
+              "prepared alone %.3f ms, cold start_run %.3f ms\n",
+              runs, profile, mb, mp, ms, mc);
   std::printf("load average %.2f %.2f %.2f on %u cores; %d failed runs\n", load[0], load[1], load[2],
               std::thread::hardware_concurrency(), failures);
   return failures == 0 ? 0 : 1;

@@ -90,6 +90,11 @@ struct pool_options {
   std::chrono::milliseconds max_age{std::chrono::seconds(30)};
   // How long start() waits for a sandbox when none is ready.
   std::chrono::milliseconds wait{std::chrono::seconds(10)};
+  // After start() takes a sandbox, its replacement is prepared once that
+  // run has ended (its helper exited) or this long after the start,
+  // whichever comes first: a short command then does not share the CPU with
+  // its replacement's setup (docs/prepared.md, "The pool"). 0: at once.
+  std::chrono::milliseconds refill_after{std::chrono::milliseconds(50)};
 };
 
 // N prepared sandboxes for one plan, refilled by a thread of its own.

@@ -7,12 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "cordon/policy_json.h"
 #include "cordon/version.h"
@@ -81,12 +84,13 @@ json plan_part(json j, const sandbox_plan& plan) {
 // under which policy, what was enforced, what the command tried, then the
 // measurements and the long lists. Keys not named here follow in the order
 // they were added.
-json in_reading_order(const json& j) {
-  static constexpr const char* kOrder[] = {
+constexpr const char* kOrder[] = {
       "outcome", "exit",   "timeout_fired", "error",    "policy_errors", "blockers",  "started_at", "finished_at",
       "prepared", "prepared_at",
       "command", "policy", "backend",       "controls", "limits",        "limits_hit", "violations", "warnings",
       "deferred_execution", "network", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
+
+json in_reading_order(const json& j) {
   json out = json::object();
   for (const char* key : kOrder) {
     if (j.contains(key)) out[key] = j[key];
@@ -103,6 +107,58 @@ std::string dump(const json& j) {
   return in_reading_order(j).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+// A top-level member's value as dump() writes it: the value's own lines one
+// level (two spaces) further in. JSON text has no raw newline inside a
+// string, so every newline is a line break.
+std::string member_value_text(const json& value) {
+  std::string text = value.dump(2, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    out.push_back(c);
+    if (c == '\n') out.append("  ");
+  }
+  return out;
+}
+
+// dump(outcome half + plan half) without the plan half's values rendered
+// again: the same members in the same reading order, the same bytes
+// (tests/prepared/report_half_test.cpp).
+std::string assemble(const json& outcome_half, const std::vector<std::pair<std::string, std::string>>& plan_half) {
+  std::string out = "{\n";
+  bool first = true;
+  auto add = [&](const std::string& key, const std::string& value_text) {
+    if (!first) out.append(",\n");
+    first = false;
+    out.append("  ").append(json(key).dump()).append(": ").append(value_text);
+  };
+  auto planned = [&](const std::string& key) -> const std::string* {
+    for (const auto& [name, text] : plan_half) {
+      if (name == key) return &text;
+    }
+    return nullptr;
+  };
+  std::vector<std::string> placed;
+  for (const std::string key : kOrder) {
+    if (outcome_half.contains(key)) {
+      add(key, member_value_text(outcome_half[key]));
+    } else if (const std::string* text = planned(key)) {
+      add(key, *text);
+    } else {
+      continue;
+    }
+    placed.push_back(key);
+  }
+  auto is_placed = [&](const std::string& key) { return std::find(placed.begin(), placed.end(), key) != placed.end(); };
+  for (const auto& [key, value] : outcome_half.items()) {
+    if (!is_placed(key)) add(key, member_value_text(value));
+  }
+  for (const auto& [key, text] : plan_half) {
+    if (!is_placed(key) && !outcome_half.contains(key)) add(key, text);
+  }
+  return out.append("\n}\n");
+}
+
 const char* signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
   return abbrev != nullptr ? abbrev : "UNKNOWN";
@@ -114,12 +170,37 @@ std::string policy_digest(const sandbox_policy& policy) {
   return "sha256:" + detail::sha256_hex(sandbox_policy_to_json(policy));
 }
 
+report_plan_half::report_plan_half(const sandbox_plan& plan)
+    : plan_identity_(plan.identity()), plan_process_token_(plan.process_token()) {
+  // The members plan_part() and header() write that depend on the plan alone.
+  json j;
+  j["backend"] = {{"name", plan.backend_name()}};  // "name" first, as header() then plan_part() order it
+  j = plan_part(std::move(j), plan);
+  j["schema"] = report_schema_version;
+  j["cordon_version"] = std::string(library_version());
+  for (const auto& [key, value] : j.items()) sections_.emplace_back(key, member_value_text(value));
+}
+
+bool report_plan_half::renders(const sandbox_plan& plan) const noexcept {
+  return plan.identity() == plan_identity_ && plan.process_token() == plan_process_token_;
+}
+
 std::string run_report_json(const sandbox_plan& plan, const launch_request& request, const run_outcome& outcome) {
+  return run_report_json(plan, request, outcome, report_plan_half(plan));
+}
+
+std::string run_report_json(const sandbox_plan& plan, const launch_request& request, const run_outcome& outcome,
+                            const report_plan_half& ahead) {
+  if (!ahead.renders(plan)) return run_report_json(plan, request, outcome);
   std::string kind = outcome.timed_out     ? "timed_out"
                      : outcome.cancelled   ? "cancelled"
                      : outcome.interrupted ? "interrupted"
                                            : "completed";
-  json j = plan_part(header(kind, plan.backend_name(), request), plan);
+  // The outcome's half: header() without what the plan half holds.
+  json j;
+  j["outcome"] = kind;
+  j["finished_at"] = utc_time(std::chrono::system_clock::now());
+  j["command"] = {{"argv", request.argv}};
   j["started_at"] = utc_time(std::chrono::system_clock::now() - std::chrono::milliseconds(outcome.wall_ms));
   // A prepared run (cordon/prepared.h): the sandbox was set up ahead of the command.
   j["prepared"] = outcome.prepared_at.has_value();
@@ -181,7 +262,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
   std::vector<std::string> warnings = plan.warnings();
   warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());
   j["warnings"] = warnings;
-  return dump(j);
+  return assemble(j, ahead.sections_);
 }
 
 std::string refused_report_json(const std::string& backend_name, const std::string& policy_name,

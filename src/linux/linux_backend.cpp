@@ -261,19 +261,26 @@ class linux_backend final : public sandbox_backend {
     if (auto checked = check_plan(plan, platform()); !checked) return std::move(checked).error_value();
     const auto* payload = dynamic_cast<const linux_plan_payload*>(plan->payload());
     if (payload == nullptr) return make_error(error_code::plan_foreign, "plan carries no Linux payload");
-    auto outcome = supervise_launch(*plan, *payload, request);
+    // The command diagnosed below: a prepared sandbox's comes after the start.
+    launch_request ran;
+    const bool prepared = static_cast<bool>(request.next_command);
+    // The plan's mount table, described before the run: after it, the
+    // report waits for nothing that the plan alone decides.
+    std::vector<std::string> mounts = describe_mounts(payload->mounts);
+    auto outcome = supervise_launch(*plan, *payload, request, prepared ? &ran : nullptr);
+    const launch_request& command = prepared ? ran : request;
     if (outcome) {
-      outcome->mounts = describe_mounts(payload->mounts);
+      outcome->mounts = std::move(mounts);
       check_repository_metadata(*payload, *outcome);
       // Paths named on the command line that the view hides (linux/view_diagnosis.h).
-      for (auto& line : arguments_outside_view(payload->mounts, request.argv)) outcome->warnings.push_back(std::move(line));
-    } else if (outcome.error_value().code == error_code::command_not_found && !request.argv.empty()) {
+      for (auto& line : arguments_outside_view(payload->mounts, command.argv)) outcome->warnings.push_back(std::move(line));
+    } else if (outcome.error_value().code == error_code::command_not_found && !command.argv.empty()) {
       std::string path_variable;
-      for (const auto& entry : core::build_environment(plan->policy(), request.host_environment)) {
+      for (const auto& entry : core::build_environment(plan->policy(), command.host_environment)) {
         if (entry.rfind("PATH=", 0) == 0) path_variable = entry.substr(5);
       }
-      std::string why = explain_missing_command(payload->mounts, request.argv[0], path_variable,
-                                                request.working_directory);
+      std::string why = explain_missing_command(payload->mounts, command.argv[0], path_variable,
+                                                command.working_directory);
       if (!why.empty()) {
         error failure = std::move(outcome).error_value();
         failure.message += ": " + why;

@@ -417,6 +417,17 @@ void arm_deadline(const prepared_launch& launch) noexcept {
   ::setitimer(ITIMER_REAL, &timer, nullptr);
 }
 
+// Every signal back to its default disposition. What the supervisor or its
+// host ignored (a host under nohup ignores SIGHUP; the relay ignores
+// SIGTTOU) would stay ignored across exec and reach the command. PID 1 only
+// installs handlers after this, never SIG_IGN, so the command needs no reset
+// of its own (exec_command).
+void reset_dispositions() noexcept {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &action, nullptr);
+}
+
 void forward_signal(int sig) noexcept {
   int saved = errno;
   ::kill(-1, sig);  // every process in this PID namespace but PID 1
@@ -435,9 +446,9 @@ struct command_failure {
 [[noreturn]] void exec_command(const prepared_launch& launch, int exec_error_fd) noexcept {
   ::setsid();  // a session of its own: the caller's terminal is not its controlling terminal
   take_controlling_terminal(launch.stdio);  // the private pty, when it has one (pty.h)
-  struct sigaction action {};
-  action.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &action, nullptr);
+  // Every disposition is the default at exec: PID 1 reset them all before
+  // it installed its handlers (reset_dispositions), and exec resets a
+  // handled signal. Not done again here, on the command's critical path.
   sigset_t empty;
   ::sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
@@ -621,6 +632,7 @@ void run_sandbox_init(prepared_launch& launch) noexcept {
     if (::chdir(launch.working_directory.c_str()) != 0) fail(launch, init_step::working_directory, errno);
   }
 
+  reset_dispositions();  // before seccomp: 64 calls through no filter
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(launch, init_step::no_new_privs, errno);
   if (plan.landlock.abi > 0) {
     int failed_rule = -1;

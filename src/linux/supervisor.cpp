@@ -419,8 +419,11 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
   const std::uint64_t cpu_limit_ns = payload.tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
   while (true) {
     int timeout_ms = poll_timeout(deadline, w, cpu_limit_ns != 0);
+    // PID 1's status is not watched: each of its messages (exited,
+    // exec_failed, setup_failed, timed_out) is its last, written before it
+    // exits, and read once the pidfd says it has (one wake-up, not two).
     pollfd fds[7] = {{sandbox.pidfd.get(), POLLIN, 0},
-                     {channels.status_read.get(), POLLIN, 0},
+                     {-1, 0, 0},
                      {signals.fd(), POLLIN, 0},
                      {channels.notify_receive.get(), POLLIN, 0},
                      {w.listener.get(), POLLIN, 0},
@@ -442,7 +445,6 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
       channels.notify_receive.reset();
     }
     on_listener(payload, fds[4].revents, w);
-    if (fds[1].revents & (POLLIN | POLLHUP)) read_status(channels.status_read, w);
     if (fds[2].revents & POLLIN) forward_signals(signals, sandbox, outcome, w);
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
     // Not beside a running broker: its thread uses that code and heap all along.
@@ -622,7 +624,7 @@ result<run_outcome> conclude(const launch_request& request, const prepared_launc
 }  // namespace
 
 result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
-                                     const launch_request& request) {
+                                     const launch_request& request, launch_request* ran) {
   // A prepared sandbox (launch_request::next_command) gets its command later.
   const bool prepared = static_cast<bool>(request.next_command);
   if (!prepared && (request.argv.empty() || request.argv[0].empty())) {
@@ -680,6 +682,13 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   channels.close_sandbox_ends();
   if (!cloned) return std::move(cloned).error_value();
   const sandbox_process& sandbox = *cloned;
+  if (prepared) {
+    // PID 1 has its own copy; this process never reads them. Freed now, not
+    // at the end of the run, where unmapping ~400 KiB would delay the report.
+    std::vector<char>().swap(launch.command_buffer);
+    std::vector<char*>().swap(launch.argv);
+    std::vector<char*>().swap(launch.envp);
+  }
   if (!prepared) relay.start();  // stdio hook
   if (run_cgroup* tree = cgroup.get()) {
     if (auto attached = tree->attach(sandbox.pid); !attached) {
@@ -700,6 +709,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       start_clock();
       auto sent = send_command(plan, std::move(*command), channels, launch.deadline_ns, relay, launch, effective,
                                outcome);
+      if (ran != nullptr) {
+        ran->argv = effective.argv;
+        ran->working_directory = effective.working_directory;
+        ran->host_environment = effective.host_environment;
+      }
       if (!sent) {
         kill_tree(sandbox, w);
         reap(sandbox.pid);

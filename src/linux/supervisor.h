@@ -16,8 +16,11 @@ namespace cordon::linux_impl {
 // duration and forwarded to the sandbox; if the tree is still alive 2 s later it
 // is killed. Errors: command_not_found, command_not_executable, launch_failed.
 // Call from a single-threaded process (clone3 copies only the calling thread).
+// `ran`, when given, receives the command that ran: the request's, or a
+// prepared sandbox's once it came (request.next_command), so that what is
+// diagnosed after the run names it.
 result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
-                                     const launch_request& request);
+                                     const launch_request& request, launch_request* ran = nullptr);
 
 // The environment builder moved to core (src/core/environment.h); the old
 // name stays for callers of the Linux backend.

@@ -1,16 +1,19 @@
-// Starting the cordon-supervisor helper (helper_spawn.h). Between clone3 and
-// execve the child makes only async-signal-safe calls on data prepared
+// Starting the cordon-supervisor helper (helper_spawn.h). Between clone and
+// execve the children make only async-signal-safe calls on data prepared
 // before the clone, which is what a multi-threaded parent allows.
 #include "posix/helper_spawn.h"
 
 #include <fcntl.h>
-#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <memory>
 #include <csignal>
 #include <cstdlib>
 
@@ -56,61 +59,78 @@ result<unique_fd> control_pair(unique_fd& mine) {
   return high;
 }
 
+namespace {
+
+// What the two children of spawn_helper() read, all of it prepared before
+// the clone: they share the caller's memory (CLONE_VM) and run while only
+// the calling thread waits (CLONE_VFORK), so they write nothing else.
+struct spawn_frame {
+  char* const* argv;
+  char* const* envp;
+  const int* sources;
+  char* helper_stack;  // top of the helper's stack
+  pid_t helper = -1;   // written by the intermediate child
+};
+
+// The helper: its four descriptors, then the supervisor. Every signal stays
+// blocked through execve (the caller blocked them before the clone): a
+// handler run here would run the caller's code on the caller's memory. The
+// supervisor unblocks them first thing (src/supervisor/main.cpp).
+int helper_start(void* arg) {
+  const auto* frame = static_cast<const spawn_frame*>(arg);
+  for (int target = 0; target < 4; ++target) {
+    if (::dup2(frame->sources[target], target) < 0) ::_exit(exit_cordon_failed);
+  }
+  ::execve(frame->argv[0], frame->argv, frame->envp);
+  ::_exit(exit_not_found);
+}
+
+// The intermediate child (exit signal 0, never execs): starts the helper
+// and leaves, so that the helper is an orphan, reaped by init, raising no
+// signal here (an execve resets a process's exit signal to SIGCHLD, hence a
+// grandchild). It returns once the helper has exec'd or failed to.
+int intermediate_start(void* arg) {
+  auto* frame = static_cast<spawn_frame*>(arg);
+  frame->helper = ::clone(helper_start, frame->helper_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, frame);
+  ::_exit(frame->helper < 0 ? exit_cordon_failed : 0);
+}
+
+// The top of `size` bytes at `base`, 16-byte aligned (the x86-64 and
+// AArch64 ABIs).
+char* stack_top(char* base, std::size_t size) {
+  return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(base + size) & ~std::uintptr_t{15});
+}
+
+}  // namespace
+
 result<pid_t> spawn_helper(const std::string& path, const int sources[4]) {
-  // Everything the child touches exists before the clone.
+  // Everything the children touch exists before the clone.
   std::string fd_arg = "3";
   char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--control-fd"), fd_arg.data(), nullptr};
   char* envp[] = {nullptr};
-  sigset_t empty;
-  ::sigemptyset(&empty);
+  // Two small stacks. The children share this process's memory instead of a
+  // copy of it: no page tables copied twice, and the caller's other threads
+  // are not held up on their page faults while a copy is made.
+  constexpr std::size_t kStack = 64 * 1024;
+  std::unique_ptr<char[]> stacks(new char[2 * kStack]);
+  spawn_frame frame{argv, envp, sources, stack_top(stacks.get() + kStack, kStack)};
 
-  int pid_pipe[2];
-  if (::pipe2(pid_pipe, O_CLOEXEC) != 0) return make_error(error_code::launch_failed, "pipe2", {}, errno);
-  unique_fd pid_read(pid_pipe[0]), pid_write(pid_pipe[1]);
-
-  // Two clones: an execve resets a process's exit signal to SIGCHLD, so the
-  // helper is a grandchild. The child (exit_signal 0, never execs) clones the
-  // helper, writes its pid and exits; the helper, orphaned, is reaped by init
-  // and raises no signal here; its report comes over the socket.
+  sigset_t all, saved;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
   int pidfd = -1;
-  struct clone_args args {};
-  args.flags = CLONE_PIDFD;
-  args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
-  args.exit_signal = 0;  // the host gets no SIGCHLD for the intermediate child
-  long pid = ::syscall(SYS_clone3, &args, sizeof args);
-  if (pid == 0) {
-    // Async-signal-safe calls only from here to execve.
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    struct clone_args helper_args {};
-    long helper = ::syscall(SYS_clone3, &helper_args, sizeof helper_args);
-    if (helper == 0) {
-      for (int target = 0; target < 4; ++target) {
-        if (::dup2(sources[target], target) < 0) ::_exit(exit_cordon_failed);
-      }
-      ::execve(argv[0], argv, envp);
-      ::_exit(exit_not_found);
-    }
-    const pid_t helper_pid = static_cast<pid_t>(helper);
-    ssize_t ignored = ::write(pid_write.get(), &helper_pid, sizeof helper_pid);
-    (void)ignored;
-    ::_exit(helper < 0 ? exit_cordon_failed : 0);
-  }
-  if (pid < 0) return make_error(error_code::launch_failed, "clone3 for the supervisor helper", {}, errno);
+  const int pid = ::clone(intermediate_start, stack_top(stacks.get(), kStack), CLONE_VM | CLONE_VFORK | CLONE_PIDFD,
+                          &frame, &pidfd);
+  const int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  if (pid < 0) return make_error(error_code::launch_failed, "clone for the supervisor helper", {}, clone_errno);
   unique_fd child(pidfd);
-  pid_write.reset();
-  pid_t helper_pid = -1;
-  ssize_t n;
-  do {
-    n = ::read(pid_read.get(), &helper_pid, sizeof helper_pid);
-  } while (n < 0 && errno == EINTR);
   siginfo_t info{};
   while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(child.get()), &info, WEXITED | __WALL) < 0 &&
          errno == EINTR) {
   }
-  if (n != static_cast<ssize_t>(sizeof helper_pid) || helper_pid <= 0) {
-    return make_error(error_code::launch_failed, "clone3 for the supervisor helper failed");
-  }
-  return helper_pid;
+  if (frame.helper <= 0) return make_error(error_code::launch_failed, "clone for the supervisor helper failed");
+  return frame.helper;
 }
 
 nlohmann::json plan_request(const sandbox_plan& plan) {

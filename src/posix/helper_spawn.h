@@ -41,7 +41,9 @@ result<unique_fd> stdio_source(const stdio_spec& spec, int standard_fd, bool inp
 
 // Starts `path` as an orphaned grandchild (exit_signal 0, so no SIGCHLD
 // here and no waitpid(-1) can take it) with sources[0..3] on 0-3 and
-// "--control-fd 3". Returns its pid. Errors: launch_failed with errno.
+// "--control-fd 3", and every signal blocked (its starters shared this
+// process's memory; cordon-supervisor unblocks them first thing). Returns
+// its pid. Errors: launch_failed with errno.
 result<pid_t> spawn_helper(const std::string& path, const int sources[4]);
 
 // A socket pair for the helper: the caller's end in `mine`, the helper's

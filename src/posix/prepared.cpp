@@ -8,7 +8,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +20,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "cordon/backend.h"
@@ -196,6 +199,10 @@ result<run_handle> prepared_sandbox::start(const sandbox_plan& plan, const run_r
 
 // The pool: ready sandboxes for the current plan, and a thread that keeps
 // `size` of them (one preparation at a time: each is a helper and a tree).
+// A replacement waits while a run just started is still going, up to
+// options.refill_after: preparing is a process start, a compile and a
+// clone, and on a small machine it would take the CPU the command's own
+// critical path needs (docs/prepared.md, "The pool").
 struct prepared_pool::impl {
   pool_options options;
   mutable std::mutex mutex;
@@ -206,11 +213,59 @@ struct prepared_pool::impl {
   std::optional<error> last_failure;  // of the last preparation
   bool stale = false;                 // a helper found the host changed: refill stops until update()
   bool stopping = false;
+  // Runs started lately: their helpers' pidfds (readable once a helper has
+  // exited, i.e. its run is over), the starts still sending their command,
+  // and until when a refill waits for them. Only run() closes the pidfds.
+  std::vector<unique_fd> running;
+  int starting = 0;
+  std::chrono::steady_clock::time_point quiet_until{};
+  unique_fd wake{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};  // ends a refill's wait early (stop, update)
   std::thread refill;
 
   void drop_old(std::unique_lock<std::mutex>&) {
     auto now = std::chrono::steady_clock::now();
     while (!ready.empty() && now - ready.front().ready_since() > options.max_age) ready.pop_front();
+  }
+
+  void poke() {
+    std::uint64_t one = 1;
+    if (wake && ::write(wake.get(), &one, sizeof one) < 0) { /* already poked: the counter is nonzero */ }
+    changed.notify_all();
+  }
+
+  // Whether a refill must wait for a run started lately; when so, waits (the
+  // lock released) until one of them ends, the quiet time is over, or
+  // poke(), and returns true so that the caller looks again.
+  bool wait_for_quiet(std::unique_lock<std::mutex>& lock) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= quiet_until) {
+      running.clear();
+      return false;
+    }
+    std::vector<pollfd> fds;
+    for (const auto& pidfd : running) fds.push_back({pidfd.get(), POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), 0) > 0) {
+      std::erase_if(running, [&](const unique_fd& pidfd) {
+        for (const auto& p : fds) {
+          if (p.fd == pidfd.get()) return p.revents != 0;
+        }
+        return false;
+      });
+    }
+    if (starting == 0 && running.empty()) return false;
+    // A start still sending its command has no pidfd here yet: look again
+    // in a millisecond.
+    const int timeout_ms = starting > 0 ? 1 : static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(quiet_until - now).count());
+    fds.clear();
+    for (const auto& pidfd : running) fds.push_back({pidfd.get(), POLLIN, 0});
+    fds.push_back({wake.get(), POLLIN, 0});
+    lock.unlock();
+    if (::poll(fds.data(), fds.size(), timeout_ms) > 0 && (fds.back().revents & POLLIN)) {
+      std::uint64_t count;
+      if (::read(wake.get(), &count, sizeof count) < 0) { /* drained already */ }
+    }
+    lock.lock();
+    return true;
   }
 
   void run() {
@@ -221,6 +276,7 @@ struct prepared_pool::impl {
         changed.wait_for(lock, options.max_age / 2 + std::chrono::milliseconds(1));
         continue;
       }
+      if (wait_for_quiet(lock)) continue;
       auto for_plan = plan;
       const std::uint64_t for_generation = generation;
       lock.unlock();
@@ -267,7 +323,7 @@ prepared_pool::~prepared_pool() {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->stopping = true;
   }
-  impl_->changed.notify_all();
+  impl_->poke();
   impl_->refill.join();
 }
 
@@ -290,9 +346,26 @@ result<run_handle> prepared_pool::start(const run_request& request) {
   prepared_sandbox sandbox = std::move(impl_->ready.front());
   impl_->ready.pop_front();
   auto plan = impl_->plan;
+  const bool quiet = impl_->options.refill_after.count() > 0;
+  if (quiet) {
+    ++impl_->starting;
+    impl_->quiet_until =
+        std::max(impl_->quiet_until, std::chrono::steady_clock::now() + impl_->options.refill_after);
+  }
   lock.unlock();
+  auto started = sandbox.start(*plan, request);
+  if (quiet) {
+    // The helper is not this process's child (posix/helper_spawn.h); a pidfd
+    // still says when it exits. Without one (it is gone already) nothing waits.
+    unique_fd pidfd;
+    if (started) pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, started->pid(), 0)));
+    lock.lock();
+    --impl_->starting;
+    if (pidfd) impl_->running.push_back(std::move(pidfd));
+    lock.unlock();
+  }
   impl_->changed.notify_all();  // refill
-  return sandbox.start(*plan, request);
+  return started;
 }
 
 void prepared_pool::update(std::shared_ptr<const sandbox_plan> plan) {

@@ -82,16 +82,30 @@ void run_handle::cancel() noexcept {
 
 namespace {
 
-// The helper's answer: {"report": text, "outcome"|"failure": {...}}.
+// The helper's answer: one JSON line {"report_bytes": N, "outcome"|"failure":
+// {...}}, then the report's N bytes as they are (src/supervisor/main.cpp):
+// the report is not escaped into a JSON string and parsed back out.
+// Whether `received` holds all of it.
+bool answer_complete(const std::string& received) {
+  const auto newline = received.find('\n');
+  if (newline == std::string::npos) return false;
+  const auto key = received.find("\"report_bytes\":");
+  if (key == std::string::npos || key > newline) return true;  // no report follows: parse_report says what is wrong
+  const unsigned long long size = std::strtoull(received.c_str() + key + 15, nullptr, 10);
+  return received.size() - newline - 1 >= size;
+}
+
 run_report parse_report(const std::string& received) {
   run_report report;
-  nlohmann::json j = nlohmann::json::parse(received.substr(0, received.find('\n')), nullptr, false);
-  if (j.is_discarded() || !j.contains("report")) {
+  const auto newline = received.find('\n');
+  nlohmann::json j = nlohmann::json::parse(received.substr(0, newline), nullptr, false);
+  if (j.is_discarded() || !j.contains("report_bytes") || !j.at("report_bytes").is_number_unsigned() ||
+      received.size() - newline - 1 < j.at("report_bytes").get<std::size_t>()) {
     report.failure = make_error(error_code::launch_failed,
                                 "the supervisor helper ended without a report; is it installed? (CORDON_SUPERVISOR)");
     return report;
   }
-  report.json = j.at("report").get<std::string>();
+  report.json = received.substr(newline + 1, j.at("report_bytes").get<std::size_t>());
   if (j.contains("outcome")) report.outcome = core::outcome_from_json(j.at("outcome"));
   if (j.contains("failure")) report.failure = core::error_from_json(j.at("failure"));
   report.cancelled = report.outcome && report.outcome->cancelled;
@@ -103,9 +117,9 @@ run_report parse_report(const std::string& received) {
 std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time_point deadline) {
   state& s = *state_;
   while (!s.report) {
-    // The report is the helper's one line: read it as soon as it is whole
-    // (the helper's own exit, which follows, is not the run's).
-    if (s.received.find('\n') != std::string::npos) {
+    // The report is the helper's last message: read it as soon as it is
+    // whole (the helper's own exit, which follows, is not the run's).
+    if (answer_complete(s.received)) {
       s.report = parse_report(s.received);
       s.finished.store(true);
       break;

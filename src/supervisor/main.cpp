@@ -3,8 +3,9 @@
 // control socket on the descriptor named by --control-fd and the command's
 // stdio on 0-2. It compiles the policy it is given again on this host's own
 // facts, refuses unless that plan has the caller's fingerprint, supervises
-// the run in this (single-threaded) process, and answers with one JSON line:
-// {"report": text, "outcome": {...}} or {"report": text, "failure": {...}}.
+// the run in this (single-threaded) process, and answers with one JSON line,
+// {"report_bytes": N, "outcome": {...}} or {"report_bytes": N, "failure":
+// {...}}, followed by the report's N bytes unescaped (src/posix/run_helper.cpp).
 // A byte on the socket, or its end (the host went away), cancels the run.
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -36,9 +37,17 @@ int answer(int fd, const json& j) {
   return cordon::send_all(fd, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n") ? 0 : cordon::exit_cordon_failed;
 }
 
+// The last answer: `head` with the report's size, then the report itself.
+int answer_with_report(int fd, json head, const std::string& report) {
+  head["report_bytes"] = report.size();
+  return cordon::send_all(fd, head.dump(-1, ' ', false, json::error_handler_t::replace) + "\n" + report)
+             ? 0
+             : cordon::exit_cordon_failed;
+}
+
 int refuse(int fd, const cordon::error& err, const std::string& backend, const cordon::launch_request& request) {
-  return answer(fd, {{"report", cordon::refused_report_json(backend, "", request, err)},
-                     {"failure", cordon::core::error_to_json(err)}});
+  return answer_with_report(fd, {{"failure", cordon::core::error_to_json(err)}},
+                            cordon::refused_report_json(backend, "", request, err));
 }
 
 // A prepared sandbox's command (cordon/prepared.h): one JSON line from the
@@ -79,6 +88,11 @@ std::optional<cordon::prepared_command> read_command(int fd, cordon::launch_requ
 
 int main(int argc, char** argv) {
   using namespace cordon;
+  // Started with every signal blocked (posix/helper_spawn.cpp: its parent
+  // shared the host's memory up to the execve); none is blocked here.
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (argc != 3 || std::strcmp(argv[1], "--control-fd") != 0) {
     ::write(2, "cordon-supervisor: started by the run API only (cordon/run.h)\n", 62);
     return exit_cordon_failed;
@@ -134,20 +148,27 @@ int main(int argc, char** argv) {
   }
   if (cancelled_early) {
     error err = make_error(error_code::launch_failed, "cancelled before the command started");
-    return answer(control, {{"report", launch_failed_report_json(plan, launch, err)},
-                            {"failure", core::error_to_json(err)}});
+    return answer_with_report(control, {{"failure", core::error_to_json(err)}},
+                              launch_failed_report_json(plan, launch, err));
   }
+  // The report's plan half is rendered while the sandbox waits: after the
+  // command only its outcome is (cordon/report.h).
+  std::optional<report_plan_half> ahead;
   if (prepare) {
-    launch.ready = [&](const std::string& at) { answer(control, {{"ready", at}}); };
+    launch.ready = [&](const std::string& at) {
+      answer(control, {{"ready", at}});
+      ahead.emplace(plan);
+    };
     launch.next_command = [&] { return read_command(control, seen); };
   }
   run_report report = run_in_this_process(plan, launch, !prepare);
   if (prepare) {  // the report names the command that ran, not the empty request
-    report.json = report.outcome ? run_report_json(plan, seen, *report.outcome)
-                                 : launch_failed_report_json(plan, seen, *report.failure);
+    report.json = !report.outcome ? launch_failed_report_json(plan, seen, *report.failure)
+                  : ahead         ? run_report_json(plan, seen, *report.outcome, *ahead)
+                                  : run_report_json(plan, seen, *report.outcome);
   }
-  json out = {{"report", report.json}};
+  json out = json::object();
   if (report.outcome) out["outcome"] = core::outcome_to_json(*report.outcome);
   if (report.failure) out["failure"] = core::error_to_json(*report.failure);
-  return answer(control, out);
+  return answer_with_report(control, std::move(out), report.json);
 }

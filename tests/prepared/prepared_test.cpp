@@ -5,16 +5,20 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cordon/cordon.h"
 #include "cordon/prepared.h"
+#include "fixture.h"
 
 namespace cordon {
 namespace {
@@ -34,28 +38,8 @@ std::string read_all(int fd) {
   return text;
 }
 
-class Prepared : public ::testing::Test {
+class Prepared : public prepared_fixture {
  protected:
-  void SetUp() override {
-    backend_ = make_host_backend();
-    if (!backend_->probe().available) GTEST_SKIP() << "the host backend is not available here";
-    workspace_ = std::filesystem::temp_directory_path() / ("cordon-prepared-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(workspace_);
-  }
-  void TearDown() override {
-    if (!workspace_.empty()) std::filesystem::remove_all(workspace_);
-  }
-
-  std::shared_ptr<const sandbox_plan> compile_profile(const char* name) {
-    auto policy = builtin_profile(name);
-    EXPECT_TRUE(policy);
-    compile_options options;
-    options.workspace = workspace_.string();
-    auto compiled = backend_->compile(*policy, options);
-    EXPECT_TRUE(compiled) << compiled.failure().describe();
-    return compiled ? compiled.plan() : nullptr;
-  }
-
   static run_request shell(const std::string& script) {
     run_request request;
     request.launch.argv = {"/bin/sh", "-c", script};
@@ -74,8 +58,11 @@ class Prepared : public ::testing::Test {
     return {out, started->wait()};
   }
 
-  std::unique_ptr<sandbox_backend> backend_;
-  std::filesystem::path workspace_;
+  // `script` started from a pool of one ready sandbox of the workspace-write
+  // plan whose refill waits up to `refill_after`; a null pool or no run (a
+  // failed expectation) when the pool never fills or the start fails.
+  std::pair<std::unique_ptr<prepared_pool>, std::optional<run_handle>> start_in_pool_of_one(
+      std::chrono::milliseconds refill_after, const std::string& script);
 };
 
 TEST_F(Prepared, ConfinedRunReportsPreparedAndIsUsedOnce) {
@@ -155,6 +142,92 @@ TEST_F(Prepared, NothingPassesFromOneCommandToTheNext) {
   ASSERT_TRUE(two.outcome);
   EXPECT_TRUE(two.outcome->prepared_at);
   EXPECT_NE(first->pid(), second->pid()) << "two commands shared one helper";
+}
+
+// Waits up to `limit` for the pool to hold `count` ready sandboxes.
+bool pool_reaches(const prepared_pool& pool, std::size_t count, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (pool.ready_count() < count) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+std::pair<std::unique_ptr<prepared_pool>, std::optional<run_handle>> Prepared::start_in_pool_of_one(
+    std::chrono::milliseconds refill_after, const std::string& script) {
+  auto plan = compile_profile("workspace-write");
+  if (!plan) return {};
+  pool_options options;
+  options.size = 1;
+  options.refill_after = refill_after;
+  auto pool = std::make_unique<prepared_pool>(plan, options);
+  if (!pool_reaches(*pool, 1, std::chrono::seconds(20))) {
+    ADD_FAILURE() << "the pool never filled";
+    return {};
+  }
+  auto started = pool->start(shell(script));
+  if (!started) {
+    ADD_FAILURE() << started.error_value().describe();
+    return {std::move(pool), std::nullopt};
+  }
+  return {std::move(pool), std::move(*started)};
+}
+
+// The replacement of a sandbox taken by start() is prepared once its run is
+// over (pool_options::refill_after): not while the command runs, and at
+// once after it.
+TEST_F(Prepared, RefillWaitsForTheRunItReplaces) {
+  auto [pool_of_one, run] = start_in_pool_of_one(std::chrono::seconds(20), "sleep 0.6; echo done");
+  ASSERT_TRUE(pool_of_one && run);
+  prepared_pool& pool = *pool_of_one;
+  // A preparation takes tens of milliseconds: in 400 ms an eager refill would be done.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(pool.ready_count(), 0u) << "the replacement was prepared while the command ran";
+  EXPECT_EQ(read_all(run->stdout_fd()), "done\n");
+  run_report report = run->wait();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(exit_code_for(report), 0);
+  // The helper exits after its report: the refill starts then, not 20 s later.
+  EXPECT_TRUE(pool_reaches(pool, 1, std::chrono::seconds(10))) << "no refill after the run ended";
+}
+
+// A long command does not hold the refill back longer than refill_after.
+TEST_F(Prepared, RefillWaitsNoLongerThanRefillAfter) {
+  auto [pool_of_one, run] = start_in_pool_of_one(std::chrono::milliseconds(50), "sleep 30");
+  ASSERT_TRUE(pool_of_one && run);
+  EXPECT_TRUE(pool_reaches(*pool_of_one, 1, std::chrono::seconds(10))) << "the refill waited for the whole command";
+  EXPECT_FALSE(run->wait_for(std::chrono::milliseconds(0))) << "the command ended early";
+  run->cancel();
+  run_report report = run->wait();
+  EXPECT_TRUE(report.cancelled);
+}
+
+// A signal the host ignores (here SIGHUP and SIGUSR1, as under nohup)
+// reaches neither kind of command ignored: every disposition is the default
+// at exec (PID 1 resets them before it installs its handlers).
+TEST_F(Prepared, CommandStartsWithDefaultDispositions) {
+  auto plan = compile_profile("workspace-write");
+  ASSERT_TRUE(plan);
+  struct sigaction ignore {}, old_hup {}, old_usr1 {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGHUP, &ignore, &old_hup);
+  ::sigaction(SIGUSR1, &ignore, &old_usr1);
+  auto sandbox = prepared_sandbox::prepare(*plan);  // its helper and PID 1 inherit them
+  auto ordinary = start_run(*plan, shell("grep SigIgn /proc/self/status"));
+  auto ready = sandbox ? sandbox->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(30))
+                       : result<bool>(false);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  ::sigaction(SIGUSR1, &old_usr1, nullptr);
+  ASSERT_TRUE(sandbox) << sandbox.error_value().describe();
+  ASSERT_TRUE(ordinary) << ordinary.error_value().describe();
+  ASSERT_TRUE(ready && *ready);
+  const std::string expected = "SigIgn:\t0000000000000000\n";
+  EXPECT_EQ(read_all(ordinary->stdout_fd()), expected);
+  EXPECT_EQ(exit_code_for(ordinary->wait()), 0);
+  auto [out, report] = run_in(*sandbox, *plan, "grep SigIgn /proc/self/status");
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(exit_code_for(report), 0);
 }
 
 TEST_F(Prepared, PlanChangeInvalidates) {
