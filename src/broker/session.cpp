@@ -565,7 +565,8 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   // A rule with tls "terminate" (terminate.h): the TLS and every request
-  // on it are served there; this session keeps the sockets and records.
+  // on it are served there, which also sets this connection's action and
+  // reason; this session keeps the sockets and records.
   // Only TLS can be terminated: plain HTTP to such a rule is refused.
   void terminate_tls() {
     const bool hello = !to_upstream_.empty() && static_cast<unsigned char>(to_upstream_[0]) == 0x16;
@@ -576,10 +577,7 @@ class session : public std::enable_shared_from_this<session> {
     phase_ = phase::relaying;
     record_.tls = "terminate";
     start_terminated({&core_, &client_, &upstream_, std::move(to_client_), std::move(to_upstream_), *record_.rule,
-                      record_.host, record_.port, &record_, wrap([this](const std::string& reason) {
-                        if (!reason.empty()) record_.reason = printable(reason);
-                        finish();
-                      }),
+                      record_.host, record_.port, &record_, &outcome_, wrap([this] { finish(); }),
                       shared_from_this()});
   }
 

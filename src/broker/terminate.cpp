@@ -115,20 +115,40 @@ class exchange_loop {
   explicit exchange_loop(terminated_connection& t) : t_(t), rule_(t.c->options.policy.rules.at(t.rule)) {}
 
   awaitable<void> run() {
-    if (!t_.reply.empty()) co_await asio::async_write(*t_.client, asio::buffer(t_.reply), use_awaitable);
+    std::error_code ec;
+    if (!t_.reply.empty()) {
+      co_await asio::async_write(*t_.client, asio::buffer(t_.reply), asio::redirect_error(use_awaitable, ec));
+      if (ec) {  // as a request that never came (session.cpp): no valid request
+        settle(outcome::malformed, "the client closed before its TLS handshake: " + ec.message());
+        co_return;
+      }
+    }
     auto& opts = t_.c->options.tls;
-    if (!opts.authority) throw std::runtime_error("tls termination: this run has no certificate authority");
+    if (!opts.authority) {
+      settle(outcome::error, "internal error: this run has no certificate authority");
+      co_return;
+    }
     auto server = opts.authority->server_context(t_.host);
-    if (!server) throw std::runtime_error(server.error_value().message);
+    if (!server) {
+      settle(outcome::error, "internal error: no certificate for " + t_.host + ": " + server.error_value().message);
+      co_return;
+    }
     auto server_ctx = shared_context(*server);
     client_tls client(prefixed_stream(*t_.client, std::move(t_.prefix)), server_ctx);
-    co_await client.async_handshake(asio::ssl::stream_base::server, use_awaitable);
+    co_await client.async_handshake(asio::ssl::stream_base::server, asio::redirect_error(use_awaitable, ec));
+    if (ec) {  // not TLS, a client that refuses the run's CA (an alert), or one that gave up
+      settle(outcome::malformed, "the client's TLS handshake failed: " + ec.message());
+      co_return;
+    }
     if (const char* sni = SSL_get_servername(client.native_handle(), TLSEXT_NAMETYPE_host_name)) {
       std::string name(sni);
       std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
       if (!name.empty() && name.back() == '.') name.pop_back();
-      if (name != t_.host) {
-        throw std::runtime_error("TLS server name " + printable(sni) + " does not match the host " + t_.host);
+      if (name != t_.host) {  // as the tunnel's SNI check (docs/network.md): refused by the rule
+        const std::string why = "TLS server name " + printable(sni) + " does not match the host " + t_.host;
+        settle(outcome::denied, why);
+        co_await refuse(client, 403, why, nullptr);
+        co_return;
       }
     }
     auto upstream_ctx = upstream_context(opts);
@@ -140,17 +160,29 @@ class exchange_loop {
       SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, const_cast<char*>(t_.host.c_str()));
       SSL_set1_host(ssl, t_.host.c_str());
     }
-    std::error_code ec;
     co_await upstream.async_handshake(asio::ssl::stream_base::client, asio::redirect_error(use_awaitable, ec));
     if (ec) {
       const long verify = SSL_get_verify_result(ssl);
       const std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ec.message();
-      t_.record->reason = printable("terminated TLS: upstream TLS failed: " + why);  // before the client can see it
+      settle(outcome::unreachable, "upstream TLS failed: " + why);  // before the client can see it
       co_await refuse(client, 502, "upstream TLS to " + t_.host + " failed: " + why, nullptr);
-      throw std::runtime_error("upstream TLS failed: " + why);
+      co_return;
     }
+    *t_.result = outcome::allowed;  // both ends are TLS: from now on each request is decided on its own
+    t_.record->reason.clear();
     co_await serve(client, upstream);
     co_await close_client(client);
+  }
+
+  // An exception ended the exchange: before both handshakes completed it is
+  // the broker's own failure; after, the connection was served (`allow`)
+  // and the reason says how it ended (an I/O error on either side).
+  void failed(const std::string& what) {
+    if (*t_.result == outcome::allowed) {
+      settle(outcome::allowed, what);
+    } else {
+      settle(outcome::error, "internal error: " + what);
+    }
   }
 
  private:
@@ -162,7 +194,9 @@ class exchange_loop {
       const std::size_t n = co_await asio::async_read_until(client, asio::dynamic_buffer(from_client_, limit),
                                                             "\r\n\r\n", asio::redirect_error(use_awaitable, ec));
       if (ec == asio::error::not_found) {
-        co_await refuse(client, 431, "request head larger than " + std::to_string(limit) + " bytes", nullptr);
+        const std::string why = "request head larger than " + std::to_string(limit) + " bytes";
+        settle(outcome::allowed, why + " (431)");  // no request entry: its method and path are unknown
+        co_await refuse(client, 431, why, nullptr);
         co_return;
       }
       if (ec && is_end(ec) && from_client_.empty()) co_return;  // the client is done
@@ -204,21 +238,30 @@ class exchange_loop {
       // Recorded now and completed as it goes (see refuse()).
       entry.action = "allow";
       const std::size_t index = keep(std::move(entry));
-      co_await asio::async_write(upstream, asio::buffer(head), use_awaitable);
+      co_await asio::async_write(upstream, asio::buffer(head), asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        const std::string detail = ec.message();
+        co_await no_response(client, index, "sending the request failed", detail);
+        co_return;
+      }
       add_sent(index, head.size());
       add_sent(index, co_await relay_body(client, from_client_, upstream, request.framing, request.length));
       bool close = request.close;
       while (true) {  // 1xx responses come before the final one
         const std::size_t m = co_await asio::async_read_until(upstream, asio::dynamic_buffer(from_upstream_, 64 * 1024),
-                                                              "\r\n\r\n", use_awaitable);
+                                                              "\r\n\r\n", asio::redirect_error(use_awaitable, ec));
+        if (ec) {
+          // A named string: g++ 12 destroys a temporary made in a
+          // conditional expression inside co_await twice.
+          std::string detail = ec.message();
+          if (ec == asio::error::not_found) detail = "its head is larger than 65536 bytes";
+          co_await no_response(client, index, "no response", detail);
+          co_return;
+        }
         const http_message_head response =
             parse_response_head(std::string_view(from_upstream_).substr(0, m), request.method);
         if (!response.ok) {
-          if (auto* kept = slot(index)) {
-            kept->status = 502;
-            kept->reason = printable("malformed response: " + response.error);
-          }
-          co_await refuse(client, 502, "malformed response from " + t_.host + ": " + response.error, nullptr);
+          co_await no_response(client, index, "malformed response", response.error);
           co_return;
         }
         if (auto* kept = slot(index)) kept->status = response.status;
@@ -302,6 +345,30 @@ class exchange_loop {
     co_return count;
   }
 
+  // The destination gave no usable response head for the request at `index`:
+  // the request stays `allow` (it was forwarded) with the 502 the client
+  // gets; the connection is `unreachable`.
+  // Reasons: "WHAT: DETAIL" (the request), "WHAT from HOST: DETAIL" (the connection).
+  awaitable<void> no_response(client_tls& client, std::size_t index, const std::string& what,
+                              const std::string& detail) {
+    if (auto* kept = slot(index)) {
+      kept->status = 502;
+      kept->reason = printable(what + ": " + detail);
+    }
+    const std::string why = what + " from " + t_.host + ": " + detail;
+    settle(outcome::unreachable, why);
+    co_await refuse(client, 502, why, nullptr);
+  }
+
+  // The connection's action and reason, set once and before the client can
+  // see them (terminate.h); later calls change nothing.
+  void settle(outcome result, const std::string& why) {
+    if (settled_) return;
+    settled_ = true;
+    *t_.result = result;
+    t_.record->reason = printable("terminated TLS: " + why);
+  }
+
   // The broker's own answer; the connection ends after it.
   awaitable<void> refuse(client_tls& client, int status, const std::string& why, network_request* entry) {
     std::vector<http_header> headers;
@@ -369,19 +436,17 @@ class exchange_loop {
   const network_rule& rule_;
   std::string from_client_;
   std::string from_upstream_;
+  bool settled_ = false;
 };
 
 awaitable<void> serve_terminated(terminated_connection t) {
-  std::string reason;
+  exchange_loop loop(t);  // rules.at(t.rule) holds: the session checked rule_terminates()
   try {
-    exchange_loop loop(t);
     co_await loop.run();
-  } catch (const std::system_error& e) {
-    reason = std::string("terminated TLS: ") + e.what();
   } catch (const std::exception& e) {
-    reason = std::string("terminated TLS: ") + e.what();
+    loop.failed(e.what());
   }
-  t.done(reason);
+  t.done();
 }
 
 }  // namespace
@@ -392,6 +457,9 @@ bool rule_terminates(const core& c, std::size_t index) {
 }
 
 void start_terminated(terminated_connection t) {
+  // What a stop before the handshakes end records (session.cpp stop_now()).
+  *t.result = outcome::error;
+  t.record->reason = "terminated TLS: the run ended before both TLS handshakes completed";
   auto& io = t.c->io;
   asio::co_spawn(io, serve_terminated(std::move(t)), asio::detached);
 }

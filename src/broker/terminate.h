@@ -7,6 +7,14 @@
 // (the client's own field of that name stripped), and is recorded with its
 // status and bytes. A refused request gets a 403 and ends the connection.
 // Private to src/broker; runs on the broker's thread as a C++20 coroutine.
+//
+// The connection's action (docs/network.md, docs/tls.md) is kept true at
+// every moment, because the run may end and the broker stop as soon as the
+// client has read the broker's answer: `error` until both TLS handshakes
+// completed, then `allow`; `deny` (the client's SNI names another host),
+// `unreachable` (the upstream TLS failed, or the destination gave no usable
+// response head) or `malformed` (the client's TLS handshake failed) are set
+// before the client can see them.
 #pragma once
 
 #include <functional>
@@ -26,17 +34,18 @@ struct terminated_connection {
   std::size_t rule = 0;  // index in c->options.policy.rules
   std::string host;      // the decided host, normalized
   int port = 0;
-  network_connection* record = nullptr;  // the session's; requests are appended here
-  // Called once when the connection is over: why it ended early (empty: it
-  // ended normally).
-  std::function<void(const std::string& reason)> done;
+  network_connection* record = nullptr;  // the session's; requests are appended here, `reason` set
+  outcome* result = nullptr;             // the session's: what it records as the connection's action
+  // Called once when the connection is over (record and result are final).
+  std::function<void()> done;
   std::shared_ptr<void> keepalive;  // the session
 };
 
 // Is rule `index` of the broker's policy a terminated one?
 bool rule_terminates(const core& c, std::size_t index);
 
-// Starts serving `t` on c->io; returns at once.
+// Starts serving `t` on c->io; returns at once, with *t.result `error`
+// ("the run ended before ...") until the handshakes complete.
 void start_terminated(terminated_connection t);
 
 }  // namespace cordon::broker::detail

@@ -4,6 +4,7 @@
 // SSL_CERT_FILE and friends) and verifies the server against the test's own
 // CA (CORDON_UPSTREAM_CA_FILE): a GET passes, a POST is refused with 403,
 // and a credential reaches the server while the sandbox never sees it.
+// Each way a terminated connection can end has its own action in the report.
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -121,6 +123,30 @@ std::string policy_file(const temp_dir& dir, int port, bool credential) {
   return path;
 }
 
+// The report's counters agree with its entries (fewer than 256: all listed).
+void expect_counters_match(const json& net) {
+  std::map<std::string, std::uint64_t> n;
+  for (const auto& c : net["connections"]) ++n[c["action"].get<std::string>()];
+  EXPECT_EQ(net["total"], net["connections"].size()) << net.dump(2);
+  EXPECT_EQ(net["allowed"], n["allow"]) << net.dump(2);
+  EXPECT_EQ(net["denied"], n["deny"]) << net.dump(2);
+  EXPECT_EQ(net["unreachable"], n["unreachable"]) << net.dump(2);
+  EXPECT_EQ(net["malformed"], n["malformed"]) << net.dump(2);
+  EXPECT_EQ(net["error"], n["error"]) << net.dump(2);
+}
+
+// "action | reason" of each terminated connection, sorted.
+std::vector<std::string> terminated_outcomes(const json& net) {
+  std::vector<std::string> out;
+  for (const auto& c : net["connections"]) {
+    if (c.value("tls", "") != "terminate") continue;
+    EXPECT_EQ(c["rule"], 0) << c.dump();
+    out.push_back(c["action"].get<std::string>() + " | " + c.value("reason", ""));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 TEST(NetworkTls, GetPassesAndPostIsRefusedThroughTheProxyAndTransparently) {
   tls_server server("unused");
   ASSERT_GT(server.port(), 0);
@@ -160,6 +186,80 @@ TEST(NetworkTls, GetPassesAndPostIsRefusedThroughTheProxyAndTransparently) {
   }
   std::sort(actions.begin(), actions.end());
   EXPECT_EQ(actions, (std::vector<std::string>{"allow:200", "allow:200", "deny:403", "deny:403"})) << net.dump(2);
+  // Each connection was served: the refusals are its requests' own.
+  expect_counters_match(net);
+  EXPECT_EQ(terminated_outcomes(net), (std::vector<std::string>{"allow | ", "allow | ", "allow | ", "allow | "}))
+      << net.dump(2);
+}
+
+TEST(NetworkTls, EachWayATerminatedConnectionEndsHasItsOwnAction) {
+  tls_server server("unused");
+  ASSERT_GT(server.port(), 0);
+  temp_dir ws, dir;
+  const std::string ca = dir.write("upstream-ca.pem", server.ca_pem());
+  const std::string other_ca = dir.write("other-ca.pem", (*broker::tls_authority::create())->certificate_pem());
+  ::chmod(dir.path().c_str(), 0755);
+  ::chmod(ca.c_str(), 0644);
+  ::chmod(other_ca.c_str(), 0644);
+  const std::string port = std::to_string(server.port());
+  const std::string url = "https://127.0.0.1:" + port + "/api/x";
+  {
+    // Served; a client that trusts only another CA (as one pinning its own
+    // roots); a client whose SNI names another host than the rule's.
+    const std::string pinned = ws.write("pinned-ca.pem", (*broker::tls_authority::create())->certificate_pem());
+    const std::string script =
+        "curl -sS -m 10 " + url + "; echo \" get=$?\"; "
+        "curl -sS -m 10 --cacert " + pinned + " " + url + " 2>/dev/null; echo \"pinned=$?\"; "
+        "printf 'GET /api/x HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' | timeout 10 openssl s_client -quiet "
+        "-proxy 127.0.0.1:3128 -connect 127.0.0.1:" + port + " -servername other.test 2>/dev/null | head -c 100 | head -n 1";
+    auto r = run_cordon({"--policy", policy_file(dir, server.port(), false)},
+                        {"sh", "-c", script}, ws.path(), {"CORDON_UPSTREAM_CA_FILE=" + ca});
+    EXPECT_EQ(r.exit_code, 0) << r.all();
+    EXPECT_NE(r.out.find("auth-none get=0"), std::string::npos) << r.all();
+    EXPECT_NE(r.out.find("pinned=60"), std::string::npos) << "curl: peer certificate not verified\n" << r.all();
+    EXPECT_NE(r.out.find("HTTP/1.1 403"), std::string::npos) << r.all();
+    EXPECT_EQ(server.requests(), 1) << "only the first GET reaches the server";
+    ASSERT_TRUE(r.report.contains("network")) << r.all();
+    const json& net = r.report["network"];
+    expect_counters_match(net);
+    EXPECT_EQ(terminated_outcomes(net),
+              (std::vector<std::string>{
+                  "allow | ",
+                  "deny | terminated TLS: TLS server name other.test does not match the host 127.0.0.1",
+                  "malformed | terminated TLS: the client's TLS handshake failed: tlsv1 alert unknown ca (SSL routines)"}))
+        << net.dump(2);
+    for (const auto& c : net["connections"]) {
+      if (c.value("tls", "") != "terminate") continue;
+      if (c["action"] == "allow") {
+        ASSERT_EQ(c["requests"].size(), 1u) << c.dump(2);
+        const json& q = c["requests"][0];
+        EXPECT_EQ(q["method"], "GET");
+        EXPECT_EQ(q["host"], "127.0.0.1");
+        EXPECT_EQ(q["path"], "/api/x");
+        EXPECT_EQ(q["status"], 200);
+        EXPECT_EQ(q["action"], "allow");
+        EXPECT_GT(q["bytes_sent"].get<int>(), 0);
+        EXPECT_GT(q["bytes_received"].get<int>(), 0);
+      } else {
+        EXPECT_TRUE(!c.contains("requests") || c["requests"].empty()) << c.dump(2);
+      }
+    }
+  }
+  {
+    // The destination's certificate is not from the CA the broker trusts.
+    auto r = run_cordon({"--policy", policy_file(dir, server.port(), false)},
+                        {"sh", "-c", "curl -sS -m 10 -o /dev/null -w 'bad_upstream=%{http_code}\n' " + url}, ws.path(),
+                        {"CORDON_UPSTREAM_CA_FILE=" + other_ca});
+    EXPECT_NE(r.out.find("bad_upstream=502"), std::string::npos) << r.all();
+    EXPECT_EQ(server.requests(), 1) << "nothing reaches the server";
+    ASSERT_TRUE(r.report.contains("network")) << r.all();
+    const json& net = r.report["network"];
+    expect_counters_match(net);
+    EXPECT_EQ(terminated_outcomes(net),
+              (std::vector<std::string>{
+                  "unreachable | terminated TLS: upstream TLS failed: self-signed certificate in certificate chain"}))
+        << net.dump(2);
+  }
 }
 
 TEST(NetworkTls, AnInjectedCredentialReachesTheServerButNeverTheSandbox) {

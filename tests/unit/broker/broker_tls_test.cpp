@@ -14,6 +14,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 
 #include "broker/http_exchange.h"
 #include "broker/tls_authority.h"
@@ -88,7 +90,8 @@ std::size_t content_length(const std::string& head) {
 
 // The upstream: TLS with a leaf of its own test authority; answers every
 // request "200" with the request's Authorization field (or "none") as body,
-// keeps the connection open, and remembers the heads it got.
+// keeps the connection open, and remembers the heads it got. With `answer`
+// set (set_answer) it sends that instead (verbatim, possibly nothing) and closes.
 struct tls_upstream {
   tls_upstream() {
     authority = *tls_authority::create();
@@ -108,6 +111,10 @@ struct tls_upstream {
           std::lock_guard<std::mutex> lock(mutex);
           heads.push_back(head);
         }
+        if (const auto instead = canned_answer()) {
+          ssl_write_all(ssl, *instead);
+          break;
+        }
         const auto request = parse_request_head(head);
         const std::string auth = header_value(request.headers, "Authorization").value_or("none");
         const std::string answer = auth + "|" + body;
@@ -121,11 +128,20 @@ struct tls_upstream {
     std::lock_guard<std::mutex> lock(mutex);
     return heads;
   }
+  void set_answer(std::string a) {
+    std::lock_guard<std::mutex> lock(mutex);
+    canned = std::move(a);
+  }
+  std::optional<std::string> canned_answer() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return canned;
+  }
   std::shared_ptr<tls_authority> authority;
   std::unique_ptr<temp_pem> ca_file;
   SSL_CTX* ctx = nullptr;
   std::mutex mutex;
   std::vector<std::string> heads;
+  std::optional<std::string> canned;  // set_answer()
   std::unique_ptr<test_server> server;  // last: stopped first
 };
 
@@ -139,9 +155,11 @@ struct tls_client {
   }
 };
 
-// CONNECT through the broker, then TLS to `sni` trusting only `ca_pem`.
-// Returns a client whose ssl is null when any step failed.
-std::unique_ptr<tls_client> connect_through(int broker_port, const std::string& ca_pem, const std::string& sni = api_host) {
+// CONNECT through the broker, then TLS to `sni` trusting only `ca_pem`
+// (and checking that the certificate names `sni` unless `check_name` is
+// false). Returns a client whose ssl is null when any step failed.
+std::unique_ptr<tls_client> connect_through(int broker_port, const std::string& ca_pem, const std::string& sni = api_host,
+                                            bool check_name = true) {
   auto c = std::make_unique<tls_client>();
   c->fd = connect_tcp(broker_port);
   if (c->fd.get() < 0) return c;
@@ -158,7 +176,7 @@ std::unique_ptr<tls_client> connect_through(int broker_port, const std::string& 
   SSL* ssl = SSL_new(c->ctx);
   SSL_set_fd(ssl, c->fd.get());
   SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, const_cast<char*>(sni.c_str()));
-  SSL_set1_host(ssl, sni.c_str());
+  if (check_name) SSL_set1_host(ssl, sni.c_str());
   if (SSL_connect(ssl) != 1) {
     SSL_free(ssl);
     return c;
@@ -175,7 +193,10 @@ std::pair<std::string, std::string> request(tls_client& c, const std::string& he
 }
 
 struct terminated_broker {
-  terminated_broker(network_rule r, std::vector<tls_credential> credentials = {}, std::string ca_file = {}) {
+  // `with_authority` false: a broker the supervisor would never start (its
+  // run has no CA), to show how an internal failure is recorded.
+  terminated_broker(network_rule r, std::vector<tls_credential> credentials = {}, std::string ca_file = {},
+                    bool with_authority = true) {
     r.tls = tls_mode::terminate;
     authority = *tls_authority::create();
     int port = 0;
@@ -184,7 +205,7 @@ struct terminated_broker {
     options.policy = filtered({r});
     options.hooks = local_hooks(upstream.server->port());
     options.listener_names = {"127.0.0.1:" + std::to_string(port)};
-    options.tls.authority = authority;
+    if (with_authority) options.tls.authority = authority;
     options.tls.upstream_ca_file = ca_file.empty() ? upstream.ca_file->path : ca_file;
     options.tls.credentials = std::move(credentials);
     auto started = network_broker::start(std::move(options), {listener.release()});
@@ -195,6 +216,12 @@ struct terminated_broker {
     broker->stop();
     return broker->evidence();
   }
+  // Waits (at most 5 s) until `n` connections were recorded: a client that
+  // gave up returns before the broker read its last bytes.
+  network_evidence stop_after(std::uint64_t n) {
+    for (int i = 0; i < 500 && broker->evidence().total < n; ++i) ::usleep(10 * 1000);
+    return stop();
+  }
   tls_upstream upstream;
   std::shared_ptr<tls_authority> authority;
   std::unique_ptr<network_broker> broker;
@@ -202,6 +229,30 @@ struct terminated_broker {
 };
 
 const std::string get_head = std::string("GET /api/items?x=1 HTTP/1.1\r\nHost: ") + api_host + "\r\n\r\n";
+
+// The counters agree with the entries (every connection was recorded).
+void expect_counters_match(const network_evidence& e) {
+  std::map<std::string, std::uint64_t> n;
+  for (const auto& c : e.connections) ++n[c.action];
+  EXPECT_EQ(e.total, e.connections.size());
+  EXPECT_EQ(e.allowed, n["allow"]);
+  EXPECT_EQ(e.denied, n["deny"]);
+  EXPECT_EQ(e.unreachable, n["unreachable"]);
+  EXPECT_EQ(e.malformed, n["malformed"]);
+  EXPECT_EQ(e.error, n["error"]);
+}
+
+// The one connection of `e`, whose rule 0 decided it: its action and reason.
+void expect_one_connection(const network_evidence& e, const std::string& action, const std::string& reason) {
+  expect_counters_match(e);
+  ASSERT_EQ(e.connections.size(), 1u);
+  const auto& c = e.connections[0];
+  EXPECT_EQ(c.action, action) << c.reason;
+  EXPECT_EQ(c.reason, reason);
+  EXPECT_TRUE(c.rule_consulted);
+  EXPECT_EQ(c.rule, std::optional<std::size_t>(0));
+  EXPECT_EQ(c.tls, "terminate");
+}
 
 TEST(BrokerTls, GetOnlyRuleForwardsGetAndRefusesPostOnTheSameConnection) {
   network_rule r = rule(api_host, rule_action::allow);
@@ -220,11 +271,10 @@ TEST(BrokerTls, GetOnlyRuleForwardsGetAndRefusesPostOnTheSameConnection) {
   EXPECT_NE(why.find("method POST is not allowed"), std::string::npos) << why;
   EXPECT_EQ(b.upstream.seen().size(), 1u) << "the POST must not reach the server";
   c.reset();
-  const auto e = b.stop();
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "allow", "");  // the connection was served; its requests say what each got
   ASSERT_EQ(e.connections.size(), 1u);
   const auto& conn = e.connections[0];
-  EXPECT_EQ(conn.tls, "terminate");
-  EXPECT_EQ(conn.action, "allow");
   ASSERT_EQ(conn.requests.size(), 2u);
   EXPECT_EQ(conn.requests[0].method, "GET");
   EXPECT_EQ(conn.requests[0].path, "/api/items");
@@ -235,6 +285,7 @@ TEST(BrokerTls, GetOnlyRuleForwardsGetAndRefusesPostOnTheSameConnection) {
   EXPECT_EQ(conn.requests[1].method, "POST");
   EXPECT_EQ(conn.requests[1].status, 403);
   EXPECT_EQ(conn.requests[1].action, "deny");
+  EXPECT_EQ(conn.requests[1].reason, "method POST is not allowed by the rule");
 }
 
 TEST(BrokerTls, PathPrefixesHoldAndDotSegmentsAreRefused) {
@@ -268,7 +319,7 @@ TEST(BrokerTls, CredentialIsInjectedTheClientCopyStrippedAndTraceRefused) {
   EXPECT_EQ(trace.rfind("HTTP/1.1 403", 0), 0u) << trace;
   EXPECT_EQ(trace_body.find(secret), std::string::npos);
   c.reset();
-  const auto e = b.stop();
+  const auto e = b.stop_after(1);
   ASSERT_EQ(e.injections.size(), 1u);
   EXPECT_EQ(e.injections[0].host, api_host);
   EXPECT_EQ(e.injections[0].header, "Authorization");
@@ -289,10 +340,119 @@ TEST(BrokerTls, UntrustedUpstreamCertificateIsRefusedWith502) {
   const std::string response = ssl_read_head(c->ssl);
   EXPECT_EQ(response.rfind("HTTP/1.1 502", 0), 0u) << response;
   c.reset();
-  const auto e = b.stop();
-  ASSERT_EQ(e.connections.size(), 1u);
-  EXPECT_NE(e.connections[0].reason.find("certificate"), std::string::npos) << e.connections[0].reason;
+  const auto e = b.stop_after(1);
+  // Allowed, but the destination could not be reached over verified TLS.
+  expect_one_connection(e, "unreachable", "terminated TLS: upstream TLS failed: self-signed certificate in certificate chain");
+  EXPECT_TRUE(e.connections[0].requests.empty());
   EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+TEST(BrokerTls, ClientSniNamingAnotherHostIsDeniedBeforeAnyUpstreamTls) {
+  terminated_broker b(rule(api_host, rule_action::allow));
+  ASSERT_TRUE(b.broker);
+  // The client trusts the run's CA but does not check the name: only the
+  // broker's SNI check stands between it and the rule's host.
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem(), "other.example.test", false);
+  ASSERT_TRUE(c->ssl);
+  const std::string response = ssl_read_head(c->ssl);
+  EXPECT_EQ(response.rfind("HTTP/1.1 403", 0), 0u) << response;
+  EXPECT_NE(response.find("X-Cordon-Rule: 0"), std::string::npos) << response;
+  c.reset();
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "deny",
+                        "terminated TLS: TLS server name other.example.test does not match the host api.example.test");
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+TEST(BrokerTls, ClientThatRefusesTheRunCaIsMalformed) {
+  terminated_broker b(rule(api_host, rule_action::allow));
+  ASSERT_TRUE(b.broker);
+  auto other = *tls_authority::create();  // as a client pinning its own roots
+  auto c = connect_through(b.broker_port, other->certificate_pem());
+  EXPECT_FALSE(c->ssl) << "the client must refuse a leaf it does not trust";
+  c.reset();
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "malformed", "terminated TLS: the client's TLS handshake failed: tlsv1 alert unknown ca (SSL routines)");
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+TEST(BrokerTls, ClientThatSpeaksNoTlsAfterConnectIsMalformed) {
+  terminated_broker b(rule(api_host, rule_action::allow));
+  ASSERT_TRUE(b.broker);
+  fd_guard fd = connect_tcp(b.broker_port);
+  send_all(fd.get(), std::string("CONNECT ") + api_host + ":443 HTTP/1.1\r\nHost: " + api_host + ":443\r\n\r\n");
+  ASSERT_EQ(recv_until(fd.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  send_all(fd.get(), std::string("GET / HTTP/1.1\r\nHost: ") + api_host + "\r\n\r\n");
+  recv_all(fd.get());  // until the broker closes
+  fd = fd_guard();
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "malformed", "terminated TLS: the client's TLS handshake failed: http request (SSL routines)");
+}
+
+TEST(BrokerTls, MalformedUpstreamResponseIsUnreachableAndTheRequestGets502) {
+  terminated_broker b(rule(api_host, rule_action::allow));
+  ASSERT_TRUE(b.broker);
+  b.upstream.set_answer("SPDY/9 banana\r\n\r\n");
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const auto [head, body] = request(*c, get_head);
+  EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
+  c.reset();
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "unreachable",
+                        "terminated TLS: malformed response from api.example.test: a malformed status line");
+  ASSERT_EQ(e.connections[0].requests.size(), 1u);
+  const auto& q = e.connections[0].requests[0];
+  EXPECT_EQ(q.reason, "malformed response: a malformed status line");
+  EXPECT_EQ(q.method, "GET");
+  EXPECT_EQ(q.path, "/api/items");
+  EXPECT_EQ(q.status, 502);
+  EXPECT_EQ(q.action, "allow") << "it was forwarded";
+  EXPECT_GT(q.bytes_sent, 0u);
+  EXPECT_EQ(q.bytes_received, 0u) << "nothing of the destination's reached the client";
+  EXPECT_EQ(b.upstream.seen().size(), 1u);
+}
+
+TEST(BrokerTls, UpstreamThatClosesWithoutAResponseIsUnreachable) {
+  terminated_broker b(rule(api_host, rule_action::allow));
+  ASSERT_TRUE(b.broker);
+  b.upstream.set_answer("");
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const auto [head, body] = request(*c, get_head);
+  EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
+  c.reset();
+  const auto e = b.stop_after(1);
+  ASSERT_EQ(e.connections.size(), 1u);
+  ASSERT_EQ(e.connections[0].requests.size(), 1u);
+  const auto& q = e.connections[0].requests[0];
+  EXPECT_EQ(q.status, 502);
+  EXPECT_EQ(q.action, "allow");
+  EXPECT_EQ(q.reason, "no response: stream truncated");
+  expect_one_connection(e, "unreachable", "terminated TLS: no response from api.example.test: stream truncated");
+}
+
+TEST(BrokerTls, AnInternalFailureIsAnErrorNotAnAllow) {
+  terminated_broker b(rule(api_host, rule_action::allow), {}, {}, false);
+  ASSERT_TRUE(b.broker);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  EXPECT_FALSE(c->ssl);
+  c.reset();
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "error", "terminated TLS: internal error: this run has no certificate authority");
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+TEST(BrokerTls, StopBeforeTheHandshakesIsAnErrorNotAnAllow) {
+  terminated_broker b(rule(api_host, rule_action::allow));
+  ASSERT_TRUE(b.broker);
+  fd_guard fd = connect_tcp(b.broker_port);
+  send_all(fd.get(), std::string("CONNECT ") + api_host + ":443 HTTP/1.1\r\nHost: " + api_host + ":443\r\n\r\n");
+  // The 200 is written by the terminated exchange itself: it is waiting for
+  // the ClientHello that never comes.
+  ASSERT_EQ(recv_until(fd.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  const auto e = b.stop();
+  expect_one_connection(e, "error", "terminated TLS: the run ended before both TLS handshakes completed");
 }
 
 TEST(BrokerTls, PlainHttpToATerminatedRuleIsRefused) {
