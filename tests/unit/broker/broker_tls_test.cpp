@@ -155,17 +155,24 @@ struct tls_client {
   }
 };
 
+// CONNECT through the broker: the socket once the broker answered 200
+// (closed when it did not).
+fd_guard open_tunnel(int broker_port) {
+  fd_guard fd = connect_tcp(broker_port);
+  if (fd.get() < 0) return fd;
+  send_all(fd.get(), "CONNECT " + std::string(api_host) + ":443 HTTP/1.1\r\nHost: " + api_host + ":443\r\n\r\n");
+  if (recv_until(fd.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0) != 0) return fd_guard();
+  return fd;
+}
+
 // CONNECT through the broker, then TLS to `sni` trusting only `ca_pem`
 // (and checking that the certificate names `sni` unless `check_name` is
 // false). Returns a client whose ssl is null when any step failed.
 std::unique_ptr<tls_client> connect_through(int broker_port, const std::string& ca_pem, const std::string& sni = api_host,
                                             bool check_name = true) {
   auto c = std::make_unique<tls_client>();
-  c->fd = connect_tcp(broker_port);
+  c->fd = open_tunnel(broker_port);
   if (c->fd.get() < 0) return c;
-  send_all(c->fd.get(), "CONNECT " + std::string(api_host) + ":443 HTTP/1.1\r\nHost: " + api_host + ":443\r\n\r\n");
-  const std::string reply = recv_until(c->fd.get(), "\r\n\r\n");
-  if (reply.rfind("HTTP/1.1 200", 0) != 0) return c;
   c->ctx = SSL_CTX_new(TLS_client_method());
   BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
   X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
@@ -379,9 +386,8 @@ TEST(BrokerTls, ClientThatRefusesTheRunCaIsMalformed) {
 TEST(BrokerTls, ClientThatSpeaksNoTlsAfterConnectIsMalformed) {
   terminated_broker b(rule(api_host, rule_action::allow));
   ASSERT_TRUE(b.broker);
-  fd_guard fd = connect_tcp(b.broker_port);
-  send_all(fd.get(), std::string("CONNECT ") + api_host + ":443 HTTP/1.1\r\nHost: " + api_host + ":443\r\n\r\n");
-  ASSERT_EQ(recv_until(fd.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  fd_guard fd = open_tunnel(b.broker_port);
+  ASSERT_GE(fd.get(), 0);
   send_all(fd.get(), std::string("GET / HTTP/1.1\r\nHost: ") + api_host + "\r\n\r\n");
   recv_all(fd.get());  // until the broker closes
   fd = fd_guard();
@@ -446,11 +452,10 @@ TEST(BrokerTls, AnInternalFailureIsAnErrorNotAnAllow) {
 TEST(BrokerTls, StopBeforeTheHandshakesIsAnErrorNotAnAllow) {
   terminated_broker b(rule(api_host, rule_action::allow));
   ASSERT_TRUE(b.broker);
-  fd_guard fd = connect_tcp(b.broker_port);
-  send_all(fd.get(), std::string("CONNECT ") + api_host + ":443 HTTP/1.1\r\nHost: " + api_host + ":443\r\n\r\n");
   // The 200 is written by the terminated exchange itself: it is waiting for
   // the ClientHello that never comes.
-  ASSERT_EQ(recv_until(fd.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  fd_guard fd = open_tunnel(b.broker_port);
+  ASSERT_GE(fd.get(), 0);
   const auto e = b.stop();
   expect_one_connection(e, "error", "terminated TLS: the run ended before both TLS handshakes completed");
 }
