@@ -261,6 +261,17 @@ void expect_one_connection(const network_evidence& e, const std::string& action,
   EXPECT_EQ(c.tls, "terminate");
 }
 
+// A client trusting only `client_ca` fails its TLS handshake through `b`:
+// the one connection's action and reason; nothing reached the upstream.
+void expect_failed_handshake(terminated_broker& b, const std::string& client_ca, const std::string& action,
+                             const std::string& reason) {
+  auto c = connect_through(b.broker_port, client_ca);
+  EXPECT_FALSE(c->ssl) << "the client's handshake must fail";
+  c.reset();
+  expect_one_connection(b.stop_after(1), action, reason);
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
 TEST(BrokerTls, GetOnlyRuleForwardsGetAndRefusesPostOnTheSameConnection) {
   network_rule r = rule(api_host, rule_action::allow);
   r.methods = {"GET", "HEAD"};
@@ -374,13 +385,9 @@ TEST(BrokerTls, ClientSniNamingAnotherHostIsDeniedBeforeAnyUpstreamTls) {
 TEST(BrokerTls, ClientThatRefusesTheRunCaIsMalformed) {
   terminated_broker b(rule(api_host, rule_action::allow));
   ASSERT_TRUE(b.broker);
-  auto other = *tls_authority::create();  // as a client pinning its own roots
-  auto c = connect_through(b.broker_port, other->certificate_pem());
-  EXPECT_FALSE(c->ssl) << "the client must refuse a leaf it does not trust";
-  c.reset();
-  const auto e = b.stop_after(1);
-  expect_one_connection(e, "malformed", "terminated TLS: the client's TLS handshake failed: tlsv1 alert unknown ca (SSL routines)");
-  EXPECT_TRUE(b.upstream.seen().empty());
+  auto other = *tls_authority::create();  // as a client pinning its own roots: it refuses the run's leaf
+  expect_failed_handshake(b, other->certificate_pem(), "malformed",
+                          "terminated TLS: the client's TLS handshake failed: tlsv1 alert unknown ca (SSL routines)");
 }
 
 TEST(BrokerTls, ClientThatSpeaksNoTlsAfterConnectIsMalformed) {
@@ -441,12 +448,8 @@ TEST(BrokerTls, UpstreamThatClosesWithoutAResponseIsUnreachable) {
 TEST(BrokerTls, AnInternalFailureIsAnErrorNotAnAllow) {
   terminated_broker b(rule(api_host, rule_action::allow), {}, {}, false);
   ASSERT_TRUE(b.broker);
-  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-  EXPECT_FALSE(c->ssl);
-  c.reset();
-  const auto e = b.stop_after(1);
-  expect_one_connection(e, "error", "terminated TLS: internal error: this run has no certificate authority");
-  EXPECT_TRUE(b.upstream.seen().empty());
+  expect_failed_handshake(b, b.authority->certificate_pem(), "error",
+                          "terminated TLS: internal error: this run has no certificate authority");
 }
 
 TEST(BrokerTls, StopBeforeTheHandshakesIsAnErrorNotAnAllow) {
