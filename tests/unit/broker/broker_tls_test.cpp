@@ -402,47 +402,40 @@ TEST(BrokerTls, ClientThatSpeaksNoTlsAfterConnectIsMalformed) {
   expect_one_connection(e, "malformed", "terminated TLS: the client's TLS handshake failed: http request (SSL routines)");
 }
 
-TEST(BrokerTls, MalformedUpstreamResponseIsUnreachableAndTheRequestGets502) {
-  terminated_broker b(rule(api_host, rule_action::allow));
-  ASSERT_TRUE(b.broker);
-  b.upstream.set_answer("SPDY/9 banana\r\n\r\n");
-  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-  ASSERT_TRUE(c->ssl);
-  const auto [head, body] = request(*c, get_head);
-  EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
-  c.reset();
-  const auto e = b.stop_after(1);
-  expect_one_connection(e, "unreachable",
-                        "terminated TLS: malformed response from api.example.test: a malformed status line");
-  ASSERT_EQ(e.connections[0].requests.size(), 1u);
-  const auto& q = e.connections[0].requests[0];
-  EXPECT_EQ(q.reason, "malformed response: a malformed status line");
-  EXPECT_EQ(q.method, "GET");
-  EXPECT_EQ(q.path, "/api/items");
-  EXPECT_EQ(q.status, 502);
-  EXPECT_EQ(q.action, "allow") << "it was forwarded";
-  EXPECT_GT(q.bytes_sent, 0u);
-  EXPECT_EQ(q.bytes_received, 0u) << "nothing of the destination's reached the client";
-  EXPECT_EQ(b.upstream.seen().size(), 1u);
-}
-
-TEST(BrokerTls, UpstreamThatClosesWithoutAResponseIsUnreachable) {
-  terminated_broker b(rule(api_host, rule_action::allow));
-  ASSERT_TRUE(b.broker);
-  b.upstream.set_answer("");
-  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-  ASSERT_TRUE(c->ssl);
-  const auto [head, body] = request(*c, get_head);
-  EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
-  c.reset();
-  const auto e = b.stop_after(1);
-  ASSERT_EQ(e.connections.size(), 1u);
-  ASSERT_EQ(e.connections[0].requests.size(), 1u);
-  const auto& q = e.connections[0].requests[0];
-  EXPECT_EQ(q.status, 502);
-  EXPECT_EQ(q.action, "allow");
-  EXPECT_EQ(q.reason, "no response: stream truncated");
-  expect_one_connection(e, "unreachable", "terminated TLS: no response from api.example.test: stream truncated");
+// The request was forwarded (`allow`), the client got the broker's 502, and
+// the connection is `unreachable`: a malformed status line, then an upstream
+// that closes without answering.
+TEST(BrokerTls, AnUnusableUpstreamResponseIsUnreachableAndTheRequestGets502) {
+  struct answer_case {
+    std::string answer, request_reason, connection_reason;
+  };
+  for (const auto& [answer, request_reason, connection_reason] : std::vector<answer_case>{
+           {"SPDY/9 banana\r\n\r\n", "malformed response: a malformed status line",
+            "terminated TLS: malformed response from api.example.test: a malformed status line"},
+           {"", "no response: stream truncated", "terminated TLS: no response from api.example.test: stream truncated"}}) {
+    SCOPED_TRACE(request_reason);
+    terminated_broker b(rule(api_host, rule_action::allow));
+    ASSERT_TRUE(b.broker);
+    b.upstream.set_answer(answer);
+    auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+    ASSERT_TRUE(c->ssl);
+    const auto [head, body] = request(*c, get_head);
+    EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
+    c.reset();
+    const auto e = b.stop_after(1);
+    expect_one_connection(e, "unreachable", connection_reason);
+    ASSERT_EQ(e.connections.size(), 1u);
+    ASSERT_EQ(e.connections[0].requests.size(), 1u);
+    const auto& q = e.connections[0].requests[0];
+    EXPECT_EQ(q.reason, request_reason);
+    EXPECT_EQ(q.method, "GET");
+    EXPECT_EQ(q.path, "/api/items");
+    EXPECT_EQ(q.status, 502);
+    EXPECT_EQ(q.action, "allow") << "it was forwarded";
+    EXPECT_GT(q.bytes_sent, 0u);
+    EXPECT_EQ(q.bytes_received, 0u) << "nothing of the destination's reached the client";
+    EXPECT_EQ(b.upstream.seen().size(), 1u);
+  }
 }
 
 TEST(BrokerTls, AnInternalFailureIsAnErrorNotAnAllow) {
