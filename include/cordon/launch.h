@@ -77,8 +77,10 @@ struct network_connection {
   // What happened, one value per outcome: "allow" (relayed), "deny" (refused
   // by a rule, the default action or the address check), "unreachable"
   // (allowed, but resolution or the connection failed), "malformed" (no valid
-  // request, no rule consulted), "error" (the broker's limits, an internal
-  // error, or the run ended before a decision).
+  // request, no rule consulted; or no valid TLS where the deciding rule
+  // required it), "error" (the broker's limits, an internal error, or the run
+  // ended before a decision). A `tls: "terminate"` connection: docs/tls.md,
+  // "Evidence".
   std::string action;
   std::string reason;        // why it was not relayed; empty when it was
   std::string address;       // the address the broker connected to, when it did
@@ -107,7 +109,7 @@ struct network_evidence {
   std::uint64_t allowed = 0;           // relayed (connected to the destination)
   std::uint64_t denied = 0;            // refused by a rule, the default action or the address check
   std::uint64_t unreachable = 0;       // allowed, but resolution or the connection failed
-  std::uint64_t malformed = 0;         // no valid request (no rule consulted)
+  std::uint64_t malformed = 0;         // no valid request (or no valid TLS where a rule required it)
   std::uint64_t error = 0;             // broker limits, internal errors, run ended before a decision
   std::uint64_t not_recorded = 0;      // connections beyond max_recorded
   // The broker's relay memory (docs/network.md, "Memory budget"): the

@@ -29,8 +29,8 @@ using acceptor = asio::basic_socket_acceptor<stream>;
 enum class outcome {
   allowed,      // relayed to the destination
   denied,       // refused by a rule, the default action or the address check
-  unreachable,  // allowed, but resolving or connecting to the destination failed
-  malformed,    // no valid request: no rule was consulted
+  unreachable,  // allowed, but resolving, connecting or (terminated TLS) the upstream TLS or response failed
+  malformed,    // no valid request: no rule was consulted; or no valid TLS where the rule required it
   error,        // the broker's own limits, an internal error, or stop() before a decision
 };
 
