@@ -54,7 +54,7 @@ struct network_request {
   std::string path;          // the request target without its query
   int status = 0;            // the status the command got (the broker's own 403, 400 or 502 included)
   std::string action;        // "allow" (forwarded) or "deny" (answered by the broker)
-  std::string reason;        // why it was refused; empty when forwarded
+  std::string reason;        // why it was refused, or why a forwarded one got the broker's 502; else empty
   std::uint64_t bytes_sent = 0;      // request head and body sent upstream
   std::uint64_t bytes_received = 0;  // response head and body relayed to the command
   std::vector<std::string> injected;  // the credentials added (their header names), never the values
