@@ -610,7 +610,14 @@ class session : public std::enable_shared_from_this<session> {
       client_.async_read_some(asio::buffer(check_buffer_.data(), check_buffer_.size() - to_upstream_.size()),
                               wrap([this](std::error_code ec, std::size_t n) {
                                 if (phase_ != phase::checking) return;
-                                if (ec) return finish();  // gave up before sending anything usable
+                                if (ec && to_upstream_.empty()) return finish();  // an allowed tunnel that carried nothing
+                                if (ec) {
+                                  // Closed in the middle of its ClientHello: nothing the check could
+                                  // judge was sent, and nothing was relayed (docs/network.md).
+                                  outcome_ = outcome::malformed;
+                                  record_.reason = "tunnel: the client closed before its TLS ClientHello was complete";
+                                  return finish();
+                                }
                                 to_upstream_.append(check_buffer_.data(), n);
                                 check_tls();
                               }));

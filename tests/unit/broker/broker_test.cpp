@@ -997,5 +997,34 @@ TEST(BrokerTunnelTls, TheServerNameMustBeTheTunnelsHost) {
   EXPECT_TRUE(fronting && nameless) << ::testing::PrintToString(reasons);
 }
 
+// A client that closes in the middle of its ClientHello sent nothing the
+// check could judge and had nothing relayed: malformed, naming the rule. One
+// that closes having sent nothing had an allowed tunnel that carried nothing.
+TEST(BrokerTunnelTls, ClosingInTheMiddleOfTheClientHelloIsMalformed) {
+  test_server server(echo);
+  auto b = start_broker(filtered({rule("api.example.com", rule_action::allow)}), local_hooks(server.port()));
+  ASSERT_TRUE(b.broker);
+  const std::string hello = client_hello(sni_extension("api.example.com"));
+  {
+    fd_guard c = connect_tcp(b.port);
+    ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:443"));
+    ASSERT_TRUE(send_all(c.get(), hello.substr(0, hello.size() / 2)));
+  }
+  auto e = wait_for_total(*b.broker, 1);
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_EQ(e.connections[0].action, "malformed");
+  EXPECT_EQ(e.connections[0].reason, "tunnel: the client closed before its TLS ClientHello was complete");
+  EXPECT_EQ(e.connections[0].rule, std::optional<std::size_t>(0));
+  EXPECT_EQ(e.malformed, 1u);
+  {
+    fd_guard c = connect_tcp(b.port);
+    ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:443"));
+  }
+  e = wait_for_total(*b.broker, 2);
+  ASSERT_EQ(e.connections.size(), 2u);
+  EXPECT_EQ(e.connections[1].action, "allow") << e.connections[1].reason;
+  EXPECT_EQ(e.allowed, 1u);
+}
+
 }  // namespace
 }  // namespace cordon::broker
