@@ -19,6 +19,8 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 #include "broker/broker.h"
 #include "core/environment.h"
@@ -305,6 +307,18 @@ void reap(pid_t pid, int* status = nullptr, struct rusage* usage = nullptr) noex
   }
 }
 
+// PID 1 reported `exited` and is in its own exit: reaped by a thread of its
+// own, so that the report does not wait for the kernel's teardown and no
+// zombie outlives it. The pidfd stays open until then: the pid cannot be
+// reused meanwhile.
+void reap_in_background(sandbox_process sandbox) {
+  try {
+    std::thread([process = std::move(sandbox)] { reap(process.pid); }).detach();
+  } catch (const std::system_error&) {
+    reap(sandbox.pid);  // no thread to be had: wait here, as before
+  }
+}
+
 // What the supervision loop holds and learns while the tree runs.
 struct watch_state {
   init_message message;
@@ -319,6 +333,10 @@ struct watch_state {
   connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
   std::optional<error> broker_failure;
   broker::tls_options tls;  // the run's authority and credentials (run_tls.h)
+  // PID 1 sent `exited` and is ending: the namespace holds nothing else, so
+  // the run is over although PID 1's own exit (its address space, the mount
+  // namespace's teardown) has not finished (reap_in_background()).
+  bool pid1_exiting = false;
 };
 
 void kill_tree(const sandbox_process& sandbox, watch_state& w) noexcept {
@@ -419,11 +437,17 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
   const std::uint64_t cpu_limit_ns = payload.tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
   while (true) {
     int timeout_ms = poll_timeout(deadline, w, cpu_limit_ns != 0);
-    // PID 1's status is not watched: each of its messages (exited,
-    // exec_failed, setup_failed, timed_out) is its last, written before it
-    // exits, and read once the pidfd says it has (one wake-up, not two).
+    // Each of PID 1's messages (exited, exec_failed, setup_failed, timed_out)
+    // is its last, written before it exits. Without a cgroup, `exited` ends
+    // the run: PID 1 has killed and reaped everything else first
+    // (namespace_reap.h), so nothing of the command is left, and its own
+    // exit, which tears down a copy of this address space and the mount
+    // namespace, need not be waited for. With a cgroup, whose counters and
+    // removal need PID 1 gone, the status is read once the pidfd says PID 1
+    // has exited (one wake-up, not two).
+    const bool end_on_message = cgroup == nullptr;
     pollfd fds[7] = {{sandbox.pidfd.get(), POLLIN, 0},
-                     {-1, 0, 0},
+                     {end_on_message ? channels.status_read.get() : -1, POLLIN, 0},
                      {signals.fd(), POLLIN, 0},
                      {channels.notify_receive.get(), POLLIN, 0},
                      {w.listener.get(), POLLIN, 0},
@@ -447,6 +471,13 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
     on_listener(payload, fds[4].revents, w);
     if (fds[2].revents & POLLIN) forward_signals(signals, sandbox, outcome, w);
     if (fds[0].revents & POLLIN) break;  // PID 1 exited: the namespace is empty
+    if (fds[1].revents & (POLLIN | POLLHUP)) {
+      read_status(channels.status_read, w);
+      if (w.have_message && w.message.kind == init_message_kind::exited && !w.killed) {
+        w.pid1_exiting = true;
+        break;
+      }
+    }
     // Not beside a running broker: its thread uses that code and heap all along.
     if (w.network) w.trim_at.reset();
     if (w.trim_at && steady::now() >= *w.trim_at) {
@@ -681,7 +712,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   auto cloned = clone_sandbox(payload, launch);
   channels.close_sandbox_ends();
   if (!cloned) return std::move(cloned).error_value();
-  const sandbox_process& sandbox = *cloned;
+  sandbox_process& sandbox = *cloned;
   if (prepared) {
     // PID 1 has its own copy; this process never reads them. Freed now, not
     // at the end of the run, where unmapping ~400 KiB would delay the report.
@@ -728,7 +759,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
 
   int wait_status = 0;
   struct rusage usage {};
-  reap(sandbox.pid, &wait_status, &usage);
+  if (w.pid1_exiting) {
+    reap_in_background(std::move(sandbox));  // the outcome comes from PID 1's message
+  } else {
+    reap(sandbox.pid, &wait_status, &usage);
+  }
   relay.finish();  // stdio hook: the tree is gone; what it wrote is copied out, the terminal restored
   outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
   outcome.violations = w.violations.entries();
@@ -738,7 +773,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     w.network->stop();
     outcome.network = w.network->evidence();
   }
-  if (channels.status_read) read_status(channels.status_read, w);
+  if (channels.status_read && !w.pid1_exiting) read_status(channels.status_read, w);  // read already otherwise
   // PID 1 reached the deadline itself (this process was stopped, or late).
   if (w.have_message && w.message.kind == init_message_kind::timed_out) outcome.timed_out = true;
   signals.restore(true);

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -200,6 +202,43 @@ TEST_F(RunApi, CancelWhileAnotherThreadWaitsAndCompletionFd) {
   EXPECT_EQ(::poll(&done, 1, 10000), 1) << "the completion descriptor is not readable after the end";
   started->cancel();  // after the end: nothing happens
   EXPECT_TRUE(started->wait_for(std::chrono::milliseconds(0)));
+}
+
+// The calling thread as supervisor (run_in_this_process): the run ends on
+// PID 1's `exited` message, before PID 1's own exit has finished
+// (src/linux/supervisor.cpp). Whatever the command left behind is gone by
+// then; its CPU time is in the outcome; PID 1 itself is reaped soon after,
+// so no child of this process outlives the run.
+TEST_F(RunApi, InThisProcessNothingOutlivesTheRun) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  auto plan = compile_profile(*backend, "read-only");
+  ASSERT_TRUE(plan);
+  launch_request request{{"/bin/sh", "-c",
+                          "sleep 30 & e=$(($(date +%s%N) + 300000000)); "
+                          "while [ $(date +%s%N) -lt $e ]; do :; done; exit 3"},
+                         "/",
+                         {}};
+  run_report r = run_in_this_process(*plan, request);
+  ASSERT_TRUE(r.outcome) << (r.failure ? r.failure->describe() : "");
+  EXPECT_TRUE(r.outcome->exited);
+  EXPECT_EQ(r.outcome->exit_code, 3);
+  // The busy loop's 300 ms (sh and date, all reaped by PID 1): at least 200.
+  EXPECT_GE(r.outcome->user_cpu_ms + r.outcome->system_cpu_ms, 200);
+  EXPECT_LT(r.outcome->wall_ms, 10000) << "the left-behind sleep was waited for";
+  auto children = [] {
+    std::string all;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream in(task.path() / "children");
+      all += std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    return all;
+  };
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!children().empty() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(children(), "") << "PID 1 was not reaped within 10 s of the run's end";
 }
 
 TEST_F(RunApi, MissingHelperIsAReportedFailure) {
