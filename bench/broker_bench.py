@@ -222,8 +222,7 @@ def main() -> int:
             results["stalled"] = [{"connections": args.stalled, "written_mib": data["written_mib"],
                                    "peak_mib": memory["peak_bytes"] / (1 << 20),
                                    "budget_mib": memory["budget_bytes"] / (1 << 20)}]
-            configs_stall = display(stall_argv, {})
-            checks["stalled connections (command line)"] = configs_stall
+            checks["stalled connections (command line)"] = stall_argv  # shortened by render()
     finally:
         server.close()
 
@@ -260,6 +259,7 @@ def render(args, configs, results, checks, port, load_before, cordon) -> str:
     names = {str(cordon): "cordon", str(args.client.resolve()): "cordon_broker_bench",
              str(WORK / "ws" / "cordon_broker_bench"): "WS/cordon_broker_bench",
              str(WORK / "filtered.json"): "filtered.json", str(WORK / "report.json"): "report.json",
+             str(WORK / "stall-report.json"): "stall-report.json",
              str(WORK / "ws"): "WS", f"127.0.0.1:{port}": "127.0.0.1:PORT"}
     out = []
     out.append("## Filtered networking: the broker against a direct connection\n")
@@ -285,7 +285,7 @@ def render(args, configs, results, checks, port, load_before, cordon) -> str:
                    f"{s['cpu']['median']:.2f} |")
     out.append("")
     out.append("CPU s: user + system time of every process of the run (the client, and for the sandboxed rows "
-               "cordon with its broker thread), not the server's; the latency phase is included.\n")
+               "cordon with its broker process), not the server's; the latency phase is included.\n")
     out.append("### Connection latency\n")
     out.append(f"| configuration | median per connection, ms | p90, ms | added to direct (median), ms |")
     out.append("|---|---:|---:|---:|")
@@ -308,9 +308,9 @@ def render(args, configs, results, checks, port, load_before, cordon) -> str:
     out.append(f"- Added latency per connection < {TARGET_ADDED_MS:g} ms: {added:.3f} ms (medians; the best runs: "
                f"{b['lat']['min'] - d['lat']['min']:.3f} ms; p90 {b['p90']['median'] - d['p90']['median']:.3f} ms): "
                f"{verdict(added < TARGET_ADDED_MS)}.")
-    out.append("- Both legs of every brokered connection are loopback here, and the client, the broker thread and "
+    out.append("- Both legs of every brokered connection are loopback here, and the client, the broker process and "
                f"the server share {facts['nproc']} cores: a direct transfer keeps two busy, a brokered one three "
-               "(the broker thread moves every byte a second time: socket to socket with splice(2), or through a "
+               "(the broker moves every byte a second time: socket to socket with splice(2), or through a "
                "user-space buffer where splice is unavailable). The added latency includes the supervisor "
                "answering the seccomp notification every `connect(2)` in a filtered sandbox raises, the "
                "`CONNECT` exchange, and the broker's own connect to the server.\n")
@@ -326,7 +326,7 @@ def render(args, configs, results, checks, port, load_before, cordon) -> str:
         out.append(f"- During the throughput runs (one bulk transfer at a time): peak {max(peaks):.1f} MiB.\n")
     out.append("Checks made before timing:\n")
     for k, v in checks.items():
-        out.append(f"- {k}: `{v}`")
+        out.append(f"- {k}: `{display(v, names) if isinstance(v, list) else v}`")
     out.append("")
     out.append("Command lines (`WS` is the workspace holding a copy of the client, `PORT` the server's port):\n")
     out.append("```")
