@@ -4,6 +4,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,6 +45,9 @@ inline const char* action_text(outcome o) {
   }
   return "error";
 }
+
+// A duration as reasons give it: "10000 ms".
+inline std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
 class session;
 class dns_server;

@@ -38,8 +38,6 @@ using tcp = asio::ip::tcp;
 constexpr std::chrono::milliseconds linger_time{1000};
 constexpr std::size_t linger_bytes = 64 * 1024;
 
-std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
-
 }  // namespace
 
 // One client connection: read the request, decide, connect, relay. Every

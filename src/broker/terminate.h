@@ -15,6 +15,12 @@
 // `unreachable` (the upstream TLS failed, or the destination gave no usable
 // response head) or `malformed` (the client's TLS handshake failed) are set
 // before the client can see them.
+//
+// Deadlines (docs/tls.md): the client's handshake (the broker's clear-text
+// answer included) must complete within limits.request_timeout, as a plain
+// request must, else `malformed`; the destination's handshake within
+// limits.connect_timeout, as its connect must, else `unreachable` and a 504.
+// Either way the connection is closed.
 #pragma once
 
 #include <functional>
