@@ -6,7 +6,12 @@
 //     {"probe_open": path} (tests: show that no file can be opened);
 //   broker -> supervisor: {"ready": true} or {"failed": why},
 //     {"resolve": id, "host": h, "port": p}, {"probe_errno": e},
-//     {"evidence": {...}} last, after the stop drained everything.
+//     {"open": id, "connection": {...}} (a connection still open, when it
+//     is decided and when its action changes), {"entry": id, "connection":
+//     {...}} (an entry, when it is complete; id 0: never reported open),
+//     {"evidence": {...}} last, after the stop drained everything: what was
+//     not streamed (no entry, in this broker), the memory peak, the
+//     injections (evidence_stream.h is the supervisor's side).
 #include "broker/broker_link.h"
 
 #include <fcntl.h>
@@ -70,13 +75,18 @@ class channel_link {
     send({{"resolve", id}, {"host", host}, {"port", port}});
   }
 
+  // An entry of the evidence, streamed (`kind` "open" or "entry").
+  void report(const char* kind, std::uint64_t id, const network_connection& connection) {
+    send({{kind, id}, {"connection", cordon::core::connection_to_json(connection)}});
+  }
+
   // After run_loop(): the complete evidence, blocking.
   bool finish(const network_evidence& evidence) {
     pending_.clear();
     std::error_code ec;
     wait_.non_blocking(false, ec);
     const std::string rest = out_.substr(out_offset_);
-    return write_all(fd_, rest) && write_all(fd_, json{{"evidence", cordon::core::evidence_to_json(evidence)}}.dump() + "\n");
+    return write_all(fd_, rest) && write_all(fd_, line(json{{"evidence", cordon::core::evidence_to_json(evidence)}}));
   }
 
  private:
@@ -146,8 +156,13 @@ class channel_link {
   // Queued and written as the socket takes it: the broker never blocks on
   // its supervisor.
   void send(const json& message) {
-    out_ += message.dump() + "\n";
+    out_ += line(message);
     flush();
+  }
+  // One message as a line. Text the broker records is printable() already;
+  // a byte that is not UTF-8 anyway is replaced rather than thrown on.
+  static std::string line(const json& message) {
+    return message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   }
   void flush() {
     while (out_offset_ < out_.size()) {
@@ -200,6 +215,15 @@ int serve_over_channel(broker_options options, std::vector<int> listener_fds, in
   channel_link channel_state(c, channel);
   link = &channel_state;
   c.options.destinations->set_refill([&channel_state] { channel_state.refill(); });
+  // Each entry goes to the supervisor as soon as it is complete, and a
+  // connection still open when it is decided: a broker that dies leaves
+  // every decision it made (docs/network.md, "The broker's process").
+  c.on_recorded = [&channel_state](std::uint64_t id, network_connection entry) {
+    channel_state.report("entry", id, entry);
+  };
+  c.on_decided = [&channel_state](std::uint64_t id, network_connection entry) {
+    channel_state.report("open", id, entry);
+  };
   if (const std::string problem = confine(); !problem.empty()) {
     say({{"failed", "cannot confine the network broker: " + problem}});
     return 1;

@@ -240,6 +240,7 @@ class exchange_loop {
     }
     *t_.result = outcome::allowed;  // both ends are TLS: from now on each request is decided on its own
     t_.record->reason.clear();
+    t_.decided();
     co_await serve(client, upstream);
     co_await close_client(client);
   }
@@ -437,6 +438,7 @@ class exchange_loop {
     settled_ = true;
     *t_.result = result;
     t_.record->reason = printable("terminated TLS: " + why);
+    t_.decided();
   }
 
   // The broker's own answer; the connection ends after it.

@@ -44,6 +44,8 @@ struct terminated_connection {
   outcome* result = nullptr;             // the session's: what it records as the connection's action
   // Called once when the connection is over (record and result are final).
   std::function<void()> done;
+  // Called when *result changed while the connection is still open.
+  std::function<void()> decided;
   std::shared_ptr<void> keepalive;  // the session
 };
 
