@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <asio.hpp>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <map>
@@ -27,6 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "broker/core.h"
 #include "broker/serve.h"
@@ -37,6 +39,9 @@ namespace {
 
 using json = nlohmann::json;
 using namespace detail;
+
+// How long an entry of the evidence may wait to be sent with others (channel_link::report).
+constexpr std::chrono::milliseconds report_delay{2};
 
 // Writes all of `data` to the blocking descriptor `fd`; false on failure.
 bool write_all(int fd, const std::string& data) {
@@ -57,7 +62,7 @@ bool write_all(int fd, const std::string& data) {
 
 class channel_link {
  public:
-  channel_link(core& c, int fd) : core_(c), fd_(fd), wait_(c.io) {
+  channel_link(core& c, int fd) : core_(c), fd_(fd), wait_(c.io), report_timer_(c.io) {
     std::error_code ec;
     wait_.assign(stream(AF_UNIX, 0), fd, ec);
     if (!ec) wait_.non_blocking(true, ec);
@@ -75,14 +80,28 @@ class channel_link {
     send({{"resolve", id}, {"host", host}, {"port", port}});
   }
 
-  // An entry of the evidence, streamed (`kind` "open" or "entry").
-  void report(const char* kind, std::uint64_t id, const network_connection& connection) {
-    send({{kind, id}, {"connection", cordon::core::connection_to_json(connection)}});
+  // An entry of the evidence, streamed: `open` (a connection still open,
+  // as it stands) or its final entry. Sent within report_delay, together
+  // with the others of that moment: a supervisor woken for each of them
+  // would cost every connection's latency on a busy host. An open report
+  // still waiting when its final entry comes is dropped (the entry says more).
+  void report(bool open, std::uint64_t id, network_connection connection) {
+    if (!open && id != 0) {
+      std::erase_if(reports_, [id](const pending_report& r) { return r.open && r.id == id; });
+    }
+    reports_.push_back({open, id, std::move(connection)});
+    if (reports_.size() == 1) {
+      report_timer_.expires_after(report_delay);
+      report_timer_.async_wait([this](std::error_code ec) {
+        if (!ec) send_reports();
+      });
+    }
   }
 
   // After run_loop(): the complete evidence, blocking.
   bool finish(const network_evidence& evidence) {
     pending_.clear();
+    send_reports();
     std::error_code ec;
     wait_.non_blocking(false, ec);
     const std::string rest = out_.substr(out_offset_);
@@ -90,6 +109,17 @@ class channel_link {
   }
 
  private:
+  void send_reports() {
+    report_timer_.cancel();
+    std::string lines;
+    for (const auto& r : reports_) {
+      lines += line({{r.open ? "open" : "entry", r.id}, {"connection", cordon::core::connection_to_json(r.connection)}});
+    }
+    reports_.clear();
+    out_ += lines;
+    flush();
+  }
+
   void wait_readable() {
     wait_.async_wait(stream::socket::wait_read, [this](std::error_code ec) {
       if (ec || stopped_) return;
@@ -193,6 +223,13 @@ class channel_link {
   std::string in_, out_;
   std::size_t out_offset_ = 0;
   std::uint64_t last_id_ = 0;
+  struct pending_report {
+    bool open;
+    std::uint64_t id;
+    network_connection connection;
+  };
+  std::vector<pending_report> reports_;  // report(): not sent yet
+  asio::steady_timer report_timer_;
   std::map<std::uint64_t, broker_hooks::resolved_callback> pending_;
 };
 
@@ -219,10 +256,10 @@ int serve_over_channel(broker_options options, std::vector<int> listener_fds, in
   // connection still open when it is decided: a broker that dies leaves
   // every decision it made (docs/network.md, "The broker's process").
   c.on_recorded = [&channel_state](std::uint64_t id, network_connection entry) {
-    channel_state.report("entry", id, entry);
+    channel_state.report(false, id, std::move(entry));
   };
   c.on_decided = [&channel_state](std::uint64_t id, network_connection entry) {
-    channel_state.report("open", id, entry);
+    channel_state.report(true, id, std::move(entry));
   };
   if (const std::string problem = confine(); !problem.empty()) {
     say({{"failed", "cannot confine the network broker: " + problem}});

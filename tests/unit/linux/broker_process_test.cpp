@@ -192,6 +192,9 @@ TEST(BrokerProcess, ADeadBrokerIsRecordedWithTheDecisionsItMade) {
   EXPECT_EQ(recv_exact(open.get(), 4), "pong");
   // The two finished entries reach the supervisor while the broker runs.
   ASSERT_EQ(wait_until_total(*b.broker, 2), 2U) << "entries are streamed when they are complete";
+  // Reports wait at most 2 ms to be sent together (broker_link.cpp): the
+  // open connection's has been sent well before this.
+  ::usleep(100 * 1000);
   ASSERT_EQ(::kill(b.broker->pid(), SIGKILL), 0);
   EXPECT_TRUE(reads_eof(open.get())) << "the command loses its way out";
   b.broker->stop();
