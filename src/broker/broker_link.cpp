@@ -268,7 +268,10 @@ int serve_over_channel(broker_options options, std::vector<int> listener_fds, in
   say({{"ready", true}});
   channel_state.start();
   run_loop(c);
-  return channel_state.finish(c.evidence) ? 0 : 1;
+  const bool sent = channel_state.finish(c.evidence);
+  c.on_recorded = nullptr;  // the channel is done: nothing more can be streamed
+  c.on_decided = nullptr;
+  return sent ? 0 : 1;
 }
 
 }  // namespace cordon::broker
