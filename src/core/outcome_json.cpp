@@ -2,6 +2,9 @@
 
 #include "core/tls_evidence_json.h"
 
+#include <string>
+#include <utility>
+
 namespace cordon::core {
 namespace {
 
@@ -38,20 +41,21 @@ json connection_to_json(const network_connection& c) {
 
 network_connection connection_from_json(const json& cj) {
   network_connection c;
-  get(cj, "protocol", c.protocol);
-  get(cj, "original", c.original);
-  get(cj, "name_source", c.name_source);
-  get(cj, "host", c.host);
+  using text = std::string network_connection::*;
+  for (const auto& [key, field] : {std::pair<const char*, text>{"protocol", &network_connection::protocol},
+                                   {"original", &network_connection::original},
+                                   {"name_source", &network_connection::name_source},
+                                   {"host", &network_connection::host}, {"action", &network_connection::action},
+                                   {"reason", &network_connection::reason},
+                                   {"address", &network_connection::address}, {"tls", &network_connection::tls}}) {
+    get(cj, key, c.*field);
+  }
   get(cj, "port", c.port);
   get(cj, "rule", c.rule);
   get(cj, "rule_consulted", c.rule_consulted);
-  get(cj, "action", c.action);
-  get(cj, "reason", c.reason);
-  get(cj, "address", c.address);
   get(cj, "bytes_sent", c.bytes_sent);
   get(cj, "bytes_received", c.bytes_received);
   get(cj, "duration_ms", c.duration_ms);
-  get(cj, "tls", c.tls);
   if (cj.contains("requests")) c.requests = requests_from_json(cj.at("requests"));
   return c;
 }
