@@ -6,7 +6,12 @@
 //     {"probe_open": path} (tests: show that no file can be opened);
 //   broker -> supervisor: {"ready": true} or {"failed": why},
 //     {"resolve": id, "host": h, "port": p}, {"probe_errno": e},
-//     {"evidence": {...}} last, after the stop drained everything.
+//     {"open": id, "connection": {...}} (a connection still open, when it
+//     is decided and when its action changes), {"entry": id, "connection":
+//     {...}} (an entry, when it is complete; id 0: never reported open),
+//     {"evidence": {...}} last, after the stop drained everything: what was
+//     not streamed (no entry, in this broker), the memory peak, the
+//     injections (evidence_stream.h is the supervisor's side).
 #include "broker/broker_link.h"
 
 #include <fcntl.h>
@@ -15,6 +20,7 @@
 #include <unistd.h>
 
 #include <asio.hpp>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <map>
@@ -22,6 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "broker/core.h"
 #include "broker/serve.h"
@@ -32,6 +39,9 @@ namespace {
 
 using json = nlohmann::json;
 using namespace detail;
+
+// How long an entry of the evidence may wait to be sent with others (channel_link::report).
+constexpr std::chrono::milliseconds report_delay{2};
 
 // Writes all of `data` to the blocking descriptor `fd`; false on failure.
 bool write_all(int fd, const std::string& data) {
@@ -52,7 +62,7 @@ bool write_all(int fd, const std::string& data) {
 
 class channel_link {
  public:
-  channel_link(core& c, int fd) : core_(c), fd_(fd), wait_(c.io) {
+  channel_link(core& c, int fd) : core_(c), fd_(fd), wait_(c.io), report_timer_(c.io) {
     std::error_code ec;
     wait_.assign(stream(AF_UNIX, 0), fd, ec);
     if (!ec) wait_.non_blocking(true, ec);
@@ -70,16 +80,46 @@ class channel_link {
     send({{"resolve", id}, {"host", host}, {"port", port}});
   }
 
+  // An entry of the evidence, streamed: `open` (a connection still open,
+  // as it stands) or its final entry. Sent within report_delay, together
+  // with the others of that moment: a supervisor woken for each of them
+  // would cost every connection's latency on a busy host. An open report
+  // still waiting when its final entry comes is dropped (the entry says more).
+  void report(bool open, std::uint64_t id, network_connection connection) {
+    if (!open && id != 0) {
+      std::erase_if(reports_, [id](const pending_report& r) { return r.open && r.id == id; });
+    }
+    reports_.push_back({open, id, std::move(connection)});
+    if (reports_.size() == 1) {
+      report_timer_.expires_after(report_delay);
+      report_timer_.async_wait([this](std::error_code ec) {
+        if (!ec) send_reports();
+      });
+    }
+  }
+
   // After run_loop(): the complete evidence, blocking.
   bool finish(const network_evidence& evidence) {
     pending_.clear();
+    send_reports();
     std::error_code ec;
     wait_.non_blocking(false, ec);
     const std::string rest = out_.substr(out_offset_);
-    return write_all(fd_, rest) && write_all(fd_, json{{"evidence", cordon::core::evidence_to_json(evidence)}}.dump() + "\n");
+    return write_all(fd_, rest) && write_all(fd_, line(json{{"evidence", cordon::core::evidence_to_json(evidence)}}));
   }
 
  private:
+  void send_reports() {
+    report_timer_.cancel();
+    std::string lines;
+    for (const auto& r : reports_) {
+      lines += line({{r.open ? "open" : "entry", r.id}, {"connection", cordon::core::connection_to_json(r.connection)}});
+    }
+    reports_.clear();
+    out_ += lines;
+    flush();
+  }
+
   void wait_readable() {
     wait_.async_wait(stream::socket::wait_read, [this](std::error_code ec) {
       if (ec || stopped_) return;
@@ -146,8 +186,13 @@ class channel_link {
   // Queued and written as the socket takes it: the broker never blocks on
   // its supervisor.
   void send(const json& message) {
-    out_ += message.dump() + "\n";
+    out_ += line(message);
     flush();
+  }
+  // One message as a line. Text the broker records is printable() already;
+  // a byte that is not UTF-8 anyway is replaced rather than thrown on.
+  static std::string line(const json& message) {
+    return message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   }
   void flush() {
     while (out_offset_ < out_.size()) {
@@ -178,6 +223,13 @@ class channel_link {
   std::string in_, out_;
   std::size_t out_offset_ = 0;
   std::uint64_t last_id_ = 0;
+  struct pending_report {
+    bool open;
+    std::uint64_t id;
+    network_connection connection;
+  };
+  std::vector<pending_report> reports_;  // report(): not sent yet
+  asio::steady_timer report_timer_;
   std::map<std::uint64_t, broker_hooks::resolved_callback> pending_;
 };
 
@@ -200,6 +252,15 @@ int serve_over_channel(broker_options options, std::vector<int> listener_fds, in
   channel_link channel_state(c, channel);
   link = &channel_state;
   c.options.destinations->set_refill([&channel_state] { channel_state.refill(); });
+  // Each entry goes to the supervisor as soon as it is complete, and a
+  // connection still open when it is decided: a broker that dies leaves
+  // every decision it made (docs/network.md, "The broker's process").
+  c.on_recorded = [&channel_state](std::uint64_t id, network_connection entry) {
+    channel_state.report(false, id, std::move(entry));
+  };
+  c.on_decided = [&channel_state](std::uint64_t id, network_connection entry) {
+    channel_state.report(true, id, std::move(entry));
+  };
   if (const std::string problem = confine(); !problem.empty()) {
     say({{"failed", "cannot confine the network broker: " + problem}});
     return 1;
@@ -207,7 +268,10 @@ int serve_over_channel(broker_options options, std::vector<int> listener_fds, in
   say({{"ready", true}});
   channel_state.start();
   run_loop(c);
-  return channel_state.finish(c.evidence) ? 0 : 1;
+  const bool sent = channel_state.finish(c.evidence);
+  c.on_recorded = nullptr;  // the channel is done: nothing more can be streamed
+  c.on_decided = nullptr;
+  return sent ? 0 : 1;
 }
 
 }  // namespace cordon::broker

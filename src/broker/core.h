@@ -4,6 +4,9 @@
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +20,7 @@
 #include "broker/decision.h"
 #include "broker/destination_table.h"
 #include "broker/dns_cache.h"
+#include "broker/evidence_stream.h"
 #include "broker/relay_memory.h"
 
 namespace cordon::broker::detail {
@@ -44,6 +48,9 @@ inline const char* action_text(outcome o) {
   }
   return "error";
 }
+
+// A duration as reasons give it: "10000 ms".
+inline std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
 class session;
 class dns_server;
@@ -79,22 +86,29 @@ struct core {
   mutable std::mutex mutex;
   network_evidence evidence;
 
-  void record(network_connection connection, outcome result) {
+  // The confined broker streams its evidence to the supervisor
+  // (broker_link.cpp, evidence_stream.h). Set, each entry goes to
+  // `on_recorded` when it is complete instead of into `evidence`, and a
+  // session still open is reported to `on_decided` when it is decided (and
+  // when its action changes). Unset (the broker on a thread of the
+  // supervisor), everything stays in `evidence`. Called on the broker's thread.
+  std::function<void(std::uint64_t id, network_connection connection)> on_recorded;
+  std::function<void(std::uint64_t id, network_connection connection)> on_decided;
+  std::uint64_t last_entry_id = 0;  // a session's id for those reports (0: none)
+
+  void record(network_connection connection, outcome result, std::uint64_t id = 0) {
     connection.action = action_text(result);
+    if (on_recorded) return on_recorded(id, std::move(connection));
     const std::lock_guard<std::mutex> lock(mutex);
-    ++evidence.total;
-    switch (result) {
-      case outcome::allowed: ++evidence.allowed; break;
-      case outcome::denied: ++evidence.denied; break;
-      case outcome::unreachable: ++evidence.unreachable; break;
-      case outcome::malformed: ++evidence.malformed; break;
-      case outcome::error: ++evidence.error; break;
-    }
-    if (evidence.connections.size() < network_evidence::max_recorded) {
-      evidence.connections.push_back(std::move(connection));
-    } else {
-      ++evidence.not_recorded;
-    }
+    add_connection(evidence, std::move(connection));
+  }
+
+  // Session `id` is still open and decided: `connection` as it stands.
+  void decided(std::uint64_t id, const network_connection& connection, outcome result) {
+    if (!on_decided) return;
+    network_connection now = connection;
+    now.action = action_text(result);
+    on_decided(id, std::move(now));
   }
 
   void record_failure(std::string reason) {

@@ -38,8 +38,6 @@ using tcp = asio::ip::tcp;
 constexpr std::chrono::milliseconds linger_time{1000};
 constexpr std::size_t linger_bytes = 64 * 1024;
 
-std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
-
 }  // namespace
 
 // One client connection: read the request, decide, connect, relay. Every
@@ -48,7 +46,13 @@ std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.cou
 class session : public std::enable_shared_from_this<session> {
  public:
   session(core& c, stream::socket client)
-      : core_(c), client_(std::move(client)), upstream_(c.io), resolver_(c.io), timer_(c.io), accepted_(steady::now()) {
+      : core_(c),
+        client_(std::move(client)),
+        upstream_(c.io),
+        resolver_(c.io),
+        timer_(c.io),
+        accepted_(steady::now()),
+        entry_id_(++c.last_entry_id) {
     record_.protocol = "unknown";
   }
 
@@ -578,7 +582,8 @@ class session : public std::enable_shared_from_this<session> {
     record_.tls = "terminate";
     start_terminated({&core_, &client_, &upstream_, std::move(to_client_), std::move(to_upstream_), *record_.rule,
                       record_.host, record_.port, &record_, &outcome_, wrap([this] { finish(); }),
-                      shared_from_this()});
+                      wrap([this] { report_decided(); }), shared_from_this()});
+    report_decided();
   }
 
   // ---- the TLS check of a tunnel to a name ----------------------------------
@@ -671,6 +676,7 @@ class session : public std::enable_shared_from_this<session> {
   // connection ends when both directions have ended, or at the first error.
   void start_relay() {
     phase_ = phase::relaying;
+    report_decided();
     std::vector<char>().swap(buffer_);  // the request was copied where it is still needed
     std::error_code blocking;
     client_.native_non_blocking(true, blocking);
@@ -853,6 +859,7 @@ class session : public std::enable_shared_from_this<session> {
     outcome_ = result;
     record_.reason = printable(reason);
     phase_ = phase::closing;
+    report_decided();
     std::error_code ec;
     resolver_.cancel();
     upstream_.close(ec);
@@ -891,6 +898,13 @@ class session : public std::enable_shared_from_this<session> {
                             }));
   }
 
+  // The connection is decided and still open: reported as it stands, so
+  // that a broker that dies now still leaves its decision (core.h).
+  void report_decided() {
+    record_.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - accepted_).count();
+    core_.decided(entry_id_, record_, outcome_);
+  }
+
   // Closes everything and records the connection, once.
   void finish() {
     if (phase_ == phase::done) return;
@@ -905,7 +919,7 @@ class session : public std::enable_shared_from_this<session> {
     core_.budget.give(granted_);
     granted_ = 0;
     record_.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - accepted_).count();
-    core_.record(std::move(record_), outcome_);
+    core_.record(std::move(record_), outcome_, entry_id_);
     core_.sessions.erase(this);  // last: may release the last owner but one (the caller holds another)
   }
 
@@ -916,6 +930,7 @@ class session : public std::enable_shared_from_this<session> {
   asio::steady_timer timer_;
   std::uint64_t timer_generation_ = 0;
   const steady::time_point accepted_;
+  const std::uint64_t entry_id_;  // in the streamed evidence (core.h)
   phase phase_ = phase::request;
   network_connection record_;
   outcome outcome_ = outcome::error;

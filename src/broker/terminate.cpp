@@ -15,6 +15,8 @@
 #include <asio/ssl.hpp>
 #include <asio/use_awaitable.hpp>
 #include <charconv>
+#include <chrono>
+#include <optional>
 #include <strings.h>
 
 #include "broker/http_exchange.h"
@@ -73,6 +75,43 @@ class prefixed_stream {
   std::string prefix_;
 };
 
+// Cancels what is pending on `socket` when `after` passes before the
+// deadline is destroyed: a handshake step that stalls (a client that never
+// sends its ClientHello, a destination that never answers one) then ends
+// with operation_aborted, and expired() says why. The expiry handler may
+// already be queued when the step completes: it checks `armed`, which the
+// destructor clears, so it never touches a socket whose step is over (or
+// whose session has gone).
+class deadline {
+ public:
+  template <class Socket>
+  deadline(asio::io_context& io, std::chrono::milliseconds after, Socket& socket)
+      : timer_(io), state_(std::make_shared<flags>()) {
+    timer_.expires_after(after);
+    timer_.async_wait([state = state_, socket = &socket](std::error_code ec) {
+      if (ec || !state->armed) return;
+      state->expired = true;
+      std::error_code ignored;
+      socket->cancel(ignored);
+    });
+  }
+  ~deadline() {
+    state_->armed = false;
+    timer_.cancel();
+  }
+  deadline(const deadline&) = delete;
+  deadline& operator=(const deadline&) = delete;
+  bool expired() const { return state_->expired; }
+
+ private:
+  struct flags {
+    bool armed = true;
+    bool expired = false;
+  };
+  asio::steady_timer timer_;
+  std::shared_ptr<flags> state_;
+};
+
 using client_tls = asio::ssl::stream<prefixed_stream>;
 using upstream_tls = asio::ssl::stream<tcp::socket&>;
 
@@ -116,8 +155,19 @@ class exchange_loop {
 
   awaitable<void> run() {
     std::error_code ec;
+    // The client's handshake (with the broker's answer before it) has the
+    // request timeout, as a plain request has (docs/network.md): a client
+    // that sends no ClientHello, or stalls in the middle of the handshake,
+    // does not hold its connection until the run ends.
+    const auto client_limit = t_.c->options.limits.request_timeout;
+    const std::string client_too_slow = "the client's TLS handshake did not complete within " + ms_text(client_limit);
+    std::optional<deadline> client_deadline(std::in_place, t_.c->io, client_limit, *t_.client);
     if (!t_.reply.empty()) {
       co_await asio::async_write(*t_.client, asio::buffer(t_.reply), asio::redirect_error(use_awaitable, ec));
+      if (ec && client_deadline->expired()) {
+        settle(outcome::malformed, client_too_slow);
+        co_return;
+      }
       if (ec) {  // as a request that never came (session.cpp): no valid request
         settle(outcome::malformed, "the client closed before its TLS handshake: " + ec.message());
         co_return;
@@ -136,6 +186,12 @@ class exchange_loop {
     auto server_ctx = shared_context(*server);
     client_tls client(prefixed_stream(*t_.client, std::move(t_.prefix)), server_ctx);
     co_await client.async_handshake(asio::ssl::stream_base::server, asio::redirect_error(use_awaitable, ec));
+    const bool client_expired = client_deadline->expired();
+    client_deadline.reset();
+    if (ec && client_expired) {  // as a request not complete in time (session.cpp): no valid request
+      settle(outcome::malformed, client_too_slow);
+      co_return;
+    }
     if (ec) {  // not TLS, a client that refuses the run's CA (an alert), or one that gave up
       settle(outcome::malformed, "the client's TLS handshake failed: " + ec.message());
       co_return;
@@ -160,7 +216,21 @@ class exchange_loop {
       SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, const_cast<char*>(t_.host.c_str()));
       SSL_set1_host(ssl, t_.host.c_str());
     }
+    // The destination's handshake has the connect timeout, as resolving and
+    // connecting to it have: a destination that accepts and never answers
+    // the ClientHello is unreachable (504), as one that never accepts.
+    const auto upstream_limit = t_.c->options.limits.connect_timeout;
+    std::optional<deadline> upstream_deadline(std::in_place, t_.c->io, upstream_limit, *t_.upstream);
     co_await upstream.async_handshake(asio::ssl::stream_base::client, asio::redirect_error(use_awaitable, ec));
+    const bool upstream_expired = upstream_deadline->expired();
+    upstream_deadline.reset();
+    if (ec && upstream_expired) {
+      const std::string why = "timeout: the TLS handshake with " + t_.host + ":" + std::to_string(t_.port) +
+                              " took longer than " + ms_text(upstream_limit);
+      settle(outcome::unreachable, why);  // before the client can see it
+      co_await refuse(client, 504, why, nullptr);
+      co_return;
+    }
     if (ec) {
       const long verify = SSL_get_verify_result(ssl);
       const std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ec.message();
@@ -170,6 +240,7 @@ class exchange_loop {
     }
     *t_.result = outcome::allowed;  // both ends are TLS: from now on each request is decided on its own
     t_.record->reason.clear();
+    t_.decided();
     co_await serve(client, upstream);
     co_await close_client(client);
   }
@@ -367,6 +438,7 @@ class exchange_loop {
     settled_ = true;
     *t_.result = result;
     t_.record->reason = printable("terminated TLS: " + why);
+    t_.decided();
   }
 
   // The broker's own answer; the connection ends after it.

@@ -15,6 +15,12 @@
 // `unreachable` (the upstream TLS failed, or the destination gave no usable
 // response head) or `malformed` (the client's TLS handshake failed) are set
 // before the client can see them.
+//
+// Deadlines (docs/tls.md): the client's handshake (the broker's clear-text
+// answer included) must complete within limits.request_timeout, as a plain
+// request must, else `malformed`; the destination's handshake within
+// limits.connect_timeout, as its connect must, else `unreachable` and a 504.
+// Either way the connection is closed.
 #pragma once
 
 #include <functional>
@@ -38,6 +44,8 @@ struct terminated_connection {
   outcome* result = nullptr;             // the session's: what it records as the connection's action
   // Called once when the connection is over (record and result are final).
   std::function<void()> done;
+  // Called when *result changed while the connection is still open.
+  std::function<void()> decided;
   std::shared_ptr<void> keepalive;  // the session
 };
 

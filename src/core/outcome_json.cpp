@@ -2,6 +2,9 @@
 
 #include "core/tls_evidence_json.h"
 
+#include <string>
+#include <utility>
+
 namespace cordon::core {
 namespace {
 
@@ -25,18 +28,41 @@ void get(const json& j, const char* key, T& value) {
 
 }  // namespace
 
+json connection_to_json(const network_connection& c) {
+  json cj = {{"protocol", c.protocol}, {"original", c.original}, {"name_source", c.name_source},
+             {"host", c.host}, {"port", c.port}, {"rule_consulted", c.rule_consulted}, {"action", c.action},
+             {"reason", c.reason}, {"address", c.address}, {"bytes_sent", c.bytes_sent},
+             {"bytes_received", c.bytes_received}, {"duration_ms", c.duration_ms}};
+  put(cj, "rule", c.rule);
+  if (!c.tls.empty()) cj["tls"] = c.tls;
+  if (!c.requests.empty()) cj["requests"] = requests_to_json<json>(c.requests);
+  return cj;
+}
+
+network_connection connection_from_json(const json& cj) {
+  network_connection c;
+  using text = std::string network_connection::*;
+  for (const auto& [key, field] : {std::pair<const char*, text>{"protocol", &network_connection::protocol},
+                                   {"original", &network_connection::original},
+                                   {"name_source", &network_connection::name_source},
+                                   {"host", &network_connection::host}, {"action", &network_connection::action},
+                                   {"reason", &network_connection::reason},
+                                   {"address", &network_connection::address}, {"tls", &network_connection::tls}}) {
+    get(cj, key, c.*field);
+  }
+  get(cj, "port", c.port);
+  get(cj, "rule", c.rule);
+  get(cj, "rule_consulted", c.rule_consulted);
+  get(cj, "bytes_sent", c.bytes_sent);
+  get(cj, "bytes_received", c.bytes_received);
+  get(cj, "duration_ms", c.duration_ms);
+  if (cj.contains("requests")) c.requests = requests_from_json(cj.at("requests"));
+  return c;
+}
+
 json evidence_to_json(const network_evidence& e) {
   json connections = json::array();
-  for (const auto& c : e.connections) {
-    json cj = {{"protocol", c.protocol}, {"original", c.original}, {"name_source", c.name_source},
-               {"host", c.host}, {"port", c.port}, {"rule_consulted", c.rule_consulted}, {"action", c.action},
-               {"reason", c.reason}, {"address", c.address}, {"bytes_sent", c.bytes_sent},
-               {"bytes_received", c.bytes_received}, {"duration_ms", c.duration_ms}};
-    put(cj, "rule", c.rule);
-    if (!c.tls.empty()) cj["tls"] = c.tls;
-    if (!c.requests.empty()) cj["requests"] = requests_to_json<json>(c.requests);
-    connections.push_back(std::move(cj));
-  }
+  for (const auto& c : e.connections) connections.push_back(connection_to_json(c));
   return {{"listeners", e.listeners}, {"connections", connections}, {"total", e.total}, {"allowed", e.allowed},
           {"denied", e.denied}, {"unreachable", e.unreachable}, {"malformed", e.malformed}, {"error", e.error},
           {"not_recorded", e.not_recorded}, {"memory_budget_bytes", e.memory_budget_bytes},
@@ -46,25 +72,7 @@ json evidence_to_json(const network_evidence& e) {
 network_evidence evidence_from_json(const json& j) {
   network_evidence e;
   get(j, "listeners", e.listeners);
-  for (const auto& cj : j.at("connections")) {
-    network_connection c;
-    get(cj, "protocol", c.protocol);
-    get(cj, "original", c.original);
-    get(cj, "name_source", c.name_source);
-    get(cj, "host", c.host);
-    get(cj, "port", c.port);
-    get(cj, "rule", c.rule);
-    get(cj, "rule_consulted", c.rule_consulted);
-    get(cj, "action", c.action);
-    get(cj, "reason", c.reason);
-    get(cj, "address", c.address);
-    get(cj, "bytes_sent", c.bytes_sent);
-    get(cj, "bytes_received", c.bytes_received);
-    get(cj, "duration_ms", c.duration_ms);
-    get(cj, "tls", c.tls);
-    if (cj.contains("requests")) c.requests = requests_from_json(cj.at("requests"));
-    e.connections.push_back(std::move(c));
-  }
+  for (const auto& cj : j.at("connections")) e.connections.push_back(connection_from_json(cj));
   get(j, "total", e.total);
   get(j, "allowed", e.allowed);
   get(j, "denied", e.denied);

@@ -19,6 +19,9 @@ nlohmann::json deferred_execution_to_json(const deferred_execution_evidence& evi
 deferred_execution_evidence deferred_execution_from_json(const nlohmann::json& j);  // throws on a bad shape
 // The broker's evidence, also for the confined broker's channel (src/linux/broker_process.h).
 nlohmann::json evidence_to_json(const network_evidence& evidence);
+// One entry of it, as the confined broker streams them (src/broker/evidence_stream.h).
+nlohmann::json connection_to_json(const network_connection& connection);
+network_connection connection_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad shape
 network_evidence evidence_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad shape
 
 nlohmann::json error_to_json(const error& err);

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "broker/broker_link.h"
+#include "broker/evidence_stream.h"
 #include "core/outcome_json.h"
 #include "linux/broker_confinement.h"
 #include "posix/unique_fd.h"
@@ -35,17 +36,24 @@ namespace cordon::linux_impl {
 using json = nlohmann::json;
 using steady = std::chrono::steady_clock;
 
+// The longest message the supervisor holds while it waits for its end: an
+// entry with 256 requests of 16 KiB heads stays far below it.
+constexpr std::size_t max_line = 16 * 1024 * 1024;
+
 struct broker_process::state {
   pid_t pid = -1;
   unique_fd pidfd;
   unique_fd channel;
   std::mutex write_mutex;  // writers: the supervisor's thread (destinations) and the link thread (answers)
   std::string received;    // read from the channel, not yet a whole line
+  bool overflowed = false;  // a line longer than max_line came: the channel is not read further
   std::thread thread;
 
   mutable std::mutex mutex;  // everything below
   std::condition_variable changed;
-  network_evidence evidence;
+  std::optional<broker::streamed_evidence> stream;  // merged as it arrives (evidence_stream.h)
+  std::vector<std::string> listeners;
+  std::uint64_t memory_budget_bytes = 0;
   bool ended = false;  // the evidence came, or the channel closed
   std::optional<int> probe_errno;
   bool stopped = false;
@@ -82,6 +90,10 @@ struct broker_process::state {
       const int ready = ::poll(&p, 1, timeout);
       if (ready < 0 && errno == EINTR) continue;
       if (ready <= 0) return std::nullopt;
+      if (received.size() > max_line) {
+        overflowed = true;
+        return std::nullopt;
+      }
       char chunk[16384];
       const ssize_t n = ::recv(channel.get(), chunk, sizeof chunk, 0);
       if (n < 0 && errno == EINTR) continue;
@@ -134,7 +146,26 @@ std::string how_it_ended(const broker_process::state& s) {
   return std::string("was killed by signal ") + ::strsignal(info.si_status);
 }
 
-// The link thread: answers the broker until its evidence came or it ended.
+// An entry of the broker's, or one saying it is unreadable.
+network_connection connection_of(const json& m) {
+  try {
+    return core::connection_from_json(m.at("connection"));
+  } catch (const std::exception& e) {
+    network_connection c;
+    c.protocol = "unknown";
+    c.action = "error";
+    c.reason = std::string("an entry of the network broker's evidence is unreadable: ") + e.what();
+    return c;
+  }
+}
+
+std::uint64_t id_of(const json& m, const char* key) {
+  const json& id = m[key];
+  return id.is_number_unsigned() ? id.get<std::uint64_t>() : 0;
+}
+
+// The link thread: answers the broker and merges its evidence as it comes
+// (evidence_stream.h), until its last message came or it ended.
 void serve_link(broker_process::state& s) {
   for (;;) {
     auto line = s.next_line(std::nullopt);
@@ -148,36 +179,49 @@ void serve_link(broker_process::state& s) {
       const std::lock_guard<std::mutex> lock(s.mutex);
       s.probe_errno = m["probe_errno"].get<int>();
       s.changed.notify_all();
+    } else if (m.contains("open") || m.contains("entry")) {
+      const bool open = m.contains("open");
+      network_connection c = connection_of(m);
+      const std::uint64_t id = id_of(m, open ? "open" : "entry");
+      const std::lock_guard<std::mutex> lock(s.mutex);
+      open ? s.stream->opened(id, std::move(c)) : s.stream->recorded(id, std::move(c));
     } else if (m.contains("evidence")) {
-      network_evidence evidence;
+      network_evidence last;
+      std::string unreadable;
       try {
-        evidence = core::evidence_from_json(m["evidence"]);
+        last = core::evidence_from_json(m["evidence"]);
       } catch (const std::exception& e) {
-        evidence.error = evidence.total = 1;
+        unreadable = e.what();
+      }
+      const std::lock_guard<std::mutex> lock(s.mutex);
+      if (!unreadable.empty()) {
         network_connection c;
         c.protocol = "unknown";
         c.action = "error";
-        c.reason = std::string("the network broker's evidence is unreadable: ") + e.what();
-        evidence.connections.push_back(std::move(c));
+        c.reason = "the network broker's evidence is unreadable: " + unreadable;
+        s.stream->recorded(0, std::move(c));
       }
-      const std::lock_guard<std::mutex> lock(s.mutex);
-      evidence.listeners = s.evidence.listeners;
-      evidence.memory_budget_bytes = s.evidence.memory_budget_bytes;
-      s.evidence = std::move(evidence);
+      s.stream->finished(std::move(last));
       s.ended = true;
       s.changed.notify_all();
       return;
     }
   }
+  if (s.overflowed) {  // not a broker cordon wrote: it is not heard further
+    ::syscall(SYS_pidfd_send_signal, s.pidfd.get(), SIGKILL, nullptr, 0);
+  }
+  const std::string how = s.overflowed ? "sent a message over 16 MiB and was killed" : how_it_ended(s);
   const std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.ended) {
+    // Every entry it sent is kept; a connection still open is listed as it
+    // was last reported, and one entry says the broker is gone.
+    s.stream->ended_open("the network broker process " + how + " while this connection was open");
     network_connection c;
     c.protocol = "unknown";
     c.action = "error";
-    c.reason = "the network broker process " + how_it_ended(s) + " before the run ended: its evidence is lost";
-    ++s.evidence.total;
-    ++s.evidence.error;
-    s.evidence.connections.push_back(std::move(c));
+    c.reason = "the network broker process " + how +
+               " before the run ended: the connections it had not finished are listed as last reported";
+    s.stream->recorded(0, std::move(c));
     s.ended = true;
   }
   s.changed.notify_all();
@@ -240,8 +284,9 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
   auto s = std::make_shared<state>();
   s->channel.reset(pair[0]);
   unique_fd theirs(pair[1]);
-  s->evidence.listeners = options.listener_names;
-  s->evidence.memory_budget_bytes = options.limits.memory_budget_bytes;
+  s->listeners = options.listener_names;
+  s->memory_budget_bytes = options.limits.memory_budget_bytes;
+  s->stream.emplace(options.limits.max_connections);
   // A relayed connection holds six descriptors (two sockets, two pipes);
   // the rest is the broker's own (epoll, its timers, the channel).
   const rlim_t max_files = static_cast<rlim_t>(options.limits.max_connections) * 6 + 64;
@@ -315,7 +360,10 @@ void broker_process::stop() {
 
 network_evidence broker_process::evidence() const {
   const std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->evidence;
+  network_evidence e = state_->stream->evidence();
+  e.listeners = state_->listeners;
+  e.memory_budget_bytes = state_->memory_budget_bytes;
+  return e;
 }
 
 int broker_process::probe_open(const std::string& path) {

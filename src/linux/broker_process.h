@@ -10,7 +10,9 @@
 // (broker_link.h). Over the channel the supervisor sends the transparent
 // listener's destinations (destination_table.h) and answers name
 // resolutions (the broker has no resolv.conf, hosts file or NSS modules to
-// read); the broker sends its complete evidence once a stop has drained it.
+// read); the broker streams its evidence (each entry when it is complete,
+// each connection still open when it is decided: broker/evidence_stream.h)
+// and sends what is left once a stop has drained it.
 // The supervisor watches it through a pidfd and a thread of its own here.
 #pragma once
 
@@ -44,9 +46,10 @@ class broker_process {
   // process is killed and the evidence says so) and reaps it. Idempotent.
   void stop();
 
-  // The evidence; complete after stop(). A broker that died is one `error`
-  // entry saying how, with what it had sent before (nothing: its evidence
-  // is sent at the end).
+  // The evidence, as merged so far; complete after stop(). A broker that
+  // died leaves every entry it had sent, each connection it had reported
+  // open (its last reported action, a reason saying the broker died while
+  // it was open) and one `error` entry saying how it ended.
   network_evidence evidence() const;
 
   pid_t pid() const;

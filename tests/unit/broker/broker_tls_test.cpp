@@ -202,15 +202,18 @@ std::pair<std::string, std::string> request(tls_client& c, const std::string& he
 struct terminated_broker {
   // `with_authority` false: a broker the supervisor would never start (its
   // run has no CA), to show how an internal failure is recorded.
+  // `limits`: the broker's timeouts; `dial_port`: where allowed connections
+  // are dialed instead of the test's TLS upstream (0: that upstream).
   terminated_broker(network_rule r, std::vector<tls_credential> credentials = {}, std::string ca_file = {},
-                    bool with_authority = true) {
+                    bool with_authority = true, broker_limits limits = {}, int dial_port = 0) {
     r.tls = tls_mode::terminate;
     authority = *tls_authority::create();
     int port = 0;
     fd_guard listener = tcp_listener(port);
     broker_options options;
     options.policy = filtered({r});
-    options.hooks = local_hooks(upstream.server->port());
+    options.hooks = local_hooks(dial_port != 0 ? dial_port : upstream.server->port());
+    options.limits = limits;
     options.listener_names = {"127.0.0.1:" + std::to_string(port)};
     if (with_authority) options.tls.authority = authority;
     options.tls.upstream_ca_file = ca_file.empty() ? upstream.ca_file->path : ca_file;
@@ -454,6 +457,76 @@ TEST(BrokerTls, StopBeforeTheHandshakesIsAnErrorNotAnAllow) {
   ASSERT_GE(fd.get(), 0);
   const auto e = b.stop();
   expect_one_connection(e, "error", "terminated TLS: the run ended before both TLS handshakes completed");
+}
+
+// Timeouts short enough for a test; the defaults are 10 s each.
+broker_limits quick_limits() {
+  broker_limits limits;
+  limits.request_timeout = std::chrono::milliseconds(200);
+  limits.connect_timeout = std::chrono::milliseconds(200);
+  return limits;
+}
+
+// A client that stalls before its TLS handshake completed is closed by the
+// broker at the request timeout, as a plain request would be, and is
+// `malformed` (no request could arrive); nothing reached the destination.
+void expect_stalled_client_closed(terminated_broker& b, int fd) {
+  const auto before = std::chrono::steady_clock::now();
+  set_io_timeouts(fd, std::chrono::milliseconds(5000));
+  EXPECT_TRUE(reads_eof(fd)) << "the broker must close the connection";
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(3000));
+  expect_one_connection(b.stop_after(1), "malformed",
+                        "terminated TLS: the client's TLS handshake did not complete within 200 ms");
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+TEST(BrokerTls, AClientThatSendsNoClientHelloIsClosedAtTheRequestTimeout) {
+  terminated_broker b(rule(api_host, rule_action::allow), {}, {}, true, quick_limits());
+  ASSERT_TRUE(b.broker);
+  fd_guard fd = open_tunnel(b.broker_port);  // the 200 came; no byte follows
+  ASSERT_GE(fd.get(), 0);
+  expect_stalled_client_closed(b, fd.get());
+}
+
+TEST(BrokerTls, AClientThatStallsInTheMiddleOfItsClientHelloIsClosedAtTheRequestTimeout) {
+  terminated_broker b(rule(api_host, rule_action::allow), {}, {}, true, quick_limits());
+  ASSERT_TRUE(b.broker);
+  fd_guard fd = open_tunnel(b.broker_port);
+  ASSERT_GE(fd.get(), 0);
+  const std::string hello = client_hello(sni_extension(api_host));
+  ASSERT_TRUE(send_all(fd.get(), hello.substr(0, hello.size() / 2)));
+  expect_stalled_client_closed(b, fd.get());
+}
+
+// The deadline ends with the handshake: a client idle longer than the
+// request timeout once it is done still has its connection.
+TEST(BrokerTls, TheHandshakeDeadlineIsCancelledOnceTheHandshakesComplete) {
+  terminated_broker b(rule(api_host, rule_action::allow), {}, {}, true, quick_limits());
+  ASSERT_TRUE(b.broker);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  ::usleep(600 * 1000);  // three request timeouts
+  const auto [head, body] = request(*c, get_head);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  c.reset();
+  expect_one_connection(b.stop_after(1), "allow", "");
+}
+
+// A destination that accepts the TCP connection and never answers the
+// broker's ClientHello is `unreachable` at the connect timeout; the client
+// gets 504, as for a connect that takes too long.
+TEST(BrokerTls, AnUpstreamThatStallsItsHandshakeIsUnreachableAtTheConnectTimeout) {
+  int silent_port = 0;
+  fd_guard silent = tcp_listener(silent_port);  // the kernel completes the connect; nobody reads
+  terminated_broker b(rule(api_host, rule_action::allow), {}, {}, true, quick_limits(), silent_port);
+  ASSERT_TRUE(b.broker);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl) << "the client's handshake comes first and completes";
+  const std::string response = ssl_read_head(c->ssl);
+  EXPECT_EQ(response.rfind("HTTP/1.1 504", 0), 0u) << response;
+  c.reset();
+  expect_one_connection(b.stop_after(1), "unreachable",
+                        "terminated TLS: timeout: the TLS handshake with api.example.test:443 took longer than 200 ms");
 }
 
 TEST(BrokerTls, PlainHttpToATerminatedRuleIsRefused) {

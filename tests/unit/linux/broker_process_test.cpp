@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -152,12 +153,88 @@ TEST(BrokerProcess, TransparentDestinationsAndDrainAtStop) {
   EXPECT_EQ(relayed->bytes_sent, 5U);
 }
 
+// What the supervisor has merged, once it counts `n` entries (at most 5 s).
+std::uint64_t wait_until_total(const broker_process& broker, std::uint64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (broker.evidence().total < n && std::chrono::steady_clock::now() < deadline) ::usleep(10 * 1000);
+  return broker.evidence().total;
+}
+
+// The broker streams its evidence: a broker killed in the middle of the run
+// leaves every entry it completed, and each connection it had decided and
+// still held, with its action; one `error` entry says it died.
+TEST(BrokerProcess, ADeadBrokerIsRecordedWithTheDecisionsItMade) {
+  test_server server(echo);
+  auto b = start_confined(
+      filtered({rule("allowed.example", rule_action::allow), rule("denied.example", rule_action::deny)}),
+      local_hooks(server.port()));
+  ASSERT_TRUE(b.broker);
+  // Relayed and finished.
+  {
+    fd_guard done = connect_tcp(b.port);
+    ASSERT_TRUE(send_all(done.get(), connect_request("allowed.example:443")));
+    EXPECT_EQ(status_of(recv_until(done.get(), "\r\n\r\n")), 200);
+    ASSERT_TRUE(send_all(done.get(), "ping"));
+    EXPECT_EQ(recv_exact(done.get(), 4), "ping");
+  }
+  wait_until_total(*b.broker, 1);  // so that the entries' order is known
+  // Refused by rule 1.
+  {
+    fd_guard denied = connect_tcp(b.port);
+    ASSERT_TRUE(send_all(denied.get(), connect_request("denied.example:443")));
+    EXPECT_EQ(status_of(recv_until(denied.get(), "\r\n\r\n")), 403);
+  }
+  // Relaying when the broker dies.
+  fd_guard open = connect_tcp(b.port);
+  ASSERT_TRUE(send_all(open.get(), connect_request("allowed.example:8443")));
+  EXPECT_EQ(status_of(recv_until(open.get(), "\r\n\r\n")), 200);
+  ASSERT_TRUE(send_all(open.get(), "pong"));
+  EXPECT_EQ(recv_exact(open.get(), 4), "pong");
+  // The two finished entries reach the supervisor while the broker runs.
+  ASSERT_EQ(wait_until_total(*b.broker, 2), 2U) << "entries are streamed when they are complete";
+  // Reports wait at most 2 ms to be sent together (broker_link.cpp): the
+  // open connection's has been sent well before this.
+  ::usleep(100 * 1000);
+  ASSERT_EQ(::kill(b.broker->pid(), SIGKILL), 0);
+  EXPECT_TRUE(reads_eof(open.get())) << "the command loses its way out";
+  b.broker->stop();
+  const auto evidence = b.broker->evidence();
+  ASSERT_EQ(evidence.total, 4U);
+  ASSERT_EQ(evidence.connections.size(), 4U);
+  EXPECT_EQ(evidence.allowed, 2U);
+  EXPECT_EQ(evidence.denied, 1U);
+  EXPECT_EQ(evidence.error, 1U);
+  EXPECT_EQ(evidence.unreachable + evidence.malformed + evidence.not_recorded, 0U);
+  const auto& finished = evidence.connections[0];
+  EXPECT_EQ(finished.action, "allow");
+  EXPECT_EQ(finished.port, 443);
+  EXPECT_EQ(finished.bytes_sent, 4U);
+  EXPECT_EQ(finished.reason, "");
+  const auto& refused = evidence.connections[1];
+  EXPECT_EQ(refused.action, "deny");
+  EXPECT_EQ(refused.host, "denied.example");
+  EXPECT_EQ(refused.rule, std::optional<std::size_t>(1));
+  // Listed as last reported (when it was decided): its action and rule,
+  // and a reason that says it never finished.
+  const auto& unfinished = evidence.connections[2];
+  EXPECT_EQ(unfinished.action, "allow");
+  EXPECT_EQ(unfinished.host, "allowed.example");
+  EXPECT_EQ(unfinished.port, 8443);
+  EXPECT_EQ(unfinished.rule, std::optional<std::size_t>(0));
+  EXPECT_EQ(unfinished.reason, "the network broker process was killed by signal Killed while this connection was open");
+  const auto& died = evidence.connections[3];
+  EXPECT_EQ(died.action, "error");
+  EXPECT_NE(died.reason.find("killed by signal"), std::string::npos) << died.reason;
+}
+
+// Killed before it decided anything: the one `error` entry.
 TEST(BrokerProcess, ADeadBrokerIsRecorded) {
   auto b = start_confined(filtered({}));
   ASSERT_TRUE(b.broker);
   ASSERT_EQ(::kill(b.broker->pid(), SIGKILL), 0);
   b.broker->stop();
   const auto evidence = b.broker->evidence();
+  ASSERT_EQ(evidence.total, 1U);
   ASSERT_EQ(evidence.error, 1U);
   EXPECT_NE(evidence.connections.at(0).reason.find("killed by signal"), std::string::npos)
       << evidence.connections.at(0).reason;

@@ -1,0 +1,61 @@
+// src/broker/evidence_stream.h — the confined broker's evidence as a stream
+// (docs/network.md, "The broker's process"): the broker sends each entry over
+// its channel when it is complete, and a connection still open when it is
+// decided, so that a broker killed in the middle of the run still leaves
+// every decision it made in the report. This is the supervisor's side: it
+// merges what arrived, in order, with the same counting the broker uses, and
+// holds a bounded amount.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "cordon/launch.h"
+
+namespace cordon::broker {
+
+// Adds `connection` to `evidence` as the broker records an entry: counted
+// under its action (one that is not one of the five values becomes, and
+// counts as, "error"), listed while fewer than network_evidence::max_recorded
+// are, else counted in not_recorded. The counters are always the entries'.
+void add_connection(network_evidence& evidence, network_connection connection);
+
+// The supervisor's copy of a streamed evidence. Holds at most max_recorded
+// listed entries (the counters count the rest) and at most `max_open`
+// connections reported open at once: a broker has no more sessions than its
+// connection limit, so a report beyond that is ignored (the entry still
+// counts once it is recorded). Not thread-safe: the caller locks.
+class streamed_evidence {
+ public:
+  explicit streamed_evidence(std::size_t max_open) : max_open_(max_open) {}
+
+  // Connection `id` (never 0), still open, was decided or its action
+  // changed: `connection` as it stands now replaces what was reported for it.
+  void opened(std::uint64_t id, network_connection connection);
+
+  // An entry is complete: a connection that ended (`id` as reported open,
+  // or 0 for one never reported open, a DNS query, a broker failure).
+  void recorded(std::uint64_t id, network_connection connection);
+
+  // The broker's last message: entries it had not streamed (added as
+  // recorded), its memory peak and its injections. A connection still
+  // reported open then is added as ended_open() adds it.
+  void finished(network_evidence last);
+
+  // The broker is gone: each connection still reported open is added with
+  // the action it was last reported with (its bytes and duration as of
+  // that report, requests not listed) and `note` appended to its reason.
+  void ended_open(const std::string& note);
+
+  network_evidence& evidence() { return evidence_; }
+  const network_evidence& evidence() const { return evidence_; }
+
+ private:
+  network_evidence evidence_;
+  std::size_t max_open_;
+  std::map<std::uint64_t, network_connection> open_;  // by id: the order the broker accepted them
+};
+
+}  // namespace cordon::broker
