@@ -124,11 +124,22 @@ class run_handle {
 result<run_handle> start_run(const sandbox_plan& plan, const run_request& request);
 
 // The same run supervised by the calling thread; blocks until the tree is
-// gone. Only stdio_spec::inherit. For single-threaded programs.
+// gone (the command and everything it started). The sandbox's PID 1 may
+// still be in the kernel's exit when this returns: its last message carried
+// all the report needs, and a thread of this process reaps it
+// (docs/linux-backend.md); see await_exiting_sandboxes(). Only
+// stdio_spec::inherit. For single-threaded programs.
 // `with_json` false leaves run_report::json empty for a completed run
 // (building it costs a fraction of a millisecond a caller without a report
 // target need not pay).
 run_report run_in_this_process(const sandbox_plan& plan, const launch_request& request, bool with_json = true);
+
+// Returns once every sandbox PID 1 that run_in_this_process() left exiting
+// has been reaped (usually a fraction of a millisecond after the run); at
+// once when there is none. A process that ends right after a run, above all
+// with _exit(2), calls it first: a PID 1 it leaves behind goes to the host's
+// init, which may never reap it. Thread-safe; never fails.
+void await_exiting_sandboxes() noexcept;
 
 // Where a report goes (docs/report.md, "Where the report goes"): a file, the
 // caller's standard output ("-"), or a descriptor the caller passes.

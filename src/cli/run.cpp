@@ -71,6 +71,7 @@ Exit status:
 #endif
 #endif
 int exit_after_run(int code) {
+  await_exiting_sandboxes();  // the run's PID 1 is reaped here, not left to init (cordon/run.h)
 #ifndef CORDON_CLI_SANITIZED
   std::cout.flush();
   std::cerr.flush();

@@ -19,8 +19,6 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <system_error>
-#include <thread>
 
 #include "broker/broker.h"
 #include "core/environment.h"
@@ -35,6 +33,7 @@
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
+#include "posix/exiting_sandboxes.h"
 #include "posix/scm_rights.h"
 #include "posix/unique_fd.h"
 
@@ -307,18 +306,6 @@ void reap(pid_t pid, int* status = nullptr, struct rusage* usage = nullptr) noex
   }
 }
 
-// PID 1 reported `exited` and is in its own exit: reaped by a thread of its
-// own, so that the report does not wait for the kernel's teardown and no
-// zombie outlives it. The pidfd stays open until then: the pid cannot be
-// reused meanwhile.
-void reap_in_background(sandbox_process sandbox) {
-  try {
-    std::thread([process = std::move(sandbox)] { reap(process.pid); }).detach();
-  } catch (const std::system_error&) {
-    reap(sandbox.pid);  // no thread to be had: wait here, as before
-  }
-}
-
 // What the supervision loop holds and learns while the tree runs.
 struct watch_state {
   init_message message;
@@ -335,7 +322,7 @@ struct watch_state {
   broker::tls_options tls;  // the run's authority and credentials (run_tls.h)
   // PID 1 sent `exited` and is ending: the namespace holds nothing else, so
   // the run is over although PID 1's own exit (its address space, the mount
-  // namespace's teardown) has not finished (reap_in_background()).
+  // namespace's teardown) has not finished (posix/exiting_sandboxes.h).
   bool pid1_exiting = false;
 };
 
@@ -760,7 +747,8 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   int wait_status = 0;
   struct rusage usage {};
   if (w.pid1_exiting) {
-    reap_in_background(std::move(sandbox));  // the outcome comes from PID 1's message
+    // The outcome comes from PID 1's message; a thread reaps it (posix/exiting_sandboxes.h).
+    posix::reap_when_exited(sandbox.pid, std::move(sandbox.pidfd));
   } else {
     reap(sandbox.pid, &wait_status, &usage);
   }

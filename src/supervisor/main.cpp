@@ -170,5 +170,7 @@ int main(int argc, char** argv) {
   json out = json::object();
   if (report.outcome) out["outcome"] = core::outcome_to_json(*report.outcome);
   if (report.failure) out["failure"] = core::error_to_json(*report.failure);
-  return answer_with_report(control, std::move(out), report.json);
+  const int sent = answer_with_report(control, std::move(out), report.json);
+  await_exiting_sandboxes();  // after the answer: the host does not wait for PID 1's teardown (cordon/run.h)
+  return sent;
 }

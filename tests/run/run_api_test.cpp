@@ -207,8 +207,8 @@ TEST_F(RunApi, CancelWhileAnotherThreadWaitsAndCompletionFd) {
 // The calling thread as supervisor (run_in_this_process): the run ends on
 // PID 1's `exited` message, before PID 1's own exit has finished
 // (src/linux/supervisor.cpp). Whatever the command left behind is gone by
-// then; its CPU time is in the outcome; PID 1 itself is reaped soon after,
-// so no child of this process outlives the run.
+// then; its CPU time is in the outcome; PID 1 itself is reaped soon after by
+// a thread, or by the time await_exiting_sandboxes() returns.
 TEST_F(RunApi, InThisProcessNothingOutlivesTheRun) {
   auto backend = make_host_backend();
   if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
@@ -240,6 +240,13 @@ TEST_F(RunApi, InThisProcessNothingOutlivesTheRun) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(children(), "") << "PID 1 was not reaped within 10 s of the run's end";
+
+  // await_exiting_sandboxes(): once it returns, PID 1 is reaped.
+  run_report again = run_in_this_process(*plan, {{"/bin/true"}, "/", {}});
+  ASSERT_TRUE(again.outcome);
+  await_exiting_sandboxes();
+  EXPECT_EQ(children(), "");
+  await_exiting_sandboxes();  // nothing pending: returns at once
 }
 
 TEST_F(RunApi, MissingHelperIsAReportedFailure) {

@@ -1,0 +1,69 @@
+// A sandbox's PID 1 reaped after its report (exiting_sandboxes.h).
+#include "posix/exiting_sandboxes.h"
+
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "cordon/run.h"
+
+namespace cordon::posix {
+namespace {
+
+void reap(pid_t pid) noexcept {
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// How many reaps are still running. Never destroyed: a reaping thread may
+// outlive main() (a process that exits without awaiting them).
+struct pending_reaps {
+  std::mutex lock;
+  std::condition_variable done;
+  int running = 0;
+};
+
+pending_reaps& pending() {
+  static pending_reaps* reaps = new pending_reaps;
+  return *reaps;
+}
+
+}  // namespace
+
+void reap_when_exited(pid_t pid, unique_fd pidfd) noexcept {
+  pending_reaps& p = pending();
+  {
+    std::lock_guard<std::mutex> hold(p.lock);
+    ++p.running;
+  }
+  auto finish = [&p] {
+    std::lock_guard<std::mutex> hold(p.lock);
+    --p.running;
+    p.done.notify_all();
+  };
+  try {
+    std::thread([pid, fd = std::move(pidfd), finish] {
+      reap(pid);
+      finish();
+    }).detach();
+  } catch (const std::system_error&) {
+    reap(pid);  // no thread to be had: wait here
+    finish();
+  }
+}
+
+}  // namespace cordon::posix
+
+namespace cordon {
+
+void await_exiting_sandboxes() noexcept {
+  posix::pending_reaps& p = posix::pending();
+  std::unique_lock<std::mutex> hold(p.lock);
+  p.done.wait(hold, [&p] { return p.running == 0; });
+}
+
+}  // namespace cordon
