@@ -139,6 +139,15 @@ std::string policy_file(const temp_dir& dir, int port, bool credential, bool web
   return path;
 }
 
+// The server's CA as the broker's upstream trust (CORDON_UPSTREAM_CA_FILE),
+// in `dir`, both readable by an unprivileged supervisor.
+std::string readable_upstream_ca(const temp_dir& dir, const tls_server& server) {
+  const std::string ca = dir.write("upstream-ca.pem", server.ca_pem());
+  ::chmod(dir.path().c_str(), 0755);
+  ::chmod(ca.c_str(), 0644);
+  return ca;
+}
+
 // The report's counters agree with its entries (fewer than 256: all listed).
 void expect_counters_match(const json& net) {
   std::map<std::string, std::uint64_t> n;
@@ -327,9 +336,7 @@ TEST(NetworkTls, AWebsocketUpgradeThroughARealSandboxIsRelayedAndRecorded) {
   tls_server server("unused");
   ASSERT_GT(server.port(), 0);
   temp_dir ws, dir;
-  const std::string ca = dir.write("upstream-ca.pem", server.ca_pem());
-  ::chmod(dir.path().c_str(), 0755);
-  ::chmod(ca.c_str(), 0644);
+  const std::string ca = readable_upstream_ca(dir, server);
   const std::string client = ws.write("ws_client.py", R"PY(import socket, ssl, sys
 port = int(sys.argv[1])
 def upgrade(protocol):

@@ -434,6 +434,21 @@ TEST(BrokerTls, ClientThatSpeaksNoTlsAfterConnectIsMalformed) {
   expect_one_connection(e, "malformed", "terminated TLS: the client's TLS handshake failed: http request (SSL routines)");
 }
 
+// The upstream answers `answer` (verbatim) to the request `head`: the
+// client must get the broker's 502. Returns the evidence once recorded.
+network_evidence answered_502(terminated_broker& b, const std::string& answer, const std::string& head) {
+  b.upstream.set_answer(answer);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  if (!c->ssl) {
+    ADD_FAILURE() << "TLS through the broker failed";
+    return {};
+  }
+  const auto [response, body] = request(*c, head);
+  EXPECT_EQ(response.rfind("HTTP/1.1 502", 0), 0u) << response;
+  c.reset();
+  return b.stop_after(1);
+}
+
 // The request was forwarded (`allow`), the client got the broker's 502, and
 // the connection is `unreachable`: a malformed status line, then an upstream
 // that closes without answering.
@@ -448,13 +463,7 @@ TEST(BrokerTls, AnUnusableUpstreamResponseIsUnreachableAndTheRequestGets502) {
     SCOPED_TRACE(request_reason);
     terminated_broker b(rule(api_host, rule_action::allow));
     ASSERT_TRUE(b.broker);
-    b.upstream.set_answer(answer);
-    auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-    ASSERT_TRUE(c->ssl);
-    const auto [head, body] = request(*c, get_head);
-    EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
-    c.reset();
-    const auto e = b.stop_after(1);
+    const auto e = answered_502(b, answer, get_head);
     expect_one_connection(e, "unreachable", connection_reason);
     ASSERT_EQ(e.connections.size(), 1u);
     ASSERT_EQ(e.connections[0].requests.size(), 1u);
@@ -783,14 +792,8 @@ TEST(BrokerTls, A101ToAnythingButAWebsocketUpgradeIsUnusable) {
     r.paths.clear();
     terminated_broker b(r);
     ASSERT_TRUE(b.broker);
-    b.upstream.set_answer(answer);
-    auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-    ASSERT_TRUE(c->ssl);
-    const auto [response, body] = request(*c, head);
-    EXPECT_EQ(response.rfind("HTTP/1.1 502", 0), 0u) << response;
-    c.reset();
-    const auto e = b.stop_after(1);
-  const auto& q = only_request(e);
+    const auto e = answered_502(b, answer, head);
+    const auto& q = only_request(e);
     EXPECT_EQ(q.status, 502);
     EXPECT_EQ(q.reason, reason);
     EXPECT_EQ(q.upgraded, "");
