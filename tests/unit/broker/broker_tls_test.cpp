@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "broker/http_exchange.h"
+#include "broker/relay_memory.h"
 #include "broker/tls_authority.h"
 #include "broker_test_support.h"
 
@@ -708,6 +709,35 @@ TEST(BrokerTls, WebsocketRelayEndsWhenTheDestinationCloses) {
   EXPECT_EQ(q.upgraded, "websocket");
   EXPECT_EQ(q.upgraded_bytes_received, 3u);
   EXPECT_EQ(q.upgraded_bytes_sent, 0u);
+}
+
+// A client that stops reading while the server pushes holds the broker to a
+// relay's base buffers (docs/network.md, "Memory budget"): the server is
+// stopped instead of the broker queueing what it sends. Autotuning alone
+// would let the broker's two sockets grow to megabytes.
+TEST(BrokerTls, AStalledWebsocketClientHoldsTheBrokerToBaseBuffers) {
+  constexpr std::size_t push = 16 * 1024 * 1024;
+  terminated_broker b(websocket_rule());
+  ASSERT_TRUE(b.broker);
+  b.upstream.websocket = true;
+  b.upstream.websocket_push = push;
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  ASSERT_TRUE(ssl_write_all(c->ssl, upgrade_head("/ws/")));
+  ASSERT_EQ(ssl_read_head(c->ssl).rfind("HTTP/1.1 101", 0), 0u);
+  ::usleep(400 * 1000);  // stalled: at least three samples of the full state
+  const std::uint64_t stalled_peak = b.broker->evidence().memory_peak_bytes;
+  EXPECT_EQ(ssl_read_exact(c->ssl, push), test_bytes(push, 'S')) << "everything arrives once the client reads";
+  c.reset();
+  const auto e = b.stop_after(1);
+  // Both queues of the stalled direction (upstream receive, client send) on
+  // base buffers, with the kernel's slack for a segment's bookkeeping.
+  const std::uint64_t bound = detail::base_tier.held_at_most() + 128 * 1024;
+  std::printf("[ memory   ] stalled WebSocket client: broker peak %.0f KiB (bound %.0f KiB)\n",
+              static_cast<double>(stalled_peak) / 1024, static_cast<double>(bound) / 1024);
+  EXPECT_GT(stalled_peak, 0u);
+  EXPECT_LE(stalled_peak, bound);
+  EXPECT_EQ(only_request(e).upgraded_bytes_received, push);
 }
 
 TEST(BrokerTls, WebsocketUpgradeWithoutTheRuleFieldIsRefused) {
