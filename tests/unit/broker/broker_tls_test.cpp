@@ -645,7 +645,21 @@ void expect_upgrade_refused(network_rule r, const std::string& head, const std::
   EXPECT_TRUE(b.upstream.seen().empty()) << "the upgrade must not reach the server";
 }
 
-// The rule opts in: the upgrade is forwarded, the 101 relayed, and then the
+// Through `b`, whose upstream becomes a WebSocket server pushing `push`
+// bytes: a client that sent `head` and got 101 (`response`, its head), or
+// one whose ssl is null.
+std::unique_ptr<tls_client> open_websocket(terminated_broker& b, std::size_t push, const std::string& head,
+                                           std::string& response) {
+  b.upstream.websocket = true;
+  b.upstream.websocket_push = push;
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  if (!c->ssl || !ssl_write_all(c->ssl, head)) return std::make_unique<tls_client>();
+  response = ssl_read_head(c->ssl);
+  if (response.rfind("HTTP/1.1 101", 0) != 0) return std::make_unique<tls_client>();
+  return c;
+}
+
+
 // bytes go both ways unjudged: first what the server pushes unasked (the
 // client silent), then 16 KiB rounds echoed, a few hundred KiB each way, so
 // both directions of the relay loop run many times over base buffers.
@@ -655,14 +669,10 @@ TEST(BrokerTls, WebsocketUpgradeOnAnOptedInRuleRelaysBothWaysAndIsRecorded) {
   constexpr int rounds = 20;  // 320 KiB each way
   terminated_broker b(websocket_rule());
   ASSERT_TRUE(b.broker);
-  b.upstream.websocket = true;
-  b.upstream.websocket_push = push;
-  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-  ASSERT_TRUE(c->ssl);
   const std::string head = upgrade_head("/ws/chat?room=1");
-  ASSERT_TRUE(ssl_write_all(c->ssl, head));
-  const std::string response = ssl_read_head(c->ssl);
-  ASSERT_EQ(response.rfind("HTTP/1.1 101", 0), 0u) << response;
+  std::string response;
+  auto c = open_websocket(b, push, head, response);
+  ASSERT_TRUE(c->ssl) << response;
   EXPECT_NE(response.find("Upgrade: websocket"), std::string::npos) << response;
   EXPECT_EQ(ssl_read_exact(c->ssl, push), test_bytes(push, 'S')) << "the server's push, unasked";
   for (int i = 0; i < rounds; ++i) {
@@ -719,12 +729,9 @@ TEST(BrokerTls, AStalledWebsocketClientHoldsTheBrokerToBaseBuffers) {
   constexpr std::size_t push = 16 * 1024 * 1024;
   terminated_broker b(websocket_rule());
   ASSERT_TRUE(b.broker);
-  b.upstream.websocket = true;
-  b.upstream.websocket_push = push;
-  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-  ASSERT_TRUE(c->ssl);
-  ASSERT_TRUE(ssl_write_all(c->ssl, upgrade_head("/ws/")));
-  ASSERT_EQ(ssl_read_head(c->ssl).rfind("HTTP/1.1 101", 0), 0u);
+  std::string response;
+  auto c = open_websocket(b, push, upgrade_head("/ws/"), response);
+  ASSERT_TRUE(c->ssl) << response;
   ::usleep(400 * 1000);  // stalled: at least three samples of the full state
   const std::uint64_t stalled_peak = b.broker->evidence().memory_peak_bytes;
   EXPECT_EQ(ssl_read_exact(c->ssl, push), test_bytes(push, 'S')) << "everything arrives once the client reads";
