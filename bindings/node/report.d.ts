@@ -137,6 +137,12 @@ export interface Report {
         bytes_received: number;
         /** Header names of the credentials added; never their values. */
         injected: ReportStrings;
+        /** The destination answered 101 to a WebSocket upgrade on a rule with websocket true, and the broker then relayed the connection both ways without judging it (docs/tls.md). bytes_sent and bytes_received count the HTTP heads; the upgraded_ fields what followed. */
+        upgraded?: "websocket";
+        /** Bytes relayed towards the destination after the 101. */
+        upgraded_bytes_sent?: number;
+        /** Bytes relayed towards the command after the 101. */
+        upgraded_bytes_received?: number;
       }>;
       host: string;
       port: number;

@@ -58,6 +58,14 @@ struct network_request {
   std::uint64_t bytes_sent = 0;      // request head and body sent upstream
   std::uint64_t bytes_received = 0;  // response head and body relayed to the command
   std::vector<std::string> injected;  // the credentials added (their header names), never the values
+  // "websocket" once the destination answered 101 and the broker relayed
+  // the connection both ways unjudged (a rule with "websocket": true,
+  // docs/tls.md); else empty. The bytes relayed after the 101, towards the
+  // destination and towards the command (bytes_sent and bytes_received
+  // count the HTTP request and response heads only).
+  std::string upgraded;
+  std::uint64_t upgraded_bytes_sent = 0;
+  std::uint64_t upgraded_bytes_received = 0;
 };
 
 struct network_connection {

@@ -80,6 +80,12 @@ struct network_rule {
   std::vector<std::string> methods{};
   std::vector<std::string> paths{};
   bool read_only = false;
+  // Only with tls "terminate": a GET request that asks to upgrade to a
+  // WebSocket (`Upgrade: websocket`, judged by `methods` and `paths` like
+  // any request) is forwarded, and once the destination answers 101 the
+  // connection's bytes are relayed both ways unjudged (docs/tls.md,
+  // "WebSocket"). False: every Upgrade is refused with 403.
+  bool websocket = false;
   bool operator==(const network_rule&) const = default;
 };
 

@@ -135,6 +135,32 @@ bool path_has_escape(std::string_view path) {
   return false;
 }
 
+// How many fields are named `name` (case-insensitive).
+std::size_t header_count(const std::vector<http_header>& headers, std::string_view name) {
+  return static_cast<std::size_t>(
+      std::count_if(headers.begin(), headers.end(), [&](const http_header& h) { return iequals(h.name, name); }));
+}
+
+// Is `token` one of the comma-separated tokens of `list` (any case)?
+bool has_token(std::string_view list, std::string_view token) {
+  while (!list.empty()) {
+    const std::size_t comma = std::min(list.find(','), list.size());
+    if (iequals(trim(list.substr(0, comma)), token)) return true;
+    list.remove_prefix(std::min(comma + 1, list.size()));
+  }
+  return false;
+}
+
+// The Upgrade field of `m` when it is exactly one field holding the one
+// token `websocket`; otherwise how it falls short.
+std::string websocket_field_problem(const http_message_head& m) {
+  const auto upgrade = header_value(m.headers, "Upgrade");
+  if (!upgrade) return "no Upgrade field";
+  if (header_count(m.headers, "Upgrade") != 1) return "more than one Upgrade field";
+  if (!iequals(trim(*upgrade), "websocket")) return "protocol upgrade to " + std::string(trim(*upgrade));
+  return {};
+}
+
 }  // namespace
 
 std::optional<std::string> header_value(const std::vector<http_header>& headers, std::string_view name) {
@@ -202,7 +228,10 @@ std::string judge_request(const network_rule& rule, const std::string& host, int
                           const http_message_head& request) {
   if (request.method == "TRACE" || request.method == "TRACK") return request.method + " is never forwarded";
   if (request.method == "CONNECT") return "CONNECT inside a terminated connection";
-  if (header_value(request.headers, "Upgrade")) return "protocol upgrade (Upgrade field) on a terminated connection";
+  if (header_value(request.headers, "Upgrade")) {
+    if (!rule.websocket) return "protocol upgrade (Upgrade field) on a terminated connection";
+    if (std::string why = websocket_upgrade_problem(request); !why.empty()) return why;
+  }
   if (!rule.methods.empty() && std::find(rule.methods.begin(), rule.methods.end(), request.method) == rule.methods.end())
     return "method " + request.method + " is not allowed by the rule";
   if (!rule.paths.empty()) {
@@ -215,6 +244,26 @@ std::string judge_request(const network_rule& rule, const std::string& host, int
     std::string value = lower(*named);
     const std::string bare = host.find(':') != std::string::npos ? "[" + host + "]" : host;
     if (value != bare && value != bare + ":" + std::to_string(port)) return "Host field names another host";
+  }
+  return {};
+}
+
+std::string websocket_upgrade_problem(const http_message_head& request) {
+  if (std::string why = websocket_field_problem(request); !why.empty()) {
+    return why + ": the rule allows only WebSocket upgrades";
+  }
+  if (request.version != "HTTP/1.1") return "a WebSocket upgrade in " + request.version + " (only HTTP/1.1)";
+  if (request.method != "GET") return "a WebSocket upgrade with method " + request.method + " (only GET)";
+  const auto connection = header_value(request.headers, "Connection");
+  if (!connection || !has_token(*connection, "upgrade")) return "a WebSocket upgrade without Connection: upgrade";
+  if (request.framing != body_framing::none) return "a WebSocket upgrade with a body";
+  return {};
+}
+
+std::string judge_switch(const http_message_head& request, const http_message_head& response) {
+  if (!header_value(request.headers, "Upgrade")) return "101 Switching Protocols to a request that asked for no upgrade";
+  if (std::string why = websocket_field_problem(response); !why.empty()) {
+    return "101 Switching Protocols with " + why + " (the request asked for websocket)";
   }
   return {};
 }

@@ -52,13 +52,32 @@ std::optional<std::string> header_value(const std::vector<http_header>& headers,
 
 // Is this request allowed by a terminated `rule` for `host`? Returns why
 // not, or empty. TRACE and TRACK are always refused (they echo the request,
-// an injected credential included); an Upgrade (WebSocket, h2c) would turn
-// the connection into something the broker cannot decide; a path with dot
+// an injected credential included); an Upgrade turns the connection into
+// something no method or path rule can judge, so it is refused unless the
+// rule says `websocket` and the request is a WebSocket opening handshake
+// (is_websocket_upgrade), which is then judged like any request (its GET
+// by `methods`, its path by `paths`); h2c and every other protocol are
+// always refused; a path with dot
 // segments or percent-encoded '.', '/' or '\' is refused when the rule
 // limits paths, so a prefix cannot be escaped by the server's decoding;
 // a Host field naming another host is refused (virtual-host fronting).
 std::string judge_request(const network_rule& rule, const std::string& host, int port,
                           const http_message_head& request);
+
+// Is `request` a WebSocket opening handshake (RFC 6455 §4.1) the broker can
+// forward? Returns why not, or empty: HTTP/1.1, GET, no body, exactly one
+// Upgrade field whose value is the one token `websocket` (any case; a list
+// such as "websocket, h2c" would let the server pick another protocol), and
+// `upgrade` among the Connection field's tokens.
+std::string websocket_upgrade_problem(const http_message_head& request);
+
+// May the broker relay the connection unjudged after `response` (status
+// 101) to `request` (a request judge_request allowed)? Returns why not, or
+// empty: the request asked for a WebSocket and the response's Upgrade field
+// is the one token `websocket`. A 101 to anything else is not a response
+// the broker can pass on (the client did not ask to switch, or would be
+// switched to a protocol no rule allowed).
+std::string judge_switch(const http_message_head& request, const http_message_head& response);
 
 // A header the broker sets: `name: value`.
 struct injected_header {

@@ -2,7 +2,9 @@
 // of a terminated connection (terminate.h). asio's SSL layer over OpenSSL,
 // as a coroutine on the broker's io_context: each step is awaited in order,
 // which is what an HTTP exchange is (request head, body, response head,
-// body), and the broker's thread is never blocked.
+// body), and the broker's thread is never blocked. A WebSocket upgrade a
+// rule allows ends the exchange: after the 101 both directions run at once
+// (upgraded_relay.h).
 #include "broker/terminate.h"
 
 #include <openssl/ssl.h>
@@ -20,7 +22,9 @@
 #include <strings.h>
 
 #include "broker/http_exchange.h"
+#include "broker/relay_memory.h"
 #include "broker/tls_authority.h"
+#include "broker/upgraded_relay.h"
 
 namespace cordon::broker::detail {
 
@@ -335,6 +339,14 @@ class exchange_loop {
           co_await no_response(client, index, "malformed response", response.error);
           co_return;
         }
+        if (response.status == 101) {  // the only 1xx that ends the exchange
+          if (const std::string why = judge_switch(request, response); !why.empty()) {
+            co_await no_response(client, index, "unusable response", why);
+            co_return;
+          }
+          co_await relay_websocket(client, upstream, index, m);
+          co_return;
+        }
         if (auto* kept = slot(index)) kept->status = response.status;
         co_await asio::async_write(client, asio::buffer(from_upstream_.data(), m), use_awaitable);
         from_upstream_.erase(0, m);
@@ -345,6 +357,33 @@ class exchange_loop {
         break;
       }
       if (close) co_return;
+    }
+  }
+
+  // The destination switched to a WebSocket (judge_switch): its 101 head
+  // (the first `head` bytes of from_upstream_) goes to the client, then the
+  // bytes go both ways unjudged until either side ends (upgraded_relay.h).
+  // The request's entry says so before the client can see the 101, and
+  // counts what follows as it goes.
+  awaitable<void> relay_websocket(client_tls& client, upstream_tls& upstream, std::size_t index, std::size_t head) {
+    if (auto* kept = slot(index)) {
+      kept->status = 101;
+      kept->upgraded = "websocket";
+    }
+    co_await asio::async_write(client, asio::buffer(from_upstream_.data(), head), use_awaitable);
+    from_upstream_.erase(0, head);
+    add_received(index, head);
+    // A relayed tunnel's base buffers (relay_memory.h), both ways: a side
+    // that stops reading holds the broker to them.
+    apply_tier(t_.client->native_handle(), t_.upstream->native_handle(), base_tier);
+    apply_tier(t_.upstream->native_handle(), t_.client->native_handle(), base_tier);
+    const upgraded_end end = co_await relay_upgraded(
+        t_.c->io, client, upstream, *t_.client, *t_.upstream, std::move(from_client_), std::move(from_upstream_),
+        relay_chunk, [this, index](bool to_destination, std::size_t n) { add_upgraded(index, to_destination, n); },
+        is_end);
+    if (end.error) {
+      const std::string side = end.client_first ? "the client" : t_.host;
+      settle(outcome::allowed, "WebSocket relay ended: " + side + ": " + end.error.message());
     }
   }
 
@@ -493,6 +532,11 @@ class exchange_loop {
   void add_received(std::size_t index, std::uint64_t n) {
     t_.record->bytes_received += n;
     if (auto* kept = slot(index)) kept->bytes_received += n;
+  }
+
+  void add_upgraded(std::size_t index, bool to_destination, std::uint64_t n) {
+    (to_destination ? t_.record->bytes_sent : t_.record->bytes_received) += n;
+    if (auto* kept = slot(index)) (to_destination ? kept->upgraded_bytes_sent : kept->upgraded_bytes_received) += n;
   }
 
   void note_injection(const std::string& header) {

@@ -6,6 +6,10 @@
 // (methods, paths, TRACE/TRACK, Upgrade, Host), gets the host's credentials
 // (the client's own field of that name stripped), and is recorded with its
 // status and bytes. A refused request gets a 403 and ends the connection.
+// On a rule with `websocket` a WebSocket upgrade is judged and forwarded
+// like any request; once the destination answers 101 with Upgrade:
+// websocket the connection's bytes are relayed both ways unjudged until
+// either side ends, and its entry records `upgraded` and those bytes.
 // Private to src/broker; runs on the broker's thread as a C++20 coroutine.
 //
 // The connection's action (docs/network.md, docs/tls.md) is kept true at

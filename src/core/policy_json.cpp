@@ -220,6 +220,8 @@ void read_rule(reader& r, const json& j, const std::string& at, network_rule& ru
       r.string_list(v, here, rule.paths);
     } else if (k == "read_only") {
       r.boolean(v, here, rule.read_only);
+    } else if (k == "websocket") {
+      r.boolean(v, here, rule.websocket);
     } else {
       r.unknown(at, k);
     }
@@ -549,6 +551,7 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
     if (!rule.methods.empty()) jr["methods"] = rule.methods;
     if (!rule.paths.empty()) jr["paths"] = rule.paths;
     if (rule.read_only) jr["read_only"] = true;
+    if (rule.websocket) jr["websocket"] = true;
     jnet["rules"].push_back(std::move(jr));
   }
   jnet["default_action"] = name_of<rule_action>(net.default_action, rule_action_names);

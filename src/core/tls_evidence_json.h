@@ -11,7 +11,8 @@
 
 namespace cordon::core {
 
-// [{method, host, path, status, action, reason?, bytes_sent, bytes_received, injected}]
+// [{method, host, path, status, action, reason?, bytes_sent, bytes_received, injected,
+//   upgraded?, upgraded_bytes_sent?, upgraded_bytes_received?}]
 template <class J>
 J requests_to_json(const std::vector<network_request>& requests) {
   J out = J::array();
@@ -19,6 +20,11 @@ J requests_to_json(const std::vector<network_request>& requests) {
     J e = {{"method", r.method}, {"host", r.host}, {"path", r.path}, {"status", r.status}, {"action", r.action},
            {"bytes_sent", r.bytes_sent}, {"bytes_received", r.bytes_received}, {"injected", r.injected}};
     if (!r.reason.empty()) e["reason"] = r.reason;
+    if (!r.upgraded.empty()) {  // only then: reports without upgrades keep their shape
+      e["upgraded"] = r.upgraded;
+      e["upgraded_bytes_sent"] = r.upgraded_bytes_sent;
+      e["upgraded_bytes_received"] = r.upgraded_bytes_received;
+    }
     out.push_back(std::move(e));
   }
   return out;
@@ -38,6 +44,9 @@ std::vector<network_request> requests_from_json(const J& j) {
     r.bytes_sent = e.value("bytes_sent", std::uint64_t{0});
     r.bytes_received = e.value("bytes_received", std::uint64_t{0});
     if (e.contains("injected")) r.injected = e.at("injected").template get<std::vector<std::string>>();
+    r.upgraded = e.value("upgraded", "");
+    r.upgraded_bytes_sent = e.value("upgraded_bytes_sent", std::uint64_t{0});
+    r.upgraded_bytes_received = e.value("upgraded_bytes_received", std::uint64_t{0});
     out.push_back(std::move(r));
   }
   return out;

@@ -134,8 +134,9 @@ std::vector<std::string> check_paths(const std::vector<std::string>& in, const s
 std::optional<std::string> env_name_problem(const std::string& name);
 
 // A rule's TLS fields (docs/tls.md): method and path limits need the
-// broker to see the requests, so only a terminated rule may carry them; a
-// deny rule terminates nothing. Returns false when the rule is refused.
+// broker to see the requests, so only a terminated rule may carry them (and
+// `websocket`, which opts a terminated rule into upgrades); a deny rule
+// terminates nothing. Returns false when the rule is refused.
 bool check_tls_fields(const network_rule& rule, const std::string& here, std::vector<policy_error>& errors) {
   const std::size_t before = errors.size();
   const bool terminated = rule.tls == tls_mode::terminate;
@@ -146,6 +147,12 @@ bool check_tls_fields(const network_rule& rule, const std::string& here, std::ve
   if (!terminated && !rule.methods.empty()) errors.push_back({here + "/methods", std::string("methods ") + tunnel_only});
   if (!terminated && !rule.paths.empty()) errors.push_back({here + "/paths", std::string("paths ") + tunnel_only});
   if (!terminated && rule.read_only) errors.push_back({here + "/read_only", std::string("read_only ") + tunnel_only});
+  if (!terminated && rule.websocket) {
+    // A tunnel already carries a WebSocket like any bytes; the field would
+    // promise a judged upgrade that nothing performs.
+    errors.push_back({here + "/websocket",
+                      "websocket needs tls \"terminate\": a tunnel relays its bytes unjudged, WebSockets included"});
+  }
   if (rule.read_only && !rule.methods.empty()) {
     errors.push_back({here + "/methods", "methods and read_only together: read_only means GET, HEAD and OPTIONS"});
   }
@@ -258,7 +265,7 @@ void check_network(const network_policy& in, network_policy& out,
     if (!inserted) {
       const network_rule& earlier = in.rules[it->second];
       if (earlier.action != rule.action || earlier.tls != rule.tls || earlier.methods != rule.methods ||
-          earlier.paths != rule.paths || earlier.read_only != rule.read_only) {
+          earlier.paths != rule.paths || earlier.read_only != rule.read_only || earlier.websocket != rule.websocket) {
         // First match wins, so this rule would be dead and the author's
         // intent unclear: refuse rather than guess.
         errors.push_back({here, "rule conflicts with rule " + std::to_string(it->second) +

@@ -86,11 +86,26 @@ class tls_server {
       if (head.find("\r\n\r\n") == std::string::npos) return;
       ++requests_;
       const auto request = broker::parse_request_head(head);
+      if (broker::header_value(request.headers, "Upgrade")) {  // a WebSocket, as far as the broker can tell
+        serve_websocket(ssl);
+        return;
+      }
       const auto auth = broker::header_value(request.headers, "Authorization");
       const std::string body = !auth ? "auth-none" : *auth == expected_ ? "auth-ok" : "auth-other";
       const std::string response =
           "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
       if (SSL_write(ssl, response.data(), static_cast<int>(response.size())) <= 0) return;
+    }
+  }
+  // 101, then every byte read echoed back until the connection ends (the
+  // broker never parses frames, so the bytes need not be frames).
+  static void serve_websocket(SSL* ssl) {
+    const std::string switched = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    if (SSL_write(ssl, switched.data(), static_cast<int>(switched.size())) <= 0) return;
+    char buf[16384];
+    while (true) {
+      const int n = SSL_read(ssl, buf, sizeof buf);
+      if (n <= 0 || SSL_write(ssl, buf, n) != n) return;
     }
   }
   std::string expected_;
@@ -108,19 +123,29 @@ std::string random_secret() {
   return "cordon-test-secret-" + std::to_string(device()) + std::to_string(device());
 }
 
-std::string policy_file(const temp_dir& dir, int port, bool credential) {
+std::string policy_file(const temp_dir& dir, int port, bool credential, bool websocket = false) {
   const std::string path = dir.path() + "/policy.json";
   std::ofstream(path) << R"({"schema_version": 1, "name": "net-tls",
     "filesystem": {"read": "restricted", "readable": ["{workspace}"], "writable": ["{workspace}", "{run_tmp}"]},
     "network": {"mode": "filtered", "default_action": "deny",
       "rules": [{"host": "127.0.0.1", "port": )" << port
-                      << R"(, "action": "allow", "tls": "terminate", "methods": ["GET", "HEAD"]}])"
+                      << R"(, "action": "allow", "tls": "terminate", "methods": ["GET", "HEAD"])"
+                      << (websocket ? R"(, "websocket": true)" : "") << "}]"
                       << (credential ? R"(, "credentials": [{"host": "127.0.0.1", "header": "Authorization",
         "value_from": {"env": "CORDON_TEST_TOKEN"}, "format": "Bearer {}", "placeholder_env": "CORDON_TEST_TOKEN"}])"
                                      : "")
                       << R"(},
     "environment": {"set": {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}}})";
   return path;
+}
+
+// The server's CA as the broker's upstream trust (CORDON_UPSTREAM_CA_FILE),
+// in `dir`, both readable by an unprivileged supervisor.
+std::string readable_upstream_ca(const temp_dir& dir, const tls_server& server) {
+  const std::string ca = dir.write("upstream-ca.pem", server.ca_pem());
+  ::chmod(dir.path().c_str(), 0755);
+  ::chmod(ca.c_str(), 0644);
+  return ca;
 }
 
 // The report's counters agree with its entries (fewer than 256: all listed).
@@ -300,6 +325,71 @@ TEST(NetworkTls, AMissingSecretStopsTheRunBeforeItStarts) {
   EXPECT_NE(r.exit_code, 0) << r.all();
   EXPECT_NE(r.all().find("CORDON_TEST_TOKEN"), std::string::npos) << r.all();
   EXPECT_EQ(server.requests(), 0);
+}
+
+// A WebSocket through a rule that opts in (docs/tls.md, "WebSocket"):
+// Python's ssl module inside the sandbox connects directly (routed
+// transparently to the broker), trusts the run's CA through SSL_CERT_FILE,
+// sends a hand-written upgrade and gets 256 KiB echoed; an h2c upgrade on
+// the same rule is refused with 403. The report holds both requests.
+TEST(NetworkTls, AWebsocketUpgradeThroughARealSandboxIsRelayedAndRecorded) {
+  tls_server server("unused");
+  ASSERT_GT(server.port(), 0);
+  temp_dir ws, dir;
+  const std::string ca = readable_upstream_ca(dir, server);
+  const std::string client = ws.write("ws_client.py", R"PY(import socket, ssl, sys
+port = int(sys.argv[1])
+def upgrade(protocol):
+    s = ssl.create_default_context().wrap_socket(
+        socket.create_connection(("127.0.0.1", port), timeout=10), server_hostname="127.0.0.1")
+    s.sendall(("GET /ws/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: %s\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (port, protocol)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        c = s.recv(1)
+        if not c:
+            break
+        head += c
+    print(protocol, head.split(b"\r\n")[0].decode())
+    return s
+s = upgrade("websocket")
+chunk = bytes(range(256)) * 256
+echoed = 0
+for _ in range(4):
+    s.sendall(chunk)
+    got = b""
+    while len(got) < len(chunk):
+        part = s.recv(65536)
+        if not part:
+            break
+        got += part
+    echoed += len(got) if got == chunk else 0
+print("echoed", echoed)
+s.close()
+upgrade("h2c").close()
+)PY");
+  ::chmod(client.c_str(), 0644);
+  auto r = run_cordon({"--policy", policy_file(dir, server.port(), false, true)},
+                      {"python3", client, std::to_string(server.port())}, ws.path(), {"CORDON_UPSTREAM_CA_FILE=" + ca});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("websocket HTTP/1.1 101 Switching Protocols"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("echoed 262144"), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find("h2c HTTP/1.1 403"), std::string::npos) << r.all();
+  EXPECT_EQ(server.requests(), 1) << "only the WebSocket upgrade reaches the server";
+  ASSERT_TRUE(r.report.contains("network")) << r.all();
+  std::vector<std::string> seen;
+  for (const auto& c : r.report["network"]["connections"]) {
+    if (!c.contains("requests")) continue;
+    for (const auto& q : c["requests"]) {
+      seen.push_back(q["action"].get<std::string>() + ":" + std::to_string(q["status"].get<int>()) + ":" +
+                     q.value("upgraded", "-") + ":" + std::to_string(q.value("upgraded_bytes_sent", 0)) + ":" +
+                     std::to_string(q.value("upgraded_bytes_received", 0)));
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"allow:101:websocket:262144:262144", "deny:403:-:0:0"}))
+      << r.report["network"].dump(2);
+  EXPECT_EQ(terminated_outcomes(r.report), (std::vector<std::string>{"allow | ", "allow | "})) << r.report.dump(2);
 }
 
 }  // namespace

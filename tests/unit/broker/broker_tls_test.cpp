@@ -10,6 +10,7 @@
 #include <openssl/x509.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <optional>
 
 #include "broker/http_exchange.h"
+#include "broker/relay_memory.h"
 #include "broker/tls_authority.h"
 #include "broker_test_support.h"
 
@@ -88,6 +90,13 @@ std::size_t content_length(const std::string& head) {
   return at == std::string::npos ? 0 : std::stoul(head.substr(at + 16));
 }
 
+// `n` bytes of a pattern that `seed` changes (so an echo cannot pass for a push).
+std::string test_bytes(std::size_t n, char seed) {
+  std::string out(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<char>((i * 7 + static_cast<unsigned char>(seed)) % 251);
+  return out;
+}
+
 // The upstream: TLS with a leaf of its own test authority; answers every
 // request "200" with the request's Authorization field (or "none") as body,
 // keeps the connection open, and remembers the heads it got. With `answer`
@@ -116,6 +125,10 @@ struct tls_upstream {
           break;
         }
         const auto request = parse_request_head(head);
+        if (websocket && header_value(request.headers, "Upgrade")) {
+          serve_websocket(ssl);
+          break;
+        }
         const std::string auth = header_value(request.headers, "Authorization").value_or("none");
         const std::string answer = auth + "|" + body;
         if (!ssl_write_all(ssl, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(answer.size()) + "\r\n\r\n" + answer))
@@ -123,6 +136,21 @@ struct tls_upstream {
       }
     }
     SSL_free(ssl);
+  }
+  // A WebSocket server, as far as the broker can tell: 101, then
+  // `websocket_push` bytes unasked (a server that speaks first), then every
+  // byte it reads echoed back until the connection ends. The broker never
+  // parses frames, so the bytes need not be frames.
+  void serve_websocket(SSL* ssl) {
+    if (!ssl_write_all(ssl, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"))
+      return;
+    if (websocket_push > 0 && !ssl_write_all(ssl, test_bytes(websocket_push, 'S'))) return;
+    char buf[16384];
+    while (true) {
+      const int n = SSL_read(ssl, buf, sizeof buf);
+      if (n <= 0 || SSL_write(ssl, buf, n) != n) return;
+    }
   }
   std::vector<std::string> seen() {
     std::lock_guard<std::mutex> lock(mutex);
@@ -142,6 +170,8 @@ struct tls_upstream {
   std::mutex mutex;
   std::vector<std::string> heads;
   std::optional<std::string> canned;  // set_answer()
+  std::atomic<bool> websocket{false};      // answer an Upgrade request as serve_websocket() does
+  std::atomic<std::size_t> websocket_push{0};
   std::unique_ptr<test_server> server;  // last: stopped first
 };
 
@@ -405,6 +435,21 @@ TEST(BrokerTls, ClientThatSpeaksNoTlsAfterConnectIsMalformed) {
   expect_one_connection(e, "malformed", "terminated TLS: the client's TLS handshake failed: http request (SSL routines)");
 }
 
+// The upstream answers `answer` (verbatim) to the request `head`: the
+// client must get the broker's 502. Returns the evidence once recorded.
+network_evidence answered_502(terminated_broker& b, const std::string& answer, const std::string& head) {
+  b.upstream.set_answer(answer);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  if (!c->ssl) {
+    ADD_FAILURE() << "TLS through the broker failed";
+    return {};
+  }
+  const auto [response, body] = request(*c, head);
+  EXPECT_EQ(response.rfind("HTTP/1.1 502", 0), 0u) << response;
+  c.reset();
+  return b.stop_after(1);
+}
+
 // The request was forwarded (`allow`), the client got the broker's 502, and
 // the connection is `unreachable`: a malformed status line, then an upstream
 // that closes without answering.
@@ -419,13 +464,7 @@ TEST(BrokerTls, AnUnusableUpstreamResponseIsUnreachableAndTheRequestGets502) {
     SCOPED_TRACE(request_reason);
     terminated_broker b(rule(api_host, rule_action::allow));
     ASSERT_TRUE(b.broker);
-    b.upstream.set_answer(answer);
-    auto c = connect_through(b.broker_port, b.authority->certificate_pem());
-    ASSERT_TRUE(c->ssl);
-    const auto [head, body] = request(*c, get_head);
-    EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
-    c.reset();
-    const auto e = b.stop_after(1);
+    const auto e = answered_502(b, answer, get_head);
     expect_one_connection(e, "unreachable", connection_reason);
     ASSERT_EQ(e.connections.size(), 1u);
     ASSERT_EQ(e.connections[0].requests.size(), 1u);
@@ -550,6 +589,275 @@ TEST(BrokerTls, SmugglingShapedRequestsAreMalformed) {
   EXPECT_EQ(chunked.path, "/a");
   EXPECT_EQ(parse_response_head("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", "HEAD").framing, body_framing::none);
   EXPECT_EQ(parse_response_head("HTTP/1.1 200 OK\r\n\r\n", "GET").framing, body_framing::until_close);
+}
+
+// ---- WebSocket upgrades (docs/tls.md, "WebSocket") -------------------------
+
+std::string upgrade_head(const std::string& path, const std::string& protocol = "websocket",
+                         const std::string& extra = "") {
+  return "GET " + path + " HTTP/1.1\r\nHost: " + api_host + "\r\nUpgrade: " + protocol +
+         "\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" +
+         extra + "\r\n";
+}
+
+// A rule that opts into WebSockets, read-only, under /ws/.
+network_rule websocket_rule() {
+  network_rule r = rule(api_host, rule_action::allow);
+  r.websocket = true;
+  r.methods = {"GET", "HEAD", "OPTIONS"};
+  r.paths = {"/ws/"};
+  return r;
+}
+
+// The one request of `e`'s one connection (a reference into `e`: never
+// into a temporary).
+const network_request& only_request(network_evidence&&) = delete;
+const network_request& only_request(const network_evidence& e) {
+  static const network_request none;
+  if (e.connections.size() != 1 || e.connections[0].requests.size() != 1) {
+    ADD_FAILURE() << "expected one connection with one request";
+    return none;
+  }
+  return e.connections[0].requests[0];
+}
+
+// An upgrade refused by the broker: 403 with `reason`, recorded as a
+// denied request of an allowed connection; nothing reached the server.
+void expect_upgrade_refused(network_rule r, const std::string& head, const std::string& reason) {
+  terminated_broker b(std::move(r));
+  ASSERT_TRUE(b.broker);
+  b.upstream.websocket = true;
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const auto [response, body] = request(*c, head);
+  EXPECT_EQ(response.rfind("HTTP/1.1 403", 0), 0u) << response;
+  EXPECT_NE(response.find("X-Cordon-Rule: 0"), std::string::npos) << response;
+  EXPECT_NE(body.find(reason), std::string::npos) << body;
+  c.reset();
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "allow", "");
+  const auto& q = only_request(e);
+  EXPECT_EQ(q.method, "GET");
+  EXPECT_EQ(q.status, 403);
+  EXPECT_EQ(q.action, "deny");
+  EXPECT_EQ(q.reason, reason);
+  EXPECT_EQ(q.upgraded, "");
+  EXPECT_TRUE(b.upstream.seen().empty()) << "the upgrade must not reach the server";
+}
+
+// Through `b`, whose upstream becomes a WebSocket server pushing `push`
+// bytes: a client that sent `head` and got 101 (`response`, its head), or
+// one whose ssl is null.
+std::unique_ptr<tls_client> open_websocket(terminated_broker& b, std::size_t push, const std::string& head,
+                                           std::string& response) {
+  b.upstream.websocket = true;
+  b.upstream.websocket_push = push;
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  if (!c->ssl || !ssl_write_all(c->ssl, head)) return std::make_unique<tls_client>();
+  response = ssl_read_head(c->ssl);
+  if (response.rfind("HTTP/1.1 101", 0) != 0) return std::make_unique<tls_client>();
+  return c;
+}
+
+
+// bytes go both ways unjudged: first what the server pushes unasked (the
+// client silent), then 16 KiB rounds echoed, a few hundred KiB each way, so
+// both directions of the relay loop run many times over base buffers.
+TEST(BrokerTls, WebsocketUpgradeOnAnOptedInRuleRelaysBothWaysAndIsRecorded) {
+  constexpr std::size_t push = 200 * 1024;
+  constexpr std::size_t round = 16 * 1024;
+  constexpr int rounds = 20;  // 320 KiB each way
+  terminated_broker b(websocket_rule());
+  ASSERT_TRUE(b.broker);
+  const std::string head = upgrade_head("/ws/chat?room=1");
+  std::string response;
+  auto c = open_websocket(b, push, head, response);
+  ASSERT_TRUE(c->ssl) << response;
+  EXPECT_NE(response.find("Upgrade: websocket"), std::string::npos) << response;
+  EXPECT_EQ(ssl_read_exact(c->ssl, push), test_bytes(push, 'S')) << "the server's push, unasked";
+  for (int i = 0; i < rounds; ++i) {
+    const std::string frame = test_bytes(round, static_cast<char>('a' + i));
+    ASSERT_TRUE(ssl_write_all(c->ssl, frame)) << "round " << i;
+    ASSERT_EQ(ssl_read_exact(c->ssl, round), frame) << "round " << i;
+  }
+  c.reset();  // the client ends the connection: the broker ends the relay
+  const auto e = b.stop_after(1);
+  expect_one_connection(e, "allow", "");
+  const auto& q = only_request(e);
+  EXPECT_EQ(q.method, "GET");
+  EXPECT_EQ(q.path, "/ws/chat");
+  EXPECT_EQ(q.status, 101);
+  EXPECT_EQ(q.action, "allow");
+  EXPECT_EQ(q.upgraded, "websocket");
+  EXPECT_EQ(q.bytes_sent, head.size()) << "the request head, forwarded as it came";
+  EXPECT_EQ(q.bytes_received, response.size()) << "the 101 head";
+  EXPECT_EQ(q.upgraded_bytes_sent, static_cast<std::uint64_t>(rounds) * round);
+  EXPECT_EQ(q.upgraded_bytes_received, push + static_cast<std::uint64_t>(rounds) * round);
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_EQ(e.connections[0].bytes_sent, q.bytes_sent + q.upgraded_bytes_sent);
+  EXPECT_EQ(e.connections[0].bytes_received, q.bytes_received + q.upgraded_bytes_received);
+  ASSERT_EQ(b.upstream.seen().size(), 1u);
+}
+
+// The destination ends the WebSocket: the broker ends the client's side
+// too (close_notify, then the connection closes).
+TEST(BrokerTls, WebsocketRelayEndsWhenTheDestinationCloses) {
+  terminated_broker b(websocket_rule());
+  ASSERT_TRUE(b.broker);
+  b.upstream.set_answer("HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n\r\nbye");
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  ASSERT_TRUE(ssl_write_all(c->ssl, upgrade_head("/ws/")));
+  const std::string response = ssl_read_head(c->ssl);
+  ASSERT_EQ(response.rfind("HTTP/1.1 101", 0), 0u) << response;
+  EXPECT_EQ(ssl_read_exact(c->ssl, 3), "bye");
+  char byte;
+  EXPECT_LE(SSL_read(c->ssl, &byte, 1), 0) << "the client's side must end with the destination's";
+  c.reset();
+  const auto e = b.stop_after(1);
+  const auto& q = only_request(e);
+  EXPECT_EQ(q.upgraded, "websocket");
+  EXPECT_EQ(q.upgraded_bytes_received, 3u);
+  EXPECT_EQ(q.upgraded_bytes_sent, 0u);
+}
+
+// A client that stops reading while the server pushes holds the broker to a
+// relay's base buffers (docs/network.md, "Memory budget"): the server is
+// stopped instead of the broker queueing what it sends. Autotuning alone
+// would let the broker's two sockets grow to megabytes.
+TEST(BrokerTls, AStalledWebsocketClientHoldsTheBrokerToBaseBuffers) {
+  constexpr std::size_t push = 16 * 1024 * 1024;
+  terminated_broker b(websocket_rule());
+  ASSERT_TRUE(b.broker);
+  std::string response;
+  auto c = open_websocket(b, push, upgrade_head("/ws/"), response);
+  ASSERT_TRUE(c->ssl) << response;
+  ::usleep(400 * 1000);  // stalled: at least three samples of the full state
+  const std::uint64_t stalled_peak = b.broker->evidence().memory_peak_bytes;
+  EXPECT_EQ(ssl_read_exact(c->ssl, push), test_bytes(push, 'S')) << "everything arrives once the client reads";
+  c.reset();
+  const auto e = b.stop_after(1);
+  // Both queues of the stalled direction (upstream receive, client send) on
+  // base buffers, with the kernel's slack for a segment's bookkeeping.
+  const std::uint64_t bound = detail::base_tier.held_at_most() + 128 * 1024;
+  std::printf("[ memory   ] stalled WebSocket client: broker peak %.0f KiB (bound %.0f KiB)\n",
+              static_cast<double>(stalled_peak) / 1024, static_cast<double>(bound) / 1024);
+  EXPECT_GT(stalled_peak, 0u);
+  EXPECT_LE(stalled_peak, bound);
+  EXPECT_EQ(only_request(e).upgraded_bytes_received, push);
+}
+
+TEST(BrokerTls, WebsocketUpgradeWithoutTheRuleFieldIsRefused) {
+  network_rule r = websocket_rule();
+  r.websocket = false;
+  expect_upgrade_refused(r, upgrade_head("/ws/"), "protocol upgrade (Upgrade field) on a terminated connection");
+}
+
+TEST(BrokerTls, WebsocketUpgradeIsJudgedByTheRuleMethodsAndPaths) {
+  network_rule r = websocket_rule();
+  r.methods = {"POST"};
+  expect_upgrade_refused(r, upgrade_head("/ws/"), "method GET is not allowed by the rule");
+  expect_upgrade_refused(websocket_rule(), upgrade_head("/admin"), "path is outside the rule's prefixes");
+}
+
+TEST(BrokerTls, UpgradesOtherThanWebsocketAreRefusedEvenWithTheField) {
+  expect_upgrade_refused(websocket_rule(), upgrade_head("/ws/", "h2c", "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n"),
+                         "protocol upgrade to h2c: the rule allows only WebSocket upgrades");
+  expect_upgrade_refused(websocket_rule(), upgrade_head("/ws/", "websocket, h2c"),
+                         "protocol upgrade to websocket, h2c: the rule allows only WebSocket upgrades");
+}
+
+TEST(BrokerTls, TheCredentialGoesOnTheUpgradeRequestAndTheClientCopyIsStripped) {
+  const std::string secret = "ws-s3cr3t-" + std::to_string(::getpid());
+  terminated_broker b(websocket_rule(), {{api_host, "Authorization", "Bearer " + secret}});
+  ASSERT_TRUE(b.broker);
+  b.upstream.websocket = true;
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  ASSERT_TRUE(ssl_write_all(c->ssl, upgrade_head("/ws/", "websocket", "Authorization: Bearer placeholder\r\n")));
+  ASSERT_EQ(ssl_read_head(c->ssl).rfind("HTTP/1.1 101", 0), 0u);
+  ASSERT_TRUE(ssl_write_all(c->ssl, "ping"));
+  EXPECT_EQ(ssl_read_exact(c->ssl, 4), "ping");
+  c.reset();
+  const auto e = b.stop_after(1);
+  const auto seen = b.upstream.seen();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].find("Authorization: Bearer " + secret + "\r\n"), std::string::npos) << seen[0];
+  EXPECT_EQ(seen[0].find("placeholder"), std::string::npos) << seen[0];
+  EXPECT_NE(seen[0].find("Upgrade: websocket\r\n"), std::string::npos) << seen[0];
+  const auto& q = only_request(e);
+  EXPECT_EQ(q.upgraded, "websocket");
+  EXPECT_EQ(q.injected, std::vector<std::string>{"Authorization"});
+  ASSERT_EQ(e.injections.size(), 1u);
+  EXPECT_EQ(e.injections[0].count, 1u);
+}
+
+// Any other answer to an upgrade is an ordinary response: the connection
+// stays HTTP/1.1 and its next request is judged as usual.
+TEST(BrokerTls, AnUpgradeAnsweredWithoutA101StaysHttp) {
+  terminated_broker b(websocket_rule());
+  ASSERT_TRUE(b.broker);  // the upstream answers 200 to everything
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const auto [head, body] = request(*c, upgrade_head("/ws/"));
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  EXPECT_EQ(body, "none|");
+  const auto [again, again_body] = request(*c, std::string("GET /ws/next HTTP/1.1\r\nHost: ") + api_host + "\r\n\r\n");
+  EXPECT_EQ(again.rfind("HTTP/1.1 200", 0), 0u) << again;
+  c.reset();
+  const auto e = b.stop_after(1);
+  ASSERT_EQ(e.connections.size(), 1u);
+  ASSERT_EQ(e.connections[0].requests.size(), 2u);
+  EXPECT_EQ(e.connections[0].requests[0].status, 200);
+  EXPECT_EQ(e.connections[0].requests[0].upgraded, "");
+  EXPECT_EQ(e.connections[0].requests[1].path, "/ws/next");
+}
+
+// A 101 the request did not ask for (a plain GET), or to another protocol
+// than websocket, is never passed on: the client gets 502.
+TEST(BrokerTls, A101ToAnythingButAWebsocketUpgradeIsUnusable) {
+  struct switch_case {
+    std::string request, answer, reason;
+  };
+  for (const auto& [head, answer, reason] : std::vector<switch_case>{
+           {get_head, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+            "unusable response: 101 Switching Protocols to a request that asked for no upgrade"},
+           {upgrade_head("/ws/"), "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n",
+            "unusable response: 101 Switching Protocols with protocol upgrade to h2c (the request asked for websocket)"}}) {
+    SCOPED_TRACE(reason);
+    network_rule r = websocket_rule();
+    r.paths.clear();
+    terminated_broker b(r);
+    ASSERT_TRUE(b.broker);
+    const auto e = answered_502(b, answer, head);
+    const auto& q = only_request(e);
+    EXPECT_EQ(q.status, 502);
+    EXPECT_EQ(q.reason, reason);
+    EXPECT_EQ(q.upgraded, "");
+    EXPECT_EQ(q.bytes_received, 0u) << "nothing of the 101 reached the client";
+  }
+}
+
+TEST(BrokerTls, WebsocketHandshakeShapes) {
+  network_rule r = websocket_rule();
+  const auto judge = [&](const std::string& head) {
+    const auto request = parse_request_head(head);
+    return request.ok ? judge_request(r, api_host, 443, request) : "malformed: " + request.error;
+  };
+  EXPECT_EQ(judge(upgrade_head("/ws/")), "");
+  const std::string host = std::string("Host: ") + api_host + "\r\n";
+  EXPECT_EQ(judge("GET /ws/ HTTP/1.1\r\n" + host + "upgrade: WebSocket\r\nconnection: keep-alive, UPGRADE\r\n\r\n"), "");
+  EXPECT_EQ(judge("GET /ws/ HTTP/1.1\r\n" + host + "Upgrade: websocket\r\nConnection: keep-alive\r\n\r\n"),
+            "a WebSocket upgrade without Connection: upgrade");
+  EXPECT_EQ(judge("GET /ws/ HTTP/1.0\r\n" + host + "Upgrade: websocket\r\nConnection: upgrade\r\n\r\n"),
+            "a WebSocket upgrade in HTTP/1.0 (only HTTP/1.1)");
+  EXPECT_EQ(judge("GET /ws/ HTTP/1.1\r\n" + host + "Upgrade: websocket\r\nUpgrade: h2c\r\nConnection: upgrade\r\n\r\n"),
+            "more than one Upgrade field: the rule allows only WebSocket upgrades");
+  EXPECT_EQ(judge("GET /ws/ HTTP/1.1\r\n" + host + "Upgrade: websocket\r\nConnection: upgrade\r\nContent-Length: 2\r\n\r\n"),
+            "a WebSocket upgrade with a body");
+  r.methods.clear();
+  EXPECT_EQ(judge("POST /ws/ HTTP/1.1\r\n" + host + "Upgrade: websocket\r\nConnection: upgrade\r\n\r\n"),
+            "a WebSocket upgrade with method POST (only GET)");
 }
 
 }  // namespace

@@ -132,6 +132,29 @@ TEST(Driver, WorkspaceRulesAreTheDriversAndPlansBindToTheirBackend) {
   EXPECT_EQ(backend.launch(nullptr, {}).error_value().code, error_code::plan_null);
 }
 
+// A terminated rule's field on a tunnel rule (docs/tls.md) is refused at
+// gate 1, before any backend is asked: websocket as methods and paths.
+TEST(Driver, WebsocketOnATunnelRuleIsAnInvalidPolicy) {
+  fake_backend backend;
+  compile_options options;
+  options.workspace = "/srv/project";
+  sandbox_policy p = small_policy();
+  p.network.mode = network_mode::filtered;
+  network_rule r;
+  r.host = "api.example.test";
+  r.action = rule_action::allow;
+  r.websocket = true;
+  p.network.rules = {r};
+  auto refused = backend.compile(p, options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.failure().code, error_code::invalid_policy);
+  ASSERT_EQ(refused.failure().errors.size(), 1u);
+  EXPECT_EQ(refused.failure().errors[0].location, "/network/rules/0/websocket");
+  EXPECT_EQ(backend.builds, 0);
+  p.network.rules[0].tls = tls_mode::terminate;
+  EXPECT_TRUE(backend.compile(p, options)) << "the same rule terminating TLS compiles";
+}
+
 TEST(Driver, ProbeIsBuildOfTheStrictPolicy) {
   fake_backend backend;
   host_capabilities caps = backend.probe(backend.facts);

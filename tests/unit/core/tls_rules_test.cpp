@@ -41,6 +41,31 @@ TEST(TlsRules, MethodAndPathRulesAreRefusedOnTunnels) {
   EXPECT_EQ(first_location(with_rule(r)), "/network/rules/0/read_only");
 }
 
+// A tunnel relays a WebSocket like any bytes: the opt-in means something
+// only where the broker judges the upgrade request.
+TEST(TlsRules, WebsocketIsRefusedOnTunnelsAndAcceptedOnTerminatedRules) {
+  network_rule r = terminated("api.example.test");
+  r.tls = tls_mode::tunnel;
+  r.websocket = true;
+  const auto refused = validate_sandbox_policy(with_rule(r));
+  ASSERT_EQ(refused.errors.size(), 1u);
+  EXPECT_EQ(refused.errors[0].location, "/network/rules/0/websocket");
+  EXPECT_NE(refused.errors[0].reason.find("needs tls \"terminate\""), std::string::npos) << refused.errors[0].reason;
+  r.action = rule_action::deny;
+  EXPECT_EQ(first_location(with_rule(r)), "/network/rules/0/websocket");
+  r = terminated("api.example.test");
+  r.websocket = true;
+  r.read_only = true;
+  const auto v = validate_sandbox_policy(with_rule(r));
+  ASSERT_TRUE(v.ok()) << v.errors.at(0).location << ": " << v.errors.at(0).reason;
+  EXPECT_TRUE(v.policy.network.rules.at(0).websocket);
+  // The same host and port with and without the opt-in is a conflict, not a duplicate.
+  sandbox_policy both = with_rule(r);
+  both.network.rules.push_back(terminated("api.example.test"));
+  both.network.rules.back().read_only = true;
+  EXPECT_EQ(first_location(both), "/network/rules/1");
+}
+
 TEST(TlsRules, TerminatedRulesAcceptLimitsAndReadOnlyExpands) {
   network_rule r = terminated("API.example.test");
   r.read_only = true;
@@ -97,7 +122,8 @@ TEST(TlsRules, CredentialsNeedATerminatedHostAndOneSource) {
 
 TEST(TlsRules, JsonRoundTrip) {
   const std::string text = R"({"schema_version": 1, "network": {"mode": "filtered", "rules": [
-    {"host": "api.example.test", "action": "allow", "tls": "terminate", "methods": ["GET"], "paths": ["/v1/"]}],
+    {"host": "api.example.test", "action": "allow", "tls": "terminate", "methods": ["GET"], "paths": ["/v1/"],
+     "websocket": true}],
     "credentials": [{"host": "api.example.test", "header": "Authorization", "value_from": {"env": "TOKEN"},
                      "format": "Bearer {}", "placeholder_env": "TOKEN"}]}})";
   auto parsed = sandbox_policy_from_json(text);
@@ -106,6 +132,7 @@ TEST(TlsRules, JsonRoundTrip) {
   ASSERT_EQ(net.rules.size(), 1u);
   EXPECT_EQ(net.rules[0].tls, tls_mode::terminate);
   EXPECT_EQ(net.rules[0].paths, std::vector<std::string>{"/v1/"});
+  EXPECT_TRUE(net.rules[0].websocket);
   ASSERT_EQ(net.credentials.size(), 1u);
   EXPECT_EQ(net.credentials[0].from_env, "TOKEN");
   EXPECT_EQ(net.credentials[0].placeholder_env, "TOKEN");
@@ -114,6 +141,8 @@ TEST(TlsRules, JsonRoundTrip) {
   EXPECT_EQ(*again, *parsed);
   EXPECT_FALSE(sandbox_policy_from_json(R"({"schema_version": 1, "network": {"mode": "filtered", "rules": [
     {"host": "a.test", "action": "allow", "tls": "intercept"}]}})"));
+  EXPECT_FALSE(sandbox_policy_from_json(R"({"schema_version": 1, "network": {"mode": "filtered", "rules": [
+    {"host": "a.test", "action": "allow", "tls": "terminate", "websocket": "yes"}]}})"));
 }
 
 }  // namespace
