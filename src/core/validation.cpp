@@ -156,6 +156,12 @@ bool check_tls_fields(const network_rule& rule, const std::string& here, std::ve
   if (rule.read_only && !rule.methods.empty()) {
     errors.push_back({here + "/methods", "methods and read_only together: read_only means GET, HEAD and OPTIONS"});
   }
+  if (rule.read_only && rule.websocket) {
+    // The upgrade is a GET, but its frames then write both ways unjudged:
+    // a read-only rule that allowed it would not be read-only.
+    errors.push_back({here + "/websocket",
+                      "websocket and read_only together: a WebSocket's frames go both ways, unjudged by any method"});
+  }
   for (std::size_t m = 0; m < rule.methods.size(); ++m) {
     const std::string& method = rule.methods[m];
     const bool token = !method.empty() && std::all_of(method.begin(), method.end(), [](char c) {

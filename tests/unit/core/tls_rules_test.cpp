@@ -55,15 +55,22 @@ TEST(TlsRules, WebsocketIsRefusedOnTunnelsAndAcceptedOnTerminatedRules) {
   EXPECT_EQ(first_location(with_rule(r)), "/network/rules/0/websocket");
   r = terminated("api.example.test");
   r.websocket = true;
-  r.read_only = true;
+  r.methods = {"GET"};
   const auto v = validate_sandbox_policy(with_rule(r));
   ASSERT_TRUE(v.ok()) << v.errors.at(0).location << ": " << v.errors.at(0).reason;
   EXPECT_TRUE(v.policy.network.rules.at(0).websocket);
   // The same host and port with and without the opt-in is a conflict, not a duplicate.
   sandbox_policy both = with_rule(r);
   both.network.rules.push_back(terminated("api.example.test"));
-  both.network.rules.back().read_only = true;
+  both.network.rules.back().methods = {"GET"};
   EXPECT_EQ(first_location(both), "/network/rules/1");
+  // read_only promises no writes; a WebSocket's frames would be writes no method limit judges.
+  r.methods.clear();
+  r.read_only = true;
+  const auto read_only = validate_sandbox_policy(with_rule(r));
+  ASSERT_EQ(read_only.errors.size(), 1u);
+  EXPECT_EQ(read_only.errors[0].location, "/network/rules/0/websocket");
+  EXPECT_NE(read_only.errors[0].reason.find("read_only"), std::string::npos) << read_only.errors[0].reason;
 }
 
 TEST(TlsRules, TerminatedRulesAcceptLimitsAndReadOnlyExpands) {
