@@ -53,6 +53,28 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def cpu_busy(seconds: float = 1.0) -> float:
+    """The share of the machine's CPU time that was not idle over the next `seconds` (/proc/stat)."""
+    def sample():
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # idle + iowait
+    total0, idle0 = sample()
+    time.sleep(seconds)
+    total1, idle1 = sample()
+    return 1.0 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+def settle(limit_s: float = 60.0) -> str:
+    """Waits until the machine is quiet (under 10% busy over a second: the previous layer's work, the
+    kernel's deferred teardown of its namespaces, is over), at most `limit_s`; says what it found. The
+    load average lags by minutes, so the page states both."""
+    start = time.monotonic()
+    busy = cpu_busy()
+    while busy > 0.10 and time.monotonic() - start < limit_s:
+        busy = cpu_busy()
+    return f"{load()} (busy {busy:.0%} in the second before)"
+
+
 def rel(path: Path | str) -> str:
     """A path as the page shows it: relative to the repository, never this machine's."""
     text = str(path)
@@ -85,8 +107,8 @@ class Layer:
 
 
 def timed(layer: Layer, fn, *args) -> Layer:
+    layer.load = settle()
     start = time.monotonic()
-    layer.load = load()
     try:
         fn(layer, *args)
     except Exception as e:  # a failing layer costs its own row, never the page
@@ -131,12 +153,15 @@ def prepared(layer: Layer, build: Path, runs: int) -> None:
     with tempfile.TemporaryDirectory(prefix="cordon-prepared-", dir=CACHE) as ws:
         p = run([binary, runs], cwd=ws, timeout=600)
     text = p.stdout
-    m = re.search(r"bare fork\+exec ([\d.]+) ms, prepared ([\d.]+) ms, cold start_run ([\d.]+) ms", text)
+    m = re.search(r"bare fork\+exec ([\d.]+) ms, prepared \(pool\) ([\d.]+) ms, prepared alone ([\d.]+) ms, "
+                  r"cold start_run ([\d.]+) ms", text)
     if p.returncode != 0 or not m:
         raise RuntimeError(f"cordon_prepared_bench exit {p.returncode}: {(p.stderr or text).strip()[-300:]}")
-    bare, prep, cold = (float(x) for x in m.groups())
-    layer.row("launch, prepared: `prepared_sandbox::start` to exit of /bin/true", prep / bare, "bare fork+exec",
+    bare, prep, alone, cold = (float(x) for x in m.groups())
+    layer.row("launch, prepared: `prepared_pool` start to exit of /bin/true", prep / bare, "bare fork+exec",
               f"{prep:.2f} ms", f"{bare:.2f} ms", note="target ≤ 2×")
+    layer.row("launch, one sandbox prepared alone: `prepared_sandbox::start` to exit", alone / bare,
+              "bare fork+exec", f"{alone:.2f} ms", f"{bare:.2f} ms")
     layer.row("launch, cold `start_run` (library, supervisor helper)", cold / bare, "bare fork+exec",
               f"{cold:.2f} ms", f"{bare:.2f} ms")
     layer.command = f"build/examples/cordon_prepared_bench {runs}   (in an empty workspace; bench/prepared.sh)"
@@ -307,8 +332,10 @@ def section(layers: list[Layer], quick: bool, total_s: float) -> list[str]:
                f"in {total_s:.0f} s, load average {load()} at the end on {os.cpu_count()} cores. **Ratio** is "
                "cordon's time over the reference's, measured in the same run (below 1 is faster, except where "
                "a row says higher is better); absolute times follow, then CPU where it was measured; the load "
-               "column is the 1-, 5- and 15-minute load average when the layer started. Rows without a "
-               "reference are absolute costs.")
+               "column is the 1-, 5- and 15-minute load average when the layer started, after waiting (at most "
+               "a minute) for the machine to be under 10% busy over a second, and how busy that second was: the "
+               "load average lags by minutes behind the layer before. Rows without a reference are absolute "
+               "costs.")
     out.append("")
     out.append("| layer | ratio | against | cordon | reference | CPU | load | note |")
     out.append("| --- | ---: | --- | ---: | ---: | --- | --- | --- |")
