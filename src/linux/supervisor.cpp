@@ -228,8 +228,7 @@ class tree_cgroup {
     cgroup_->remove();
     janitor_trigger_.reset();
     if (janitor_pid_ > 0) {
-      while (::waitpid(janitor_pid_, nullptr, 0) < 0 && errno == EINTR) {
-      }
+      posix::reap(janitor_pid_);
       janitor_pid_ = -1;
     }
   }
@@ -299,11 +298,6 @@ result<sandbox_process> clone_sandbox(const linux_plan_payload& payload, prepare
   process.pid = static_cast<pid_t>(pid);
   process.pidfd.reset(pidfd);
   return process;
-}
-
-void reap(pid_t pid, int* status = nullptr, struct rusage* usage = nullptr) noexcept {
-  while (::wait4(pid, status, 0, usage) < 0 && errno == EINTR) {
-  }
 }
 
 // What the supervision loop holds and learns while the tree runs.
@@ -422,17 +416,17 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
            sandbox_channels& channels, const forwarded_signals& signals, run_cgroup* cgroup,
            std::optional<steady::time_point> deadline, run_outcome& outcome, watch_state& w) {
   const std::uint64_t cpu_limit_ns = payload.tree_limits.cpu_seconds.value_or(0) * 1000000000ULL;  // 0: none
+  // Each of PID 1's messages (exited, exec_failed, setup_failed, timed_out)
+  // is its last, written before it exits. Without a cgroup, `exited` ends
+  // the run: PID 1 has killed and reaped everything else first
+  // (namespace_reap.h), so nothing of the command is left, and its own
+  // exit, which tears down a copy of this address space and the mount
+  // namespace, need not be waited for. With a cgroup, whose counters and
+  // removal need PID 1 gone, the status is read once the pidfd says PID 1
+  // has exited (one wake-up, not two).
+  const bool end_on_message = cgroup == nullptr;
   while (true) {
     int timeout_ms = poll_timeout(deadline, w, cpu_limit_ns != 0);
-    // Each of PID 1's messages (exited, exec_failed, setup_failed, timed_out)
-    // is its last, written before it exits. Without a cgroup, `exited` ends
-    // the run: PID 1 has killed and reaped everything else first
-    // (namespace_reap.h), so nothing of the command is left, and its own
-    // exit, which tears down a copy of this address space and the mount
-    // namespace, need not be waited for. With a cgroup, whose counters and
-    // removal need PID 1 gone, the status is read once the pidfd says PID 1
-    // has exited (one wake-up, not two).
-    const bool end_on_message = cgroup == nullptr;
     pollfd fds[7] = {{sandbox.pidfd.get(), POLLIN, 0},
                      {end_on_message ? channels.status_read.get() : -1, POLLIN, 0},
                      {signals.fd(), POLLIN, 0},
@@ -711,7 +705,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   if (run_cgroup* tree = cgroup.get()) {
     if (auto attached = tree->attach(sandbox.pid); !attached) {
       ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), SIGKILL, nullptr, 0);
-      reap(sandbox.pid);
+      posix::reap(sandbox.pid);
       return std::move(attached).error_value();
     }
   }
@@ -734,7 +728,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
       }
       if (!sent) {
         kill_tree(sandbox, w);
-        reap(sandbox.pid);
+        posix::reap(sandbox.pid);
         return std::move(sent).error_value();
       }
       relay.start();
@@ -750,7 +744,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     // The outcome comes from PID 1's message; a thread reaps it (posix/exiting_sandboxes.h).
     posix::reap_when_exited(sandbox.pid, std::move(sandbox.pidfd));
   } else {
-    reap(sandbox.pid, &wait_status, &usage);
+    posix::reap(sandbox.pid, &wait_status, &usage);
   }
   relay.finish();  // stdio hook: the tree is gone; what it wrote is copied out, the terminal restored
   outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();

@@ -1,6 +1,7 @@
 // A sandbox's PID 1 reaped after its report (exiting_sandboxes.h).
 #include "posix/exiting_sandboxes.h"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -13,11 +14,6 @@
 
 namespace cordon::posix {
 namespace {
-
-void reap(pid_t pid) noexcept {
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-}
 
 // How many reaps are still running. Never destroyed: a reaping thread may
 // outlive main() (a process that exits without awaiting them).
@@ -33,6 +29,11 @@ pending_reaps& pending() {
 }
 
 }  // namespace
+
+void reap(pid_t pid, int* status, struct rusage* usage) noexcept {
+  while (::wait4(pid, status, 0, usage) < 0 && errno == EINTR) {
+  }
+}
 
 void reap_when_exited(pid_t pid, unique_fd pidfd) noexcept {
   pending_reaps& p = pending();

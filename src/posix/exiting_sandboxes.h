@@ -11,7 +11,14 @@
 
 #include "posix/unique_fd.h"
 
+struct rusage;
+
 namespace cordon::posix {
+
+// Waits for the child `pid` to end and reaps it (wait4(2), retried on
+// EINTR); its wait status and resource usage go where `status` and `usage`
+// point, when they are not null.
+void reap(pid_t pid, int* status = nullptr, struct rusage* usage = nullptr) noexcept;
 
 // Reaps `pid` (a child of this process; `pidfd` its pidfd, held until then
 // so that the pid cannot be reused) on a thread of its own. Without a thread
