@@ -6,7 +6,10 @@
 // touches the host's signal handling: the supervisor is a helper process
 // (cordon-supervisor), started as the orphaned grandchild of a clone3 child
 // with exit_signal 0, so no SIGCHLD reaches the host, a host's waitpid(-1)
-// never reaps it, and the host's signal mask and handlers stay as they are. The helper re-derives the
+// never reaps it, and the host's signal mask and handlers stay as they are.
+// (A host that orphans come back to, the init of its PID namespace or a
+// child subreaper, gets its helpers back as children: the library reaps
+// them there, see await_exiting_sandboxes().) The helper re-derives the
 // plan from the normalized policy and its own host facts and refuses to run
 // unless the result equals the caller's plan (same fingerprint).
 //
@@ -135,10 +138,13 @@ result<run_handle> start_run(const sandbox_plan& plan, const run_request& reques
 run_report run_in_this_process(const sandbox_plan& plan, const launch_request& request, bool with_json = true);
 
 // Returns once every sandbox PID 1 that run_in_this_process() left exiting
-// has been reaped (usually a fraction of a millisecond after the run); at
-// once when there is none. A process that ends right after a run, above all
-// with _exit(2), calls it first: a PID 1 it leaves behind goes to the host's
-// init, which may never reap it. Thread-safe; never fails.
+// has been reaped (usually a fraction of a millisecond after the run), and,
+// in a process that orphans come back to (the init of its PID namespace, a
+// child subreaper), every finished helper of start_run() and of prepared
+// sandboxes; at once when there is none. A process that ends right after a
+// run, above all with _exit(2), calls it first: a PID 1 it leaves behind
+// goes to the host's init, which may never reap it. Thread-safe; never
+// fails.
 void await_exiting_sandboxes() noexcept;
 
 // Where a report goes (docs/report.md, "Where the report goes"): a file, the

@@ -1,11 +1,13 @@
 // A sandbox's PID 1 reaped after its report (exiting_sandboxes.h).
 #include "posix/exiting_sandboxes.h"
 
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cerrno>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -35,6 +37,20 @@ void reap(pid_t pid, int* status, struct rusage* usage) noexcept {
   }
 }
 
+namespace {
+
+// The wait of reap_when_exited(): through the pidfd when there is one
+// (ECHILD at once when the process was reaped already, or is not a child).
+void reap_exactly(pid_t pid, const unique_fd& pidfd) noexcept {
+  if (!pidfd) return reap(pid);
+  siginfo_t info{};
+  while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED | __WALL) < 0 &&
+         errno == EINTR) {
+  }
+}
+
+}  // namespace
+
 void reap_when_exited(pid_t pid, unique_fd pidfd) noexcept {
   pending_reaps& p = pending();
   {
@@ -46,13 +62,14 @@ void reap_when_exited(pid_t pid, unique_fd pidfd) noexcept {
     --p.running;
     p.done.notify_all();
   };
+  auto shared = std::make_shared<unique_fd>(std::move(pidfd));  // still here if the thread cannot start
   try {
-    std::thread([pid, fd = std::move(pidfd), finish] {
-      reap(pid);
+    std::thread([pid, shared, finish] {
+      reap_exactly(pid, *shared);
       finish();
     }).detach();
   } catch (const std::system_error&) {
-    reap(pid);  // no thread to be had: wait here
+    reap_exactly(pid, *shared);  // no thread to be had: wait here
     finish();
   }
 }

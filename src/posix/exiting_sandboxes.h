@@ -22,7 +22,10 @@ void reap(pid_t pid, int* status = nullptr, struct rusage* usage = nullptr) noex
 
 // Reaps `pid` (a child of this process; `pidfd` its pidfd, held until then
 // so that the pid cannot be reused) on a thread of its own. Without a thread
-// to be had, reaps it here, blocking. Never fails.
+// to be had, reaps it here, blocking. With a pidfd the wait names exactly
+// that process (waitid(2) P_PIDFD): one that another wait of this process
+// took first is not waited for again, and no other child is reaped in its
+// place. Never fails.
 void reap_when_exited(pid_t pid, unique_fd pidfd) noexcept;
 
 }  // namespace cordon::posix

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 
 #include "cordon/policy_json.h"
+#include "posix/exiting_sandboxes.h"
 
 namespace cordon::posix {
 
@@ -68,8 +70,9 @@ struct spawn_frame {
   char* const* argv;
   char* const* envp;
   const int* sources;
-  char* helper_stack;  // top of the helper's stack
-  pid_t helper = -1;   // written by the intermediate child
+  char* helper_stack;     // top of the helper's stack
+  pid_t helper = -1;      // written by the intermediate child
+  int helper_pidfd = -1;  // the helper's pidfd, in the fd table the intermediate shares with the caller
 };
 
 // The helper: its four descriptors, then the supervisor. Every signal stays
@@ -90,10 +93,13 @@ __attribute__((no_sanitize_address)) int helper_start(void* arg) {
 // The intermediate child (exit signal 0, never execs): starts the helper
 // and leaves, so that the helper is an orphan, reaped by init, raising no
 // signal here (an execve resets a process's exit signal to SIGCHLD, hence a
-// grandchild). It returns once the helper has exec'd or failed to.
+// grandchild). It returns once the helper has exec'd or failed to. It
+// shares the caller's descriptor table (CLONE_FILES), so the helper's
+// pidfd, made by this clone, is the caller's (release_helper()).
 __attribute__((no_sanitize_address)) int intermediate_start(void* arg) {  // not instrumented: as helper_start
   auto* frame = static_cast<spawn_frame*>(arg);
-  frame->helper = ::clone(helper_start, frame->helper_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, frame);
+  frame->helper = ::clone(helper_start, frame->helper_stack, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, frame,
+                          &frame->helper_pidfd);
   ::_exit(frame->helper < 0 ? exit_cordon_failed : 0);
 }
 
@@ -105,7 +111,7 @@ char* stack_top(char* base, std::size_t size) {
 
 }  // namespace
 
-result<pid_t> spawn_helper(const std::string& path, const int sources[4]) {
+result<helper_process> spawn_helper(const std::string& path, const int sources[4]) {
   // Everything the children touch exists before the clone.
   std::string fd_arg = "3";
   char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--control-fd"), fd_arg.data(), nullptr};
@@ -121,8 +127,8 @@ result<pid_t> spawn_helper(const std::string& path, const int sources[4]) {
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &saved);
   int pidfd = -1;
-  const int pid = ::clone(intermediate_start, stack_top(stacks.get(), kStack), CLONE_VM | CLONE_VFORK | CLONE_PIDFD,
-                          &frame, &pidfd);
+  const int pid = ::clone(intermediate_start, stack_top(stacks.get(), kStack),
+                          CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_PIDFD, &frame, &pidfd);
   const int clone_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (pid < 0) return make_error(error_code::launch_failed, "clone for the supervisor helper", {}, clone_errno);
@@ -131,8 +137,31 @@ result<pid_t> spawn_helper(const std::string& path, const int sources[4]) {
   while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(child.get()), &info, WEXITED | __WALL) < 0 &&
          errno == EINTR) {
   }
+  helper_process helper;
+  helper.pidfd.reset(frame.helper_pidfd);
   if (frame.helper <= 0) return make_error(error_code::launch_failed, "clone for the supervisor helper failed");
-  return frame.helper;
+  helper.pid = frame.helper;
+  return helper;
+}
+
+namespace {
+
+// Is this process where orphans come back to: the init of its PID
+// namespace (getpid() is 1 there), or a child subreaper?
+bool orphans_come_here() noexcept {
+  int subreaper = 0;
+  return ::getpid() == 1 || (::prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper != 0);
+}
+
+}  // namespace
+
+void release_helper(helper_process& helper) noexcept {
+  if (!helper.pidfd) return;
+  if (orphans_come_here()) {
+    reap_when_exited(helper.pid, std::move(helper.pidfd));
+  } else {
+    helper.pidfd.reset();
+  }
 }
 
 nlohmann::json plan_request(const sandbox_plan& plan) {

@@ -16,9 +16,30 @@
 
 namespace cordon {
 
+namespace posix {
+
+// A started helper: its pid, and a pidfd for release_helper().
+struct helper_process {
+  pid_t pid = -1;
+  unique_fd pidfd;
+};
+
+// Called once the helper is done with (its control socket reached its end,
+// or is being closed): when this process is where orphans come back to (the
+// init of its PID namespace, as a container's main program often is, or a
+// child subreaper, prctl(2) PR_SET_CHILD_SUBREAPER), the helper became its
+// child when the intermediate child left and is reaped here, on a thread
+// (exiting_sandboxes.h; a host's own waitpid(-1) may take it first, which
+// is harmless), instead of being left a zombie; otherwise init reaps it and
+// the pidfd is only closed. Idempotent (the pidfd is taken); never fails.
+void release_helper(helper_process& helper) noexcept;
+
+}  // namespace posix
+
 // What a run_handle holds (cordon/run.h).
 struct run_handle::state {
-  pid_t pid = -1;
+  ~state() { posix::release_helper(helper); }
+  posix::helper_process helper;  // the pid, for run_handle::pid()
   unique_fd control;
   unique_fd stdin_pipe, stdout_pipe, stderr_pipe;
   std::string received;
@@ -43,8 +64,9 @@ result<unique_fd> stdio_source(const stdio_spec& spec, int standard_fd, bool inp
 // here and no waitpid(-1) can take it) with sources[0..3] on 0-3 and
 // "--control-fd 3", and every signal blocked (its starters shared this
 // process's memory; cordon-supervisor unblocks them first thing). Returns
-// its pid. Errors: launch_failed with errno.
-result<pid_t> spawn_helper(const std::string& path, const int sources[4]);
+// its pid and a pidfd (for release_helper()). Errors: launch_failed with
+// errno.
+result<helper_process> spawn_helper(const std::string& path, const int sources[4]);
 
 // A socket pair for the helper: the caller's end in `mine`, the helper's
 // above 9 returned. Errors: launch_failed with errno.

@@ -33,7 +33,8 @@
 namespace cordon {
 
 struct prepared_sandbox::state {
-  pid_t pid = -1;
+  ~state() { posix::release_helper(helper); }  // a sandbox never started: the helper leaves once control closes
+  posix::helper_process helper;
   unique_fd control;
   std::string fingerprint;
   // The plan it was prepared from, by identity (unique in this process, never
@@ -87,7 +88,7 @@ result<prepared_sandbox> prepared_sandbox::prepare(const sandbox_plan& plan, con
   const int sources[4] = {high.get(), high.get(), high.get(), helper_control->get()};
   auto helper = posix::spawn_helper(posix::supervisor_path(options.supervisor_path), sources);
   if (!helper) return std::move(helper).error_value();
-  s->pid = *helper;
+  s->helper = std::move(*helper);
   nlohmann::json line = posix::plan_request(plan);
   line["prepare"] = true;
   if (!send_all(s->control.get(), posix::json_line(line))) {
@@ -191,7 +192,7 @@ result<run_handle> prepared_sandbox::start(const sandbox_plan& plan, const run_r
   if (!send_with_descriptors(s.control.get(), posix::json_line(line), fds, 3)) {
     return make_error(error_code::launch_failed, "the prepared sandbox's helper is gone", {}, errno);
   }
-  run->pid = s.pid;
+  run->helper = std::move(s.helper);
   run->control = std::move(s.control);
   run->received = std::move(s.received);
   return run_handle(std::move(run));

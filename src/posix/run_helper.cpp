@@ -42,7 +42,7 @@ result<run_handle> start_run(const sandbox_plan& plan, const run_request& reques
   const int sources[4] = {in->get(), out->get(), err->get(), helper_control->get()};
   auto helper = posix::spawn_helper(posix::supervisor_path(request.supervisor_path), sources);
   if (!helper) return std::move(helper).error_value();
-  s->pid = *helper;
+  s->helper = std::move(*helper);
   nlohmann::json line = posix::plan_request(plan);
   line["argv"] = request.launch.argv;
   line["working_directory"] = request.launch.working_directory;
@@ -64,7 +64,7 @@ run_handle::~run_handle() {
   }
 }
 
-pid_t run_handle::pid() const noexcept { return state_->pid; }
+pid_t run_handle::pid() const noexcept { return state_->helper.pid; }
 int run_handle::stdin_fd() const noexcept { return state_->stdin_pipe.get(); }
 int run_handle::stdout_fd() const noexcept { return state_->stdout_pipe.get(); }
 int run_handle::stderr_fd() const noexcept { return state_->stderr_pipe.get(); }
@@ -138,9 +138,10 @@ std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time
       s.received.append(buffer, static_cast<std::size_t>(n));
       continue;
     }
-    // EOF: the helper is done (init reaps it).
+    // EOF: the helper is done.
     s.report = parse_report(s.received);
     s.finished.store(true);
+    posix::release_helper(s.helper);
   }
   return s.report;
 }

@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "cordon/cordon.h"
+#include "cordon/prepared.h"
 
 namespace cordon {
 namespace {
@@ -38,6 +43,16 @@ std::string read_until(int fd, const std::string& wanted) {
     text.append(buffer, static_cast<std::size_t>(n));
   }
   return text;
+}
+
+// The pids of this process's children, as the kernel lists them.
+std::string children_of_this_process() {
+  std::string all;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "children");
+    all += std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return all;
 }
 
 class RunApi : public ::testing::Test {
@@ -227,14 +242,7 @@ TEST_F(RunApi, InThisProcessNothingOutlivesTheRun) {
   // The loop's CPU time (hundreds of milliseconds) is in the run's.
   EXPECT_GE(r.outcome->user_cpu_ms + r.outcome->system_cpu_ms, 50);
   EXPECT_LT(r.outcome->wall_ms, 10000) << "the left-behind sleep was waited for";
-  auto children = [] {
-    std::string all;
-    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-      std::ifstream in(task.path() / "children");
-      all += std::string(std::istreambuf_iterator<char>(in), {});
-    }
-    return all;
-  };
+  auto children = children_of_this_process;
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!children().empty() && std::chrono::steady_clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -247,6 +255,41 @@ TEST_F(RunApi, InThisProcessNothingOutlivesTheRun) {
   await_exiting_sandboxes();
   EXPECT_EQ(children(), "");
   await_exiting_sandboxes();  // nothing pending: returns at once
+}
+
+// A container's main program is often the init of its PID namespace, where
+// orphans come back: the helpers (orphaned grandchildren) must not pile up
+// there as zombies, one per run. A child subreaper is the same case without
+// a new namespace.
+TEST_F(RunApi, AHostWhereOrphansComeBackIsLeftNoZombieHelper) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  auto plan = compile_profile(*backend, "read-only");
+  ASSERT_TRUE(plan);
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0) << std::strerror(errno);
+  struct undo_subreaper {
+    ~undo_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); }
+  } undo;
+  for (int i = 0; i < 3; ++i) {
+    run_request request;
+    request.launch = {{"/bin/true"}, "/", {}};
+    auto handle = start_run(*plan, request);
+    ASSERT_TRUE(handle) << handle.error_value().describe();
+    run_report r = handle->wait();
+    ASSERT_TRUE(r.outcome) << (r.failure ? r.failure->describe() : "");
+    EXPECT_EQ(r.outcome->exit_code, 0);
+  }
+  {
+    auto unused = prepared_sandbox::prepare(*plan);  // given up unused: its helper leaves too
+    ASSERT_TRUE(unused) << unused.error_value().describe();
+    auto ready = unused->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    ASSERT_TRUE(ready && *ready);
+  }
+  await_exiting_sandboxes();  // the helpers' reaps too
+  siginfo_t info{};
+  const int rc = ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | __WALL);
+  EXPECT_TRUE(rc == 0 ? info.si_pid == 0 : errno == ECHILD) << "a helper was left a zombie: pid " << info.si_pid;
+  EXPECT_EQ(children_of_this_process(), "");
 }
 
 TEST_F(RunApi, MissingHelperIsAReportedFailure) {
