@@ -40,9 +40,6 @@ namespace {
 using json = nlohmann::json;
 using namespace detail;
 
-// How long an entry of the evidence may wait to be sent with others (channel_link::report).
-constexpr std::chrono::milliseconds report_delay{2};
-
 // Writes all of `data` to the blocking descriptor `fd`; false on failure.
 bool write_all(int fd, const std::string& data) {
   std::size_t done = 0;
@@ -81,7 +78,7 @@ class channel_link {
   }
 
   // An entry of the evidence, streamed: `open` (a connection still open,
-  // as it stands) or its final entry. Sent within report_delay, together
+  // as it stands) or its final entry. Sent within evidence_report_delay, together
   // with the others of that moment: a supervisor woken for each of them
   // would cost every connection's latency on a busy host. An open report
   // still waiting when its final entry comes is dropped (the entry says more).
@@ -91,7 +88,7 @@ class channel_link {
     }
     reports_.push_back({open, id, std::move(connection)});
     if (reports_.size() == 1) {
-      report_timer_.expires_after(report_delay);
+      report_timer_.expires_after(evidence_report_delay);
       report_timer_.async_wait([this](std::error_code ec) {
         if (!ec) send_reports();
       });

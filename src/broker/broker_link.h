@@ -5,6 +5,7 @@
 // process"). Portable: what confines the process is the caller's.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -12,6 +13,11 @@
 #include "broker/broker.h"
 
 namespace cordon::broker {
+
+// How long an entry of the evidence may wait in the broker to be sent with
+// others: what a broker decided in this last stretch before it was killed
+// never reaches the supervisor.
+inline constexpr std::chrono::milliseconds evidence_report_delay{2};
 
 // Serves `listener_fds` and options.dns_socket (ownership passes) with
 // `options` until the supervisor asks it to stop (or closes `channel`),

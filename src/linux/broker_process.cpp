@@ -220,7 +220,9 @@ void serve_link(broker_process::state& s) {
     c.protocol = "unknown";
     c.action = "error";
     c.reason = "the network broker process " + how +
-               " before the run ended: the connections it had not finished are listed as last reported";
+               " before the run ended: the connections it had not finished are listed as last reported, and what it "
+               "decided in its last " + std::to_string(broker::evidence_report_delay.count()) +
+               " ms (not sent yet) is missing";
     s.stream->recorded(0, std::move(c));
     s.ended = true;
   }
