@@ -75,5 +75,43 @@ TEST(EscapeFilteredNetwork, HexNotationDoesNotPassADeniedAddress) {
   EXPECT_EQ(connections[4]["rule"], 1) << connections.dump();
 }
 
+// DISABLED: an open hole. An IPv4 address embedded in the well-known NAT64
+// prefix (RFC 6052: 64:ff9b::198.51.100.2) is matched as an IPv6 address,
+// so a deny rule for 198.51.100.2 followed by `*` lets it through; on a
+// network with a NAT64 translator that connection reaches 198.51.100.2.
+// (IPv4-mapped forms are matched as IPv4 already.) Matching the embedded
+// address needs the matcher and the broker's dialing to agree on which form
+// is dialed, which host_rules.cpp's parse_destination_host does not do yet.
+TEST(EscapeFilteredNetwork, DISABLED_Nat64FormDoesNotPassADeniedAddress) {
+  for (const char* tool : {"/usr/bin/unshare", "/usr/bin/python3"}) {
+    if (::access(tool, X_OK) != 0) GTEST_SKIP() << "no " << tool;
+  }
+  const char* ip = ::access("/usr/sbin/ip", X_OK) == 0 ? "/usr/sbin/ip" : "/sbin/ip";
+  if (::access(ip, X_OK) != 0) GTEST_SKIP() << "no ip(8)";
+  temp_dir dir;
+  const std::string policy = write_policy(dir, R"({"read": "full"})",
+                                          R"({"mode": "filtered", "rules": [
+                                                {"host": "198.51.100.2", "action": "deny"},
+                                                {"host": "*", "action": "allow"}]})");
+  const std::string d = dir.path();
+  dir.write("connect.py",
+            "import socket\n"
+            "for host in ['[::ffff:198.51.100.2]', '[64:ff9b::198.51.100.2]', '[64:ff9b::c633:6402]']:\n"
+            "    s = socket.create_connection(('127.0.0.1', 3128), timeout=20)\n"
+            "    s.sendall(('CONNECT %s:80 HTTP/1.1\\r\\nHost: %s:80\\r\\n\\r\\n' % (host, host)).encode())\n"
+            "    print(host, s.recv(4096).split(b' ')[1].decode())\n");
+  const std::string script = "set -e\n" + std::string(ip) + " link set lo up\nset +e\n" + cordon_cli() +
+                             " run --policy " + policy + " --workspace " + d + " -- /usr/bin/python3 " + d +
+                             "/connect.py >" + d + "/status\n";
+  const std::string script_path = dir.write("run.sh", script);
+  const int rc = host_command({"/usr/bin/unshare", running_as_root() ? "-n" : "-rn", "/bin/sh", script_path}, d);
+  const std::string status = read_all(d + "/status");
+  if (rc != 0 && status.empty()) GTEST_SKIP() << "cannot create a network namespace here";
+  EXPECT_EQ(status,
+            "[::ffff:198.51.100.2] 403\n"
+            "[64:ff9b::198.51.100.2] 403\n"
+            "[64:ff9b::c633:6402] 403\n");
+}
+
 }  // namespace
 }  // namespace cordon::test::escape
