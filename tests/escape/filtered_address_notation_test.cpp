@@ -75,14 +75,12 @@ TEST(EscapeFilteredNetwork, HexNotationDoesNotPassADeniedAddress) {
   EXPECT_EQ(connections[4]["rule"], 1) << connections.dump();
 }
 
-// DISABLED: an open hole. An IPv4 address embedded in the well-known NAT64
-// prefix (RFC 6052: 64:ff9b::198.51.100.2) is matched as an IPv6 address,
-// so a deny rule for 198.51.100.2 followed by `*` lets it through; on a
-// network with a NAT64 translator that connection reaches 198.51.100.2.
-// (IPv4-mapped forms are matched as IPv4 already.) Matching the embedded
-// address needs the matcher and the broker's dialing to agree on which form
-// is dialed, which host_rules.cpp's parse_destination_host does not do yet.
-TEST(EscapeFilteredNetwork, DISABLED_Nat64FormDoesNotPassADeniedAddress) {
+// An IPv4 address embedded in the well-known NAT64 prefix (RFC 6052:
+// 64:ff9b::198.51.100.2) is matched as an IPv6 address; a deny rule for
+// 198.51.100.2 followed by `*` must still refuse it: on a network with a
+// NAT64 translator that connection reaches 198.51.100.2. (IPv4-mapped forms
+// are matched as IPv4 already.)
+TEST(EscapeFilteredNetwork, Nat64FormDoesNotPassADeniedAddress) {
   for (const char* tool : {"/usr/bin/unshare", "/usr/bin/python3"}) {
     if (::access(tool, X_OK) != 0) GTEST_SKIP() << "no " << tool;
   }
