@@ -25,6 +25,18 @@ std::string rule_text(const std::optional<std::size_t>& rule) {
   return rule ? "rule " + std::to_string(*rule) : std::string("the default action");
 }
 
+// The IPv4 address an IPv6 literal of the well-known NAT64 prefix
+// 64:ff9b::/96 (RFC 6052) embeds: a NAT64 gateway connects to it.
+// (IPv4-mapped literals are matched as IPv4 already, host_rules.cpp.)
+std::optional<std::string> nat64_embedded_ipv4(const std::string& literal) {
+  std::array<unsigned char, 16> b{};
+  if (inet_pton(AF_INET6, literal.c_str(), b.data()) != 1) return std::nullopt;
+  if (b[0] != 0x00 || b[1] != 0x64 || b[2] != 0xff || b[3] != 0x9b) return std::nullopt;
+  if (!std::all_of(b.begin() + 4, b.begin() + 12, [](unsigned char x) { return x == 0; })) return std::nullopt;
+  return std::to_string(b[12]) + "." + std::to_string(b[13]) + "." + std::to_string(b[14]) + "." +
+         std::to_string(b[15]);
+}
+
 }  // namespace
 
 std::string printable(std::string_view text, std::size_t max) {
@@ -82,6 +94,17 @@ name_decision decide_name(const network_policy& policy, std::string_view host, i
   }
   d.decision = *decided;
   if (decided->action == rule_action::deny) d.reason = "denied by " + rule_text(decided->rule);
+  // A rule that denies an IPv4 address denies its NAT64 form too, whatever
+  // allowed that form (`*`): through a gateway it is the same destination.
+  if (decided->action == rule_action::allow && d.ip_literal) {
+    if (auto v4 = nat64_embedded_ipv4(d.host)) {
+      auto inner = match_host_rules(policy, *v4, port);
+      if (inner && inner->action == rule_action::deny && inner->rule) {
+        d.decision = *inner;
+        d.reason = "NAT64 address of " + *v4 + ", denied by " + rule_text(inner->rule);
+      }
+    }
+  }
   return d;
 }
 

@@ -54,10 +54,18 @@ std::optional<std::string> dns_name_problem(std::string_view name) {
   });
   if (problem) return problem;
   // No top-level domain is numeric; such a name is a malformed IP address
-  // ("1.2.3", "256.1.1.1") that resolvers might still interpret as one.
-  if (std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return "not a valid IPv4 address or host name";
-  }
+  // ("1.2.3", "256.1.1.1") that resolvers might still interpret as one. A
+  // number in hexadecimal ("0xc6336402", "0xc6.51.100.0x2") is one too: the
+  // system resolver (inet_aton) reads it as an address without asking DNS,
+  // so a rule written for that address would never see it.
+  const auto digits = [](std::string_view s, bool hex) {
+    return std::all_of(s.begin(), s.end(), [hex](char c) {
+      return (c >= '0' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
+    });
+  };
+  const bool hex_number = last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') &&
+                          digits(last.substr(2), true);
+  if (digits(last, false) || hex_number) return "not a valid IPv4 address or host name";
   return std::nullopt;
 }
 

@@ -26,6 +26,7 @@
 #include "linux/broker_process.h"
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
+#include "linux/cpu_watchdog.h"
 #include "linux/memory_trim.h"
 #include "linux/run_tls.h"
 #include "linux/namespace_reap.h"
@@ -394,8 +395,8 @@ void forward_signals(const forwarded_signals& signals, const sandbox_process& sa
 }
 
 // The poll timeout: the nearest of the deadline, the signal grace and the
-// memory trim, and the CPU counter's 50 ms; -1 for none.
-int poll_timeout(const std::optional<steady::time_point>& deadline, const watch_state& w, bool poll_cpu) {
+// memory trim; -1 for none. (The CPU counter is the watchdog's.)
+int poll_timeout(const std::optional<steady::time_point>& deadline, const watch_state& w) {
   int timeout_ms = -1;
   auto now = steady::now();
   for (auto limit : {deadline, w.kill_at, w.trim_at}) {
@@ -404,8 +405,6 @@ int poll_timeout(const std::optional<steady::time_point>& deadline, const watch_
     int bounded = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
     timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
   }
-  // The tree's CPU time is read from the cgroup's counter every 50 ms.
-  if (poll_cpu && !w.killed) timeout_ms = timeout_ms < 0 ? kCpuPollMs : std::min(timeout_ms, kCpuPollMs);
   return timeout_ms;
 }
 
@@ -425,8 +424,19 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
   // removal need PID 1 gone, the status is read once the pidfd says PID 1
   // has exited (one wake-up, not two).
   const bool end_on_message = cgroup == nullptr;
+  // The CPU ceiling is read on a thread of its own: answering the seccomp
+  // listener below can take seconds (cpu_watchdog.h).
+  std::optional<cpu_watchdog> watchdog;
+  if (cpu_limit_ns != 0 && cgroup != nullptr) {
+    watchdog.emplace(*cgroup, sandbox.pidfd.get(), cpu_limit_ns, std::chrono::milliseconds(kCpuPollMs));
+  }
+  const auto watchdog_fired = [&] {
+    if (!watchdog || !watchdog->fired() || w.killed) return;
+    outcome.cpu_limit_hit = true;
+    w.killed = true;  // the watchdog sent PID 1 its SIGKILL
+  };
   while (true) {
-    int timeout_ms = poll_timeout(deadline, w, cpu_limit_ns != 0);
+    int timeout_ms = poll_timeout(deadline, w);
     pollfd fds[7] = {{sandbox.pidfd.get(), POLLIN, 0},
                      {end_on_message ? channels.status_read.get() : -1, POLLIN, 0},
                      {signals.fd(), POLLIN, 0},
@@ -459,25 +469,21 @@ void watch(const sandbox_plan& plan, const linux_plan_payload& payload, const sa
         break;
       }
     }
-    // Not beside a running broker: its thread uses that code and heap all along.
-    if (w.network) w.trim_at.reset();
+    // Not beside a running broker or the CPU watchdog: their threads use that
+    // code and heap all along (memory_trim.h is for a single thread).
+    if (w.network || watchdog) w.trim_at.reset();
     if (w.trim_at && steady::now() >= *w.trim_at) {
       release_idle_memory();
       w.trim_at.reset();
     }
-    if (cpu_limit_ns != 0 && !w.killed) {
-      auto used = cgroup->cpu_usage_ns();
-      if (used && *used >= cpu_limit_ns) {
-        outcome.cpu_limit_hit = true;
-        kill_tree(sandbox, w);
-      }
-    }
+    watchdog_fired();
     auto now = steady::now();
     if (!w.killed && ((deadline && now >= *deadline) || (w.kill_at && now >= *w.kill_at))) {
       outcome.timed_out = deadline && now >= *deadline;
       kill_tree(sandbox, w);
     }
   }
+  watchdog_fired();  // PID 1's end may have been the watchdog's kill
 }
 
 // A prepared sandbox, from the clone to its command: PID 1 sets up and

@@ -142,6 +142,31 @@ TEST(BrokerDecision, DecideName) {
   EXPECT_EQ(d.reason.rfind("invalid destination: ", 0), 0u) << d.reason;
 }
 
+TEST(BrokerDecision, DenyOfAnIpv4AddressCoversItsNat64Form) {
+  const auto policy = filtered({rule("198.51.100.2", rule_action::deny), rule("*", rule_action::allow)});
+  for (const char* host : {"[64:ff9b::198.51.100.2]", "[64:ff9b::c633:6402]", "64:ff9b::c633:6402"}) {
+    SCOPED_TRACE(host);
+    auto d = decide_name(policy, host, 80);
+    ASSERT_TRUE(d.decision);
+    EXPECT_EQ(d.decision->action, rule_action::deny);
+    EXPECT_EQ(d.decision->rule, 0u);
+    EXPECT_EQ(d.reason, "NAT64 address of 198.51.100.2, denied by rule 0");
+  }
+  // Another embedded address, and one outside the /96, stay allowed by `*`.
+  for (const char* host : {"[64:ff9b::198.51.100.3]", "[64:ff9b:0:1::c633:6402]"}) {
+    SCOPED_TRACE(host);
+    auto d = decide_name(policy, host, 80);
+    ASSERT_TRUE(d.decision);
+    EXPECT_EQ(d.decision->action, rule_action::allow);
+    EXPECT_EQ(d.decision->rule, 1u);
+  }
+  // The default action alone does not override an explicit allow of the form.
+  const auto explicit_allow = filtered({rule("64:ff9b::c633:6402", rule_action::allow)});
+  auto d = decide_name(explicit_allow, "[64:ff9b::c633:6402]", 80);
+  ASSERT_TRUE(d.decision);
+  EXPECT_EQ(d.decision->action, rule_action::allow);
+}
+
 TEST(BrokerDecision, PublicAddressesAreKept) {
   const auto policy = filtered({rule("api.example.com", rule_action::allow)});
   const auto c = choose_addresses(policy, "api.example.com", 443, {"203.0.113.7", "2001:db8::7", "203.0.113.7"});

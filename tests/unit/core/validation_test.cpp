@@ -185,6 +185,10 @@ TEST(Validation, HostRejections) {
        "253"},
       {"1.2.3", "IPv4"},
       {"256.1.1.1", "IPv4"},
+      {"0xc6336402", "IPv4"},       // inet_aton: 198.51.100.2
+      {"0xc6.51.100.0x2", "IPv4"},  // inet_aton: 198.51.100.2
+      {"0X7F.1", "IPv4"},           // inet_aton: 127.0.0.1
+      {"*.0x7f", "IPv4"},
       {"*.10.0.0.1", "IPv4"},
   };
   for (const auto& [in, part] : cases) {
