@@ -123,7 +123,9 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
     // cannot mark a hit, and says so.
     const std::string hit = which == control::memory ? "; each process's private writable memory (RLIMIT_DATA), and "
                                                        "a hit is a failed allocation inside that process, which "
-                                                       "limits_hit.memory cannot show"
+                                                       "limits_hit.memory cannot show; the sandbox's tmpfs mounts "
+                                                       "(/dev/shm, a private /tmp) hold at most the limit each, "
+                                                       "and the tree as a whole is not bounded"
                                                      : "";
     c[which] = applied ? status(L::partial, std::string("rlimit (") + rlimit_name(resource) + ")",
                                 kRlimitDetail + hit + why)

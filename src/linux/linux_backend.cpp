@@ -168,6 +168,9 @@ void choose_limits(const process_policy& limits, const host_facts& facts, linux_
       // RLIMIT_AS at 512M kills `node -e 1`; RLIMIT_DATA (Linux 4.7+) counts
       // each process's private writable mappings, which is what it allocates.
       payload.rlimits.push_back({RLIMIT_DATA, *limits.memory_bytes});
+      // Files in the sandbox's tmpfs are memory no rlimit counts: each such
+      // mount holds at most the limit (docs/doors.md, "Limits").
+      payload.tmpfs_options += ",size=" + std::to_string(*limits.memory_bytes);
     }
   }
   if (limits.cpu_seconds) {

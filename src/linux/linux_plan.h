@@ -56,6 +56,11 @@ struct linux_plan_payload final : plan_payload {
   // and hands them to the supervisor, whose broker serves them.
   bool network_broker = false;
   std::vector<rlimit_setting> rlimits;
+  // The mount options of the sandbox's own tmpfs mounts (/dev/shm and each
+  // private /tmp): with a memory limit that only an rlimit holds (partial),
+  // they are sized to it ("size=N"), since tmpfs pages count against no
+  // process's RLIMIT_DATA; with a cgroup, the tree is charged for them.
+  std::string tmpfs_options = "mode=1777";
   // Tree-wide limits: where the run's cgroup goes and which limits it holds
   // (a limit absent here, but set in the policy, falls back to an rlimit).
   cgroup_site cgroups;

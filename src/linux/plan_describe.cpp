@@ -49,6 +49,7 @@ std::string linux_plan_payload::describe() const {
   line(std::string("network namespace ") + (new_network_namespace ? "new" : "host") +
        (loopback_up ? " loopback_up" : "") + (network_broker ? " broker" : ""));
   for (const auto& limit : rlimits) line(std::string("rlimit ") + rlimit_name(limit.resource) + " " + std::to_string(limit.value));
+  if (tmpfs_options != "mode=1777") line("tmpfs " + tmpfs_options + " (/dev/shm, private /tmp)");
   auto tree = [&](const char* name, const std::optional<std::uint64_t>& value, const std::string& parent) {
     if (value) line(std::string("cgroup ") + (cgroups.v2 ? "v2 " : "v1 ") + name + " " + std::to_string(*value) + " under " + parent);
   };

@@ -140,7 +140,7 @@ void setup_dev(const prepared_launch& launch) noexcept {
     fail(launch, init_step::dev, errno);
   }
   if (::mkdir("/newroot/dev/shm", 01777) != 0 ||
-      ::mount("tmpfs", "/newroot/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+      ::mount("tmpfs", "/newroot/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, launch.payload->tmpfs_options.c_str()) != 0) {
     fail(launch, init_step::dev, errno);
   }
   static constexpr const char* kLinks[][2] = {{"/proc/self/fd", "/newroot/dev/fd"},
@@ -188,7 +188,7 @@ void apply_mount_op(const prepared_launch& launch, std::size_t index) noexcept {
       return;
     case mount_kind::private_tmpfs:
       if (!ensure_mount_point(target, true) ||
-          ::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+          ::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, launch.payload->tmpfs_options.c_str()) != 0) {
         fail(launch, init_step::mount_op, errno, i);
       }
       return;

@@ -56,6 +56,32 @@ TEST(Limits, MemoryCeilingHoldsAtItsReportedLevel) {
   }
 }
 
+// A partial memory limit (an rlimit per process) counts no file: the
+// sandbox's own tmpfs mounts are sized to the limit instead, so a command
+// cannot hold the host's memory in /tmp or /dev/shm (docs/doors.md).
+TEST(Limits, APartialMemoryLimitBoundsTheSandboxTmpfs) {
+  temp_dir ws;
+  // A cgroup parent that is no cgroup: the rlimit path, for root and a normal user alike.
+  auto r = run_cordon({"--memory", "64M", "--accept", "memory=partial", "--cgroup-parent", ws.path()},
+                      {"python3", "-c",
+                       "import errno\n"
+                       "for d in ('/tmp', '/dev/shm'):\n"
+                       "  with open(d + '/small', 'wb') as f: f.write(b'x' * (8 << 20))\n"
+                       "  try:\n"
+                       "    with open(d + '/big', 'wb') as f:\n"
+                       "      for i in range(100): f.write(b'x' * (1 << 20))\n"
+                       "    print(d, 'big ok')\n"
+                       "  except OSError as e:\n"
+                       "    print(d, errno.errorcode[e.errno])\n"},
+                      ws.path());
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.report["controls"]["memory"]["level"], "partial") << r.report["controls"].dump();
+  // 8 MiB fit; 100 MiB more do not, in either mount.
+  EXPECT_EQ(r.out, "/tmp ENOSPC\n/dev/shm ENOSPC\n") << r.all();
+  EXPECT_NE(r.report["controls"]["memory"]["detail"].get<std::string>().find("tmpfs"), std::string::npos)
+      << r.report["controls"]["memory"].dump();
+}
+
 TEST(Limits, ProcessCeilingRefusesForks) {
   temp_dir ws, dir;
   auto r = run_cordon({"--policy", limits_policy(dir, R"({"max_processes": 16})", true)},
