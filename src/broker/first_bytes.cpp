@@ -3,7 +3,9 @@
 #include "broker/first_bytes.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace cordon::broker {
@@ -105,6 +107,35 @@ constexpr std::string_view known_methods[] = {"GET",      "HEAD",  "POST",     "
                                               "TRACE",    "PATCH", "PROPFIND", "MKCOL", "COPY",   "MOVE",
                                               "PROPPATCH", "LOCK", "UNLOCK",   "REPORT", "CONNECT"};
 
+// host [":" port] without the port; an IPv6 literal keeps its brackets.
+std::string_view without_port(std::string_view value) {
+  const auto close = value.rfind(']');
+  const auto port = value.rfind(':');
+  if (port != std::string_view::npos && (close == std::string_view::npos || port > close)) value = value.substr(0, port);
+  return value;
+}
+
+// The host of an absolute-form request target ("http://user@host:port/path",
+// RFC 9112 §3.2.2), or nullopt when the target is in another form. A server
+// that gets this form routes by it and ignores the Host field, so it, not
+// Host, names the destination.
+std::optional<std::string_view> absolute_form_host(std::string_view request_line) {
+  const auto space = request_line.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  std::string_view target = request_line.substr(space + 1);
+  target = target.substr(0, target.find(' '));
+  const auto scheme_end = target.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0 ||
+      !std::all_of(target.begin(), target.begin() + static_cast<std::ptrdiff_t>(scheme_end),
+                   [](char c) { return token_char(c) || c == '+' || c == '.'; })) {
+    return std::nullopt;
+  }
+  std::string_view authority = target.substr(scheme_end + 3);
+  authority = authority.substr(0, authority.find_first_of("/?#"));
+  if (const auto at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
+  return without_port(authority);
+}
+
 first_bytes_result classify_http(std::string_view data) {
   first_bytes_result out;
   bool may_be_method = false;
@@ -120,8 +151,13 @@ first_bytes_result classify_http(std::string_view data) {
   const auto end = data.find("\r\n\r\n");
   if (end == std::string_view::npos) return out;
   std::string_view head = data.substr(0, end + 2);
+  const std::string_view request_line = head.substr(0, head.find("\r\n"));
   head.remove_prefix(std::min(head.size(), head.find("\r\n") + 2));  // the request line
   out.status = first_bytes_status::http;
+  if (const auto host = absolute_form_host(request_line)) {
+    out.name = std::string(*host);
+    return out;
+  }
   while (!head.empty()) {
     const auto eol = head.find("\r\n");
     std::string_view line = head.substr(0, eol);
@@ -134,11 +170,7 @@ first_bytes_result classify_http(std::string_view data) {
     std::string_view value = line.substr(5);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-    // host [":" port]; an IPv6 literal keeps its brackets.
-    const auto close = value.rfind(']');
-    const auto port = value.rfind(':');
-    if (port != std::string_view::npos && (close == std::string_view::npos || port > close)) value = value.substr(0, port);
-    out.name = std::string(value);
+    out.name = std::string(without_port(value));
     return out;  // the first Host field decides (a second one is a malformed request, RFC 9112 §3.2)
   }
   return out;

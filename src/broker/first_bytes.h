@@ -1,7 +1,9 @@
 // src/broker/first_bytes.h — what the first bytes of a transparent
 // connection say about its destination, as pure functions: the server name
 // of a TLS ClientHello (RFC 8446 §4.1.2, SNI RFC 6066 §3) or the Host field
-// of an HTTP/1 request in origin form (RFC 9112 §3.2). No sockets.
+// of an HTTP/1 request in origin form (RFC 9112 §3.2), or the host of its
+// target in absolute form, which the server goes by instead of Host
+// (RFC 9112 §3.2.2). No sockets.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +15,8 @@ namespace cordon::broker {
 enum class first_bytes_status {
   incomplete,  // could still become a ClientHello or a request head (a known method): read more
   tls,         // a complete ClientHello; `name` is its SNI host name, empty when it sends none
-  http,        // a complete request head; `name` is the host of its Host field (empty when absent)
+  http,        // a complete request head; `name` is the host of its absolute-form target, else of
+               // its Host field (empty when absent)
   other,       // neither (or malformed): decide by the address
 };
 

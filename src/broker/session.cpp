@@ -607,9 +607,9 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void check_tls() {
-    const bool tls = !to_upstream_.empty() && static_cast<unsigned char>(to_upstream_[0]) == 0x16;
-    if (!to_upstream_.empty() && !tls) return pass_check();  // not TLS: any TCP protocol may use a tunnel
     const auto seen = classify_first_bytes(to_upstream_);
+    // Neither TLS nor HTTP: any TCP protocol may use a tunnel.
+    if (!to_upstream_.empty() && seen.status == first_bytes_status::other) return pass_check();
     if (seen.status == first_bytes_status::incomplete && to_upstream_.size() < 16384 + 5) {
       if (check_buffer_.empty()) check_buffer_.resize(16384 + 5);
       client_.async_read_some(asio::buffer(check_buffer_.data(), check_buffer_.size() - to_upstream_.size()),
@@ -620,13 +620,25 @@ class session : public std::enable_shared_from_this<session> {
                                   // Closed in the middle of its ClientHello: nothing the check could
                                   // judge was sent, and nothing was relayed (docs/network.md).
                                   outcome_ = outcome::malformed;
-                                  record_.reason = "tunnel: the client closed before its TLS ClientHello was complete";
+                                  record_.reason = "tunnel: the client closed before its TLS ClientHello or HTTP request head was complete";
                                   return finish();
                                 }
                                 to_upstream_.append(check_buffer_.data(), n);
                                 check_tls();
                               }));
       return;
+    }
+    if (seen.status == first_bytes_status::http && !seen.name.empty()) {
+      // A plain HTTP request in a tunnel to a name: the host it asks the
+      // server for (absolute-form target, else Host) must be the tunnel's,
+      // or a server hosting both would serve the other name (fronting).
+      const auto named = normalize_destination_host(seen.name);
+      if (!named || *named != record_.host) {
+        refuse({}, outcome::denied,
+               "HTTP request for " + printable(seen.name) + " does not match the tunnel's host " + record_.host +
+                   " (domain fronting)");
+        return;
+      }
     }
     if (seen.status == first_bytes_status::tls) {
       const auto named = normalize_destination_host(seen.name);
@@ -665,7 +677,8 @@ class session : public std::enable_shared_from_this<session> {
 
   void on_check_timeout() {
     if (phase_ != phase::checking) return;
-    refuse({}, outcome::malformed, "tunnel: no complete TLS ClientHello within " + ms_text(limits().request_timeout));
+    refuse({}, outcome::malformed,
+           "tunnel: no complete TLS ClientHello or HTTP request head within " + ms_text(limits().request_timeout));
   }
 
   // ---- relaying ------------------------------------------------------------

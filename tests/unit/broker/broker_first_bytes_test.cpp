@@ -61,6 +61,20 @@ TEST(BrokerFirstBytes, HttpHost) {
   EXPECT_EQ(classify_first_bytes("GE").status, first_bytes_status::incomplete);
 }
 
+// A server routes a request whose target is in absolute form by that target
+// and ignores Host (RFC 9112 §3.2.2): the target's host is the name.
+TEST(BrokerFirstBytes, AnAbsoluteFormTargetNamesTheHost) {
+  auto got = classify_first_bytes("GET http://denied.example/x HTTP/1.1\r\nHost: allowed.example\r\n\r\n");
+  EXPECT_EQ(got.status, first_bytes_status::http);
+  EXPECT_EQ(got.name, "denied.example");
+  got = classify_first_bytes("GET HTTPS://user:pw@Denied.Example:8443?q HTTP/1.1\r\nHost: allowed.example\r\n\r\n");
+  EXPECT_EQ(got.name, "Denied.Example");
+  got = classify_first_bytes("GET http://[::1]:80/ HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(got.name, "[::1]");
+  got = classify_first_bytes("GET /http://denied.example/ HTTP/1.1\r\nHost: allowed.example\r\n\r\n");
+  EXPECT_EQ(got.name, "allowed.example");  // origin form: a path that only looks like a URL
+}
+
 TEST(BrokerFirstBytes, AnythingElseIsOther) {
   EXPECT_EQ(classify_first_bytes("SSH-2.0-OpenSSH_9.2\r\n").status, first_bytes_status::other);
   EXPECT_EQ(classify_first_bytes(std::string("\x00\x01\x02", 3)).status, first_bytes_status::other);

@@ -997,6 +997,39 @@ TEST(BrokerTunnelTls, TheServerNameMustBeTheTunnelsHost) {
   EXPECT_TRUE(fronting && nameless) << ::testing::PrintToString(reasons);
 }
 
+// A plain HTTP request in a tunnel to a name must ask for that name (its
+// Host, or its absolute-form target, which a server goes by instead): a
+// server hosting both names would otherwise serve the other (fronting).
+TEST(BrokerTunnelTls, AnHttpRequestMustBeForTheTunnelsHost) {
+  test_server server(echo);
+  auto b = start_broker(filtered({rule("api.example.com", rule_action::allow)}), local_hooks(server.port()));
+  ASSERT_TRUE(b.broker);
+  const std::string good = "GET / HTTP/1.1\r\nHost: API.example.com:80\r\n\r\n";
+  {
+    fd_guard c = connect_tcp(b.port);
+    ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:80"));
+    ASSERT_TRUE(send_all(c.get(), good));
+    EXPECT_EQ(recv_exact(c.get(), good.size()), good);  // echoed by the destination
+  }
+  for (const std::string& bad : {std::string("GET / HTTP/1.1\r\nHost: fronted.example\r\n\r\n"),
+                                 std::string("GET http://fronted.example/ HTTP/1.1\r\nHost: api.example.com\r\n\r\n")}) {
+    fd_guard c = connect_tcp(b.port);
+    ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:80"));
+    ASSERT_TRUE(send_all(c.get(), bad));
+    EXPECT_EQ(recv_all(c.get()), "");  // closed, nothing echoed
+  }
+  const auto e = wait_for_total(*b.broker, 3);
+  ASSERT_EQ(e.connections.size(), 3u);
+  EXPECT_EQ(e.allowed, 1u);
+  EXPECT_EQ(e.denied, 2u);
+  for (const auto& r : e.connections) {
+    if (r.action != "deny") continue;
+    EXPECT_EQ(r.reason, "HTTP request for fronted.example does not match the tunnel's host api.example.com "
+                        "(domain fronting)");
+    EXPECT_EQ(r.address, "");
+  }
+}
+
 // A client that closes in the middle of its ClientHello sent nothing the
 // check could judge and had nothing relayed: malformed, naming the rule. One
 // that closes having sent nothing had an allowed tunnel that carried nothing.
@@ -1013,7 +1046,7 @@ TEST(BrokerTunnelTls, ClosingInTheMiddleOfTheClientHelloIsMalformed) {
   auto e = wait_for_total(*b.broker, 1);
   ASSERT_EQ(e.connections.size(), 1u);
   EXPECT_EQ(e.connections[0].action, "malformed");
-  EXPECT_EQ(e.connections[0].reason, "tunnel: the client closed before its TLS ClientHello was complete");
+  EXPECT_EQ(e.connections[0].reason, "tunnel: the client closed before its TLS ClientHello or HTTP request head was complete");
   EXPECT_EQ(e.connections[0].rule, std::optional<std::size_t>(0));
   EXPECT_EQ(e.malformed, 1u);
   {
