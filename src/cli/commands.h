@@ -76,6 +76,15 @@ int run_command(const run_options& options);
 // one line per line of the message.
 void print_error(const error& err);
 
+// Every problem of a policy file, one line each on stderr:
+// "cordon: <code>: FILE: <pointer or line, column>: <reason>" ("(document)"
+// when a problem has no location), as `cordon policy validate` prints them.
+void print_policy_errors(const std::string& file, error_code code, const std::vector<policy_error>& errors);
+
+// A load_sandbox_policy(file) failure: each parse or policy error as
+// print_policy_errors() prints it; any other error (io_error) as print_error().
+void print_policy_file_error(const std::string& file, const error& err);
+
 // One line per problem on stderr: each policy error with its location, or the
 // failure's code and message, then each blocker.
 void print_compile_failure(const compile_failure& f);

@@ -75,7 +75,8 @@ int explain_command(const explain_options& options) {
     policy = named.error_value();
   }
   if (!policy) {
-    print_error(policy.error_value());
+    if (options.file.empty()) print_error(policy.error_value());
+    else print_policy_file_error(options.file, policy.error_value());
     return exit_cordon_failed;
   }
   if (auto applied = apply_overrides(*policy, options.overrides, cwd); !applied) {

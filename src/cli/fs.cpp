@@ -37,7 +37,8 @@ int fs_command(const fs_options& options) {
                                       ? load_sandbox_policy(options.policy_file)
                                       : builtin_profile(options.profile.empty() ? "workspace-write" : options.profile);
   if (!policy) {
-    print_error(policy.error_value());
+    if (options.policy_file.empty()) print_error(policy.error_value());
+    else print_policy_file_error(options.policy_file, policy.error_value());
     return exit_cordon_failed;
   }
   const std::string worker = find_fs_worker(options.worker);

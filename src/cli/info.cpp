@@ -80,14 +80,6 @@ int profile_list() {
   return 0;
 }
 
-// Every problem, one per line: "cordon: invalid_policy: FILE: POINTER: reason".
-void print_policy_errors(const std::string& file, const std::vector<policy_error>& errors) {
-  for (const auto& e : errors) {
-    std::cerr << "cordon: invalid_policy: " << file << ": " << (e.location.empty() ? "(document)" : e.location)
-              << ": " << e.reason << "\n";
-  }
-}
-
 int policy_check(const std::string& file, bool print_normalized) {
   auto policy = load_sandbox_policy(file);
   if (!policy) {
@@ -100,12 +92,12 @@ int policy_check(const std::string& file, bool print_normalized) {
     std::ifstream in(file, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    print_policy_errors(file, sandbox_policy_errors(text.str()));
+    print_policy_errors(file, error_code::invalid_policy, sandbox_policy_errors(text.str()));
     return exit_cordon_failed;
   }
   validation_result validated = validate_sandbox_policy(*policy);
   if (!validated.ok()) {
-    print_policy_errors(file, validated.errors);
+    print_policy_errors(file, error_code::invalid_policy, validated.errors);
     return exit_cordon_failed;
   }
   if (print_normalized) {

@@ -141,6 +141,28 @@ void print_error(const error& err) {
   }
 }
 
+void print_policy_errors(const std::string& file, error_code code, const std::vector<policy_error>& errors) {
+  for (const auto& e : errors) {
+    std::cerr << "cordon: " << paint(std::string(to_string(code)), "31", output().color_stderr) << ": " << file << ": "
+              << (e.location.empty() ? "(document)" : e.location) << ": " << e.reason << "\n";
+  }
+}
+
+void print_policy_file_error(const std::string& file, const error& err) {
+  if (err.code != error_code::parse_error && err.code != error_code::invalid_policy) {
+    print_error(err);
+    return;
+  }
+  std::vector<policy_error> problems = err.errors;
+  if (problems.empty()) {
+    // Not JSON at all: one problem, whose message load_sandbox_policy() starts with "FILE: ".
+    std::string reason = err.message.substr(0, err.message.find('\n'));
+    if (reason.rfind(file + ": ", 0) == 0) reason.erase(0, file.size() + 2);
+    problems.push_back({err.location, reason});
+  }
+  print_policy_errors(file, err.code, problems);
+}
+
 std::size_t command_word_index(const CLI::App& app, const std::vector<std::string>& args) {
   std::size_t i = 0;
   while (i < args.size() && args[i].size() > 1 && args[i].front() == '-') {  // --help, -v, --color WHEN
@@ -224,8 +246,13 @@ int run_command(const run_options& options) {
     if (!written) print_error(written.error_value());
     return static_cast<bool>(written);
   };
-  auto refuse = [&](const error& err, const std::string& policy_name) {
-    print_error(err);
+  // A problem of the --policy file is printed with the file's name, as `cordon policy validate` does.
+  auto refuse = [&](const error& err, const std::string& policy_name, const std::string& policy_file = "") {
+    if (policy_file.empty()) {
+      print_error(err);
+    } else {
+      print_policy_file_error(policy_file, err);
+    }
     write_report(refused_report_json(std::string(backend->name()), policy_name, request, err));
     return exit_cordon_failed;
   };
@@ -243,7 +270,7 @@ int run_command(const run_options& options) {
     policy = std::move(named->policy);
     source = named->source + (options.profile.empty() ? " (the default)" : "");
   }
-  if (!policy) return refuse(policy.error_value(), "");
+  if (!policy) return refuse(policy.error_value(), "", options.policy_file);
   // A built-in profile shows the user's git identity, not the rest of ~/.gitconfig (cli/git_identity.h).
   if (options.policy_file.empty()) add_git_identity(*policy, home != nullptr ? home : "");
   // The shortcut flags edit this policy; it still goes through the one compile below.

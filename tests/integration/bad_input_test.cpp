@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli_capture.h"
 #include "harness.h"
 
 namespace cordon::test {
@@ -26,15 +27,34 @@ struct BadInput : ::testing::Test {
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 TEST_F(BadInput, MalformedJson) {
-  auto r = refused({"--policy", policy("{\"schema_version\": 1,\n  \"name\": }")});
-  EXPECT_EQ(first_line(r.err).rfind("cordon: parse_error: line 2, column", 0), 0u) << r.err;
+  const std::string file = policy("{\"schema_version\": 1,\n  \"name\": }");
+  auto r = refused({"--policy", file});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: parse_error: " + file + ": line 2, column", 0), 0u) << r.err;
   EXPECT_EQ(r.report["outcome"], "refused");
   EXPECT_EQ(r.report["error"]["code"], "parse_error");
 }
 
 TEST_F(BadInput, UnknownFieldNamesItsLocation) {
-  auto r = refused({"--policy", policy(R"({"schema_version": 1, "filesystem": {"writeable": ["/tmp"]}})")});
-  EXPECT_EQ(first_line(r.err).rfind("cordon: invalid_policy: /filesystem/writeable: ", 0), 0u) << r.err;
+  const std::string file = policy(R"({"schema_version": 1, "filesystem": {"writeable": ["/tmp"]}})");
+  auto r = refused({"--policy", file});
+  EXPECT_EQ(r.err, "cordon: invalid_policy: " + file + ": /filesystem/writeable: unknown field \"writeable\"\n");
+}
+
+TEST_F(BadInput, EveryProblemOfThePolicyFileIsOneLineNamingFileThenLocation) {
+  // As `cordon policy validate` prints them: the file, then where in it (never "POINTER: FILE: reason").
+  const std::string file =
+      policy(R"({"schema_version": 1, "filesystem": {"writeable": ["/tmp"]}, "network": {"mode": "filterd"}})");
+  auto r = refused({"--policy", file});
+  EXPECT_EQ(r.err, "cordon: invalid_policy: " + file + ": /filesystem/writeable: unknown field \"writeable\"\n" +
+                       "cordon: invalid_policy: " + file +
+                       ": /network/mode: must be one of \"denied\", \"unrestricted\", \"filtered\"\n");
+  EXPECT_EQ(r.report["error"]["code"], "invalid_policy");
+  auto validated = run_cli({"policy", "validate", file}, "/");
+  EXPECT_EQ(validated.exit_code, kRefused);
+  EXPECT_EQ(validated.err, r.err);
+  auto explained = run_cli({"policy", "explain", file}, ws_.path());
+  EXPECT_EQ(explained.exit_code, kRefused);
+  EXPECT_EQ(explained.err, r.err);
 }
 
 TEST_F(BadInput, RelativePath) {
