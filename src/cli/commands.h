@@ -58,8 +58,10 @@ std::string help_command_for(const CLI::App& app, const std::vector<std::string>
 // third of the word's length; "" when every option word is known.
 std::string unknown_option_message(const CLI::App& app, const std::vector<std::string>& args);
 // One "cordon: hint:" line per blocker whose available level is partial: the
-// --accept that would take it, and for a limit the --cgroup-parent that would enforce it.
-void print_blocker_hints(const std::vector<blocker>& blockers);
+// --accept that would take it, and for a limit the --cgroup-parent that would
+// enforce it. A command without those flags (`cordon fs`: `run_flags` false)
+// names the policy's "enforcement" entry instead, and no flag.
+void print_blocker_hints(const std::vector<blocker>& blockers, bool run_flags = true);
 
 // The hidden `__manpage DIR` (manpage.cpp) and `__completion SHELL`
 // (completion.cpp): generated from `app`'s own definitions at build time;
@@ -86,8 +88,9 @@ void print_policy_errors(const std::string& file, error_code code, const std::ve
 void print_policy_file_error(const std::string& file, const error& err);
 
 // One line per problem on stderr: each policy error with its location, or the
-// failure's code and message, then each blocker.
-void print_compile_failure(const compile_failure& f);
+// failure's code and message, then each blocker and its hint
+// (print_blocker_hints, with `run_flags` passed on).
+void print_compile_failure(const compile_failure& f, bool run_flags = true);
 
 // The current working directory ("/" when it cannot be determined).
 std::string current_directory();

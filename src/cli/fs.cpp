@@ -57,7 +57,7 @@ int fs_command(const fs_options& options) {
     compiled = backend->compile(with_fs_worker_readable(*policy, worker), compile);
   }
   if (!compiled) {
-    print_compile_failure(compiled.failure());
+    print_compile_failure(compiled.failure(), false);  // `cordon fs` has no --accept or --cgroup-parent
     return exit_cordon_failed;
   }
   fs_worker_options worker_options;

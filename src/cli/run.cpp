@@ -104,7 +104,7 @@ void print_run_decisions(const sandbox_plan& plan, const std::string& source, bo
 
 }  // namespace
 
-void print_compile_failure(const compile_failure& f) {
+void print_compile_failure(const compile_failure& f, bool run_flags) {
   // One line per problem: each policy error with its location, or the code and each blocker.
   if (f.errors.empty()) std::cerr << "cordon: " << to_string(f.code) << ": " << f.message << "\n";
   for (const auto& e : f.errors) {
@@ -116,7 +116,7 @@ void print_compile_failure(const compile_failure& f) {
               << b.available_name()
               << ": " << b.reason << "\n";
   }
-  print_blocker_hints(f.blockers);
+  print_blocker_hints(f.blockers, run_flags);
 }
 
 std::string current_directory() {

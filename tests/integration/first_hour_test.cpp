@@ -224,6 +224,29 @@ TEST(FirstHour, ALimitRefusalNamesFlagsThatExistAndTheyWork) {
   EXPECT_EQ(accepted.report["controls"]["memory"]["level"], "partial");
 }
 
+TEST(FirstHour, FsRefusalHintNamesThePolicyEntryNotRunFlagsItLacks) {
+  // `cordon fs` has no --accept or --cgroup-parent: its hint names the policy's "enforcement" entry.
+  // With the host's network, named unix sockets stay connectable: `partial` for root and a normal user alike.
+  temp_dir dir, ws;
+  const std::string strict = dir.write("p.json", R"({"schema_version": 1, "network": {"mode": "unrestricted"},
+      "filesystem": {"writable": ["{workspace}"]}, "enforcement": {"unix_sockets": "enforced"}})");
+  auto refused = run_cli({"fs", "--policy", strict, "--workspace", ws.path()}, ws.path());
+  EXPECT_EQ(refused.exit_code, 125);
+  EXPECT_TRUE(contains(refused.err, "cordon: blocker: unix_sockets: required enforced, available partial: "))
+      << refused.err;
+  EXPECT_TRUE(contains(refused.err, "cordon: hint: \"enforcement\": {\"unix_sockets\": \"partial\"} in the policy runs "
+                                    "with the partial level (docs/policy.md, \"Enforcement requirements\")\n"))
+      << refused.err;
+  EXPECT_FALSE(contains(refused.err, "--accept")) << refused.err;
+  EXPECT_FALSE(contains(refused.err, "hint: --cgroup-parent")) << refused.err;
+  // Following the hint works: the worker starts, sees the end of its input and reports.
+  const std::string relaxed = dir.write("q.json", R"({"schema_version": 1, "network": {"mode": "unrestricted"},
+      "filesystem": {"writable": ["{workspace}"]}, "enforcement": {"unix_sockets": "partial"}})");
+  auto accepted = run_cli({"fs", "--policy", relaxed, "--workspace", ws.path()}, ws.path());
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
+  EXPECT_TRUE(contains(accepted.out, "{\"report\":")) << accepted.out;
+}
+
 TEST(FirstHour, PolicyValidateListsEveryStructuralAndSemanticError) {
   temp_dir dir;
   const std::string file = dir.write(
