@@ -94,7 +94,9 @@ int fs_command(const fs_options& options) {
 void add_fs_command(CLI::App& app, int* result) {
   static fs_options options;
   CLI::App* fs = app.add_subcommand("fs", "Serve an agent's file tools from a confined worker (JSON lines on stdin/stdout)");
-  fs->footer("Protocol, operations and error codes: docs/fs-worker.md.");
+  fs->footer(
+      "Protocol, operations and error codes: docs/fs-worker.md.\n\nExit status: 0 at the end of input; 125 the policy "
+      "is refused, the worker fails, or bad usage.");
   fs->add_option("--policy", options.policy_file, "Policy file (JSON)");
   fs->add_option("--profile", options.profile, "Built-in profile (default workspace-write)")->excludes("--policy");
   fs->add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`");

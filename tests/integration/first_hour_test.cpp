@@ -247,6 +247,21 @@ TEST(FirstHour, FsRefusalHintNamesThePolicyEntryNotRunFlagsItLacks) {
   EXPECT_TRUE(contains(accepted.out, "{\"report\":")) << accepted.out;
 }
 
+TEST(FirstHour, EveryCommandANewcomerTriesListsItsExitStatusInItsHelp) {
+  // The man pages are generated from the same help (cordon __manpage), so they list them too.
+  const std::vector<std::vector<std::string>> commands = {
+      {}, {"run"}, {"probe"}, {"profile", "list"}, {"profile", "show"}, {"policy", "validate"},
+      {"policy", "normalize"}, {"policy", "explain"}, {"report", "show"}, {"fs"}};
+  for (auto args : commands) {
+    args.push_back("--help");
+    auto r = run_cli(args, "/");
+    EXPECT_EQ(r.exit_code, 0) << args.front();
+    EXPECT_TRUE(contains(r.out, "Exit status")) << (args.size() > 1 ? args[0] + " " + args[1] : "cordon") << "\n" << r.out;
+  }
+  // The top level's footer is its own: a subcommand without one does not repeat it.
+  EXPECT_FALSE(contains(run_cli({"audit", "--help"}, "/").out, "each command's own"));
+}
+
 TEST(FirstHour, PolicyValidateListsEveryStructuralAndSemanticError) {
   temp_dir dir;
   const std::string file = dir.write(
