@@ -10,6 +10,7 @@
 
 #include "cli/caches.h"
 #include "cordon/validation.h"
+#include "core/host_syntax.h"
 #include "core/rounding.h"
 
 namespace cordon::cli {
@@ -225,6 +226,11 @@ result<network_rule> parse_host_port(const std::string& text) {
       return make_error(error_code::usage_error, "--allow-host " + text + ": PORT must be 1..65535");
     }
     rule.port = static_cast<int>(value);
+  }
+  // Checked here with validation's own grammar, so that the error names the flag the user typed
+  // rather than a /network/rules/N/host they never wrote.
+  if (const detail::parsed_host host = detail::parse_host_pattern(rule.host); !host.ok()) {
+    return make_error(error_code::usage_error, "--allow-host " + text + ": " + host.reason);
   }
   return rule;
 }

@@ -98,6 +98,17 @@ TEST_F(BadInput, ExplicitRelaxationRunsAndIsWarnedInTheReport) {
       << r.report["warnings"].dump();
 }
 
+TEST_F(BadInput, AnInvalidAllowHostNamesTheFlagNotAPolicyPointer) {
+  auto r = refused({"--allow-host", "bad_host!!:443"});
+  EXPECT_EQ(r.err, "cordon: usage_error: --allow-host bad_host!!:443: host name may contain only letters, digits, "
+                   "hyphens and dots (an international name is written in Unicode or as xn-- labels)\n");
+  // The patterns the flag documents still pass the same check.
+  for (const std::string host : {"*", "*.example.com", "**.example.com", "127.0.0.1:8080", "[::1]:8080", "::1"}) {
+    auto ok = run_cordon({"--allow-host", host}, {"true"}, ws_.path());
+    EXPECT_EQ(ok.exit_code, 0) << host << "\n" << ok.all();
+  }
+}
+
 TEST_F(BadInput, UsageErrors) {
   auto none = run_cordon({}, {}, ws_.path());
   EXPECT_EQ(none.exit_code, kRefused);
