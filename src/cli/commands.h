@@ -84,7 +84,8 @@ void print_error(const error& err);
 void print_policy_errors(const std::string& file, error_code code, const std::vector<policy_error>& errors);
 
 // A load_sandbox_policy(file) failure: each parse or policy error as
-// print_policy_errors() prints it; any other error (io_error) as print_error().
+// print_policy_errors() prints it; any other error (io_error), or any error
+// when `file` is empty (a profile's), as print_error().
 void print_policy_file_error(const std::string& file, const error& err);
 
 // One line per problem on stderr: each policy error with its location, or the

@@ -149,7 +149,7 @@ void print_policy_errors(const std::string& file, error_code code, const std::ve
 }
 
 void print_policy_file_error(const std::string& file, const error& err) {
-  if (err.code != error_code::parse_error && err.code != error_code::invalid_policy) {
+  if (file.empty() || (err.code != error_code::parse_error && err.code != error_code::invalid_policy)) {
     print_error(err);
     return;
   }
@@ -194,13 +194,16 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args) {
 void add_run_command(CLI::App& app, run_options& options) {
   CLI::App* run = app.add_subcommand("run", "Run a command confined by a policy or profile");
   run->footer(kRunHelp);
-  auto* policy = run->add_option("--policy", options.policy_file, "Policy file (JSON, schema v1)");
+  auto* policy = run->add_option("--policy", options.policy_file, "Policy file (JSON, schema v1)")->type_name("FILE");
   run->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
+      ->type_name("NAME")
       ->excludes(policy);
   run->add_option("--workspace", options.workspace,
-                  "Directory that {workspace} names (default: the git repository or current directory)");
+                  "Directory that {workspace} names (default: the git repository or current directory)")
+      ->type_name("DIR");
   auto* report = run->add_option("--report", options.report_file,
-                                 "Write the JSON run report here (atomically; - for standard output)");
+                                 "Write the JSON run report here (atomically; - for standard output)")
+                     ->type_name("FILE");
   run->add_option("--report-fd", options.report_fd, "Write the JSON run report to this open descriptor")
       ->type_name("N")
       ->excludes(report);
@@ -248,11 +251,7 @@ int run_command(const run_options& options) {
   };
   // A problem of the --policy file is printed with the file's name, as `cordon policy validate` does.
   auto refuse = [&](const error& err, const std::string& policy_name, const std::string& policy_file = "") {
-    if (policy_file.empty()) {
-      print_error(err);
-    } else {
-      print_policy_file_error(policy_file, err);
-    }
+    print_policy_file_error(policy_file, err);
     write_report(refused_report_json(std::string(backend->name()), policy_name, request, err));
     return exit_cordon_failed;
   };
