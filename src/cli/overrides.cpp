@@ -44,7 +44,11 @@ const CLI::Validator kAssignment = validator([](const std::string& text) -> std:
 const CLI::Validator kAccept = validator([](const std::string& text) -> std::string {
   const auto eq = text.find('=');
   if (eq == std::string::npos) return "must be CONTROL=LEVEL, e.g. memory=partial";
-  if (!control_from_string(text.substr(0, eq))) return "unknown control '" + text.substr(0, eq) + "'";
+  if (!control_from_string(text.substr(0, eq))) {
+    std::string names;  // the choices, as the level's message lists its own
+    for (control c : all_controls) names += (names.empty() ? "" : ", ") + std::string(to_string(c));
+    return "unknown control '" + text.substr(0, eq) + "' (" + names + ")";
+  }
   if (!enforcement_level_from_string(text.substr(eq + 1))) {
     return "unknown level '" + text.substr(eq + 1) + "' (enforced, partial, not_enforced, not_applicable, planned, unverified)";
   }

@@ -109,6 +109,13 @@ TEST_F(BadInput, AnInvalidAllowHostNamesTheFlagNotAPolicyPointer) {
   }
 }
 
+TEST_F(BadInput, AnUnknownControlInAcceptListsTheControls) {
+  auto r = refused({"--accept", "memroy=partial"});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: usage_error: --accept: unknown control 'memroy' (filesystem_read, ", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find(", memory, "), std::string::npos) << r.err;
+}
+
 TEST_F(BadInput, UsageErrors) {
   auto none = run_cordon({}, {}, ws_.path());
   EXPECT_EQ(none.exit_code, kRefused);
