@@ -66,7 +66,9 @@ int explain_command(const explain_options& options) {
   auto chosen = load_policy_or_profile(options.file, options.profile);
   if (!chosen) {
     print_policy_file_error(options.file, chosen.error_value());
-    return exit_cordon_failed;
+    // An invalid policy is a refusal (1), whether the reader or the compile finds it; text that is
+    // not JSON, or no file or profile, cannot be explained (125): kExplainHelp.
+    return chosen.error_value().code == error_code::invalid_policy ? 1 : exit_cordon_failed;
   }
   const std::string source = chosen->source;
   sandbox_policy* policy = &chosen->policy;
