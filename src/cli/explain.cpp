@@ -22,6 +22,7 @@ struct explain_options {
   std::string file;
   std::string profile;
   std::string workspace;
+  std::string cgroup_parent;  // --cgroup-parent, as `cordon run` takes it
   policy_overrides overrides;
   std::string platform = "linux";  // --platform: whose backend compiles it
   bool show_profile = false;       // --show-profile (macos): the SBPL only
@@ -91,6 +92,7 @@ int explain_command(const explain_options& options) {
   auto backend = make_host_backend();
   compile_options compile;
   compile.workspace = workspace->workspace;
+  compile.cgroup_parent = options.cgroup_parent;
   auto compiled = backend->compile(*policy, compile);
 
   std::cout << "policy:     " << (policy->name.empty() ? "(unnamed)" : policy->name) << " (" << source
@@ -161,6 +163,10 @@ void add_explain_command(CLI::App& policy, int* result) {
       ->excludes(file);
   explain->add_option("--workspace", options.workspace,
                       "Directory that {workspace} names (default: the git repository or current directory)")
+      ->type_name("DIR");
+  explain->add_option("--cgroup-parent", options.cgroup_parent,
+                      "The delegated cgroup v2 DIR a run would be given (cordon run --cgroup-parent): limits "
+                      "tree-wide without root")
       ->type_name("DIR");
   add_policy_flags(*explain, options.overrides);
   explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host), macos or windows")
