@@ -262,6 +262,23 @@ TEST(FirstHour, EveryCommandANewcomerTriesListsItsExitStatusInItsHelp) {
   EXPECT_FALSE(contains(run_cli({"audit", "--help"}, "/").out, "each command's own"));
 }
 
+TEST(FirstHour, ReportShowCountsOneConnectionInTheSingular) {
+  temp_dir dir, ws;
+  const std::string file = dir.path() + "/r.json";
+  ASSERT_EQ(run_cli({"run", "--allow-host", "127.0.0.1:9", "--report", file, "--", "true"}, ws.path()).exit_code, 0);
+  nlohmann::json report = nlohmann::json::parse(read_text(file));
+  ASSERT_TRUE(report.contains("network")) << report.dump();
+  report["network"]["total"] = 1;  // as a run with one refused connection writes it
+  report["network"]["denied"] = 1;
+  dir.write("r.json", report.dump());
+  auto one = run_cli({"report", "show", file}, "/");
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_TRUE(contains(one.out, "\nnetwork:    1 connection: 0 allowed, 1 denied, ")) << one.out;
+  report["network"]["total"] = 2;
+  dir.write("r.json", report.dump());
+  EXPECT_TRUE(contains(run_cli({"report", "show", file}, "/").out, "\nnetwork:    2 connections: "));
+}
+
 TEST(FirstHour, PolicyValidateListsEveryStructuralAndSemanticError) {
   temp_dir dir;
   const std::string file = dir.write(
