@@ -4,6 +4,7 @@
 // field that exists: the flag by using it, the field by the policy docs.
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -277,6 +278,21 @@ TEST(FirstHour, ReportShowCountsOneConnectionInTheSingular) {
   report["network"]["total"] = 2;
   dir.write("r.json", report.dump());
   EXPECT_TRUE(contains(run_cli({"report", "show", file}, "/").out, "\nnetwork:    2 connections: "));
+}
+
+TEST(FirstHour, AMissingSupervisorHelperIsOneLineNamingThePathTried) {
+  // `cordon fs` starts its worker through the run API's helper: a cordon copied without it says so.
+  temp_dir ws;
+  const std::string absent = ws.path() + "/no-cordon-supervisor";
+  ::setenv("CORDON_SUPERVISOR", absent.c_str(), 1);
+  auto r = run_cli({"fs", "--workspace", ws.path()}, ws.path());
+  ::unsetenv("CORDON_SUPERVISOR");
+  EXPECT_EQ(r.exit_code, 125);
+  const std::string line = "cordon: launch_failed: cannot execute the supervisor helper " + absent +
+                           " (install cordon, build the cordon_supervisor target, or set CORDON_SUPERVISOR): "
+                           "No such file or directory\n";
+  EXPECT_TRUE(contains(r.err, line)) << r.err;
+  EXPECT_FALSE(contains(r.err, "is gone")) << r.err;
 }
 
 TEST(FirstHour, PolicyValidateListsEveryStructuralAndSemanticError) {
