@@ -46,7 +46,7 @@ if [ ! -f build/build.ninja ]; then
 fi
 pending="$(ninja -C build -n cordon_cli 2>/dev/null || true)"  # not piped into grep -q: pipefail
 if grep -q '^\[' <<<"$pending"; then
-  echo "== building the cordon CLI (about 2 minutes on 2 idle cores, much longer on busy ones; details in build/demo-build.log)"
+  echo "== building the cordon CLI (several minutes on 2 idle cores without ccache, much longer on busy ones; details in build/demo-build.log)"
 fi
 set +e
 NINJA_STATUS='[%f/%t] ' cmake --build build --target cordon_cli 2>&1 | progress

@@ -58,8 +58,10 @@ std::string help_command_for(const CLI::App& app, const std::vector<std::string>
 // third of the word's length; "" when every option word is known.
 std::string unknown_option_message(const CLI::App& app, const std::vector<std::string>& args);
 // One "cordon: hint:" line per blocker whose available level is partial: the
-// --accept that would take it, and for a limit the --cgroup-parent that would enforce it.
-void print_blocker_hints(const std::vector<blocker>& blockers);
+// --accept that would take it, and for a limit the --cgroup-parent that would
+// enforce it. A command without those flags (`cordon fs`: `run_flags` false)
+// names the policy's "enforcement" entry instead, and no flag.
+void print_blocker_hints(const std::vector<blocker>& blockers, bool run_flags = true);
 
 // The hidden `__manpage DIR` (manpage.cpp) and `__completion SHELL`
 // (completion.cpp): generated from `app`'s own definitions at build time;
@@ -76,9 +78,20 @@ int run_command(const run_options& options);
 // one line per line of the message.
 void print_error(const error& err);
 
+// Every problem of a policy file, one line each on stderr:
+// "cordon: <code>: FILE: <pointer or line, column>: <reason>" ("(document)"
+// when a problem has no location), as `cordon policy validate` prints them.
+void print_policy_errors(const std::string& file, error_code code, const std::vector<policy_error>& errors);
+
+// A load_sandbox_policy(file) failure: each parse or policy error as
+// print_policy_errors() prints it; any other error (io_error), or any error
+// when `file` is empty (a profile's), as print_error().
+void print_policy_file_error(const std::string& file, const error& err);
+
 // One line per problem on stderr: each policy error with its location, or the
-// failure's code and message, then each blocker.
-void print_compile_failure(const compile_failure& f);
+// failure's code and message, then each blocker and its hint
+// (print_blocker_hints, with `run_flags` passed on).
+void print_compile_failure(const compile_failure& f, bool run_flags = true);
 
 // The current working directory ("/" when it cannot be determined).
 std::string current_directory();

@@ -22,6 +22,7 @@ struct explain_options {
   std::string file;
   std::string profile;
   std::string workspace;
+  std::string cgroup_parent;  // --cgroup-parent, as `cordon run` takes it
   policy_overrides overrides;
   std::string platform = "linux";  // --platform: whose backend compiles it
   bool show_profile = false;       // --show-profile (macos): the SBPL only
@@ -63,21 +64,15 @@ void print_mounts_and_environment(const sandbox_plan& plan) {
 int explain_command(const explain_options& options) {
   const std::string cwd = current_directory();
   const char* home = std::getenv("HOME");
-  std::string source = options.file;
-  result<sandbox_policy> policy = make_error(error_code::unknown_profile, "");
-  if (!options.file.empty()) {
-    policy = load_sandbox_policy(options.file);
-  } else if (auto named = load_named_profile(options.profile.empty() ? std::string(default_profile_name)
-                                                                      : options.profile)) {
-    policy = std::move(named->policy);
-    source = named->source;
-  } else {
-    policy = named.error_value();
+  auto chosen = load_policy_or_profile(options.file, options.profile);
+  if (!chosen) {
+    print_policy_file_error(options.file, chosen.error_value());
+    // An invalid policy is a refusal (1), whether the reader or the compile finds it; text that is
+    // not JSON, or no file or profile, cannot be explained (125): kExplainHelp.
+    return chosen.error_value().code == error_code::invalid_policy ? 1 : exit_cordon_failed;
   }
-  if (!policy) {
-    print_error(policy.error_value());
-    return exit_cordon_failed;
-  }
+  const std::string source = chosen->source;
+  sandbox_policy* policy = &chosen->policy;
   if (auto applied = apply_overrides(*policy, options.overrides, cwd); !applied) {
     print_error(applied.error_value());
     return exit_cordon_failed;
@@ -97,6 +92,7 @@ int explain_command(const explain_options& options) {
   auto backend = make_host_backend();
   compile_options compile;
   compile.workspace = workspace->workspace;
+  compile.cgroup_parent = options.cgroup_parent;
   auto compiled = backend->compile(*policy, compile);
 
   std::cout << "policy:     " << (policy->name.empty() ? "(unnamed)" : policy->name) << " (" << source
@@ -161,11 +157,17 @@ void add_explain_command(CLI::App& policy, int* result) {
   static explain_options options;
   CLI::App* explain = policy.add_subcommand("explain", "Show what each control would be for a policy on this host");
   explain->footer(kExplainHelp);
-  auto* file = explain->add_option("file", options.file, "Policy file (JSON, schema v1)");
+  auto* file = explain->add_option("file", options.file, "Policy file (JSON, schema v1)")->type_name("FILE");
   explain->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
+      ->type_name("NAME")
       ->excludes(file);
   explain->add_option("--workspace", options.workspace,
-                      "Directory that {workspace} names (default: the git repository or current directory)");
+                      "Directory that {workspace} names (default: the git repository or current directory)")
+      ->type_name("DIR");
+  explain->add_option("--cgroup-parent", options.cgroup_parent,
+                      "The delegated cgroup v2 DIR a run would be given (cordon run --cgroup-parent): limits "
+                      "tree-wide without root")
+      ->type_name("DIR");
   add_policy_flags(*explain, options.overrides);
   explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host), macos or windows")
       ->check(CLI::IsMember({"linux", "macos", "windows"}));

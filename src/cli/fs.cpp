@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/profile_dirs.h"
 #include "cli/workspace.h"
 #include "cordon/fs_worker.h"
 #include "cordon/policy_json.h"
@@ -33,13 +34,13 @@ int fs_command(const fs_options& options) {
     print_error(workspace.error_value());
     return exit_cordon_failed;
   }
-  result<sandbox_policy> policy = !options.policy_file.empty()
-                                      ? load_sandbox_policy(options.policy_file)
-                                      : builtin_profile(options.profile.empty() ? "workspace-write" : options.profile);
-  if (!policy) {
-    print_error(policy.error_value());
+  // A profile by name as `cordon run --profile` takes it: built-in, user or system (profile_dirs.h).
+  auto chosen = load_policy_or_profile(options.policy_file, options.profile);
+  if (!chosen) {
+    print_policy_file_error(options.policy_file, chosen.error_value());
     return exit_cordon_failed;
   }
+  sandbox_policy* policy = &chosen->policy;
   const std::string worker = find_fs_worker(options.worker);
   if (worker.empty()) {
     std::cerr << "cordon: usage_error: no cordon-fs-worker executable (--worker or $CORDON_FS_WORKER)\n";
@@ -56,7 +57,7 @@ int fs_command(const fs_options& options) {
     compiled = backend->compile(with_fs_worker_readable(*policy, worker), compile);
   }
   if (!compiled) {
-    print_compile_failure(compiled.failure());
+    print_compile_failure(compiled.failure(), false);  // `cordon fs` has no --accept or --cgroup-parent
     return exit_cordon_failed;
   }
   fs_worker_options worker_options;
@@ -93,11 +94,18 @@ int fs_command(const fs_options& options) {
 void add_fs_command(CLI::App& app, int* result) {
   static fs_options options;
   CLI::App* fs = app.add_subcommand("fs", "Serve an agent's file tools from a confined worker (JSON lines on stdin/stdout)");
-  fs->footer("Protocol, operations and error codes: docs/fs-worker.md.");
-  fs->add_option("--policy", options.policy_file, "Policy file (JSON)");
-  fs->add_option("--profile", options.profile, "Built-in profile (default workspace-write)")->excludes("--policy");
-  fs->add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`");
-  fs->add_option("--worker", options.worker, "The cordon-fs-worker executable (default: installed or $CORDON_FS_WORKER)");
+  fs->footer(
+      "Protocol, operations and error codes: docs/fs-worker.md.\n\nExit status: 0 at the end of input; 125 the policy "
+      "is refused, the worker fails, or bad usage.");
+  fs->add_option("--policy", options.policy_file, "Policy file (JSON)")->type_name("FILE");
+  fs->add_option("--profile", options.profile,
+                 "Profile by name: built-in (default workspace-write) or a user or system profile (cordon profile list)")
+      ->type_name("NAME")
+      ->excludes("--policy");
+  fs->add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`")
+      ->type_name("DIR");
+  fs->add_option("--worker", options.worker, "The cordon-fs-worker executable (default: installed or $CORDON_FS_WORKER)")
+      ->type_name("PATH");
   fs->add_option("--deadline-ms", options.deadline_ms, "Per-request deadline in milliseconds (default 10000)")
       ->check(CLI::Range(1u, 3600000u));
   fs->callback([result] { *result = fs_command(options); });

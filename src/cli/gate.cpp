@@ -54,7 +54,9 @@ bool load_with_workspace(const std::string& manifest, const std::string& request
   loaded = gates::load_manifest(absolute(manifest));
   if (!loaded.manifest) {
     for (const auto& e : loaded.errors) {
-      std::cerr << "cordon: invalid_manifest: " << manifest << ":" << e.line << ": " << e.message << "\n";
+      // Line 0 is the whole file (unreadable, no gate): its message names the file itself.
+      std::cerr << "cordon: invalid_manifest: "
+                << (e.line > 0 ? manifest + ":" + std::to_string(e.line) + ": " : std::string()) << e.message << "\n";
     }
     return false;
   }

@@ -80,14 +80,6 @@ int profile_list() {
   return 0;
 }
 
-// Every problem, one per line: "cordon: invalid_policy: FILE: POINTER: reason".
-void print_policy_errors(const std::string& file, const std::vector<policy_error>& errors) {
-  for (const auto& e : errors) {
-    std::cerr << "cordon: invalid_policy: " << file << ": " << (e.location.empty() ? "(document)" : e.location)
-              << ": " << e.reason << "\n";
-  }
-}
-
 int policy_check(const std::string& file, bool print_normalized) {
   auto policy = load_sandbox_policy(file);
   if (!policy) {
@@ -100,12 +92,12 @@ int policy_check(const std::string& file, bool print_normalized) {
     std::ifstream in(file, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    print_policy_errors(file, sandbox_policy_errors(text.str()));
+    print_policy_errors(file, error_code::invalid_policy, sandbox_policy_errors(text.str()));
     return exit_cordon_failed;
   }
   validation_result validated = validate_sandbox_policy(*policy);
   if (!validated.ok()) {
-    print_policy_errors(file, validated.errors);
+    print_policy_errors(file, error_code::invalid_policy, validated.errors);
     return exit_cordon_failed;
   }
   if (print_normalized) {
@@ -125,14 +117,17 @@ void add_info_commands(CLI::App& app) {
   static std::string probe_platform = "linux";
   probe->add_option("--platform", probe_platform, "Backend to probe: linux (this host) or macos (as a Mac would be)")
       ->check(CLI::IsMember({"linux", "macos"}));
+  probe->footer("Exit status: 0 the backend is available; 1 it is not; 125 bad usage.");
   probe->final_callback([] { g_info_result = probe_command(probe_human, probe_platform); });
 
   CLI::App* profile = app.add_subcommand("profile", "Profiles by name: built-in, user and system ones");
   profile->require_subcommand(1);
   profile->add_subcommand("list", "List the profiles and where each comes from (-q: the names --profile takes)")
+      ->footer("Exit status: 0 listed; 125 bad usage.")
       ->final_callback([] { g_info_result = profile_list(); });
   static std::string profile_name;
   profile->add_subcommand("show", "Print a profile's JSON")
+      ->footer("Exit status: 0 printed; 125 no such profile, an unreadable or invalid profile file, or bad usage.")
       ->final_callback([] { g_info_result = profile_show(profile_name); })
       ->add_option("name", profile_name, "Profile name")
       ->required();
@@ -141,6 +136,7 @@ void add_info_commands(CLI::App& app) {
   policy->require_subcommand(1);
   static std::vector<std::string> policy_files;
   policy->add_subcommand("validate", "Check policy files; print every error with its location")
+      ->footer("Exit status: 0 every file is valid; 125 a file is invalid, not JSON or unreadable, or bad usage.")
       ->final_callback([] {
         g_info_result = 0;
         for (const auto& file : policy_files) {
@@ -151,6 +147,7 @@ void add_info_commands(CLI::App& app) {
       ->required();
   static std::string policy_file;
   policy->add_subcommand("normalize", "Print the normalized form of a valid policy file")
+      ->footer("Exit status: 0 printed; 125 the file is invalid, not JSON or unreadable, or bad usage.")
       ->final_callback([] { g_info_result = policy_check(policy_file, true); })
       ->add_option("file", policy_file, "Policy file")
       ->required();

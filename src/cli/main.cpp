@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
     cordon::cli::add_manpage_command(app, &generated);
     cordon::cli::add_completion_command(app, &generated);
   }
+  // Set after the commands are added: CLI11 gives a new subcommand its parent's footer.
+  app.footer(
+      "Exit status: each command's own, listed in its --help and man page (cordon run --help: the command's code, "
+      "124 timeout, 125 cordon refused or failed, 126, 127); 125 for bad usage, as with every command.");
   if (int refused = cordon::cli::check_command_words(app, args); refused != 0) return refused;
   const std::string help = cordon::cli::help_command_for(app, args);
   const std::vector<std::string> typed = args;  // before separate_command and the reversal

@@ -10,6 +10,7 @@
 
 #include "cli/caches.h"
 #include "cordon/validation.h"
+#include "core/host_syntax.h"
 #include "core/rounding.h"
 
 namespace cordon::cli {
@@ -43,7 +44,11 @@ const CLI::Validator kAssignment = validator([](const std::string& text) -> std:
 const CLI::Validator kAccept = validator([](const std::string& text) -> std::string {
   const auto eq = text.find('=');
   if (eq == std::string::npos) return "must be CONTROL=LEVEL, e.g. memory=partial";
-  if (!control_from_string(text.substr(0, eq))) return "unknown control '" + text.substr(0, eq) + "'";
+  if (!control_from_string(text.substr(0, eq))) {
+    std::string names;  // the choices, as the level's message lists its own
+    for (control c : all_controls) names += (names.empty() ? "" : ", ") + std::string(to_string(c));
+    return "unknown control '" + text.substr(0, eq) + "' (" + names + ")";
+  }
   if (!enforcement_level_from_string(text.substr(eq + 1))) {
     return "unknown level '" + text.substr(eq + 1) + "' (enforced, partial, not_enforced, not_applicable, planned, unverified)";
   }
@@ -225,6 +230,11 @@ result<network_rule> parse_host_port(const std::string& text) {
       return make_error(error_code::usage_error, "--allow-host " + text + ": PORT must be 1..65535");
     }
     rule.port = static_cast<int>(value);
+  }
+  // Checked here with validation's own grammar, so that the error names the flag the user typed
+  // rather than a /network/rules/N/host they never wrote.
+  if (const detail::parsed_host host = detail::parse_host_pattern(rule.host); !host.ok()) {
+    return make_error(error_code::usage_error, "--allow-host " + text + ": " + host.reason);
   }
   return rule;
 }

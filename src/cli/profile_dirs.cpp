@@ -119,6 +119,13 @@ result<named_profile> load_named_profile(const std::string& name) {
   return named_profile{std::move(*policy), origin + " profile " + file};
 }
 
+result<named_profile> load_policy_or_profile(const std::string& file, const std::string& profile) {
+  if (file.empty()) return load_named_profile(profile.empty() ? std::string(default_profile_name) : profile);
+  auto policy = load_sandbox_policy(file);
+  if (!policy) return policy.error_value();
+  return named_profile{std::move(*policy), file};
+}
+
 result<std::string> named_profile_json(const std::string& name) {
   if (is_builtin(name)) return builtin_profile_json(name);
   if (!valid_name(name)) return unknown(name);

@@ -43,6 +43,12 @@ struct named_profile {
 // for a file that cannot be read or is not a policy.
 result<named_profile> load_named_profile(const std::string& name);
 
+// The policy of a command's `--policy FILE` or, when `file` is empty, its
+// `--profile NAME` (`profile` empty: the default, workspace-write), with
+// `source` set to FILE or the profile's source. Errors as load_sandbox_policy
+// and load_named_profile.
+result<named_profile> load_policy_or_profile(const std::string& file, const std::string& profile);
+
 // The JSON text of profile `name` (the file as it is, or the built-in's). Errors as load_named_profile.
 result<std::string> named_profile_json(const std::string& name);
 

@@ -298,7 +298,8 @@ void print_report_tables(const json& report, std::ostream& out) {
   }
   if (report.contains("network")) {
     const json& n = report["network"];
-    out << "\nnetwork:    " << n.value("total", 0) << " connections: " << n.value("allowed", 0) << " allowed, "
+    const int total = n.value("total", 0);
+    out << "\nnetwork:    " << total << (total == 1 ? " connection: " : " connections: ") << n.value("allowed", 0) << " allowed, "
         << n.value("denied", 0) << " denied, " << n.value("failed", 0) << " failed, " << n.value("not_recorded", 0)
         << " not recorded\n";
     std::vector<table_row> rows;

@@ -104,7 +104,7 @@ void print_run_decisions(const sandbox_plan& plan, const std::string& source, bo
 
 }  // namespace
 
-void print_compile_failure(const compile_failure& f) {
+void print_compile_failure(const compile_failure& f, bool run_flags) {
   // One line per problem: each policy error with its location, or the code and each blocker.
   if (f.errors.empty()) std::cerr << "cordon: " << to_string(f.code) << ": " << f.message << "\n";
   for (const auto& e : f.errors) {
@@ -116,7 +116,7 @@ void print_compile_failure(const compile_failure& f) {
               << b.available_name()
               << ": " << b.reason << "\n";
   }
-  print_blocker_hints(f.blockers);
+  print_blocker_hints(f.blockers, run_flags);
 }
 
 std::string current_directory() {
@@ -139,6 +139,28 @@ void print_error(const error& err) {
     if (!line.empty()) std::cerr << "cordon: " << to_string(err.code) << ": " << line << "\n";
     pos = next;
   }
+}
+
+void print_policy_errors(const std::string& file, error_code code, const std::vector<policy_error>& errors) {
+  for (const auto& e : errors) {
+    std::cerr << "cordon: " << paint(std::string(to_string(code)), "31", output().color_stderr) << ": " << file << ": "
+              << (e.location.empty() ? "(document)" : e.location) << ": " << e.reason << "\n";
+  }
+}
+
+void print_policy_file_error(const std::string& file, const error& err) {
+  if (file.empty() || (err.code != error_code::parse_error && err.code != error_code::invalid_policy)) {
+    print_error(err);
+    return;
+  }
+  std::vector<policy_error> problems = err.errors;
+  if (problems.empty()) {
+    // Not JSON at all: one problem, whose message load_sandbox_policy() starts with "FILE: ".
+    std::string reason = err.message.substr(0, err.message.find('\n'));
+    if (reason.rfind(file + ": ", 0) == 0) reason.erase(0, file.size() + 2);
+    problems.push_back({err.location, reason});
+  }
+  print_policy_errors(file, err.code, problems);
 }
 
 std::size_t command_word_index(const CLI::App& app, const std::vector<std::string>& args) {
@@ -172,13 +194,16 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args) {
 void add_run_command(CLI::App& app, run_options& options) {
   CLI::App* run = app.add_subcommand("run", "Run a command confined by a policy or profile");
   run->footer(kRunHelp);
-  auto* policy = run->add_option("--policy", options.policy_file, "Policy file (JSON, schema v1)");
+  auto* policy = run->add_option("--policy", options.policy_file, "Policy file (JSON, schema v1)")->type_name("FILE");
   run->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
+      ->type_name("NAME")
       ->excludes(policy);
   run->add_option("--workspace", options.workspace,
-                  "Directory that {workspace} names (default: the git repository or current directory)");
+                  "Directory that {workspace} names (default: the git repository or current directory)")
+      ->type_name("DIR");
   auto* report = run->add_option("--report", options.report_file,
-                                 "Write the JSON run report here (atomically; - for standard output)");
+                                 "Write the JSON run report here (atomically; - for standard output)")
+                     ->type_name("FILE");
   run->add_option("--report-fd", options.report_fd, "Write the JSON run report to this open descriptor")
       ->type_name("N")
       ->excludes(report);
@@ -224,8 +249,9 @@ int run_command(const run_options& options) {
     if (!written) print_error(written.error_value());
     return static_cast<bool>(written);
   };
-  auto refuse = [&](const error& err, const std::string& policy_name) {
-    print_error(err);
+  // A problem of the --policy file is printed with the file's name, as `cordon policy validate` does.
+  auto refuse = [&](const error& err, const std::string& policy_name, const std::string& policy_file = "") {
+    print_policy_file_error(policy_file, err);
     write_report(refused_report_json(std::string(backend->name()), policy_name, request, err));
     return exit_cordon_failed;
   };
@@ -243,7 +269,7 @@ int run_command(const run_options& options) {
     policy = std::move(named->policy);
     source = named->source + (options.profile.empty() ? " (the default)" : "");
   }
-  if (!policy) return refuse(policy.error_value(), "");
+  if (!policy) return refuse(policy.error_value(), "", options.policy_file);
   // A built-in profile shows the user's git identity, not the rest of ~/.gitconfig (cli/git_identity.h).
   if (options.policy_file.empty()) add_git_identity(*policy, home != nullptr ? home : "");
   // The shortcut flags edit this policy; it still goes through the one compile below.

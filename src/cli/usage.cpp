@@ -184,10 +184,16 @@ int check_command_words(const CLI::App& app, const std::vector<std::string>& arg
 
 namespace cordon::cli {
 
-void print_blocker_hints(const std::vector<blocker>& blockers) {
+void print_blocker_hints(const std::vector<blocker>& blockers, bool run_flags) {
   if (output().level == verbosity::quiet) return;
   for (const auto& b : blockers) {
     if (b.subject != blocker_subject::control || b.available != enforcement_level::partial) continue;
+    if (!run_flags) {
+      // Only the policy file can say it: this command has neither --accept nor --cgroup-parent.
+      std::cerr << "cordon: hint: \"enforcement\": {\"" << b.subject_name()
+                << "\": \"partial\"} in the policy runs with the partial level (docs/policy.md, \"Enforcement requirements\")\n";
+      continue;
+    }
     std::cerr << "cordon: hint: --accept " << b.subject_name() << "=partial runs with the partial level (listed in the "
               << "report's warnings)";
     if (b.control == control::memory || b.control == control::cpu || b.control == control::process_count) {

@@ -112,6 +112,15 @@ char* stack_top(char* base, std::size_t size) {
 }  // namespace
 
 result<helper_process> spawn_helper(const std::string& path, const int sources[4]) {
+  // A helper that cannot be executed would only show later, as a report that never came:
+  // name the path tried and the ways to give one (one access(2), before anything is started).
+  if (::access(path.c_str(), X_OK) != 0) {
+    const int e = errno;
+    return make_error(error_code::launch_failed,
+                      "cannot execute the supervisor helper " + path +
+                          " (install cordon, build the cordon_supervisor target, or set CORDON_SUPERVISOR)",
+                      {}, e);
+  }
   // Everything the children touch exists before the clone.
   std::string fd_arg = "3";
   char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--control-fd"), fd_arg.data(), nullptr};

@@ -65,7 +65,8 @@ result<unique_fd> stdio_source(const stdio_spec& spec, int standard_fd, bool inp
 // "--control-fd 3", and every signal blocked (its starters shared this
 // process's memory; cordon-supervisor unblocks them first thing). Returns
 // its pid and a pidfd (for release_helper()). Errors: launch_failed with
-// errno.
+// errno (also when `path` is not an executable file: the message
+// names it).
 result<helper_process> spawn_helper(const std::string& path, const int sources[4]);
 
 // A socket pair for the helper: the caller's end in `mine`, the helper's

@@ -189,6 +189,17 @@ TEST(GateRun, BadManifestRunsNothing) {
   EXPECT_FALSE(std::ifstream(ws.path() + "/rec/run.json").good());
 }
 
+TEST(GateRun, AManifestThatCannotBeReadIsOneLineWithoutALineNumber) {
+  temp_dir ws;
+  auto r = run_cli({"gate", "run", "gatess.toml"}, ws.path());
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(r.err, "cordon: invalid_manifest: " + ws.path() + "/gatess.toml: cannot read: No such file or directory\n");
+  std::string empty = ws.write("empty.toml", "# no gates yet\n");
+  auto none = run_cli({"gate", "run", empty}, ws.path());
+  EXPECT_EQ(none.exit_code, 125);
+  EXPECT_EQ(none.err, "cordon: invalid_manifest: " + empty + ": no [[gate]] in the manifest\n");
+}
+
 constexpr const char* kSlowManifest = R"([[gate]]
 name = "quick"
 cmd = ["/bin/true"]

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli_capture.h"
 #include "harness.h"
 
 namespace cordon::test {
@@ -26,15 +27,34 @@ struct BadInput : ::testing::Test {
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 TEST_F(BadInput, MalformedJson) {
-  auto r = refused({"--policy", policy("{\"schema_version\": 1,\n  \"name\": }")});
-  EXPECT_EQ(first_line(r.err).rfind("cordon: parse_error: line 2, column", 0), 0u) << r.err;
+  const std::string file = policy("{\"schema_version\": 1,\n  \"name\": }");
+  auto r = refused({"--policy", file});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: parse_error: " + file + ": line 2, column", 0), 0u) << r.err;
   EXPECT_EQ(r.report["outcome"], "refused");
   EXPECT_EQ(r.report["error"]["code"], "parse_error");
 }
 
 TEST_F(BadInput, UnknownFieldNamesItsLocation) {
-  auto r = refused({"--policy", policy(R"({"schema_version": 1, "filesystem": {"writeable": ["/tmp"]}})")});
-  EXPECT_EQ(first_line(r.err).rfind("cordon: invalid_policy: /filesystem/writeable: ", 0), 0u) << r.err;
+  const std::string file = policy(R"({"schema_version": 1, "filesystem": {"writeable": ["/tmp"]}})");
+  auto r = refused({"--policy", file});
+  EXPECT_EQ(r.err, "cordon: invalid_policy: " + file + ": /filesystem/writeable: unknown field \"writeable\"\n");
+}
+
+TEST_F(BadInput, EveryProblemOfThePolicyFileIsOneLineNamingFileThenLocation) {
+  // As `cordon policy validate` prints them: the file, then where in it (never "POINTER: FILE: reason").
+  const std::string file =
+      policy(R"({"schema_version": 1, "filesystem": {"writeable": ["/tmp"]}, "network": {"mode": "filterd"}})");
+  auto r = refused({"--policy", file});
+  EXPECT_EQ(r.err, "cordon: invalid_policy: " + file + ": /filesystem/writeable: unknown field \"writeable\"\n" +
+                       "cordon: invalid_policy: " + file +
+                       ": /network/mode: must be one of \"denied\", \"unrestricted\", \"filtered\"\n");
+  EXPECT_EQ(r.report["error"]["code"], "invalid_policy");
+  auto validated = run_cli({"policy", "validate", file}, "/");
+  EXPECT_EQ(validated.exit_code, kRefused);
+  EXPECT_EQ(validated.err, r.err);
+  auto explained = run_cli({"policy", "explain", file}, ws_.path());
+  EXPECT_EQ(explained.exit_code, 1);  // an invalid policy: refused, as when the compile finds the problem
+  EXPECT_EQ(explained.err, r.err);
 }
 
 TEST_F(BadInput, RelativePath) {
@@ -76,6 +96,24 @@ TEST_F(BadInput, ExplicitRelaxationRunsAndIsWarnedInTheReport) {
   EXPECT_NE(r.report["controls"]["memory"]["level"], "not_enforced");
   EXPECT_NE(r.report["warnings"].dump().find("memory: policy accepts partial"), std::string::npos)
       << r.report["warnings"].dump();
+}
+
+TEST_F(BadInput, AnInvalidAllowHostNamesTheFlagNotAPolicyPointer) {
+  auto r = refused({"--allow-host", "bad_host!!:443"});
+  EXPECT_EQ(r.err, "cordon: usage_error: --allow-host bad_host!!:443: host name may contain only letters, digits, "
+                   "hyphens and dots (an international name is written in Unicode or as xn-- labels)\n");
+  // The patterns the flag documents still pass the same check.
+  for (const std::string host : {"*", "*.example.com", "**.example.com", "127.0.0.1:8080", "[::1]:8080", "::1"}) {
+    auto ok = run_cordon({"--allow-host", host}, {"true"}, ws_.path());
+    EXPECT_EQ(ok.exit_code, 0) << host << "\n" << ok.all();
+  }
+}
+
+TEST_F(BadInput, AnUnknownControlInAcceptListsTheControls) {
+  auto r = refused({"--accept", "memroy=partial"});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: usage_error: --accept: unknown control 'memroy' (filesystem_read, ", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find(", memory, "), std::string::npos) << r.err;
 }
 
 TEST_F(BadInput, UsageErrors) {

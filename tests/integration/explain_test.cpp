@@ -127,6 +127,24 @@ TEST(Explain, RefusalsPrintErrorsOrBlockers) {
   EXPECT_EQ(unknown.err.rfind("cordon: unknown_profile: ", 0), 0u) << unknown.err;
 }
 
+TEST(Explain, TakesTheCgroupParentARunWouldBeGiven) {
+  // A directory that is no cgroup: the run would fall back to an rlimit and say why; explain says the same.
+  temp_dir ws;
+  const std::vector<std::string> flags = {"--memory", "1G", "--cgroup-parent", ws.path(), "--workspace", ws.path()};
+  std::vector<std::string> args = {"policy", "explain"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  captured explained = run_cli(args, ws.path());
+  EXPECT_EQ(explained.exit_code, 1) << explained.out << explained.err;
+  const std::string why = "cgroup parent " + ws.path() + " does not enable memory, pids and cpu in cgroup.subtree_control";
+  EXPECT_NE(explained.out.find(why), std::string::npos) << explained.out;
+  args = {"run"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"--", "true"});
+  captured ran = run_cli(args, ws.path());
+  EXPECT_EQ(ran.exit_code, 125);
+  EXPECT_NE(ran.err.find(why), std::string::npos) << ran.err;
+}
+
 TEST(Probe, HumanTableMatchesTheJson) {
   const nlohmann::json probe = probe_json();
   captured human = run_cli({"probe", "--human"}, "/");

@@ -4,6 +4,7 @@
 // field that exists: the flag by using it, the field by the policy docs.
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -222,6 +223,76 @@ TEST(FirstHour, ALimitRefusalNamesFlagsThatExistAndTheyWork) {
                              ws.path());
   EXPECT_EQ(accepted.exit_code, 0) << accepted.all();
   EXPECT_EQ(accepted.report["controls"]["memory"]["level"], "partial");
+}
+
+TEST(FirstHour, FsRefusalHintNamesThePolicyEntryNotRunFlagsItLacks) {
+  // `cordon fs` has no --accept or --cgroup-parent: its hint names the policy's "enforcement" entry.
+  // With the host's network, named unix sockets stay connectable: `partial` for root and a normal user alike.
+  temp_dir dir, ws;
+  const std::string strict = dir.write("p.json", R"({"schema_version": 1, "network": {"mode": "unrestricted"},
+      "filesystem": {"writable": ["{workspace}"]}, "enforcement": {"unix_sockets": "enforced"}})");
+  auto refused = run_cli({"fs", "--policy", strict, "--workspace", ws.path()}, ws.path());
+  EXPECT_EQ(refused.exit_code, 125);
+  EXPECT_TRUE(contains(refused.err, "cordon: blocker: unix_sockets: required enforced, available partial: "))
+      << refused.err;
+  EXPECT_TRUE(contains(refused.err, "cordon: hint: \"enforcement\": {\"unix_sockets\": \"partial\"} in the policy runs "
+                                    "with the partial level (docs/policy.md, \"Enforcement requirements\")\n"))
+      << refused.err;
+  EXPECT_FALSE(contains(refused.err, "--accept")) << refused.err;
+  EXPECT_FALSE(contains(refused.err, "hint: --cgroup-parent")) << refused.err;
+  // Following the hint works: the worker starts, sees the end of its input and reports.
+  const std::string relaxed = dir.write("q.json", R"({"schema_version": 1, "network": {"mode": "unrestricted"},
+      "filesystem": {"writable": ["{workspace}"]}, "enforcement": {"unix_sockets": "partial"}})");
+  auto accepted = run_cli({"fs", "--policy", relaxed, "--workspace", ws.path()}, ws.path());
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
+  EXPECT_TRUE(contains(accepted.out, "{\"report\":")) << accepted.out;
+}
+
+TEST(FirstHour, EveryCommandANewcomerTriesListsItsExitStatusInItsHelp) {
+  // The man pages are generated from the same help (cordon __manpage), so they list them too.
+  const std::vector<std::vector<std::string>> commands = {
+      {}, {"run"}, {"probe"}, {"profile", "list"}, {"profile", "show"}, {"policy", "validate"},
+      {"policy", "normalize"}, {"policy", "explain"}, {"report", "show"}, {"fs"}};
+  for (auto args : commands) {
+    args.push_back("--help");
+    auto r = run_cli(args, "/");
+    EXPECT_EQ(r.exit_code, 0) << args.front();
+    EXPECT_TRUE(contains(r.out, "Exit status")) << (args.size() > 1 ? args[0] + " " + args[1] : "cordon") << "\n" << r.out;
+  }
+  // The top level's footer is its own: a subcommand without one does not repeat it.
+  EXPECT_FALSE(contains(run_cli({"audit", "--help"}, "/").out, "each command's own"));
+}
+
+TEST(FirstHour, ReportShowCountsOneConnectionInTheSingular) {
+  temp_dir dir, ws;
+  const std::string file = dir.path() + "/r.json";
+  ASSERT_EQ(run_cli({"run", "--allow-host", "127.0.0.1:9", "--report", file, "--", "true"}, ws.path()).exit_code, 0);
+  nlohmann::json report = nlohmann::json::parse(read_text(file));
+  ASSERT_TRUE(report.contains("network")) << report.dump();
+  report["network"]["total"] = 1;  // as a run with one refused connection writes it
+  report["network"]["denied"] = 1;
+  dir.write("r.json", report.dump());
+  auto one = run_cli({"report", "show", file}, "/");
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_TRUE(contains(one.out, "\nnetwork:    1 connection: 0 allowed, 1 denied, ")) << one.out;
+  report["network"]["total"] = 2;
+  dir.write("r.json", report.dump());
+  EXPECT_TRUE(contains(run_cli({"report", "show", file}, "/").out, "\nnetwork:    2 connections: "));
+}
+
+TEST(FirstHour, AMissingSupervisorHelperIsOneLineNamingThePathTried) {
+  // `cordon fs` starts its worker through the run API's helper: a cordon copied without it says so.
+  temp_dir ws;
+  const std::string absent = ws.path() + "/no-cordon-supervisor";
+  ::setenv("CORDON_SUPERVISOR", absent.c_str(), 1);
+  auto r = run_cli({"fs", "--workspace", ws.path()}, ws.path());
+  ::unsetenv("CORDON_SUPERVISOR");
+  EXPECT_EQ(r.exit_code, 125);
+  const std::string line = "cordon: launch_failed: cannot execute the supervisor helper " + absent +
+                           " (install cordon, build the cordon_supervisor target, or set CORDON_SUPERVISOR): "
+                           "No such file or directory\n";
+  EXPECT_TRUE(contains(r.err, line)) << r.err;
+  EXPECT_FALSE(contains(r.err, "is gone")) << r.err;
 }
 
 TEST(FirstHour, PolicyValidateListsEveryStructuralAndSemanticError) {

@@ -17,10 +17,11 @@ failures = []
 total = 0
 
 
-def run(*args, env_extra=None, cwd=None):
+def run(*args, env_extra=None, cwd=None, input_text=None):
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "XDG_CONFIG_HOME")}
     env.update(env_extra or {})
-    return subprocess.run([cordon, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+    return subprocess.run([cordon, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60,
+                          input=input_text)
 
 
 def check(name, ok, detail=""):
@@ -71,6 +72,9 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("run", "--profile", "absent", "--", "true", env_extra=xdg, cwd=work)
     check("an unknown profile is refused, naming both directories",
           r.returncode == 125 and profiles in r.stderr and "/cordon/profiles" in r.stderr, r.stderr)
+    r = run("fs", "--profile", "mine", "--workspace", work, env_extra=xdg, cwd=work, input_text="")
+    check("cordon fs takes a user profile by name, as run does",
+          r.returncode == 0 and r.stdout.startswith('{"report":'), f"exit {r.returncode}, out {r.stdout!r}, err {r.stderr!r}")
     r = run("profile", "show", "mine", env_extra=xdg)
     check("profile show prints a user profile", r.returncode == 0 and json.loads(r.stdout)["name"] == "mine", r.stdout)
 

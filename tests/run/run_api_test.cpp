@@ -292,7 +292,8 @@ TEST_F(RunApi, AHostWhereOrphansComeBackIsLeftNoZombieHelper) {
   EXPECT_EQ(children_of_this_process(), "");
 }
 
-TEST_F(RunApi, MissingHelperIsAReportedFailure) {
+TEST_F(RunApi, MissingHelperIsALaunchFailureNamingThePath) {
+  // cordon/run.h: start_run's errors include launch_failed with errno when no helper is found.
   auto backend = make_host_backend();
   if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
   auto plan = compile_profile(*backend, "read-only");
@@ -301,11 +302,11 @@ TEST_F(RunApi, MissingHelperIsAReportedFailure) {
   request.launch.argv = {"/bin/true"};
   request.supervisor_path = "/nonexistent/cordon-supervisor";
   auto started = start_run(*plan, request);
-  ASSERT_TRUE(started);
-  run_report r = started->wait();
-  ASSERT_TRUE(r.failure);
-  EXPECT_EQ(r.failure->code, error_code::launch_failed);
-  EXPECT_FALSE(r.outcome);
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error_value().code, error_code::launch_failed);
+  EXPECT_EQ(started.error_value().sys_errno, ENOENT);
+  EXPECT_NE(started.error_value().message.find("/nonexistent/cordon-supervisor"), std::string::npos)
+      << started.error_value().message;
 }
 
 }  // namespace
