@@ -138,6 +138,7 @@ void stop_dns_server(dns_server& s);
 // rule allows; empty: no answer at all, a malformed query) with `result`.
 struct dns_verdict {
   bool forward = false;
+  std::string upstream_query;  // when forward: what goes upstream (dns_upstream_query)
   std::string response;
   outcome result = outcome::error;
   network_connection record;  // protocol `protocol`, host, port 53, rule

@@ -66,16 +66,29 @@ dns_query_parse parse_dns_query(std::string_view m) {
   return out;
 }
 
-std::string dns_error_response(std::string_view query, std::uint8_t rcode) {
+namespace {
+
+// The header and the question of `query`, with no other record counted; empty when malformed.
+std::string header_and_question(std::string_view query) {
   std::size_t at = header_bytes;
   std::string ignored;
   if (query.size() < header_bytes || !read_name(query, at, ignored) || at + 4 > query.size()) return {};
   std::string out(query.substr(0, at + 4));
+  for (std::size_t i = 6; i < 12; ++i) out[i] = 0;  // no answer, authority or additional records
+  return out;
+}
+
+}  // namespace
+
+std::string dns_upstream_query(std::string_view query) { return header_and_question(query); }
+
+std::string dns_error_response(std::string_view query, std::uint8_t rcode) {
+  std::string out = header_and_question(query);
+  if (out.empty()) return out;
   const std::uint16_t flags = u16(query, 2);
   const std::uint16_t answer = static_cast<std::uint16_t>(0x8000 | (flags & 0x0100) | 0x0080 | (rcode & 0xf));
   out[2] = static_cast<char>(answer >> 8);
   out[3] = static_cast<char>(answer & 0xff);
-  for (std::size_t i = 6; i < 12; ++i) out[i] = 0;  // no answer, authority or additional records
   return out;
 }
 

@@ -33,6 +33,15 @@ dns_query_parse parse_dns_query(std::string_view message);
 // header and question copied, QR and RA set, no additional records.
 std::string dns_error_response(std::string_view query, std::uint8_t rcode);
 
+// What is sent upstream for `query` (which parse_dns_query accepted): its
+// header and its one question, with no answer, authority or additional
+// records (counts set to 0). Whatever else the sandbox put in the message
+// (records carrying other names or data, an EDNS option, trailing bytes)
+// never leaves: only the question was decided. Without EDNS an answer over
+// 512 bytes comes truncated, and the stub resolver asks again over TCP
+// (RFC 1035 §4.2.1), which the broker serves too. Empty when malformed.
+std::string dns_upstream_query(std::string_view query);
+
 constexpr std::uint8_t dns_nxdomain = 3;
 constexpr std::uint8_t dns_servfail = 2;
 constexpr std::uint16_t dns_type_a = 1;

@@ -62,6 +62,7 @@ dns_verdict judge_dns_query(core& c, const std::string& query, const char* proto
     return v;
   }
   v.forward = true;
+  v.upstream_query = dns_upstream_query(query);
   v.result = outcome::allowed;
   return v;
 }
@@ -135,7 +136,7 @@ class dns_server : public std::enable_shared_from_this<dns_server> {
       core_.record(std::move(verdict.record), verdict.result);
       return;
     }
-    forward(std::move(query), client, std::move(verdict.record));
+    forward(std::move(verdict.upstream_query), client, std::move(verdict.record));
   }
 
   void forward(std::string query, const udp::endpoint& client, network_connection record) {

@@ -124,6 +124,7 @@ class dns_tcp_session : public std::enable_shared_from_this<dns_tcp_session> {
       return;
     }
     record_ = std::move(verdict.record);
+    query_ = std::move(verdict.upstream_query);  // the question alone goes upstream
     ask_upstream();
   }
 

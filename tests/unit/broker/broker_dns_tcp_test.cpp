@@ -52,6 +52,7 @@ class tcp_dns_upstream {
             {
               const std::lock_guard<std::mutex> lock(mutex_);
               ++asked_[name];
+              last_ = q;
             }
             std::string r = q;
             r[2] = static_cast<char>(0x81);
@@ -66,10 +67,15 @@ class tcp_dns_upstream {
     const std::lock_guard<std::mutex> lock(mutex_);
     return asked_[name];
   }
+  std::string last_query() {  // the last message it was sent, as it came
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return last_;
+  }
 
  private:
   std::mutex mutex_;
   std::map<std::string, int> asked_;
+  std::string last_;
   test_server server_;
 };
 
@@ -149,6 +155,27 @@ TEST(BrokerDnsTcp, AllowedNamesAreAskedUpstreamDeniedOnesNever) {
   EXPECT_EQ(e.connections[1].host, "denied.test");
   EXPECT_EQ(e.connections[1].action, "deny");
   EXPECT_FALSE(e.connections[1].rule);  // the default action
+}
+
+// Only the question that was decided goes upstream: records the sandbox
+// added to an allowed query (here an additional TXT record carrying data)
+// and trailing bytes are left out, and the counts say so.
+TEST(BrokerDnsTcp, OnlyTheDecidedQuestionGoesUpstream) {
+  tcp_dns_upstream upstream;
+  auto b = start_dns_broker(filtered({rule("allowed.test", rule_action::allow, 443)}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_routed(b, b.dns_port);
+  ASSERT_GE(c.get(), 0);
+  const std::string plain = query("allowed.test", 0x0303);
+  std::string padded = plain;
+  padded[11] = 1;  // ARCOUNT 1: a TXT record "secret" owned by the root
+  padded += std::string("\x00\x00\x10\x00\x01\x00\x00\x00\x00\x00\x07\x06secret", 18) + "trailing";
+  ASSERT_TRUE(send_all(c.get(), framed(padded)));
+  const std::string answer = read_framed(c.get());
+  ASSERT_GE(answer.size(), 12u);
+  EXPECT_EQ(answer.substr(0, 2), std::string("\x03\x03", 2));
+  EXPECT_EQ(static_cast<unsigned char>(answer[3]) & 0x0f, 0);  // NOERROR
+  EXPECT_EQ(upstream.last_query(), plain) << "more than the question reached the upstream resolver";
 }
 
 TEST(BrokerDnsTcp, AMalformedMessageIsRecordedAndClosed) {

@@ -39,6 +39,17 @@ TEST(BrokerDns, ErrorResponseKeepsTheQuestion) {
   EXPECT_EQ(r.substr(12), q.substr(12));
 }
 
+TEST(BrokerDns, TheUpstreamQueryIsTheQuestionAlone) {
+  const std::string q = query("allowed.example", dns_type_a);
+  std::string extra = q;
+  extra[7] = 1;   // ANCOUNT 1
+  extra[11] = 1;  // ARCOUNT 1
+  extra += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x0a\x00\x00\x01", 16) + "junk";
+  EXPECT_EQ(dns_upstream_query(extra), q);
+  EXPECT_EQ(dns_upstream_query(q), q);
+  EXPECT_EQ(dns_upstream_query("short"), "");
+}
+
 TEST(BrokerDns, AnswerAddresses) {
   std::string r = query("cdn.example", dns_type_a);
   r[2] = static_cast<char>(0x81);
