@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -181,11 +182,11 @@ int redirect_tcp(int fd, int domain, const ip_destination& destination, const co
 
 // The errno for the command's connect(2) on `fd` (our copy): every call is
 // performed here, none is let through to the kernel.
-int decide(int fd, pid_t pid, const sockaddr_storage& address, std::size_t length,
-                          const seccomp_program& program, const connect_redirect& redirect, violation_log& log) {
+int decide(int fd, pid_t pid, const sockaddr_storage& address, std::size_t length, const seccomp_program& program,
+           const connect_redirect& redirect, violation_log& log, const std::function<bool()>& still_waiting) {
   const int domain = socket_option(fd, SO_DOMAIN);
   if (domain < 0) return errno == ENOTSOCK ? ENOTSOCK : EBADF;
-  if (domain == AF_UNIX) return connect_unix(fd, pid, address, length, program, log);
+  if (domain == AF_UNIX) return connect_unix(fd, pid, address, length, program, log, still_waiting);
   if (domain != AF_INET && domain != AF_INET6) return EACCES;  // the filter makes no other sockets
   const auto destination = ip_of(address, length);
   // AF_UNSPEC (dissolve an association) and malformed addresses: the kernel
@@ -269,7 +270,11 @@ void answer_connect(int listener_fd, const seccomp_notif& request, seccomp_notif
     response.error = errno == EBADF ? -EBADF : -EACCES;
     return;
   }
-  response.error = -decide(socket.get(), static_cast<pid_t>(request.pid), address, asked, program, redirect, log);
+  const auto still_waiting = [listener_fd, id]() mutable {
+    return ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+  };
+  response.error =
+      -decide(socket.get(), static_cast<pid_t>(request.pid), address, asked, program, redirect, log, still_waiting);
 }
 
 }  // namespace cordon::linux_impl

@@ -92,7 +92,8 @@ int connect_to_inode(int socket_fd, int target_fd, std::chrono::milliseconds wai
 }  // namespace
 
 int connect_unix(int socket_fd, pid_t pid, const sockaddr_storage& address, std::size_t length,
-                 const seccomp_program& program, violation_log& log, std::chrono::milliseconds wait) {
+                 const seccomp_program& program, violation_log& log, const std::function<bool()>& still_waiting,
+                 std::chrono::milliseconds wait) {
   constexpr std::size_t kPathOffset = offsetof(sockaddr_un, sun_path);
   const auto* un = reinterpret_cast<const sockaddr_un*>(&address);
   // Unnamed (autobind) and abstract addresses name nothing in the
@@ -109,6 +110,7 @@ int connect_unix(int socket_fd, pid_t pid, const sockaddr_storage& address, std:
   unique_fd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   unique_fd base(absolute ? -1 : ::open((proc + "/cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root || (!absolute && !base)) return EACCES;  // the caller is gone, or not ours to look at
+  if (!still_waiting()) return EACCES;               // it died after the check: `pid` may be another's now
   const int from = absolute ? root.get() : base.get();
   const std::uint64_t resolve = absolute ? kInRoot : kBeneath;
 

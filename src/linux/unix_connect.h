@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 
 #include "linux/seccomp_filter.h"
 #include "linux/violations.h"
@@ -36,8 +37,16 @@ namespace cordon::linux_impl {
 // connect(2) of `socket_fd` (the supervisor's copy of the caller's AF_UNIX
 // socket) to `address` (the supervisor's copy, `length` bytes) for the
 // sandboxed process `pid`. Returns the errno the command sees (0 on success).
+//
+// `still_waiting` says whether the caller is still blocked in that
+// connect(2) (the notification is still valid, SECCOMP_IOCTL_NOTIF_ID_VALID):
+// it is asked after /proc/PID/root and /proc/PID/cwd are opened, so that a
+// caller that died in between, its pid then reused, is refused (EACCES)
+// rather than resolved from another process's directories
+// (seccomp_unotify(2), SECCOMP_IOCTL_NOTIF_ID_VALID: check after opening a
+// /proc/PID file).
 int connect_unix(int socket_fd, pid_t pid, const sockaddr_storage& address, std::size_t length,
-                 const seccomp_program& program, violation_log& log,
+                 const seccomp_program& program, violation_log& log, const std::function<bool()>& still_waiting,
                  std::chrono::milliseconds wait = std::chrono::milliseconds(2000));
 
 }  // namespace cordon::linux_impl
