@@ -92,7 +92,8 @@ int policy_check(const std::string& file, bool print_normalized) {
     std::ifstream in(file, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    print_policy_errors(file, error_code::invalid_policy, sandbox_policy_errors(text.str()));
+    // Not JSON at all is parse_error, as `cordon run --policy` says of the same file.
+    print_policy_errors(file, err.code, sandbox_policy_errors(text.str()));
     return exit_cordon_failed;
   }
   validation_result validated = validate_sandbox_policy(*policy);

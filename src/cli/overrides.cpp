@@ -30,7 +30,10 @@ CLI::Validator validator(std::function<std::string(const std::string&)> check) {
 }
 
 const CLI::Validator kPath = validator([](const std::string& text) -> std::string {
-  return text.empty() ? "a path cannot be empty" : "";
+  if (text.empty()) return "a path cannot be empty";
+  // `cordon run --rw -- CMD`: the `--` that ends cordon's options was taken as the path.
+  if (text == "--") return "needs a PATH before `--` (write ./-- for a file named --)";
+  return "";
 });
 
 const CLI::Validator kEnvName = validator(env_name_problem);

@@ -57,6 +57,16 @@ TEST_F(BadInput, EveryProblemOfThePolicyFileIsOneLineNamingFileThenLocation) {
   EXPECT_EQ(explained.err, r.err);
 }
 
+TEST_F(BadInput, AFileThatIsNotJsonIsTheSameParseErrorEverywhere) {
+  const std::string file = policy("{,}");
+  auto r = refused({"--policy", file});
+  EXPECT_EQ(first_line(r.err).rfind("cordon: parse_error: " + file + ": line 1, column 2: not valid JSON", 0), 0u)
+      << r.err;
+  auto validated = run_cli({"policy", "validate", file}, "/");
+  EXPECT_EQ(validated.exit_code, kRefused);
+  EXPECT_EQ(validated.err, r.err);
+}
+
 TEST_F(BadInput, RelativePath) {
   auto r = refused({"--policy", policy(R"({"schema_version": 1, "filesystem": {"writable": ["build/out"]}})")});
   EXPECT_EQ(first_line(r.err).rfind("cordon: invalid_policy: /filesystem/writable/0: ", 0), 0u) << r.err;

@@ -195,7 +195,7 @@ TEST(CliFlags, MalformedValuesAreUsageErrorsAndNothingRuns) {
       {"--max-procs", "0"},  {"--max-procs", "-3"},       {"--cpu", "1.5"},   {"--setenv", "NOEQUALS"},
       {"--max-procs", "99999999999999999999"},
       {"--setenv", "=v"},    {"--env", "A=B"},            {"--rw", ""},       {"--accept", "memroy=partial"},
-      {"--accept", "memory=weak"},
+      {"--accept", "memory=weak"}, {"--rw", "--"},  // the separator taken for the path
   };
   for (const auto& flags : bad) {
     SCOPED_TRACE(flags[0] + " " + flags[1]);
