@@ -96,7 +96,8 @@ std::string find_fs_worker(const std::string& explicit_path) {
 bool fs_worker_visible(const sandbox_plan& plan, const std::string& worker_path) {
   // The innermost mount over the path decides, as inside the sandbox.
   const fsworker::plan_mount* inner = nullptr;
-  for (const auto& m : mounts_of(plan)) {
+  const auto mounts = mounts_of(plan);  // held: `inner` points into it after the loop
+  for (const auto& m : mounts) {
     if (m.kind == "proc" || m.kind == "symlink") continue;
     if (fsworker::path_within(worker_path, m.path) && (inner == nullptr || m.path.size() >= inner->path.size())) {
       inner = &m;
