@@ -97,7 +97,11 @@ needs run first in the same pod. Gates whose env is another OS than linux are
 not rendered (named on stderr). The pods ask for what cordon's mechanisms
 need: user namespaces (hostUsers: false, an unmasked /proc, a seccomp profile
 and AppArmor profile that allow them) and no privilege. docs/gates.md says
-what the gate's report says when a cluster does not allow them.)";
+what the gate's report says when a cluster does not allow them.
+
+Exit status:
+  0    written
+  125  the manifest, the workspace or the command line is wrong, or the output cannot be written)";
 
 struct gate_render_options {
   std::string manifest;

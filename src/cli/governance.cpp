@@ -229,7 +229,8 @@ int rules_test(const std::string& path) {
   auto rules = gov::capability_policy::load(path);
   if (!rules) {
     print_error(rules.error_value());
-    return 1;
+    // docs/governance.md: 1 when the file is not good, 125 when it cannot be read.
+    return rules.error_value().code == error_code::io_error ? exit_cordon_failed : 1;
   }
   std::size_t examples = rules->examples().size();
   for (const auto& r : rules->rules()) examples += r.match_examples.size() + r.not_match_examples.size();
@@ -311,15 +312,21 @@ void add_governance_commands(CLI::App& app, int* result) {
   CLI::App* audit = app.add_subcommand("audit", "Check or show a tamper-evident audit log");
   audit->require_subcommand(1);
   audit->add_subcommand("verify", "Verify a log; name the first bad line (exit 1)")
+      ->footer("Exit status: 0 every record verifies; 1 a record is edited, removed, inserted, reordered or "
+               "truncated (the line is named); 125 the log cannot be read, or bad usage.")
       ->final_callback([result] { *result = audit_verify(audit_file); })
       ->add_option("file", audit_file, "The log")->required();
   audit->add_subcommand("show", "The log as a table (interrupted runs marked)")
+      ->footer("Exit status: 0 shown and every record verifies; 1 shown up to a bad record; 125 the log cannot be "
+               "read, or bad usage.")
       ->final_callback([result] { *result = audit_show(audit_file); })
       ->add_option("file", audit_file, "The log")->required();
 
   CLI::App* rules = app.add_subcommand("rules", "Capability rules files");
   rules->require_subcommand(1);
   rules->add_subcommand("test", "Load a rules file and run its examples (exit 1 on failure)")
+      ->footer("Exit status: 0 the file is valid and every example passes; 1 it is invalid or an example fails "
+               "(its location is named); 125 the file cannot be read, or bad usage.")
       ->final_callback([result] { *result = rules_test(rules_file); })
       ->add_option("file", rules_file, "The rules file")->required();
 
@@ -331,9 +338,12 @@ void add_governance_commands(CLI::App& app, int* result) {
   init->add_option("--profile", session.profile, "Built-in profile (default workspace-write)");
   init->add_option("--policy", session.policy, "Policy file");
   init->add_option("--id", session.id, "Session id");
+  init->footer("Exit status: 0 the session file was written; 125 the policy, profile or workspace is refused, the "
+               "file cannot be written, or bad usage.");
   init->final_callback([result] { *result = session_init(session); });
   CLI::App* show = s->add_subcommand("show", "The current boundary and its history");
   show->add_option("file", session.file)->required();
+  show->footer("Exit status: 0 shown; 125 the session file cannot be read or is not one, or bad usage.");
   show->final_callback([result] { *result = session_show(session.file); });
   CLI::App* grow = s->add_subcommand("grow", "Ask to grow the boundary (needs approval)");
   grow->add_option("file", session.file)->required();
@@ -343,6 +353,9 @@ void add_governance_commands(CLI::App& app, int* result) {
   grow->add_option("--reason", session.reason, "Why");
   grow->add_option("--approver", session.approver, "deny, tty, or an approver command");
   grow->add_option("--audit", session.audit, "Audit log");
+  grow->footer("Exit status: 0 the boundary grew (a new revision was written); 200 the approver denied it; 201 "
+               "rejected (no approval to be had, a stale --revision); 125 the session file or audit log cannot be "
+               "used, the growth is refused, or bad usage (docs/governance.md).");
   grow->final_callback([result] { *result = session_grow(session); });
 }
 

@@ -125,6 +125,7 @@ TEST(GovernanceCli, RulesTest) {
     "examples": [{"request": {"action": "shell", "risk": "low", "command": "ls; rm x"}, "decision": "allow"}]})");
   EXPECT_EQ(d.run("rules test wrong.json"), 1);
   EXPECT_NE(d.read("out.txt").find("/examples/0"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("rules test nothing.json"), 125);  // cannot be read (docs/governance.md), as audit verify
 }
 
 }  // namespace

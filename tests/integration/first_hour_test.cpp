@@ -252,7 +252,9 @@ TEST(FirstHour, EveryCommandANewcomerTriesListsItsExitStatusInItsHelp) {
   // The man pages are generated from the same help (cordon __manpage), so they list them too.
   const std::vector<std::vector<std::string>> commands = {
       {}, {"run"}, {"probe"}, {"profile", "list"}, {"profile", "show"}, {"policy", "validate"},
-      {"policy", "normalize"}, {"policy", "explain"}, {"report", "show"}, {"fs"}};
+      {"policy", "normalize"}, {"policy", "explain"}, {"report", "show"}, {"fs"}, {"audit", "verify"},
+      {"audit", "show"}, {"rules", "test"}, {"session", "init"}, {"session", "show"}, {"session", "grow"},
+      {"gate", "run"}, {"gate", "render"}};
   for (auto args : commands) {
     args.push_back("--help");
     auto r = run_cli(args, "/");
