@@ -354,8 +354,8 @@ void add_governance_commands(CLI::App& app, int* result) {
   grow->add_option("--approver", session.approver, "deny, tty, or an approver command");
   grow->add_option("--audit", session.audit, "Audit log");
   grow->footer("Exit status: 0 the boundary grew (a new revision was written); 200 the approver denied it; 201 "
-               "rejected (no approval to be had, a stale --revision); 125 the session file or audit log cannot be "
-               "used, the growth is refused, or bad usage (docs/governance.md).");
+               "rejected (a stale --revision, a growth that is not valid, no approval to be had); 125 the session "
+               "file or audit log cannot be used, the growth is refused, or bad usage (docs/governance.md).");
   grow->final_callback([result] { *result = session_grow(session); });
 }
 
