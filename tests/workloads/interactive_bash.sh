@@ -12,8 +12,12 @@ need script bash
   printf '\032'  # Ctrl-Z: the line discipline of the private pty stops the foreground job
   sleep 0.5
   echo 'jobs'
-  echo 'kill -KILL %1'
-  sleep 0.5  # bash learns of the end at its next prompt
+  # bash learns of the job's end from SIGCHLD and reports it at the next
+  # prompt. The pause is bash's own (a sleep after the kill, on the same
+  # line): with only the pipe's pause, on a busy machine `jobs` sometimes
+  # ran before bash knew of the end (2 of 10 runs beside three CPU hogs).
+  echo 'kill -KILL %1; sleep 1'
+  sleep 1.5
   echo 'jobs'
   echo 'exit 7'
   sleep 0.5
