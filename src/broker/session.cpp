@@ -562,7 +562,7 @@ class session : public std::enable_shared_from_this<session> {
     }
     if (record_.rule && rule_terminates(core_, *record_.rule)) return terminate_tls();
     if ((record_.protocol == "http_connect" || socks()) && !ip_literal_) {
-      answer_then_check_tls();
+      answer_then_check_first_bytes();
       return;
     }
     start_relay();
@@ -594,7 +594,7 @@ class session : public std::enable_shared_from_this<session> {
   // name is domain fronting, and no name at all cannot be held to the rule;
   // both are refused and recorded. Anything that is not TLS passes (a tunnel
   // carries any TCP protocol).
-  void answer_then_check_tls() {
+  void answer_then_check_first_bytes() {
     phase_ = phase::checking;
     record_.address.clear();  // set again once the check passes
     arm(limits().first_bytes_wait, &session::on_check_wait);
@@ -602,11 +602,11 @@ class session : public std::enable_shared_from_this<session> {
                         if (phase_ != phase::checking) return;
                         if (ec) return finish();
                         to_client_.clear();
-                        check_tls();
+                        check_first_bytes();
                       }));
   }
 
-  void check_tls() {
+  void check_first_bytes() {
     const auto seen = classify_first_bytes(to_upstream_);
     // Neither TLS nor HTTP: any TCP protocol may use a tunnel.
     if (!to_upstream_.empty() && seen.status == first_bytes_status::other) return pass_check();
@@ -624,29 +624,25 @@ class session : public std::enable_shared_from_this<session> {
                                   return finish();
                                 }
                                 to_upstream_.append(check_buffer_.data(), n);
-                                check_tls();
+                                check_first_bytes();
                               }));
       return;
     }
-    if (seen.status == first_bytes_status::http && !seen.name.empty()) {
+    if (seen.status == first_bytes_status::http && !seen.name.empty() && !names_the_tunnels_host(seen.name)) {
       // A plain HTTP request in a tunnel to a name: the host it asks the
       // server for (absolute-form target, else Host) must be the tunnel's,
       // or a server hosting both would serve the other name (fronting).
-      const auto named = normalize_destination_host(seen.name);
-      if (!named || *named != record_.host) {
-        refuse({}, outcome::denied,
-               "HTTP request for " + printable(seen.name) + " does not match the tunnel's host " + record_.host +
-                   " (domain fronting)");
-        return;
-      }
+      refuse({}, outcome::denied,
+             "HTTP request for " + printable(seen.name) + " does not match the tunnel's host " + record_.host +
+                 " (domain fronting)");
+      return;
     }
     if (seen.status == first_bytes_status::tls) {
-      const auto named = normalize_destination_host(seen.name);
       if (seen.name.empty()) {
         refuse({}, outcome::denied, "TLS without a server name (SNI) in a tunnel to " + record_.host);
         return;
       }
-      if (!named || *named != record_.host) {
+      if (!names_the_tunnels_host(seen.name)) {
         refuse({}, outcome::denied,
                "TLS server name " + printable(seen.name) + " does not match the tunnel's host " + record_.host +
                    " (domain fronting)");
@@ -654,6 +650,13 @@ class session : public std::enable_shared_from_this<session> {
       }
     }
     pass_check();
+  }
+
+  // Does `name`, as the client's first bytes carry it (SNI, HTTP host), name
+  // the host this tunnel was opened for, once normalized?
+  bool names_the_tunnels_host(const std::string& name) const {
+    const auto named = normalize_destination_host(name);
+    return named && *named == record_.host;
   }
 
   void pass_check() {
