@@ -45,8 +45,8 @@ suites="${CORDON_MATRIX_SUITES:-checks,escape,integration}"
 for tool in qemu-system-x86_64 busybox apt-get dpkg-deb; do
   command -v "$tool" >/dev/null || { echo "kernel-matrix: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 done
-for binary in build/cordon build/tests/cordon_escape_tests build/tests/cordon_integration_tests \
-              build/tests/escape-probe build/tests/escape-setuid-helper; do
+for binary in build/cordon build/src/supervisor/cordon-supervisor build/tests/cordon_escape_tests \
+              build/tests/cordon_integration_tests build/tests/escape-probe build/tests/escape-setuid-helper; do
   [ -x "$binary" ] || { echo "kernel-matrix: $binary is missing: build cordon first (scripts/build.sh)" >&2; exit 2; }
 done
 
@@ -104,8 +104,9 @@ fi
 stage="$(mktemp -d /tmp/cordon-matrix-XXXXXX)"
 trap 'rm -rf "$stage"' EXIT
 chmod 755 "$stage" && mkdir -p "$stage/source" "$stage/setuid"
-cp build/cordon build/tests/cordon_integration_tests build/tests/cordon_escape_tests \
-  build/tests/escape-probe build/tests/escape-setuid-helper "$stage/"
+# cordon-supervisor: a filtered run's network broker is that program.
+cp build/cordon build/src/supervisor/cordon-supervisor build/tests/cordon_integration_tests \
+  build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper "$stage/"
 cp -r schemas "$stage/source/"
 cp tests/kernels/guest-init.sh tests/kernels/guest_checks.py tests/kernels/integration-filter "$stage/"
 install -o root -g root -m 4755 build/tests/escape-setuid-helper "$stage/setuid/escape-setuid-helper"

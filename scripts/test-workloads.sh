@@ -17,12 +17,16 @@ only=("$@")
 test_user="${CORDON_TEST_USER:-cordon-test}"
 cli="${CORDON_CLI:-$root/build/cordon}"
 [ -x "$cli" ] || { echo "test-workloads: $cli is not built (cmake --build build --target cordon_cli)" >&2; exit 1; }
+# A filtered run's network broker is the supervisor helper (docs/network.md).
+helper="${CORDON_SUPERVISOR:-$root/build/src/supervisor/cordon-supervisor}"
+[ -x "$helper" ] || { echo "test-workloads: $helper is not built (cmake --build build --target cordon_supervisor)" >&2; exit 1; }
 mkdir -p "$results"
 
 # A copy everyone can read and run: the build tree may be below /root.
 share="$(mktemp -d /tmp/cordon-wl-share-XXXXXX)"
 trap 'rm -rf "$share"' EXIT
 cp "$cli" "$share/cordon"
+cp "$helper" "$share/cordon-supervisor"
 cp -r "$root/tests/workloads" "$share/workloads"
 chmod -R a+rX "$share"
 chmod 755 "$share"
@@ -41,9 +45,10 @@ run_suite() {
     if [ -n "$user" ]; then
       local home; home="$(getent passwd "$user" | cut -d: -f6)"
       runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" TERM="${TERM:-dumb}" \
-        CORDON_CLI="$share/cordon" WL_USER_RUN=1 timeout 180 bash "$script" >"$log" 2>&1
+        CORDON_CLI="$share/cordon" CORDON_SUPERVISOR="$share/cordon-supervisor" WL_USER_RUN=1 \
+        timeout 180 bash "$script" >"$log" 2>&1
     else
-      env CORDON_CLI="$share/cordon" timeout 180 bash "$script" >"$log" 2>&1
+      env CORDON_CLI="$share/cordon" CORDON_SUPERVISOR="$share/cordon-supervisor" timeout 180 bash "$script" >"$log" 2>&1
     fi
     local rc=$? seconds=$((SECONDS - started)) result status
     if [ $rc -eq 0 ]; then

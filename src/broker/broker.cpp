@@ -218,6 +218,14 @@ result<std::unique_ptr<core>> prepare_core(broker_options options, std::vector<i
     families.push_back(family);
   }
 
+  if (!options.hooks.resolve && !options.test_routes.resolve_to.empty()) {
+    options.hooks.resolve = [to = options.test_routes.resolve_to](const std::string&) { return to; };
+  }
+  if (!options.hooks.dial && options.test_routes.dial_port > 0) {
+    options.hooks.dial = [port = options.test_routes.dial_port](const std::string&, int) {
+      return std::make_pair(std::string("127.0.0.1"), port);
+    };
+  }
   auto c = std::make_unique<core>();
   c->evidence.listeners = options.listener_names;
   c->evidence.memory_budget_bytes = options.limits.memory_budget_bytes;

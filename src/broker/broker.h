@@ -116,6 +116,15 @@ struct broker_options {
   int dns_socket = -1;
   std::string dns_upstream;
   tls_options tls;  // rules with tls "terminate" (docs/tls.md)
+  // Test seams as data, for the broker's own process, where `hooks`
+  // (closures) cannot follow it across execve (broker_options_json.h):
+  // every name resolves to `resolve_to` and every decided address is dialed
+  // at 127.0.0.1:`dial_port` instead. A hook that is set wins. Production
+  // leaves both empty (0: as decided).
+  struct loopback_routes {
+    std::vector<std::string> resolve_to;
+    int dial_port = 0;
+  } test_routes;
 };
 
 // The first nameserver of this host's /etc/resolv.conf as "address:53"

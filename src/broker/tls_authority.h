@@ -1,7 +1,8 @@
 // src/broker/tls_authority.h — the run's own certificate authority for TLS
 // termination (docs/tls.md). Created by the supervisor for a run whose
 // policy has a `tls: "terminate"` rule; its private key lives only in this
-// object (the supervisor's memory): what the sandbox gets is the
+// object, in the supervisor and in the broker's process it is handed to
+// (export_pem, src/linux/broker_process.h): what the sandbox gets is the
 // certificate, as PEM. Leaf certificates are minted on first use per host
 // and cached for the run. Used on the broker's thread only, after creation.
 #pragma once
@@ -26,6 +27,17 @@ class tls_authority {
 
   // The CA certificate, PEM.
   const std::string& certificate_pem() const { return ca_pem_; }
+
+  // The whole authority as PEM (the CA key, the leaf key, the CA
+  // certificate, in that order), for the broker's own process only
+  // (src/linux/broker_process.h hands it over its channel). Secret: the
+  // caller wipes the text once sent (OPENSSL_cleanse). Errors:
+  // error_code::launch_failed with OpenSSL's reason.
+  result<std::string> export_pem() const;
+
+  // The authority export_pem() wrote. Errors: error_code::launch_failed
+  // (a key or the certificate is missing or unreadable).
+  static result<std::shared_ptr<tls_authority>> import_pem(const std::string& pem);
 
   // A server SSL_CTX (TLS 1.2+, ALPN http/1.1 only) presenting a leaf for
   // `host` (a normalized name, or an IP literal, which goes in an IP SAN)

@@ -26,9 +26,11 @@
 #include <utility>
 
 #include "broker/broker_link.h"
+#include "broker/broker_options_json.h"
 #include "broker/evidence_stream.h"
 #include "core/outcome_json.h"
 #include "linux/broker_confinement.h"
+#include "posix/helper_spawn.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
@@ -59,8 +61,9 @@ struct broker_process::state {
   bool stopped = false;
   bool reaped = false;
 
-  bool send(const json& message) {
-    const std::string line = message.dump() + "\n";
+  bool send(const json& message) { return send_line(message.dump() + "\n"); }
+
+  bool send_line(const std::string& line) {
     const std::lock_guard<std::mutex> lock(write_mutex);
     std::size_t done = 0;
     while (done < line.size()) {
@@ -229,39 +232,100 @@ void serve_link(broker_process::state& s) {
   s.changed.notify_all();
 }
 
-// The child: keeps `keep` (and 0-2, on /dev/null), confines itself, serves.
-[[noreturn]] void broker_child(pid_t parent, broker::broker_options options, std::vector<int> listeners, int channel,
-                               rlim_t max_files) {
-  // Dies with the supervisor; it may have died between the fork and this.
+// Where the broker's process finds its descriptors after execve: the
+// channel, then the listeners in order, then the DNS socket.
+constexpr int exec_channel_fd = 3;
+constexpr int exec_first_listener_fd = 4;
+constexpr std::size_t max_exec_descriptors = 8;  // the channel, six listeners, the DNS socket
+
+// The argument that makes cordon-supervisor the broker's process.
+constexpr const char* broker_argument = "--network-broker";
+
+// Writes `digits` of `value` into `out` (async-signal-safe); returns the end.
+char* put_decimal(char* out, int value) {
+  char reversed[16];
+  int n = 0;
+  unsigned int v = value < 0 ? 0U : static_cast<unsigned int>(value);
+  do {
+    reversed[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0 && n < 16);
+  while (n > 0) *out++ = reversed[--n];
+  return out;
+}
+
+// The child between fork and execve: only async-signal-safe calls (the
+// supervisor may have other threads). `sources` are the channel, the
+// listeners and the DNS socket, which land on 3, 4, ...; every other
+// descriptor is closed; the environment is empty (the host's never reaches
+// the broker: docs/network.md, "The broker's process"). `failed` is the
+// channel line written when execve fails, up to its errno's digits.
+[[noreturn]] void exec_broker(pid_t parent, const std::vector<int>& sources, const char* path, char* const argv[],
+                              const std::string& failed) {
+  // Dies with the supervisor (kept across execve: the helper is not
+  // set-user-ID); the supervisor may have died between the fork and this.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != parent) ::_exit(1);
   // The terminal's signals are the supervisor's to forward; a broker
   // killed by Ctrl-C would lose the evidence. splice(2) into a reset peer
-  // raises SIGPIPE (broker.cpp): ignored, it is EPIPE.
+  // raises SIGPIPE (broker.cpp): ignored, it is EPIPE. Ignored dispositions
+  // survive execve.
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  std::vector<int> keep = listeners;
-  keep.push_back(channel);
-  if (options.dns_socket >= 0) keep.push_back(options.dns_socket);
-  std::sort(keep.begin(), keep.end());
+  // Each source is first copied above every target, so that placing one
+  // never overwrites another that is still to be placed.
+  const int above = exec_channel_fd + static_cast<int>(sources.size()) + 64;
+  int moved[max_exec_descriptors];
+  const std::size_t count = std::min(sources.size(), max_exec_descriptors);
+  for (std::size_t i = 0; i < count; ++i) {
+    moved[i] = ::fcntl(sources[i], F_DUPFD_CLOEXEC, above);
+    if (moved[i] < 0) ::_exit(1);
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    if (::dup2(moved[i], exec_channel_fd + static_cast<int>(i)) < 0) ::_exit(1);  // dup2 clears FD_CLOEXEC
+  }
   const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd <= 2; ++fd) {
-    if (null_fd >= 0 && !std::binary_search(keep.begin(), keep.end(), fd)) ::dup2(null_fd, fd);
+    if (null_fd >= 0) ::dup2(null_fd, fd);
   }
   // Every other descriptor of the supervisor (the sandbox's pidfd, the
   // seccomp listener, its pipes) is closed.
-  unsigned int next = 3;
-  for (int fd : keep) {
-    if (fd < 3) continue;
-    if (static_cast<unsigned int>(fd) > next) ::syscall(SYS_close_range, next, static_cast<unsigned int>(fd) - 1, 0U);
-    next = static_cast<unsigned int>(fd) + 1;
-  }
-  ::syscall(SYS_close_range, next, ~0U, 0U);
-  const int rc = broker::serve_over_channel(std::move(options), std::move(listeners), channel,
-                                            [max_files] { return confine_broker_process(max_files); });
-  ::_exit(rc);
+  ::syscall(SYS_close_range, static_cast<unsigned int>(exec_channel_fd + static_cast<int>(count)), ~0U, 0U);
+  char* const no_environment[] = {nullptr};
+  ::execve(path, argv, no_environment);
+  char line[512];
+  const std::size_t prefix = std::min<std::size_t>(failed.size(), sizeof line - 24);
+  std::memcpy(line, failed.data(), prefix);
+  char* end = put_decimal(line + prefix, errno);
+  *end++ = '"';
+  *end++ = '}';
+  *end++ = '\n';
+  (void)::write(exec_channel_fd, line, static_cast<std::size_t>(end - line));
+  ::_exit(127);
 }
+
+// The broker's first line from the channel (its options), read blocking.
+std::optional<std::string> read_options_line(int channel) {
+  std::string received;
+  char chunk[16384];
+  while (received.find('\n') == std::string::npos) {
+    if (received.size() > max_line) return std::nullopt;
+    const ssize_t n = ::recv(channel, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    received.append(chunk, static_cast<std::size_t>(n));
+  }
+  // Nothing follows the options until the broker said it is ready.
+  if (received.find('\n') + 1 != received.size()) return std::nullopt;
+  received.pop_back();
+  return received;
+}
+
+// The descriptor limit of a broker with `max_connections`: a relayed
+// connection holds six descriptors (two sockets, two pipes); the rest is
+// the broker's own (epoll, its timers, the channel).
+rlim_t broker_max_files(std::size_t max_connections) { return static_cast<rlim_t>(max_connections) * 6 + 64; }
 
 }  // namespace
 
@@ -289,10 +353,43 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
   s->listeners = options.listener_names;
   s->memory_budget_bytes = options.limits.memory_budget_bytes;
   s->stream.emplace(options.limits.max_connections);
-  // A relayed connection holds six descriptors (two sockets, two pipes);
-  // the rest is the broker's own (epoll, its timers, the channel).
-  const rlim_t max_files = static_cast<rlim_t>(options.limits.max_connections) * 6 + 64;
   auto destinations = options.destinations;
+  // Everything the child needs is made before the fork: between fork and
+  // execve it may only make async-signal-safe calls.
+  auto encoded = broker::broker_options_to_json(options, listener_fds.size());
+  if (!encoded) {
+    close_given();
+    return std::move(encoded).error_value();
+  }
+  std::string options_line = encoded->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  encoded->clear();
+  // Its keys and credentials are secret: the copies here are wiped.
+  struct wiped {
+    std::string& text;
+    ~wiped() { ::explicit_bzero(text.data(), text.size()); }
+  } wipe{options_line};
+  const std::string path = posix::supervisor_path({});
+  if (::access(path.c_str(), X_OK) != 0) {
+    const int err = errno;
+    close_given();
+    return make_error(error_code::launch_failed,
+                      "network broker: cannot execute the supervisor helper " + path +
+                          " (install cordon, build the cordon_supervisor target, or set CORDON_SUPERVISOR)",
+                      {}, err);
+  }
+  std::vector<int> sources{theirs.get()};
+  sources.insert(sources.end(), listener_fds.begin(), listener_fds.end());
+  if (options.dns_socket >= 0) sources.push_back(options.dns_socket);
+  if (sources.size() > max_exec_descriptors) {
+    close_given();
+    return make_error(error_code::usage_error, "network broker: more than six listeners");
+  }
+  std::string program = "cordon-supervisor";
+  std::string argument = broker_argument;
+  char* const argv[] = {program.data(), argument.data(), nullptr};
+  const std::string quoted_path = json(path).dump();
+  const std::string failed =
+      "{\"failed\":\"execve of " + quoted_path.substr(1, quoted_path.size() - 2) + " failed with errno ";
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
@@ -300,7 +397,7 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
     close_given();
     return make_error(error_code::launch_failed, "network broker: fork", {}, err);
   }
-  if (child == 0) broker_child(parent, std::move(options), std::move(listener_fds), theirs.release(), max_files);
+  if (child == 0) exec_broker(parent, sources, path.c_str(), argv, failed);
   close_given();  // the broker has them now
   theirs.reset();
   s->pid = child;
@@ -312,7 +409,8 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
     return make_error(error_code::launch_failed, "network broker: pidfd_open", {}, err);
   }
   s->pidfd.reset(pidfd);
-  const auto ready = s->next_line(steady::now() + std::chrono::seconds(10));
+  const bool sent = s->send_line(options_line);
+  const auto ready = sent ? s->next_line(steady::now() + std::chrono::seconds(10)) : std::nullopt;
   const json first = ready ? json::parse(*ready, nullptr, false) : json();
   if (!first.is_object() || !first.contains("ready")) {
     ::syscall(SYS_pidfd_send_signal, s->pidfd.get(), SIGKILL, nullptr, 0);
@@ -378,6 +476,44 @@ int broker_process::probe_open(const std::string& path) {
   std::unique_lock<std::mutex> lock(s.mutex);
   if (!s.changed.wait_for(lock, std::chrono::seconds(5), [&s] { return s.probe_errno.has_value(); })) return -1;
   return *s.probe_errno;
+}
+
+}  // namespace cordon::linux_impl
+
+namespace cordon::linux_impl {
+
+bool is_broker_invocation(int argc, char** argv) {
+  return argc == 2 && std::strcmp(argv[1], broker_argument) == 0;
+}
+
+int serve_as_broker() {
+  const int channel = exec_channel_fd;
+  auto say = [channel](const std::string& why) {
+    const std::string line = json{{"failed", why}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    (void)::send(channel, line.data(), line.size(), MSG_NOSIGNAL);
+  };
+  std::optional<std::string> line = read_options_line(channel);
+  if (!line) {
+    say("its options did not come, or came with more after them");
+    return 1;
+  }
+  const json encoded = json::parse(*line, nullptr, false);
+  ::explicit_bzero(line->data(), line->size());
+  auto decoded = broker::broker_options_from_json(encoded);
+  if (!decoded) {
+    say(decoded.error_value().describe());
+    return 1;
+  }
+  broker::broker_options options = std::move(decoded->options);
+  std::vector<int> listeners;
+  for (std::size_t i = 0; i < decoded->listener_count; ++i) listeners.push_back(exec_first_listener_fd + static_cast<int>(i));
+  if (decoded->dns) options.dns_socket = exec_first_listener_fd + static_cast<int>(decoded->listener_count);
+  for (int fd : listeners) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  if (options.dns_socket >= 0) ::fcntl(options.dns_socket, F_SETFD, FD_CLOEXEC);
+  ::fcntl(channel, F_SETFD, FD_CLOEXEC);
+  const rlim_t max_files = broker_max_files(options.limits.max_connections);
+  return broker::serve_over_channel(std::move(options), std::move(listeners), channel,
+                                    [max_files] { return confine_broker_process(max_files); });
 }
 
 }  // namespace cordon::linux_impl

@@ -1,11 +1,17 @@
 // broker_process.h — the network broker in a confined process of its own
 // (docs/network.md, "The broker's process").
 //
-// The supervisor forks once the sandbox's PID 1 has handed over the
-// broker's listeners; the child keeps only those sockets, the DNS socket and
-// its end of a unix stream socket pair to the supervisor (the channel),
-// confines itself (broker_confinement.h: no filesystem, a seccomp allowlist,
-// no capability, no_new_privs, a bounded descriptor limit), dies with the
+// The supervisor starts it once the sandbox's PID 1 has handed over the
+// broker's listeners: it forks and the child executes the supervisor helper
+// (cordon-supervisor --network-broker, found as the run API finds it:
+// posix/helper_spawn.h) with an empty environment, keeping only those
+// sockets, the DNS socket and its end of a unix stream socket pair to the
+// supervisor (the channel). So the broker's memory holds what it is sent
+// and nothing else of the supervisor's: not the host's environment, not
+// the plan. Its first line on the channel is its options
+// (broker/broker_options_json.h); it then confines itself
+// (broker_confinement.h: no filesystem, a seccomp allowlist, no
+// capability, no_new_privs, a bounded descriptor limit), dies with the
 // supervisor (PR_SET_PDEATHSIG), and serves on its only thread
 // (broker_link.h). Over the channel the supervisor sends the transparent
 // listener's destinations (destination_table.h) and answers name
@@ -30,14 +36,16 @@ namespace cordon::linux_impl {
 
 class broker_process {
  public:
-  // Forks the broker with `options` (validated, as for
-  // broker::network_broker::start; options.destinations, when set, is
-  // switched to forwarding its entries to the broker) on `listener_fds` and
-  // options.dns_socket (ownership passes, also on error), and waits until
-  // it is confined and serving. The calling process must not hold a lock
-  // another thread could be holding (it forks). Errors: launch_failed
-  // (socketpair, fork, pidfd_open; the broker could not start or confine
-  // itself: the message says which step, e.g. "seccomp: Invalid argument";
+  // Starts the broker's process with `options` (validated, as for
+  // broker::network_broker::start, with no hooks: tests give
+  // options.test_routes; options.destinations, when set, is switched to
+  // forwarding its entries to the broker) on `listener_fds` (at most six)
+  // and options.dns_socket (ownership passes, also on error), and waits
+  // until it is confined and serving. Errors: usage_error (hooks are set);
+  // launch_failed (the supervisor helper is not an executable file: the
+  // message names its path; socketpair, fork, pidfd_open; the broker could
+  // not start or confine itself: the message says which step, e.g.
+  // "seccomp: Invalid argument", or that the helper is of another version;
   // it did not answer within 10 s).
   static result<std::unique_ptr<broker_process>> start(broker::broker_options options, std::vector<int> listener_fds);
 
@@ -68,5 +76,16 @@ class broker_process {
   explicit broker_process(std::shared_ptr<state> s);
   std::shared_ptr<state> state_;
 };
+
+// Is this process the broker's (argv is {"cordon-supervisor",
+// "--network-broker"})? The helper's main() asks first thing.
+bool is_broker_invocation(int argc, char** argv);
+
+// The broker's process, after execve: reads its options from descriptor 3
+// (the channel), finds its listeners on 4 and up and the DNS socket after
+// them, confines itself and serves until the supervisor stops it. Returns
+// the process's exit status: 0 once the evidence is sent, 1 when it could
+// not start or be confined (the reason went to the supervisor first).
+int serve_as_broker();
 
 }  // namespace cordon::linux_impl

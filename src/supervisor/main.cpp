@@ -7,6 +7,8 @@
 // {"report_bytes": N, "outcome": {...}} or {"report_bytes": N, "failure":
 // {...}}, followed by the report's N bytes unescaped (src/posix/run_helper.cpp).
 // A byte on the socket, or its end (the host went away), cancels the run.
+// Started as `cordon-supervisor --network-broker` by a supervisor, it is
+// that run's network broker instead (src/linux/broker_process.h).
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -26,6 +28,9 @@
 #include "cordon/report.h"
 #include "cordon/run.h"
 #include "core/outcome_json.h"
+#if defined(__linux__)
+#include "linux/broker_process.h"
+#endif
 #include "posix/scm_rights.h"
 #include "posix/socket_io.h"
 
@@ -93,6 +98,11 @@ int main(int argc, char** argv) {
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+#if defined(__linux__)
+  // The network broker's own process (src/linux/broker_process.h).
+  // _exit: no static destructors or leak check run in the confined process.
+  if (linux_impl::is_broker_invocation(argc, argv)) ::_exit(linux_impl::serve_as_broker());
+#endif
   if (argc != 3 || std::strcmp(argv[1], "--control-fd") != 0) {
     ::write(2, "cordon-supervisor: started by the run API only (cordon/run.h)\n", 62);
     return exit_cordon_failed;

@@ -84,7 +84,8 @@ scope="$delegated/app.slice/matrix.scope"
 
 export CORDON_MATRIX_CONFIG="$config" CORDON_MATRIX_OUT="$out" CORDON_MATRIX_USER="$user"
 export CORDON_MATRIX_DELEGATED="$delegated" CORDON_MATRIX_UID="$uid" CORDON_MATRIX_GID="$gid"
-test_env=(CORDON_CLI="$stage/cordon" CORDON_SOURCE_DIR="$stage/source" CORDON_ESCAPE_PROBE="$stage/escape-probe"
+test_env=(CORDON_CLI="$stage/cordon" CORDON_SUPERVISOR="$stage/cordon-supervisor" CORDON_SOURCE_DIR="$stage/source"
+  CORDON_ESCAPE_PROBE="$stage/escape-probe"
   CORDON_ESCAPE_HELPER="$stage/escape-setuid-helper" CORDON_ESCAPE_SETUID_HELPER="$stage/setuid/escape-setuid-helper")
 # The integration tests that exercise each control (docs/kernels.md says why
 # these): a subset sized for about 10 minutes of CI under TCG.

@@ -7,12 +7,17 @@
 #include "linux/broker_process.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <string_view>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -41,21 +46,74 @@ struct confined {
   int port = 0;
 };
 
-confined start_confined(network_policy policy, broker_hooks hooks = {},
+// Every name resolves to a documentation address and every allowed
+// connection goes to the local server on `port` (hooks cannot follow the
+// broker into its own process: these are their data form).
+broker_options::loopback_routes local_routes(int port) { return {{"203.0.113.7"}, port}; }
+
+confined start_confined(network_policy policy, broker_options::loopback_routes routes = {},
                         std::shared_ptr<destination_table> transparent = nullptr) {
   confined out;
   fd_guard listener = tcp_listener(out.port);
-  auto started = broker_process::start(
-      loopback_broker_options(std::move(policy), std::move(hooks), {}, out.port, std::move(transparent)),
-      {listener.release()});
+  broker_options options = loopback_broker_options(std::move(policy), {}, {}, out.port, std::move(transparent));
+  options.test_routes = std::move(routes);
+  auto started = broker_process::start(std::move(options), {listener.release()});
   EXPECT_TRUE(started) << (started ? "" : started.error_value().describe());
   if (started) out.broker = std::move(*started);
   return out;
 }
 
+// Does any readable mapping of `pid` hold `needle`? Read through
+// /proc/PID/mem (the broker is this process's child: ptrace access holds
+// for root and for its own user under Yama's default scope).
+bool memory_holds(pid_t pid, const std::string& needle, std::size_t& scanned) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const int mem = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(mem, 0) << std::strerror(errno);
+  if (mem < 0) return false;
+  bool found = false;
+  for (std::string line; !found && std::getline(maps, line);) {
+    unsigned long from = 0, to = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &from, &to, perms) != 3 || perms[0] != 'r') continue;
+    if (line.find("[vvar]") != std::string::npos || line.find("[vsyscall]") != std::string::npos) continue;
+    std::string region(to - from, '\0');
+    const ssize_t n = ::pread(mem, region.data(), region.size(), static_cast<off_t>(from));
+    if (n <= 0) continue;
+    scanned += static_cast<std::size_t>(n);
+    found = std::string_view(region.data(), static_cast<std::size_t>(n)).find(needle) != std::string_view::npos;
+  }
+  ::close(mem);
+  return found;
+}
+
+// The broker's process is a new program with an empty environment: a host
+// variable the supervisor holds is nowhere in its memory (its environment,
+// its stack, its heap), while what it was sent (a rule's name) is.
+TEST(BrokerProcess, HoldsNoneOfTheHostEnvironment) {
+  const std::string secret = "cordon-host-secret-" + std::to_string(::getpid()) + "-c4n4ry";
+  const std::string control = "control-" + std::to_string(::getpid()) + ".example";
+  ASSERT_EQ(::setenv("CORDON_TEST_HOST_SECRET", secret.c_str(), 1), 0);
+  test_server server(echo);
+  auto b = start_confined(filtered({rule(control, rule_action::allow)}), local_routes(server.port()));
+  ::unsetenv("CORDON_TEST_HOST_SECRET");
+  ASSERT_TRUE(b.broker);
+  std::ifstream environ_file("/proc/" + std::to_string(b.broker->pid()) + "/environ", std::ios::binary);
+  const std::string environment((std::istreambuf_iterator<char>(environ_file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(environment, "") << "the broker's environment";
+  std::size_t scanned = 0;
+  EXPECT_TRUE(memory_holds(b.broker->pid(), control, scanned)) << "the scan finds what the broker was sent";
+  EXPECT_GT(scanned, 0U);
+  EXPECT_FALSE(memory_holds(b.broker->pid(), secret, scanned)) << "a host variable reached the broker";
+  // The allowed thing still works after the scan.
+  fd_guard client = connect_tcp(b.port);
+  ASSERT_TRUE(send_all(client.get(), connect_request(control + ":443")));
+  EXPECT_EQ(status_of(recv_until(client.get(), "\r\n\r\n")), 200);
+}
+
 TEST(BrokerProcess, IsConfinedAndCannotOpenAFile) {
   test_server server(echo);
-  auto b = start_confined(filtered({rule("allowed.example", rule_action::allow)}), local_hooks(server.port()));
+  auto b = start_confined(filtered({rule("allowed.example", rule_action::allow)}), local_routes(server.port()));
   ASSERT_TRUE(b.broker);
   const pid_t pid = b.broker->pid();
   ASSERT_NE(pid, ::getpid());
@@ -126,7 +184,7 @@ TEST(BrokerProcess, ResolvesThroughTheSupervisor) {
 TEST(BrokerProcess, TransparentDestinationsAndDrainAtStop) {
   test_server server(echo);
   auto table = std::make_shared<destination_table>();
-  auto b = start_confined(filtered({rule("203.0.113.7", rule_action::allow)}), local_hooks(server.port()), table);
+  auto b = start_confined(filtered({rule("203.0.113.7", rule_action::allow)}), local_routes(server.port()), table);
   ASSERT_TRUE(b.broker);
   fd_guard client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in self = loopback(0);
@@ -167,7 +225,7 @@ TEST(BrokerProcess, ADeadBrokerIsRecordedWithTheDecisionsItMade) {
   test_server server(echo);
   auto b = start_confined(
       filtered({rule("allowed.example", rule_action::allow), rule("denied.example", rule_action::deny)}),
-      local_hooks(server.port()));
+      local_routes(server.port()));
   ASSERT_TRUE(b.broker);
   // Relayed and finished.
   {
