@@ -5,7 +5,6 @@
 // counts them.
 #pragma once
 
-#include <cstddef>
 #include <nlohmann/json.hpp>
 
 #include "broker/broker.h"
@@ -17,30 +16,25 @@ namespace cordon::broker {
 // refuses to start (an installed helper older or newer than the supervisor).
 inline constexpr int options_encoding_version = 1;
 
-// `options` as JSON: the network policy, the limits, the listeners' names
-// and count (`listener_count`), the transparent listener's index, whether a
-// DNS socket comes, the DNS upstream, the TLS authority (its keys, as PEM:
-// the text is secret), the upstream trust file and the injected credentials
-// (their values: secret), and the test routes. options.destinations is not
-// encoded (its entries follow over the channel). Errors:
-// error_code::usage_error when options.hooks holds a closure (one cannot
-// cross execve: tests give options.test_routes), launch_failed when the
-// authority cannot be written.
-result<nlohmann::json> broker_options_to_json(const broker_options& options, std::size_t listener_count);
+// `options` as JSON: the network policy, the limits, the listeners' names,
+// the transparent listener's index, the DNS upstream, the TLS settings
+// (whether to make the run's authority, the upstream trust file, the
+// injected credentials with their values: the text is secret) and the test
+// routes. Not encoded: the descriptors (they follow over the channel),
+// options.destinations (its entries follow over the channel) and an
+// authority already made (the broker's process makes its own:
+// tls_options::make_authority). Errors: error_code::usage_error when
+// options.hooks holds a closure (one cannot cross execve: tests give
+// options.test_routes) or options.tls.authority is set.
+result<nlohmann::json> broker_options_to_json(const broker_options& options);
 
-// What broker_options_to_json() wrote, read back.
-struct decoded_broker_options {
-  broker_options options;  // dns_socket -1: the caller places the descriptors
-  std::size_t listener_count = 0;
-  bool dns = false;  // a DNS socket comes after the listeners
-};
-
-// Reads the encoding back. When the encoding says the sender had an
-// upstream TLS context, the context is made again here, which reads
-// upstream_ca_file or the system bundle: call this before confinement.
-// Errors: error_code::launch_failed (another encoding version, a field
-// missing or of the wrong type, a policy that does not validate, an
-// unreadable authority or trust file).
-result<decoded_broker_options> broker_options_from_json(const nlohmann::json& j);
+// Reads the encoding back, with dns_socket -1 (the caller places the
+// descriptors). What the sender asked for is made here: the run's
+// authority (tls_options::make_authority) and the upstream TLS context,
+// which reads upstream_ca_file or the system bundle: call this before
+// confinement. Errors: error_code::launch_failed (another encoding
+// version, a field missing or of the wrong type, a policy that does not
+// validate, an authority that cannot be made, an unreadable trust file).
+result<broker_options> broker_options_from_json(const nlohmann::json& j);
 
 }  // namespace cordon::broker

@@ -10,8 +10,6 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <fstream>
-#include <sstream>
 
 namespace cordon::broker {
 namespace {
@@ -95,41 +93,6 @@ result<std::shared_ptr<tls_authority>> tls_authority::create() {
   return a;
 }
 
-result<std::string> tls_authority::export_pem() const {
-  BIO* bio = BIO_new(BIO_s_secmem());
-  if (bio == nullptr || PEM_write_bio_PrivateKey(bio, ca_key_, nullptr, nullptr, 0, nullptr, nullptr) != 1 ||
-      PEM_write_bio_PrivateKey(bio, leaf_key_, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
-    BIO_free(bio);
-    return openssl_failure("writing the keys");
-  }
-  char* data = nullptr;
-  const long size = BIO_get_mem_data(bio, &data);
-  std::string out(data, static_cast<std::size_t>(size));
-  BIO_free(bio);  // a secure-memory BIO clears its buffer
-  return out + ca_pem_;
-}
-
-result<std::shared_ptr<tls_authority>> tls_authority::import_pem(const std::string& pem) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  if (bio == nullptr) return openssl_failure("reading the authority");
-  std::shared_ptr<tls_authority> a(new tls_authority());
-  a->ca_key_ = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
-  a->leaf_key_ = a->ca_key_ != nullptr ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : nullptr;
-  a->ca_cert_ = a->leaf_key_ != nullptr ? PEM_read_bio_X509(bio, nullptr, nullptr, nullptr) : nullptr;
-  BIO_free(bio);
-  if (a->ca_cert_ == nullptr) return openssl_failure("reading the authority");
-  BIO* out = BIO_new(BIO_s_mem());
-  if (out == nullptr || PEM_write_bio_X509(out, a->ca_cert_) != 1) {
-    BIO_free(out);
-    return openssl_failure("writing the CA certificate");
-  }
-  char* data = nullptr;
-  const long size = BIO_get_mem_data(out, &data);
-  a->ca_pem_.assign(data, static_cast<std::size_t>(size));
-  BIO_free(out);
-  return a;
-}
-
 result<SSL_CTX*> tls_authority::server_context(const std::string& host) {
   if (auto known = contexts_.find(host); known != contexts_.end()) return known->second;
   x509_ptr leaf = new_certificate(host, leaf_key_, ca_cert_, ++serial_);
@@ -172,21 +135,6 @@ tls_authority::~tls_authority() {
   X509_free(ca_cert_);
   EVP_PKEY_free(ca_key_);  // OpenSSL clears the private key's memory
   EVP_PKEY_free(leaf_key_);
-}
-
-std::string trust_bundle(const std::string& ca_pem) {
-  std::string out;
-  for (const char* path : {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
-                           "/etc/ssl/cert.pem"}) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) continue;
-    std::ostringstream text;
-    text << in.rdbuf();
-    out = text.str();
-    if (!out.empty() && out.back() != '\n') out += '\n';
-    break;
-  }
-  return out + ca_pem;
 }
 
 }  // namespace cordon::broker

@@ -1,10 +1,10 @@
 // src/broker/tls_authority.h — the run's own certificate authority for TLS
-// termination (docs/tls.md). Created by the supervisor for a run whose
+// termination (docs/tls.md). Created by the broker's process for a run whose
 // policy has a `tls: "terminate"` rule; its private key lives only in this
-// object, in the supervisor and in the broker's process it is handed to
-// (export_pem, src/linux/broker_process.h): what the sandbox gets is the
-// certificate, as PEM. Leaf certificates are minted on first use per host
-// and cached for the run. Used on the broker's thread only, after creation.
+// object, in the broker's process that makes it (src/linux/broker_process.h):
+// what the supervisor and the sandbox get is the certificate, as PEM. Leaf
+// certificates are minted on first use per host and cached for the run.
+// Used on the broker's thread only, after creation.
 #pragma once
 
 #include <openssl/types.h>
@@ -28,17 +28,6 @@ class tls_authority {
   // The CA certificate, PEM.
   const std::string& certificate_pem() const { return ca_pem_; }
 
-  // The whole authority as PEM (the CA key, the leaf key, the CA
-  // certificate, in that order), for the broker's own process only
-  // (src/linux/broker_process.h hands it over its channel). Secret: the
-  // caller wipes the text once sent (OPENSSL_cleanse). Errors:
-  // error_code::launch_failed with OpenSSL's reason.
-  result<std::string> export_pem() const;
-
-  // The authority export_pem() wrote. Errors: error_code::launch_failed
-  // (a key or the certificate is missing or unreadable).
-  static result<std::shared_ptr<tls_authority>> import_pem(const std::string& pem);
-
   // A server SSL_CTX (TLS 1.2+, ALPN http/1.1 only) presenting a leaf for
   // `host` (a normalized name, or an IP literal, which goes in an IP SAN)
   // signed by this authority; minted once per host. The context stays owned
@@ -58,11 +47,5 @@ class tls_authority {
   std::map<std::string, SSL_CTX*> contexts_;
   long serial_ = 1;
 };
-
-// The PEM bundle the sandbox trusts: the host's system bundle (the first of
-// the usual Debian/Fedora/Alpine paths that exists, read whole) followed by
-// `ca_pem`. SSL_CERT_FILE replaces a tool's system bundle, so both are in
-// it. Returns the bundle; with no system bundle, just `ca_pem`.
-std::string trust_bundle(const std::string& ca_pem);
 
 }  // namespace cordon::broker

@@ -37,6 +37,12 @@ struct tls_options {
   // in-thread broker and the unit tests).
   std::shared_ptr<ssl_ctx_st> upstream;
   std::vector<tls_credential> credentials;
+  // For the broker's own process (broker_options_json.h), which makes them
+  // itself: the run's authority (the supervisor gets its certificate back)
+  // and the upstream context, before it is confined. The supervisor then
+  // links no TLS library at all.
+  bool make_authority = false;
+  bool make_upstream = false;
 };
 
 // The upstream client context of upstream_context_for(): peer verification,

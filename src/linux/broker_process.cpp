@@ -31,6 +31,7 @@
 #include "core/outcome_json.h"
 #include "linux/broker_confinement.h"
 #include "posix/helper_spawn.h"
+#include "posix/scm_rights.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
@@ -60,6 +61,8 @@ struct broker_process::state {
   std::optional<int> probe_errno;
   bool stopped = false;
   bool reaped = false;
+  bool spawned = false;  // it read its options and answered (spawn(), serve())
+  bool serving = false;  // serve() succeeded: the link thread runs
 
   bool send(const json& message) { return send_line(message.dump() + "\n"); }
 
@@ -232,14 +235,7 @@ void serve_link(broker_process::state& s) {
   s.changed.notify_all();
 }
 
-// Where the broker's process finds its descriptors after execve: the
-// channel, then the listeners in order, then the DNS socket.
-constexpr int exec_channel_fd = 3;
-constexpr int exec_first_listener_fd = 4;
-constexpr std::size_t max_exec_descriptors = 8;  // the channel, six listeners, the DNS socket
 
-// The argument that makes cordon-supervisor the broker's process.
-constexpr const char* broker_argument = "--network-broker";
 
 // Writes `digits` of `value` into `out` (async-signal-safe); returns the end.
 char* put_decimal(char* out, int value) {
@@ -255,12 +251,11 @@ char* put_decimal(char* out, int value) {
 }
 
 // The child between fork and execve: only async-signal-safe calls (the
-// supervisor may have other threads). `sources` are the channel, the
-// listeners and the DNS socket, which land on 3, 4, ...; every other
+// supervisor may have other threads). `channel` lands on 3; every other
 // descriptor is closed; the environment is empty (the host's never reaches
 // the broker: docs/network.md, "The broker's process"). `failed` is the
 // channel line written when execve fails, up to its errno's digits.
-[[noreturn]] void exec_broker(pid_t parent, const std::vector<int>& sources, const char* path, char* const argv[],
+[[noreturn]] void exec_broker(pid_t parent, int channel, const char* path, char* const argv[],
                               const std::string& failed) {
   // Dies with the supervisor (kept across execve: the helper is not
   // set-user-ID); the supervisor may have died between the fork and this.
@@ -273,25 +268,15 @@ char* put_decimal(char* out, int value) {
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Each source is first copied above every target, so that placing one
-  // never overwrites another that is still to be placed.
-  const int above = exec_channel_fd + static_cast<int>(sources.size()) + 64;
-  int moved[max_exec_descriptors];
-  const std::size_t count = std::min(sources.size(), max_exec_descriptors);
-  for (std::size_t i = 0; i < count; ++i) {
-    moved[i] = ::fcntl(sources[i], F_DUPFD_CLOEXEC, above);
-    if (moved[i] < 0) ::_exit(1);
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    if (::dup2(moved[i], exec_channel_fd + static_cast<int>(i)) < 0) ::_exit(1);  // dup2 clears FD_CLOEXEC
-  }
+  if (channel != broker_channel_fd && ::dup2(channel, broker_channel_fd) < 0) ::_exit(1);
+  if (channel == broker_channel_fd) ::fcntl(channel, F_SETFD, 0);  // dup2 clears FD_CLOEXEC; this did not dup2
   const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd <= 2; ++fd) {
     if (null_fd >= 0) ::dup2(null_fd, fd);
   }
   // Every other descriptor of the supervisor (the sandbox's pidfd, the
   // seccomp listener, its pipes) is closed.
-  ::syscall(SYS_close_range, static_cast<unsigned int>(exec_channel_fd + static_cast<int>(count)), ~0U, 0U);
+  ::syscall(SYS_close_range, static_cast<unsigned int>(broker_channel_fd + 1), ~0U, 0U);
   char* const no_environment[] = {nullptr};
   ::execve(path, argv, no_environment);
   char line[512];
@@ -301,31 +286,30 @@ char* put_decimal(char* out, int value) {
   *end++ = '"';
   *end++ = '}';
   *end++ = '\n';
-  (void)::write(exec_channel_fd, line, static_cast<std::size_t>(end - line));
+  (void)::write(broker_channel_fd, line, static_cast<std::size_t>(end - line));
   ::_exit(127);
 }
 
-// The broker's first line from the channel (its options), read blocking.
-std::optional<std::string> read_options_line(int channel) {
-  std::string received;
-  char chunk[16384];
-  while (received.find('\n') == std::string::npos) {
-    if (received.size() > max_line) return std::nullopt;
-    const ssize_t n = ::recv(channel, chunk, sizeof chunk, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    received.append(chunk, static_cast<std::size_t>(n));
+// Sends `line` with `count` descriptors (at most four) attached to its
+// first byte; false on failure.
+bool send_with_rights(int fd, const std::string& line, const int* fds, std::size_t count) {
+  iovec io{const_cast<char*>(line.data()), line.size()};
+  scm_rights_space space;
+  msghdr message = rights_message(io, space, fds, count);
+  ssize_t n;
+  do {
+    n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  std::size_t done = static_cast<std::size_t>(n);
+  while (done < line.size()) {  // the rest without descriptors
+    const ssize_t more = ::send(fd, line.data() + done, line.size() - done, MSG_NOSIGNAL);
+    if (more < 0 && errno == EINTR) continue;
+    if (more <= 0) return false;
+    done += static_cast<std::size_t>(more);
   }
-  // Nothing follows the options until the broker said it is ready.
-  if (received.find('\n') + 1 != received.size()) return std::nullopt;
-  received.pop_back();
-  return received;
+  return true;
 }
-
-// The descriptor limit of a broker with `max_connections`: a relayed
-// connection holds six descriptors (two sockets, two pipes); the rest is
-// the broker's own (epoll, its timers, the channel).
-rlim_t broker_max_files(std::size_t max_connections) { return static_cast<rlim_t>(max_connections) * 6 + 64; }
 
 }  // namespace
 
@@ -335,17 +319,48 @@ broker_process::~broker_process() { stop(); }
 
 pid_t broker_process::pid() const { return state_->pid; }
 
-result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_options options,
-                                                               std::vector<int> listener_fds) {
-  auto close_given = [&] {
-    for (int fd : listener_fds) ::close(fd);
-    if (options.dns_socket >= 0) ::close(options.dns_socket);
-  };
+bool broker_process::served() const { return state_->serving; }
+
+namespace {
+
+// The broker's first message, once it has read its options: {"spawned":
+// true}, with "authority" (the CA certificate, PEM) when it made one, or
+// {"failed": why}. `what` names the step for the error.
+result<json> await_message(broker_process::state& s, const char* key, const char* what) {
+  const auto line = s.next_line(steady::now() + std::chrono::seconds(10));
+  const json m = line ? json::parse(*line, nullptr, false) : json();
+  if (m.is_object() && m.contains(key)) return m;
+  std::string why = m.is_object() && m.contains("failed") && m["failed"].is_string()
+                        ? m["failed"].get<std::string>()
+                        : std::string(line ? "an unexpected message" : "no answer within 10 s") + " " + what;
+  return make_error(error_code::launch_failed, "network broker: " + why);
+}
+
+}  // namespace
+
+result<std::unique_ptr<broker_process>> broker_process::spawn(broker::broker_options options,
+                                                               std::string* certificate_pem) {
+  auto encoded = broker::broker_options_to_json(options);
+  if (!encoded) return std::move(encoded).error_value();
+  std::string options_line = encoded->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  encoded->clear();
+  // Its credentials are secret: this copy is wiped.
+  struct wiped {
+    std::string& text;
+    ~wiped() { ::explicit_bzero(text.data(), text.size()); }
+  } wipe{options_line};
+  // Everything the child needs is made before the fork: between fork and
+  // execve it may only make async-signal-safe calls.
+  const std::string path = posix::supervisor_path({});
+  if (::access(path.c_str(), X_OK) != 0) {
+    return make_error(error_code::launch_failed,
+                      "network broker: cannot execute the supervisor helper " + path +
+                          " (install cordon, build the cordon_supervisor target, or set CORDON_SUPERVISOR)",
+                      {}, errno);
+  }
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    const int err = errno;
-    close_given();
-    return make_error(error_code::launch_failed, "network broker: socketpair", {}, err);
+    return make_error(error_code::launch_failed, "network broker: socketpair", {}, errno);
   }
   auto s = std::make_shared<state>();
   s->channel.reset(pair[0]);
@@ -353,37 +368,6 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
   s->listeners = options.listener_names;
   s->memory_budget_bytes = options.limits.memory_budget_bytes;
   s->stream.emplace(options.limits.max_connections);
-  auto destinations = options.destinations;
-  // Everything the child needs is made before the fork: between fork and
-  // execve it may only make async-signal-safe calls.
-  auto encoded = broker::broker_options_to_json(options, listener_fds.size());
-  if (!encoded) {
-    close_given();
-    return std::move(encoded).error_value();
-  }
-  std::string options_line = encoded->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  encoded->clear();
-  // Its keys and credentials are secret: the copies here are wiped.
-  struct wiped {
-    std::string& text;
-    ~wiped() { ::explicit_bzero(text.data(), text.size()); }
-  } wipe{options_line};
-  const std::string path = posix::supervisor_path({});
-  if (::access(path.c_str(), X_OK) != 0) {
-    const int err = errno;
-    close_given();
-    return make_error(error_code::launch_failed,
-                      "network broker: cannot execute the supervisor helper " + path +
-                          " (install cordon, build the cordon_supervisor target, or set CORDON_SUPERVISOR)",
-                      {}, err);
-  }
-  std::vector<int> sources{theirs.get()};
-  sources.insert(sources.end(), listener_fds.begin(), listener_fds.end());
-  if (options.dns_socket >= 0) sources.push_back(options.dns_socket);
-  if (sources.size() > max_exec_descriptors) {
-    close_given();
-    return make_error(error_code::usage_error, "network broker: more than six listeners");
-  }
   std::string program = "cordon-supervisor";
   std::string argument = broker_argument;
   char* const argv[] = {program.data(), argument.data(), nullptr};
@@ -392,13 +376,8 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
       "{\"failed\":\"execve of " + quoted_path.substr(1, quoted_path.size() - 2) + " failed with errno ";
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
-  if (child < 0) {
-    const int err = errno;
-    close_given();
-    return make_error(error_code::launch_failed, "network broker: fork", {}, err);
-  }
-  if (child == 0) exec_broker(parent, sources, path.c_str(), argv, failed);
-  close_given();  // the broker has them now
+  if (child < 0) return make_error(error_code::launch_failed, "network broker: fork", {}, errno);
+  if (child == 0) exec_broker(parent, theirs.get(), path.c_str(), argv, failed);
   theirs.reset();
   s->pid = child;
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
@@ -409,19 +388,52 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
     return make_error(error_code::launch_failed, "network broker: pidfd_open", {}, err);
   }
   s->pidfd.reset(pidfd);
-  const bool sent = s->send_line(options_line);
-  const auto ready = sent ? s->next_line(steady::now() + std::chrono::seconds(10)) : std::nullopt;
-  const json first = ready ? json::parse(*ready, nullptr, false) : json();
-  if (!first.is_object() || !first.contains("ready")) {
-    ::syscall(SYS_pidfd_send_signal, s->pidfd.get(), SIGKILL, nullptr, 0);
-    ::waitpid(child, nullptr, 0);
-    std::string why = first.is_object() && first.contains("failed")
-                          ? first["failed"].get<std::string>()
-                          : std::string(ready ? "an unexpected first message" : "no answer within 10 s");
-    return make_error(error_code::launch_failed, "network broker: " + why);
+  std::unique_ptr<broker_process> broker(new broker_process(s));
+  if (!s->send_line(options_line)) {
+    return make_error(error_code::launch_failed, "network broker: it did not take its options");
   }
+  // Without an authority to make, its answer is awaited in serve(), while
+  // the sandbox is being set up.
+  if (options.tls.make_authority) {
+    auto spawned = await_message(*s, "spawned", "to its options");
+    if (!spawned) return std::move(spawned).error_value();
+    s->spawned = true;
+    const json& authority = (*spawned)["authority"];
+    if (!authority.is_string()) return make_error(error_code::launch_failed, "network broker: it made no authority");
+    if (certificate_pem != nullptr) *certificate_pem = authority.get<std::string>();
+  }
+  return broker;
+}
+
+result<void> broker_process::serve(std::vector<int> listener_fds, int dns_socket,
+                                   std::shared_ptr<broker::destination_table> destinations) {
+  std::vector<unique_fd> given;
+  for (int fd : listener_fds) given.emplace_back(fd);
+  unique_fd dns(dns_socket);
+  state& s = *state_;
+  if (listener_fds.empty() || listener_fds.size() > 3) {
+    return make_error(error_code::usage_error, "network broker: one to three listeners");
+  }
+  if (!s.spawned) {
+    auto spawned = await_message(s, "spawned", "to its options");
+    if (!spawned) return std::move(spawned).error_value();
+    s.spawned = true;
+  }
+  std::vector<int> fds = listener_fds;
+  if (dns) fds.push_back(dns.get());
+  const std::string line = json{{"listeners", listener_fds.size()}, {"dns", static_cast<bool>(dns)}}.dump() + "\n";
+  {
+    const std::lock_guard<std::mutex> lock(s.write_mutex);
+    if (!send_with_rights(s.channel.get(), line, fds.data(), fds.size())) {
+      return make_error(error_code::launch_failed, "network broker: handing over its listeners", {}, errno);
+    }
+  }
+  given.clear();  // the broker has them now
+  dns.reset();
+  auto ready = await_message(s, "ready", "to its listeners");
+  if (!ready) return std::move(ready).error_value();
   if (destinations) {
-    std::weak_ptr<state> weak = s;
+    std::weak_ptr<state> weak = state_;
     destinations->set_forward([weak](const std::string& source, const broker::original_destination* d) {
       const auto link = weak.lock();
       if (!link) return false;
@@ -430,13 +442,28 @@ result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_opt
     });
   }
   try {
-    s->thread = std::thread([raw = s.get()] { serve_link(*raw); });
+    s.thread = std::thread([raw = state_.get()] { serve_link(*raw); });
   } catch (const std::system_error& e) {
-    ::syscall(SYS_pidfd_send_signal, s->pidfd.get(), SIGKILL, nullptr, 0);
-    ::waitpid(child, nullptr, 0);
     return make_error(error_code::launch_failed, std::string("network broker: its thread: ") + e.what());
   }
-  return std::unique_ptr<broker_process>(new broker_process(std::move(s)));
+  s.serving = true;
+  return ok;
+}
+
+result<std::unique_ptr<broker_process>> broker_process::start(broker::broker_options options,
+                                                               std::vector<int> listener_fds) {
+  const int dns = options.dns_socket;
+  auto destinations = options.destinations;
+  auto spawned = spawn(std::move(options));
+  if (!spawned) {
+    for (int fd : listener_fds) ::close(fd);
+    if (dns >= 0) ::close(dns);
+    return std::move(spawned).error_value();
+  }
+  if (auto served = (*spawned)->serve(std::move(listener_fds), dns, std::move(destinations)); !served) {
+    return std::move(served).error_value();
+  }
+  return std::move(*spawned);
 }
 
 void broker_process::stop() {
@@ -446,6 +473,11 @@ void broker_process::stop() {
     const std::lock_guard<std::mutex> lock(s.mutex);
     if (s.stopped) return;
     s.stopped = true;
+  }
+  if (!s.serving) {  // spawned, never served: it has decided nothing
+    ::syscall(SYS_pidfd_send_signal, s.pidfd.get(), SIGKILL, nullptr, 0);
+    ::waitpid(s.pid, nullptr, 0);
+    return;
   }
   (void)s.send({{"stop", true}});
   {
@@ -480,40 +512,3 @@ int broker_process::probe_open(const std::string& path) {
 
 }  // namespace cordon::linux_impl
 
-namespace cordon::linux_impl {
-
-bool is_broker_invocation(int argc, char** argv) {
-  return argc == 2 && std::strcmp(argv[1], broker_argument) == 0;
-}
-
-int serve_as_broker() {
-  const int channel = exec_channel_fd;
-  auto say = [channel](const std::string& why) {
-    const std::string line = json{{"failed", why}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-    (void)::send(channel, line.data(), line.size(), MSG_NOSIGNAL);
-  };
-  std::optional<std::string> line = read_options_line(channel);
-  if (!line) {
-    say("its options did not come, or came with more after them");
-    return 1;
-  }
-  const json encoded = json::parse(*line, nullptr, false);
-  ::explicit_bzero(line->data(), line->size());
-  auto decoded = broker::broker_options_from_json(encoded);
-  if (!decoded) {
-    say(decoded.error_value().describe());
-    return 1;
-  }
-  broker::broker_options options = std::move(decoded->options);
-  std::vector<int> listeners;
-  for (std::size_t i = 0; i < decoded->listener_count; ++i) listeners.push_back(exec_first_listener_fd + static_cast<int>(i));
-  if (decoded->dns) options.dns_socket = exec_first_listener_fd + static_cast<int>(decoded->listener_count);
-  for (int fd : listeners) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  if (options.dns_socket >= 0) ::fcntl(options.dns_socket, F_SETFD, FD_CLOEXEC);
-  ::fcntl(channel, F_SETFD, FD_CLOEXEC);
-  const rlim_t max_files = broker_max_files(options.limits.max_connections);
-  return broker::serve_over_channel(std::move(options), std::move(listeners), channel,
-                                    [max_files] { return confine_broker_process(max_files); });
-}
-
-}  // namespace cordon::linux_impl

@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "broker/endpoint.h"
-#include "broker/tls_authority.h"
 #include "core/json_pointer.h"
 
 namespace cordon::linux_impl {
@@ -60,18 +59,15 @@ result<run_tls> prepare_run_tls(const network_policy& policy, const std::vector<
     value.replace(value.find("{}"), 2, secret);
     out.options.credentials.push_back({c.host, c.header, std::move(value)});
   }
-  auto authority = broker::tls_authority::create();
-  if (!authority) return std::move(authority).error_value();
-  out.options.authority = std::move(*authority);
+  // The broker's process makes the authority and reads the upstream trust
+  // store before it is confined (it can open no file then:
+  // docs/network.md); the supervisor gets the certificate back for the
+  // bundle (broker_process::spawn).
+  out.options.make_authority = true;
+  out.options.make_upstream = true;
   if (const char* ca = std::getenv("CORDON_UPSTREAM_CA_FILE"); ca != nullptr && *ca != '\0') {
     out.options.upstream_ca_file = ca;
   }
-  // Read now: the broker is confined before its first connection and can
-  // open no file then (docs/network.md).
-  std::string why;
-  out.options.upstream = broker::make_upstream_context(out.options.upstream_ca_file, why);
-  if (!out.options.upstream) return make_error(error_code::launch_failed, "tls termination: " + why);
-  out.bundle = broker::trust_bundle(out.options.authority->certificate_pem());
   return out;
 }
 

@@ -28,6 +28,7 @@
 #include "linux/cgroups.h"
 #include "linux/cpu_watchdog.h"
 #include "linux/memory_trim.h"
+#include "broker/trust_bundle.h"
 #include "linux/run_tls.h"
 #include "linux/namespace_reap.h"
 #include "linux/namespaces.h"
@@ -311,10 +312,9 @@ struct watch_state {
   std::optional<steady::time_point> trim_at;
   unique_fd listener;  // the seccomp listener, once PID 1 sent it
   violation_log violations;
-  std::unique_ptr<broker_process> network;  // the broker, confined in its own process (broker_process.h)
+  std::unique_ptr<broker_process> network;  // the broker's process, serving once PID 1 sent its listeners (broker_process.h)
   connect_redirect redirect;  // transparent routing, once the broker runs (connect_redirect.h)
   std::optional<error> broker_failure;
-  broker::tls_options tls;  // the run's authority and credentials (run_tls.h)
   // PID 1 sent `exited` and is ending: the namespace holds nothing else, so
   // the run is over although PID 1's own exit (its address space, the mount
   // namespace's teardown) has not finished (posix/exiting_sandboxes.h).
@@ -326,39 +326,37 @@ void kill_tree(const sandbox_process& sandbox, watch_state& w) noexcept {
   w.killed = true;
 }
 
-// PID 1 sent the broker's listeners (TCP, unix, transparent, DNS): start the broker.
+// The broker's options, before the clone: everything but its descriptors.
+broker::broker_options broker_options_for(const sandbox_plan& plan, const broker::tls_options& tls) {
+  broker::broker_options options;
+  options.policy = plan.policy().network;
+  options.limits.max_connections = broker_connection_budget(options.limits.max_connections);
+  options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path,
+                            "transparent:" + std::to_string(broker_transparent_port)};
+  options.transparent_listener = 2;
+  options.dns_upstream = dns_upstream();
+  options.tls = tls;
+  return options;
+}
+
+// PID 1 sent the broker's listeners (TCP, unix, transparent, DNS): the
+// broker's process, started before the clone, gets them and serves.
 void start_broker(const sandbox_plan& plan, const sandbox_process& sandbox, unique_fd& receive, watch_state& w) {
   int received_fds[4] = {-1, -1, -1, -1};
   std::size_t received = receive_descriptors(receive.get(), received_fds, 4);
   receive.reset();
-  if (received != 4) {
+  if (received != 4 || !w.network) {
     for (std::size_t i = 0; i < received; ++i) unique_fd discarded(received_fds[i]);
     return;
   }
   const int* listeners = received_fds;
-  broker::broker_options options;
-  options.policy = plan.policy().network;
-  // A relayed connection holds six descriptors (two sockets, two pipes):
-  // raise this process's soft limit to its hard one for the run (the
-  // sandbox, cloned already, keeps its own) and size the broker to it,
-  // keeping a reserve for the supervisor's own files.
-  options.limits.max_connections = broker_connection_budget(options.limits.max_connections);
-  options.listener_names = {"127.0.0.1:" + std::to_string(broker_port), broker_socket_path,
-                            "transparent:" + std::to_string(broker_transparent_port)};
   w.redirect = transparent_routing(listeners[2], broker_transparent_port);
   w.redirect.port_may_be_allowed = ports_rules_may_allow(plan.policy().network);
-  options.transparent_listener = 2;
-  options.destinations = w.redirect.destinations;
   w.redirect.dns_port = broker_dns_port;
-  options.dns_socket = listeners[3];
-  options.dns_upstream = dns_upstream();
-  options.tls = w.tls;
-  auto started_broker = broker_process::start(std::move(options), {listeners[0], listeners[1], listeners[2]});
-  if (started_broker) {
-    w.network = std::move(*started_broker);
-  } else if (!w.killed) {
+  auto served = w.network->serve({listeners[0], listeners[1], listeners[2]}, listeners[3], w.redirect.destinations);
+  if (!served && !w.killed) {
     // Fail closed: without its broker the run is not what the plan says.
-    w.broker_failure = std::move(started_broker).error_value();
+    w.broker_failure = std::move(served).error_value();
     kill_tree(sandbox, w);
   }
 }
@@ -652,6 +650,17 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
   auto tls = prepare_run_tls(plan.policy().network, request.host_environment);  // run_tls.h
   if (!tls) return std::move(tls).error_value();
+  // The broker's process starts now, so that its start overlaps the
+  // sandbox's set-up; it makes the run's authority, whose certificate the
+  // sandbox's bundle needs before the clone (run_tls.h).
+  std::unique_ptr<broker_process> broker;
+  if (payload.network_broker) {
+    std::string certificate;
+    auto spawned = broker_process::spawn(broker_options_for(plan, tls->options), &certificate);
+    if (!spawned) return std::move(spawned).error_value();
+    broker = std::move(*spawned);
+    if (tls->options.make_authority) tls->bundle = broker::trust_bundle(certificate);
+  }
   if (!tls->bundle.empty()) launch.ca_bundle = &tls->bundle;
   outcome.working_directory = launch.working_directory;
   // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
@@ -720,7 +729,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   channels.sync_write.reset();
 
   watch_state w;
-  w.tls = tls->options;
+  w.network = std::move(broker);
   launch_request effective = request;  // a prepared sandbox's command, once it came
   if (prepared) {
     if (auto command = await_command(plan, sandbox, channels, signals, request, outcome, w)) {
@@ -757,9 +766,10 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   outcome.violations = w.violations.entries();
   if (w.network) {
     // The namespace is empty: no client is left, so whatever is still open
-    // ends now, and the evidence is complete.
+    // ends now, and the evidence is complete. A broker that never got its
+    // listeners (the sandbox failed first) listened to nothing.
     w.network->stop();
-    outcome.network = w.network->evidence();
+    if (w.network->served()) outcome.network = w.network->evidence();
   }
   if (channels.status_read && !w.pid1_exiting) read_status(channels.status_read, w);  // read already otherwise
   // PID 1 reached the deadline itself (this process was stopped, or late).

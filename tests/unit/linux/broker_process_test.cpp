@@ -287,6 +287,38 @@ TEST(BrokerProcess, ADeadBrokerIsRecordedWithTheDecisionsItMade) {
   EXPECT_NE(died.reason.find("decided in its last 2 ms (not sent yet) is missing"), std::string::npos) << died.reason;
 }
 
+// The supervisor starts the broker's process before the sandbox exists; a
+// run that ends before the listeners come leaves no process behind and no
+// evidence.
+TEST(BrokerProcess, ASpawnedBrokerThatNeverServesIsReaped) {
+  auto spawned = broker_process::spawn(loopback_broker_options(filtered({}), {}, {}, 0, nullptr));
+  ASSERT_TRUE(spawned) << spawned.error_value().describe();
+  const pid_t pid = (*spawned)->pid();
+  EXPECT_EQ(::kill(pid, 0), 0) << "it runs, waiting for its listeners";
+  EXPECT_FALSE((*spawned)->served());
+  spawned->reset();
+  errno = 0;
+  EXPECT_EQ(::kill(pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH) << "killed and reaped, not a zombie";
+}
+
+// Asked to, the broker's process makes the run's authority and hands back
+// only its certificate; the options that carry the authority itself, or a
+// hook (a closure), cannot be sent.
+TEST(BrokerProcess, MakesTheRunsAuthorityAndReturnsItsCertificate) {
+  broker_options options = loopback_broker_options(filtered({}), {}, {}, 0, nullptr);
+  options.tls.make_authority = true;
+  std::string certificate;
+  auto spawned = broker_process::spawn(options, &certificate);
+  ASSERT_TRUE(spawned) << spawned.error_value().describe();
+  EXPECT_EQ(certificate.rfind("-----BEGIN CERTIFICATE-----", 0), 0U) << certificate;
+  EXPECT_EQ(certificate.find("PRIVATE KEY"), std::string::npos);
+  broker_options hooked = loopback_broker_options(filtered({}), local_hooks(1), {}, 0, nullptr);
+  auto refused = broker_process::spawn(hooked);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error_value().code, error_code::usage_error);
+}
+
 // Killed before it decided anything: the one `error` entry.
 TEST(BrokerProcess, ADeadBrokerIsRecorded) {
   auto b = start_confined(filtered({}));
