@@ -112,7 +112,7 @@ void write_page(std::ostream& out, const command_doc& doc, const command_doc& ro
         << ".TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, no colour unless \\fB\\-\\-color=always\\fR.\n"
         << ".TP\n\\fBXDG_CONFIG_HOME\\fR\nUser profiles are in \\fI$XDG_CONFIG_HOME/cordon/profiles/NAME.json\\fR "
            "(default \\fI~/.config\\fR).\n"
-        << ".TP\n\\fBCORDON_SUPERVISOR\\fR\nThe supervisor helper the run API starts (library hosts).\n";
+        << ".TP\n\\fBCORDON_SUPERVISOR\\fR\nThe supervisor helper: the run API starts it (library hosts), and a filtered run executes it as its network broker.\n";
     out << ".SH FILES\n.TP\n\\fI" << roff(user_profile_dir_help()) << "\\fR\nUser profiles, by name.\n.TP\n\\fI"
         << roff(system_profile_dir()) << "\\fR\nSystem profiles, by name (a user profile of the same name wins).\n";
   }

@@ -313,6 +313,17 @@ bool send_with_rights(int fd, const std::string& line, const int* fds, std::size
 
 }  // namespace
 
+namespace {
+
+std::string& broker_program() {
+  static std::string program;
+  return program;
+}
+
+}  // namespace
+
+void use_broker_program(std::string path) { broker_program() = std::move(path); }
+
 broker_process::broker_process(std::shared_ptr<state> s) : state_(std::move(s)) {}
 
 broker_process::~broker_process() { stop(); }
@@ -351,7 +362,7 @@ result<std::unique_ptr<broker_process>> broker_process::spawn(broker::broker_opt
   } wipe{options_line};
   // Everything the child needs is made before the fork: between fork and
   // execve it may only make async-signal-safe calls.
-  const std::string path = posix::supervisor_path({});
+  const std::string path = broker_program().empty() ? posix::supervisor_path({}) : broker_program();
   if (::access(path.c_str(), X_OK) != 0) {
     return make_error(error_code::launch_failed,
                       "network broker: cannot execute the supervisor helper " + path +

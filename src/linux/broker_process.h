@@ -105,6 +105,12 @@ class broker_process {
 inline constexpr const char* broker_argument = "--network-broker";
 inline constexpr int broker_channel_fd = 3;
 
+// The program spawn() executes, instead of the supervisor helper that
+// posix::supervisor_path() finds. cordon-supervisor names itself
+// ("/proc/self/exe"), so that a run API host's configured helper is also
+// its runs' broker, of the same version. Call before any run.
+void use_broker_program(std::string path);
+
 // Is this process the broker's (argv is {"cordon-supervisor",
 // "--network-broker"})? The helper's main() asks first thing.
 bool is_broker_invocation(int argc, char** argv);

@@ -60,9 +60,9 @@ bool is_broker_invocation(int argc, char** argv) {
 int serve_as_broker() {
   const int channel = broker_channel_fd;
   ::fcntl(channel, F_SETFD, FD_CLOEXEC);
-  auto say = [channel](const json& m) {
+  auto say = [](const json& m) {
     const std::string line = m.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-    (void)::send(channel, line.data(), line.size(), MSG_NOSIGNAL);
+    (void)::send(broker_channel_fd, line.data(), line.size(), MSG_NOSIGNAL);
   };
   // 1. Its options; the run's authority, when it is asked to make one.
   std::optional<std::string> line = read_options_line(channel);

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   // The network broker's own process (src/linux/broker_process.h).
   // _exit: no static destructors or leak check run in the confined process.
   if (linux_impl::is_broker_invocation(argc, argv)) ::_exit(linux_impl::serve_as_broker());
+  linux_impl::use_broker_program("/proc/self/exe");  // this run's broker is this program
 #endif
   if (argc != 3 || std::strcmp(argv[1], "--control-fd") != 0) {
     ::write(2, "cordon-supervisor: started by the run API only (cordon/run.h)\n", 62);

@@ -2,10 +2,13 @@
 // commands started from eight threads of this process, two cancelled, eight
 // correct reports, and the host's own SIGCHLD handler and signal mask exactly
 // as they were (the helper's clone3 uses exit_signal 0).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -290,6 +293,117 @@ TEST_F(RunApi, AHostWhereOrphansComeBackIsLeftNoZombieHelper) {
   const int rc = ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | __WALL);
   EXPECT_TRUE(rc == 0 ? info.si_pid == 0 : errno == ECHILD) << "a helper was left a zombie: pid " << info.si_pid;
   EXPECT_EQ(children_of_this_process(), "");
+}
+
+// One TCP server on 127.0.0.1 that answers each connection with "hi" (the
+// host side of a filtered run's allowed destination).
+struct hello_server {
+  int fd = -1;
+  int port = 0;
+  std::thread thread;
+  hello_server() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 8) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      return;
+    }
+    port = ntohs(address.sin_port);
+    thread = std::thread([this] {
+      for (;;) {
+        const int client = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client < 0) return;
+        (void)!::write(client, "hi", 2);
+        ::close(client);
+      }
+    });
+  }
+  ~hello_server() {
+    ::shutdown(fd, SHUT_RDWR);
+    if (thread.joinable()) thread.join();
+    ::close(fd);
+  }
+};
+
+// Is a process of `program` running as a network broker? Looks for 3 s.
+bool broker_runs(const std::filesystem::path& program) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < end) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::error_code ec;
+      const auto exe = std::filesystem::read_symlink(entry.path() / "exe", ec);
+      if (ec || exe != program) continue;
+      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+      const std::string cmdline(std::istreambuf_iterator<char>(in), {});
+      if (cmdline.find(std::string("--network-broker") + '\0') != std::string::npos) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// A filtered run through the run API: the helper executes itself as the
+// run's network broker (src/linux/broker_process.h), so a helper at a path
+// the host configured is also its broker. The allowed loopback port is
+// reached by a plain connect (transparent routing: the broker's entry), the
+// other is refused (a violation).
+TEST_F(RunApi, AFilteredRunsBrokerIsTheHostsHelper) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  const char* built = std::getenv("CORDON_SUPERVISOR");
+  const std::string helper = built != nullptr && *built != '\0' ? built : CORDON_SUPERVISOR_PATH;
+  const std::filesystem::path copy = workspace_ / "my-helper";
+  std::filesystem::copy_file(helper, copy);
+  hello_server allowed;
+  hello_server other;
+  ASSERT_GT(allowed.port, 0);
+  ASSERT_GT(other.port, 0);
+  auto policy = builtin_profile("workspace-write");
+  ASSERT_TRUE(policy);
+  policy->network.mode = network_mode::filtered;
+  policy->network.rules = {{"127.0.0.1", allowed.port, rule_action::allow}};
+  compile_options options;
+  options.workspace = workspace_.string();
+  auto compiled = backend->compile(*policy, options);
+  ASSERT_TRUE(compiled) << compiled.failure().describe();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  run_request request;
+  request.supervisor_path = copy.string();
+  const std::string script = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(allowed.port) +
+                             " && head -c 2 <&3 && echo; exec 4<>/dev/tcp/127.0.0.1/" + std::to_string(other.port) +
+                             " || echo refused";
+  request.launch.argv = {"/bin/bash", "-c", script};
+  request.stdout_spec = stdio_spec::from(fds[1]);
+  ::setenv("CORDON_SUPERVISOR", "/nonexistent/cordon-supervisor", 1);  // not what the broker is
+  auto started = start_run(*compiled.plan(), request);
+  if (built != nullptr) {
+    ::setenv("CORDON_SUPERVISOR", built, 1);
+  } else {
+    ::unsetenv("CORDON_SUPERVISOR");
+  }
+  ASSERT_TRUE(started) << started.error_value().describe();
+  // While the command waits on its connection (the server speaks first:
+  // the broker decides after 1 s), the broker's process is the copy.
+  EXPECT_TRUE(broker_runs(copy)) << "no process of " << copy << " with --network-broker";
+  run_report r = started->wait();
+  ::close(fds[1]);
+  EXPECT_EQ(read_until(fds[0], "refused\n"), "hi\nrefused\n");
+  ::close(fds[0]);
+  ASSERT_TRUE(r.outcome) << r.json;
+  const auto report = nlohmann::json::parse(r.json);
+  const auto& connections = report["network"]["connections"];
+  ASSERT_EQ(connections.size(), 1U) << report["network"].dump();
+  EXPECT_EQ(connections[0]["action"], "allow");
+  EXPECT_EQ(connections[0]["port"], allowed.port);
+  EXPECT_EQ(connections[0]["bytes_received"], 2);
+  // A port no rule allows is refused at connect(2) (EACCES), before the broker.
+  const nlohmann::json refused = {{"kind", "network_connect"},
+                                  {"target", "127.0.0.1:" + std::to_string(other.port)}, {"count", 1}};
+  EXPECT_EQ(report["violations"], nlohmann::json::array({refused})) << report["violations"].dump();
 }
 
 TEST_F(RunApi, MissingHelperIsALaunchFailureNamingThePath) {

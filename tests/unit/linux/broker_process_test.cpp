@@ -65,27 +65,49 @@ confined start_confined(network_policy policy, broker_options::loopback_routes r
 
 // Does any readable mapping of `pid` hold `needle`? Read through
 // /proc/PID/mem (the broker is this process's child: ptrace access holds
-// for root and for its own user under Yama's default scope).
-bool memory_holds(pid_t pid, const std::string& needle, std::size_t& scanned) {
+// for root and for its own user under Yama's default scope), 1 MiB at a
+// time. Mappings over 1 GiB are not data but reservations (a sanitizer's
+// shadow memory and allocator space): they are counted in `skipped`.
+bool memory_holds(pid_t pid, const std::string& needle, std::size_t& scanned, std::size_t& skipped) {
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
   const int mem = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
   EXPECT_GE(mem, 0) << std::strerror(errno);
   if (mem < 0) return false;
+  constexpr std::size_t chunk = 1 << 20;
+  std::string window(chunk + needle.size(), '\0');
   bool found = false;
   for (std::string line; !found && std::getline(maps, line);) {
     unsigned long from = 0, to = 0;
     char perms[5] = {};
     if (std::sscanf(line.c_str(), "%lx-%lx %4s", &from, &to, perms) != 3 || perms[0] != 'r') continue;
     if (line.find("[vvar]") != std::string::npos || line.find("[vsyscall]") != std::string::npos) continue;
-    std::string region(to - from, '\0');
-    const ssize_t n = ::pread(mem, region.data(), region.size(), static_cast<off_t>(from));
-    if (n <= 0) continue;
-    scanned += static_cast<std::size_t>(n);
-    found = std::string_view(region.data(), static_cast<std::size_t>(n)).find(needle) != std::string_view::npos;
+    if (to - from > (1UL << 30)) {
+      skipped += to - from;
+      continue;
+    }
+    for (unsigned long at = from; !found && at < to; at += chunk) {
+      const std::size_t length = std::min<std::size_t>(chunk + needle.size(), to - at);
+      const ssize_t n = ::pread(mem, window.data(), length, static_cast<off_t>(at));
+      if (n <= 0) break;
+      scanned += std::min<std::size_t>(static_cast<std::size_t>(n), chunk);
+      found = std::string_view(window.data(), static_cast<std::size_t>(n)).find(needle) != std::string_view::npos;
+    }
   }
   ::close(mem);
   return found;
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
 
 // The broker's process is a new program with an empty environment: a host
 // variable the supervisor holds is nowhere in its memory (its environment,
@@ -102,9 +124,16 @@ TEST(BrokerProcess, HoldsNoneOfTheHostEnvironment) {
   const std::string environment((std::istreambuf_iterator<char>(environ_file)), std::istreambuf_iterator<char>());
   EXPECT_EQ(environment, "") << "the broker's environment";
   std::size_t scanned = 0;
-  EXPECT_TRUE(memory_holds(b.broker->pid(), control, scanned)) << "the scan finds what the broker was sent";
+  std::size_t skipped = 0;
+  EXPECT_TRUE(memory_holds(b.broker->pid(), control, scanned, skipped)) << "the scan finds what the broker was sent";
   EXPECT_GT(scanned, 0U);
-  EXPECT_FALSE(memory_holds(b.broker->pid(), secret, scanned)) << "a host variable reached the broker";
+  EXPECT_FALSE(memory_holds(b.broker->pid(), secret, scanned, skipped)) << "a host variable reached the broker";
+  // Only a sanitizer's reservations are left out (its heap among them:
+  // there the scan covers the stack, the program's data and the maps
+  // below 1 GiB).
+  if (!sanitized) {
+    EXPECT_EQ(skipped, 0U) << "every mapping is read in a normal build";
+  }
   // The allowed thing still works after the scan.
   fd_guard client = connect_tcp(b.port);
   ASSERT_TRUE(send_all(client.get(), connect_request(control + ":443")));
