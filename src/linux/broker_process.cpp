@@ -31,7 +31,7 @@
 #include "core/outcome_json.h"
 #include "linux/broker_confinement.h"
 #include "posix/helper_spawn.h"
-#include "posix/scm_rights.h"
+#include "posix/socket_io.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
@@ -235,8 +235,6 @@ void serve_link(broker_process::state& s) {
   s.changed.notify_all();
 }
 
-
-
 // Writes `digits` of `value` into `out` (async-signal-safe); returns the end.
 char* put_decimal(char* out, int value) {
   char reversed[16];
@@ -290,31 +288,7 @@ char* put_decimal(char* out, int value) {
   ::_exit(127);
 }
 
-// Sends `line` with `count` descriptors (at most four) attached to its
-// first byte; false on failure.
-bool send_with_rights(int fd, const std::string& line, const int* fds, std::size_t count) {
-  iovec io{const_cast<char*>(line.data()), line.size()};
-  scm_rights_space space;
-  msghdr message = rights_message(io, space, fds, count);
-  ssize_t n;
-  do {
-    n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return false;
-  std::size_t done = static_cast<std::size_t>(n);
-  while (done < line.size()) {  // the rest without descriptors
-    const ssize_t more = ::send(fd, line.data() + done, line.size() - done, MSG_NOSIGNAL);
-    if (more < 0 && errno == EINTR) continue;
-    if (more <= 0) return false;
-    done += static_cast<std::size_t>(more);
-  }
-  return true;
-}
-
-}  // namespace
-
-namespace {
-
+// What spawn() executes when set (use_broker_program).
 std::string& broker_program() {
   static std::string program;
   return program;
@@ -334,9 +308,10 @@ bool broker_process::served() const { return state_->serving; }
 
 namespace {
 
-// The broker's first message, once it has read its options: {"spawned":
-// true}, with "authority" (the CA certificate, PEM) when it made one, or
-// {"failed": why}. `what` names the step for the error.
+// The broker's next message, which must hold `key`: {"spawned": true} once
+// it has read its options (with "authority", the CA certificate as PEM,
+// when it made one), {"ready": true} once it serves; or {"failed": why}.
+// `what` names the step for the error.
 result<json> await_message(broker_process::state& s, const char* key, const char* what) {
   const auto line = s.next_line(steady::now() + std::chrono::seconds(10));
   const json m = line ? json::parse(*line, nullptr, false) : json();
@@ -435,7 +410,7 @@ result<void> broker_process::serve(std::vector<int> listener_fds, int dns_socket
   const std::string line = json{{"listeners", listener_fds.size()}, {"dns", static_cast<bool>(dns)}}.dump() + "\n";
   {
     const std::lock_guard<std::mutex> lock(s.write_mutex);
-    if (!send_with_rights(s.channel.get(), line, fds.data(), fds.size())) {
+    if (!send_with_descriptors(s.channel.get(), line, fds.data(), fds.size())) {
       return make_error(error_code::launch_failed, "network broker: handing over its listeners", {}, errno);
     }
   }

@@ -109,18 +109,18 @@ std::string dns_upstream() {
   return configured != nullptr && *configured != '\0' ? std::string(configured) : broker::system_dns_upstream();
 }
 
+// How many connections the broker's process can hold: a relayed connection
+// holds six descriptors (two sockets, two pipes) and the broker keeps 64 for
+// its own; its process sets its descriptor limit (soft and hard) to that
+// (broker_confinement.h), which must fit under the hard limit it inherits.
+// This process's own limits are left as they are: the sandbox, cloned
+// after this, inherits them.
 std::size_t broker_connection_budget(std::size_t wanted) {
   constexpr rlim_t kReserve = 64;
   constexpr rlim_t kPerConnection = 6;
   struct rlimit files {};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return wanted;
-  if (files.rlim_cur < files.rlim_max) {
-    struct rlimit raised = files;
-    raised.rlim_cur = files.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(files.rlim_cur, 65536) : files.rlim_max;
-    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) files = raised;
-  }
-  if (files.rlim_cur == RLIM_INFINITY) return wanted;
-  const rlim_t budget = files.rlim_cur > kReserve ? (files.rlim_cur - kReserve) / kPerConnection : 1;
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_max == RLIM_INFINITY) return wanted;
+  const rlim_t budget = files.rlim_max > kReserve ? (files.rlim_max - kReserve) / kPerConnection : 1;
   return std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(budget)));
 }
 

@@ -50,24 +50,6 @@ struct prepared_sandbox::state {
   bool used = false;
 };
 
-namespace {
-
-// Sends `line` with `fds` attached to its first byte (SCM_RIGHTS), then the
-// rest. False when the helper is gone.
-bool send_with_descriptors(int socket_fd, const std::string& line, const int* fds, std::size_t count) {
-  iovec io{const_cast<char*>(line.data()), line.size()};
-  scm_rights_space space;
-  msghdr message = rights_message(io, space, fds, count);
-  ssize_t sent;
-  do {
-    sent = ::sendmsg(socket_fd, &message, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  if (sent <= 0) return false;
-  return static_cast<std::size_t>(sent) == line.size() || send_all(socket_fd, line.substr(static_cast<std::size_t>(sent)));
-}
-
-}  // namespace
-
 prepared_sandbox::prepared_sandbox(std::unique_ptr<state> s) : state_(std::move(s)) {}
 prepared_sandbox::prepared_sandbox(prepared_sandbox&&) noexcept = default;
 prepared_sandbox& prepared_sandbox::operator=(prepared_sandbox&&) noexcept = default;
