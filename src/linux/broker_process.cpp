@@ -339,14 +339,16 @@ result<std::unique_ptr<broker_process>> broker_process::spawn(broker::broker_opt
   // execve it may only make async-signal-safe calls.
   const std::string path = broker_program().empty() ? posix::supervisor_path({}) : broker_program();
   if (::access(path.c_str(), X_OK) != 0) {
+    const int err = errno;  // before the message's strings are built
     return make_error(error_code::launch_failed,
                       "network broker: cannot execute the supervisor helper " + path +
                           " (install cordon, build the cordon_supervisor target, or set CORDON_SUPERVISOR)",
-                      {}, errno);
+                      {}, err);
   }
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    return make_error(error_code::launch_failed, "network broker: socketpair", {}, errno);
+    const int err = errno;
+    return make_error(error_code::launch_failed, "network broker: socketpair", {}, err);
   }
   auto s = std::make_shared<state>();
   s->channel.reset(pair[0]);
@@ -362,7 +364,10 @@ result<std::unique_ptr<broker_process>> broker_process::spawn(broker::broker_opt
       "{\"failed\":\"execve of " + quoted_path.substr(1, quoted_path.size() - 2) + " failed with errno ";
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
-  if (child < 0) return make_error(error_code::launch_failed, "network broker: fork", {}, errno);
+  if (child < 0) {
+    const int err = errno;
+    return make_error(error_code::launch_failed, "network broker: fork", {}, err);
+  }
   if (child == 0) exec_broker(parent, theirs.get(), path.c_str(), argv, failed);
   theirs.reset();
   s->pid = child;
@@ -411,7 +416,8 @@ result<void> broker_process::serve(std::vector<int> listener_fds, int dns_socket
   {
     const std::lock_guard<std::mutex> lock(s.write_mutex);
     if (!send_with_descriptors(s.channel.get(), line, fds.data(), fds.size())) {
-      return make_error(error_code::launch_failed, "network broker: handing over its listeners", {}, errno);
+      const int err = errno;
+      return make_error(error_code::launch_failed, "network broker: handing over its listeners", {}, err);
     }
   }
   given.clear();  // the broker has them now
