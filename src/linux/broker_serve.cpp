@@ -19,7 +19,7 @@
 #include "broker/tls_authority.h"
 #include "linux/broker_confinement.h"
 #include "linux/broker_process.h"
-#include "posix/scm_rights.h"
+#include "posix/socket_io.h"
 
 namespace cordon::linux_impl {
 namespace {
@@ -85,19 +85,14 @@ int serve_as_broker() {
   std::vector<int> listeners;
   int fds[4] = {-1, -1, -1, -1};
   std::size_t received = 0;
-  std::string head;
-  while (head.find('\n') == std::string::npos && head.size() < 4096) {
-    char buffer[512];
-    iovec io{buffer, sizeof buffer};
-    scm_rights_space space;
-    msghdr message = receiving_message(io, space);
-    const ssize_t n = ::recvmsg(channel, &message, MSG_CMSG_CLOEXEC);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return 1;  // the supervisor gave the run up before the sandbox was ready
-    if (received == 0) received = take_rights(message, fds, 4);
-    head.append(buffer, static_cast<std::size_t>(n));
+  // nullopt: the supervisor gave the run up before the sandbox was ready,
+  // or sent something else.
+  const std::optional<std::string> head = receive_line_with_descriptors(channel, fds, 4, received, 4096);
+  if (!head) {
+    say({{"failed", "its listeners did not come as announced"}});
+    return 1;
   }
-  const json given = json::parse(head.substr(0, head.find('\n')), nullptr, false);
+  const json given = json::parse(head->substr(0, head->find('\n')), nullptr, false);
   const std::size_t count = given.is_object() ? given.value("listeners", std::size_t{0}) : 0;
   const bool dns = given.is_object() && given.value("dns", false);
   if (count == 0 || count + (dns ? 1 : 0) != received) {

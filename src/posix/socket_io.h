@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "posix/scm_rights.h"
@@ -38,6 +39,30 @@ inline bool send_with_descriptors(int fd, const std::string& line, const int* fd
   } while (sent < 0 && errno == EINTR);
   if (sent <= 0) return false;
   return static_cast<std::size_t>(sent) == line.size() || send_all(fd, line.substr(static_cast<std::size_t>(sent)));
+}
+
+// Receives from `fd` until a newline has come, and stores the descriptors
+// attached to the first message that carries some (at most `max` into
+// `fds`, the rest closed; `taken` says how many). Returns every byte
+// received (the line and whatever came with it), or nullopt when the
+// stream ends or fails first, or `limit` bytes came without a newline.
+inline std::optional<std::string> receive_line_with_descriptors(int fd, int* fds, std::size_t max, std::size_t& taken,
+                                                                std::size_t limit) {
+  std::string received;
+  taken = 0;
+  while (received.find('\n') == std::string::npos) {
+    if (received.size() >= limit) return std::nullopt;
+    char buffer[65536];
+    iovec io{buffer, sizeof buffer};
+    scm_rights_space space;
+    msghdr message = receiving_message(io, space);
+    const ssize_t n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    if (taken == 0) taken = take_rights(message, fds, max);
+    received.append(buffer, static_cast<std::size_t>(n));
+  }
+  return received;
 }
 
 }  // namespace cordon

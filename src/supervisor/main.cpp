@@ -11,7 +11,6 @@
 // that run's network broker instead (src/linux/broker_process.h).
 #include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,7 +30,6 @@
 #if defined(__linux__)
 #include "linux/broker_process.h"
 #endif
-#include "posix/scm_rights.h"
 #include "posix/socket_io.h"
 
 namespace {
@@ -60,21 +58,12 @@ int refuse(int fd, const cordon::error& err, const std::string& backend, const c
 // Bytes after the line are a cancel. nullopt: the host gave the sandbox up.
 std::optional<cordon::prepared_command> read_command(int fd, cordon::launch_request& seen) {
   cordon::prepared_command command;
-  std::string received;
-  while (received.find('\n') == std::string::npos) {
-    char buffer[65536];
-    iovec io{buffer, sizeof buffer};
-    cordon::scm_rights_space space;
-    msghdr message = cordon::receiving_message(io, space);
-    ssize_t n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (command.stdio[0] < 0) cordon::take_rights(message, command.stdio, 3);
-    received.append(buffer, static_cast<std::size_t>(n));
-  }
-  auto newline = received.find('\n');
-  json j = newline == std::string::npos ? json() : json::parse(received.substr(0, newline), nullptr, false);
-  if (newline == std::string::npos || j.is_discarded() || newline + 1 != received.size()) {
+  std::size_t taken = 0;
+  const std::optional<std::string> received =
+      cordon::receive_line_with_descriptors(fd, command.stdio, 3, taken, std::string().max_size());
+  const auto newline = received ? received->find('\n') : std::string::npos;
+  json j = newline == std::string::npos ? json() : json::parse(received->substr(0, newline), nullptr, false);
+  if (newline == std::string::npos || j.is_discarded() || newline + 1 != received->size()) {
     for (int descriptor : command.stdio) {
       if (descriptor >= 0) ::close(descriptor);
     }
