@@ -8,6 +8,7 @@
 
 #include "broker/broker_options_json.h"
 #include "broker/tls_authority.h"
+#include "broker/upstream_trust.h"
 #include "cordon/policy_json.h"
 
 namespace cordon::broker {
@@ -36,11 +37,9 @@ result<tls_options> tls_from_json(const json& j) {
     if (!authority) return std::move(authority).error_value();
     t.authority = std::move(*authority);
   }
-  if (j.at("upstream").get<bool>()) {
-    std::string why;
-    t.upstream = make_upstream_context(t.upstream_ca_file, why);
-    if (!t.upstream) return make_error(error_code::launch_failed, "tls termination: " + why);
-  }
+  // Asked for, made later (make_requested_upstream): reading the trust
+  // store is the slow part, and the supervisor waits for the authority.
+  t.make_upstream = j.at("upstream").get<bool>();
   for (const auto& c : j.at("credentials")) {
     t.credentials.push_back(
         {c.at("host").get<std::string>(), c.at("header").get<std::string>(), c.at("value").get<std::string>()});
@@ -76,6 +75,14 @@ result<broker_options> broker_options_from_json(const json& j) {
     return unreadable(e.what());
   }
   return out;
+}
+
+result<void> make_requested_upstream(tls_options& tls) {
+  if (!tls.make_upstream || tls.upstream) return ok;
+  std::string why;
+  tls.upstream = upstream_trust::read(tls.upstream_ca_file, why);
+  if (!tls.upstream) return make_error(error_code::launch_failed, "tls termination: " + why);
+  return ok;
 }
 
 }  // namespace cordon::broker

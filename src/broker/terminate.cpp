@@ -6,6 +6,7 @@
 // rule allows ends the exchange: after the 101 both directions run at once
 // (upgraded_relay.h).
 #include "broker/terminate.h"
+#include "broker/upstream_trust.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -27,9 +28,6 @@
 #include "broker/upgraded_relay.h"
 
 namespace cordon::broker::detail {
-
-// ALPN: HTTP/1.1 only, both ways (docs/tls.md: no HTTP/2).
-constexpr unsigned char kAlpnHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
 namespace {
 
@@ -137,10 +135,15 @@ asio::ssl::context shared_context(SSL_CTX* ctx) {
 
 // The upstream context: peer verification against `ca_file` or the default
 // paths, TLS 1.2+, ALPN http/1.1. The in-thread broker and the unit tests make
-// one per connection (a test CA file may change); the confined broker gets it
-// made before confinement (tls_options::upstream).
-std::unique_ptr<asio::ssl::context> upstream_context(const tls_options& opts) {
-  if (opts.upstream) return std::make_unique<asio::ssl::context>(shared_context(opts.upstream.get()));
+// one per connection (a test CA file may change); the confined broker's was
+// read before confinement and is parsed at its first use (upstream_trust.h).
+// Null when the confined broker's trust store holds no certificate; `why`
+// then says so.
+std::unique_ptr<asio::ssl::context> upstream_context(const tls_options& opts, std::string& why) {
+  if (opts.upstream) {
+    ssl_ctx_st* ctx = opts.upstream->context(why);
+    return ctx != nullptr ? std::make_unique<asio::ssl::context>(shared_context(ctx)) : nullptr;
+  }
   auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->set_verify_mode(asio::ssl::verify_peer);
@@ -149,7 +152,7 @@ std::unique_ptr<asio::ssl::context> upstream_context(const tls_options& opts) {
   } else {
     ctx->load_verify_file(opts.upstream_ca_file);
   }
-  SSL_CTX_set_alpn_protos(ctx->native_handle(), kAlpnHttp11, sizeof kAlpnHttp11);
+  SSL_CTX_set_alpn_protos(ctx->native_handle(), alpn_http11, sizeof alpn_http11);
   return ctx;
 }
 
@@ -211,7 +214,13 @@ class exchange_loop {
         co_return;
       }
     }
-    auto upstream_ctx = upstream_context(opts);
+    std::string untrusted;
+    auto upstream_ctx = upstream_context(opts, untrusted);
+    if (!upstream_ctx) {
+      settle(outcome::error, untrusted);
+      co_await refuse(client, 502, untrusted, nullptr);
+      co_return;
+    }
     upstream_tls upstream(*t_.upstream, *upstream_ctx);
     SSL* ssl = upstream.native_handle();
     if (is_ip_literal(t_.host)) {
@@ -581,26 +590,3 @@ void start_terminated(terminated_connection t) {
 }
 
 }  // namespace cordon::broker::detail
-
-namespace cordon::broker {
-
-std::shared_ptr<ssl_ctx_st> make_upstream_context(const std::string& ca_file, std::string& why) {
-  std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
-  if (!ctx) {
-    why = "cannot make an OpenSSL client context";
-    return nullptr;
-  }
-  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
-  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
-  // A file, read whole now: the default verify *directory* is looked up
-  // lazily at each handshake, which the confined broker could not do.
-  const std::string file = ca_file.empty() ? X509_get_default_cert_file() : ca_file;
-  if (SSL_CTX_load_verify_locations(ctx.get(), file.c_str(), nullptr) != 1) {
-    why = "cannot read the upstream trust store " + file;
-    return nullptr;
-  }
-  SSL_CTX_set_alpn_protos(ctx.get(), detail::kAlpnHttp11, sizeof detail::kAlpnHttp11);
-  return ctx;
-}
-
-}  // namespace cordon::broker

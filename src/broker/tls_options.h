@@ -7,11 +7,10 @@
 #include <string>
 #include <vector>
 
-struct ssl_ctx_st;  // OpenSSL's SSL_CTX
-
 namespace cordon::broker {
 
 class tls_authority;
+class upstream_trust;
 
 // A credential read by the supervisor before the run: the header `name`
 // gets `value` (the policy's format with the secret in it) on every request
@@ -30,25 +29,18 @@ struct tls_options {
   // empty: OpenSSL's default verify paths (the system trust store). Tests
   // name their own test CA here (cordon run: CORDON_UPSTREAM_CA_FILE).
   std::string upstream_ca_file;
-  // The upstream client context with its trust store already read (from
-  // upstream_ca_file or the system bundle): the confined broker can open no
-  // file (docs/network.md), so it is made before the broker is confined
-  // (make_upstream_context). Null: made per connection from the files (the
-  // in-thread broker and the unit tests).
-  std::shared_ptr<ssl_ctx_st> upstream;
+  // The upstream trust store, read before confinement and parsed at the
+  // first terminated connection (upstream_trust.h): the confined broker can
+  // open no file (docs/network.md). Null: a context is made per connection
+  // from the files (the in-thread broker and the unit tests).
+  std::shared_ptr<upstream_trust> upstream;
   std::vector<tls_credential> credentials;
   // For the broker's own process (broker_options_json.h), which makes them
   // itself: the run's authority (the supervisor gets its certificate back)
-  // and the upstream context, before it is confined. The supervisor then
+  // and the upstream trust store's read, before it is confined. The supervisor then
   // links no TLS library at all.
   bool make_authority = false;
   bool make_upstream = false;
 };
-
-// The upstream client context of upstream_context_for(): peer verification,
-// TLS 1.2+, ALPN http/1.1, its trust store read now from `ca_file` (empty:
-// OpenSSL's default certificate file, the system bundle). Null when the file
-// cannot be read or holds no certificate; `why` then says so.
-std::shared_ptr<ssl_ctx_st> make_upstream_context(const std::string& ca_file, std::string& why);
 
 }  // namespace cordon::broker

@@ -285,6 +285,20 @@ TEST(NetworkTls, EachWayATerminatedConnectionEndsHasItsOwnAction) {
   }
 }
 
+// The broker reads its upstream trust store after it has answered the
+// supervisor (so that the read overlaps the sandbox's set-up): a store it
+// cannot read still fails the run before the command starts, with the reason.
+TEST(NetworkTls, AnUnreadableUpstreamTrustFileFailsTheRunBeforeTheCommand) {
+  temp_dir ws, dir;
+  const std::string marker = ws.path() + "/ran";
+  auto r = run_cordon({"--policy", policy_file(dir, 9, false)}, {"sh", "-c", "touch ran"}, ws.path(),
+                      {"CORDON_UPSTREAM_CA_FILE=" + dir.path() + "/no-such-ca.pem"});
+  EXPECT_EQ(r.exit_code, 125) << r.all();
+  EXPECT_NE(r.err.find("network broker: tls termination:"), std::string::npos) << r.all();
+  EXPECT_NE(r.err.find("no-such-ca.pem"), std::string::npos) << r.all();
+  EXPECT_NE(::access(marker.c_str(), F_OK), 0) << "the command ran";
+}
+
 TEST(NetworkTls, AnInjectedCredentialReachesTheServerButNeverTheSandbox) {
   const std::string secret = random_secret();
   tls_server server("Bearer " + secret);

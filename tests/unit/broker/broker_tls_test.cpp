@@ -21,6 +21,7 @@
 #include "broker/http_exchange.h"
 #include "broker/relay_memory.h"
 #include "broker/tls_authority.h"
+#include "broker/upstream_trust.h"
 #include "broker_test_support.h"
 
 namespace cordon::broker::test {
@@ -235,7 +236,8 @@ struct terminated_broker {
   // `limits`: the broker's timeouts; `dial_port`: where allowed connections
   // are dialed instead of the test's TLS upstream (0: that upstream).
   terminated_broker(network_rule r, std::vector<tls_credential> credentials = {}, std::string ca_file = {},
-                    bool with_authority = true, broker_limits limits = {}, int dial_port = 0) {
+                    bool with_authority = true, broker_limits limits = {}, int dial_port = 0,
+                    bool trust_read_ahead = false) {
     r.tls = tls_mode::terminate;
     authority = *tls_authority::create();
     int port = 0;
@@ -248,6 +250,12 @@ struct terminated_broker {
     if (with_authority) options.tls.authority = authority;
     options.tls.upstream_ca_file = ca_file.empty() ? upstream.ca_file->path : ca_file;
     options.tls.credentials = std::move(credentials);
+    if (trust_read_ahead) {  // as the broker's own process does (broker_options_json.h)
+      std::string why;
+      trust = upstream_trust::read(options.tls.upstream_ca_file, why);
+      EXPECT_TRUE(trust) << why;
+      options.tls.upstream = trust;
+    }
     auto started = network_broker::start(std::move(options), {listener.release()});
     if (started) broker = std::move(*started);
     broker_port = port;
@@ -264,6 +272,7 @@ struct terminated_broker {
   }
   tls_upstream upstream;
   std::shared_ptr<tls_authority> authority;
+  std::shared_ptr<upstream_trust> trust;  // with trust_read_ahead
   std::unique_ptr<network_broker> broker;
   int broker_port = 0;
 };
@@ -395,6 +404,70 @@ TEST(BrokerTls, UntrustedUpstreamCertificateIsRefusedWith502) {
   // Allowed, but the destination could not be reached over verified TLS.
   expect_one_connection(e, "unreachable", "terminated TLS: upstream TLS failed: self-signed certificate in certificate chain");
   EXPECT_TRUE(e.connections[0].requests.empty());
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+// The confined broker's trust store is read whole before confinement and
+// parsed only when a terminated connection first needs it (upstream_trust.h).
+TEST(BrokerTls, ATrustStoreReadAheadIsParsedAtTheFirstTerminatedConnection) {
+  terminated_broker b(rule(api_host, rule_action::allow), {}, {}, true, {}, 0, true);
+  ASSERT_TRUE(b.broker && b.trust);
+  EXPECT_FALSE(b.trust->parsed()) << "parsed before any connection needed it";
+  for (int i = 0; i < 2; ++i) {  // the second connection uses the parsed store
+    auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+    ASSERT_TRUE(c->ssl);
+    const auto [head, body] = request(*c, get_head);
+    EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+    EXPECT_TRUE(b.trust->parsed());
+  }
+  EXPECT_EQ(b.upstream.seen().size(), 2u);
+}
+
+TEST(BrokerTls, ATrustStoreReadAheadStillRefusesAnUntrustedUpstream) {
+  auto other = *tls_authority::create();
+  temp_pem other_ca(other->certificate_pem());
+  terminated_broker b(rule(api_host, rule_action::allow), {}, other_ca.path, true, {}, 0, true);
+  ASSERT_TRUE(b.broker && b.trust);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const std::string response = ssl_read_head(c->ssl);
+  EXPECT_EQ(response.rfind("HTTP/1.1 502", 0), 0u) << response;
+  c.reset();
+  expect_one_connection(b.stop_after(1), "unreachable",
+                        "terminated TLS: upstream TLS failed: self-signed certificate in certificate chain");
+  EXPECT_TRUE(b.upstream.seen().empty());
+}
+
+// A file that cannot be read, or holds no certificate, is refused when it is
+// read (the run fails before its command starts); one whose certificate
+// block does not parse fails the connection that needs it, with the reason.
+TEST(BrokerTls, AnUnusableTrustStoreIsRefusedWithItsName) {
+  std::string why;
+  EXPECT_FALSE(upstream_trust::read("/nonexistent/ca.pem", why));
+  EXPECT_EQ(why, "cannot read the upstream trust store /nonexistent/ca.pem");
+  temp_pem empty("no certificate here\n");
+  EXPECT_FALSE(upstream_trust::read(empty.path, why));
+  EXPECT_EQ(why, "the upstream trust store " + empty.path + " holds no PEM certificate");
+  temp_pem broken("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n");
+  auto trust = upstream_trust::read(broken.path, why);
+  ASSERT_TRUE(trust) << why;
+  why.clear();
+  EXPECT_EQ(trust->context(why), nullptr);
+  EXPECT_EQ(why, "the upstream trust store " + broken.path + " holds no certificate OpenSSL can read");
+}
+
+TEST(BrokerTls, ATrustStoreWithNoReadableCertificateRefusesTheConnectionWith502) {
+  temp_pem broken("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+  terminated_broker b(rule(api_host, rule_action::allow), {}, broken.path, true, {}, 0, true);
+  ASSERT_TRUE(b.broker && b.trust);
+  auto c = connect_through(b.broker_port, b.authority->certificate_pem());
+  ASSERT_TRUE(c->ssl);
+  const std::string response = ssl_read_head(c->ssl);
+  EXPECT_EQ(response.rfind("HTTP/1.1 502", 0), 0u) << response;
+  c.reset();
+  expect_one_connection(b.stop_after(1), "error",
+                        "terminated TLS: the upstream trust store " + broken.path +
+                            " holds no certificate OpenSSL can read");
   EXPECT_TRUE(b.upstream.seen().empty());
 }
 
