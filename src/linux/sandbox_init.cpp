@@ -377,6 +377,17 @@ void bring_up_loopback(const prepared_launch& launch) noexcept {
   ::close(fd);
 }
 
+// Every TCP connection of the sandbox's network namespace crosses its
+// loopback (to the broker, or to the command itself). A host may make BBR
+// its default, and a new namespace inherits it; BBR paces a loopback
+// transfer to less than half of what cubic moves (docs/network.md,
+// "Throughput"). So this namespace, and only it, uses cubic. Through the
+// host's /proc, before the new root (whose /proc/sys is read-only). Not a
+// control: where the kernel has no cubic the inherited default stays.
+void loopback_congestion_control() noexcept {
+  (void)write_file("/proc/sys/net/ipv4/tcp_congestion_control", "cubic");
+}
+
 // Sends `count` (1 to 4) descriptors in one SCM_RIGHTS message.
 bool send_descriptors(int socket_fd, const int* fds, std::size_t count) noexcept {
   char byte = 'L';
@@ -604,6 +615,7 @@ void run_sandbox_init(prepared_launch& launch) noexcept {
   // to root, so an unprivileged one could no longer write its uid_map.)
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(launch, init_step::identity_maps, errno);
   if (::sethostname("cordon", 6) != 0) fail(launch, init_step::hostname, errno);
+  if (plan.loopback_up) loopback_congestion_control();
   int broker_listeners[4] = {-1, build_root(launch), -1, -1};
   if (plan.loopback_up) bring_up_loopback(launch);
   if (plan.network_broker) {

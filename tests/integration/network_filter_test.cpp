@@ -1132,6 +1132,28 @@ TEST(NetworkFilter, ControlsAreEnforcedAndProbeAgrees) {
   EXPECT_EQ(probe["best"]["network_filter"]["level"], "enforced") << probe["best"].dump(2);
 }
 
+// The sandbox's loopback carries every connection to the broker: its
+// namespace uses cubic whatever the host's default (docs/network.md, "The
+// sandbox's loopback uses cubic"); the host's own setting is untouched.
+TEST(NetworkFilter, TheSandboxsLoopbackUsesCubicAndTheHostKeepsItsChoice) {
+  auto read_line = [](const char* path) {
+    std::string line;
+    std::getline(std::ifstream(path), line);
+    return line;
+  };
+  const std::string available = read_line("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  if ((" " + available + " ").find(" cubic ") == std::string::npos) {
+    GTEST_SKIP() << "this kernel has no cubic loaded (available: " << available << ")";
+  }
+  const std::string host_before = read_line("/proc/sys/net/ipv4/tcp_congestion_control");
+  temp_dir ws, dir;
+  auto r = run_cordon({"--policy", filtered_policy(dir, "[]")}, {"cat", "/proc/sys/net/ipv4/tcp_congestion_control"},
+                      ws.path());
+  EXPECT_EQ(r.exit_code, 0) << elide(r.all());
+  EXPECT_EQ(r.out, "cubic\n") << "host default: " << host_before;
+  EXPECT_EQ(read_line("/proc/sys/net/ipv4/tcp_congestion_control"), host_before);
+}
+
 TEST(NetworkFilter, ProxyVariablesAreSetAndOnlyAnExplicitSettingWins) {
   temp_dir ws, dir;
   const std::string policy = filtered_policy(dir, "[]");
