@@ -90,8 +90,11 @@ void print_policy_file_error(const std::string& file, const error& err);
 
 // One line per problem on stderr: each policy error with its location, or the
 // failure's code and message, then each blocker and its hint
-// (print_blocker_hints, with `run_flags` passed on).
-void print_compile_failure(const compile_failure& f, bool run_flags = true);
+// (print_blocker_hints, with `run_flags` passed on). `policy_file`: the
+// --policy file the errors' locations point into, printed before each
+// location as print_policy_errors() does; empty for a profile, or for a
+// policy that flags edited (a location may then point at a flag's change).
+void print_compile_failure(const compile_failure& f, bool run_flags = true, const std::string& policy_file = "");
 
 // The current working directory ("/" when it cannot be determined).
 std::string current_directory();

@@ -57,7 +57,8 @@ int fs_command(const fs_options& options) {
     compiled = backend->compile(with_fs_worker_readable(*policy, worker), compile);
   }
   if (!compiled) {
-    print_compile_failure(compiled.failure(), false);  // `cordon fs` has no --accept or --cgroup-parent
+    // `cordon fs` has no --accept or --cgroup-parent, and no flag edits its policy.
+    print_compile_failure(compiled.failure(), false, options.policy_file);
     return exit_cordon_failed;
   }
   fs_worker_options worker_options;

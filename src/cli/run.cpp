@@ -104,12 +104,16 @@ void print_run_decisions(const sandbox_plan& plan, const std::string& source, bo
 
 }  // namespace
 
-void print_compile_failure(const compile_failure& f, bool run_flags) {
+void print_compile_failure(const compile_failure& f, bool run_flags, const std::string& policy_file) {
   // One line per problem: each policy error with its location, or the code and each blocker.
   if (f.errors.empty()) std::cerr << "cordon: " << to_string(f.code) << ": " << f.message << "\n";
-  for (const auto& e : f.errors) {
-    std::cerr << "cordon: " << to_string(f.code) << ": " << (e.location.empty() ? "" : e.location + ": ")
-              << e.reason << "\n";
+  if (!policy_file.empty()) {
+    print_policy_errors(policy_file, f.code, f.errors);
+  } else {
+    for (const auto& e : f.errors) {
+      std::cerr << "cordon: " << to_string(f.code) << ": " << (e.location.empty() ? "" : e.location + ": ")
+                << e.reason << "\n";
+    }
   }
   for (const auto& b : f.blockers) {
     std::cerr << "cordon: blocker: " << b.subject_name() << ": required " << b.required_name() << ", available "
@@ -282,7 +286,7 @@ int run_command(const run_options& options) {
   compile.cgroup_parent = options.cgroup_parent;
   auto compiled = backend->compile(*policy, compile);
   if (!compiled) {
-    print_compile_failure(compiled.failure());
+    print_compile_failure(compiled.failure(), true, options.overrides.empty() ? options.policy_file : "");
     write_report(refused_report_json(std::string(backend->name()), policy->name, request, compiled.failure()));
     return exit_cordon_failed;
   }
