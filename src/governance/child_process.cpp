@@ -11,6 +11,8 @@
 
 #include <cerrno>
 
+#include "posix/poll_timeout.h"
+
 extern char** environ;
 
 namespace cordon::governance::detail {
@@ -113,13 +115,13 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   std::size_t written = 0;
   if (input.empty()) in_write.reset();
   while (out_read.fd >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const int left_ms = poll_timeout_until(deadline);
+    if (left_ms == 0) {
       out.timed_out = true;
       break;
     }
     pollfd fds[2] = {{out_read.fd, POLLIN, 0}, {in_write.fd, POLLOUT, 0}};
-    int n = ::poll(fds, in_write.fd >= 0 ? 2 : 1, static_cast<int>(left.count()));
+    int n = ::poll(fds, in_write.fd >= 0 ? 2 : 1, left_ms);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     if (in_write.fd >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {

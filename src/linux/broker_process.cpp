@@ -31,6 +31,7 @@
 #include "core/outcome_json.h"
 #include "linux/broker_confinement.h"
 #include "posix/helper_spawn.h"
+#include "posix/poll_timeout.h"
 #include "posix/socket_io.h"
 #include "posix/unique_fd.h"
 
@@ -89,8 +90,7 @@ struct broker_process::state {
       }
       int timeout = -1;
       if (deadline) {
-        timeout = static_cast<int>(std::max<long long>(
-            0, std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - steady::now()).count()));
+        timeout = poll_timeout_until(*deadline);
       }
       pollfd p{channel.get(), POLLIN, 0};
       const int ready = ::poll(&p, 1, timeout);

@@ -36,6 +36,7 @@
 #include "linux/sandbox_init.h"
 #include "linux/violations.h"
 #include "posix/exiting_sandboxes.h"
+#include "posix/poll_timeout.h"
 #include "posix/scm_rights.h"
 #include "posix/unique_fd.h"
 
@@ -399,8 +400,7 @@ int poll_timeout(const std::optional<steady::time_point>& deadline, const watch_
   auto now = steady::now();
   for (auto limit : {deadline, w.kill_at, w.trim_at}) {
     if (!limit || w.killed) continue;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*limit - now).count();
-    int bounded = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+    const int bounded = poll_timeout_until(*limit, now);  // rounded up: no spin (posix/poll_timeout.h)
     timeout_ms = timeout_ms < 0 ? bounded : std::min(timeout_ms, bounded);
   }
   return timeout_ms;

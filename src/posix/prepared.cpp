@@ -27,6 +27,7 @@
 #include "core/outcome_json.h"
 #include "posix/helper_spawn.h"
 #include "posix/scm_rights.h"
+#include "posix/poll_timeout.h"
 #include "posix/socket_io.h"
 #include "posix/unique_fd.h"
 
@@ -100,10 +101,8 @@ result<bool> await_ready(prepared_sandbox::state& s, std::chrono::steady_clock::
       }
       continue;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() < 0) left = std::chrono::milliseconds(0);
     pollfd fd{s.control.get(), POLLIN, 0};
-    int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    int ready = ::poll(&fd, 1, poll_timeout_until(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) return false;
     char buffer[4096];

@@ -20,6 +20,7 @@
 #include "cordon/run.h"
 #include "core/outcome_json.h"
 #include "posix/helper_spawn.h"
+#include "posix/poll_timeout.h"
 #include "posix/socket_io.h"
 #include "posix/unique_fd.h"
 
@@ -124,11 +125,9 @@ std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time
       s.finished.store(true);
       break;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() < 0) left = std::chrono::milliseconds(0);
-    if (deadline == std::chrono::steady_clock::time_point::max()) left = std::chrono::milliseconds(-1);
     pollfd fd{s.control.get(), POLLIN, 0};
-    int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    const bool forever = deadline == std::chrono::steady_clock::time_point::max();
+    int ready = ::poll(&fd, 1, forever ? -1 : poll_timeout_until(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) return std::nullopt;
     char buffer[65536];
