@@ -6,7 +6,6 @@
 // rule allows ends the exchange: after the 101 both directions run at once
 // (upgraded_relay.h).
 #include "broker/terminate.h"
-#include "broker/upstream_trust.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -26,6 +25,7 @@
 #include "broker/relay_memory.h"
 #include "broker/tls_authority.h"
 #include "broker/upgraded_relay.h"
+#include "broker/upstream_trust.h"
 
 namespace cordon::broker::detail {
 

@@ -26,8 +26,8 @@
 #include "cordon/backend.h"
 #include "core/outcome_json.h"
 #include "posix/helper_spawn.h"
-#include "posix/scm_rights.h"
 #include "posix/poll_timeout.h"
+#include "posix/scm_rights.h"
 #include "posix/socket_io.h"
 #include "posix/unique_fd.h"
 
