@@ -30,20 +30,21 @@ result<nlohmann::json> broker_options_to_json(const broker_options& options);
 
 // Reads the encoding back, with dns_socket -1 (the caller places the
 // descriptors). The run's authority is made here when the sender asked for
-// one (tls_options::make_authority); the upstream TLS context is only
+// one (tls_options::make_authority); the upstream trust store is only
 // marked as asked for (tls_options::make_upstream): make_requested_upstream
-// makes it. Errors: error_code::launch_failed (another encoding version, a
+// reads it. Errors: error_code::launch_failed (another encoding version, a
 // field missing or of the wrong type, a policy that does not validate, an
 // authority that cannot be made).
 result<broker_options> broker_options_from_json(const nlohmann::json& j);
 
-// Makes the upstream client context when tls.make_upstream asks for it and
-// none is made yet, reading tls.upstream_ca_file or the system bundle (tens
-// of milliseconds of CPU for the system bundle): call this before
-// confinement, which leaves no file to open. The broker's process calls it
-// after it has answered its options, so that the supervisor sets the
-// sandbox up meanwhile (docs/network.md, "The broker's process").
-// Errors: error_code::launch_failed (the file cannot be read or holds no
+// Reads the upstream trust store when tls.make_upstream asks for it and
+// none is read yet: tls.upstream_ca_file or the system bundle, whose parse
+// (tens of milliseconds of CPU) waits for the first terminated connection
+// (upstream_trust.h). Call this before confinement, which leaves no file to
+// open; the broker's process calls it before it answers its options, so a
+// file that cannot be read fails the run before the sandbox exists
+// (docs/network.md, "The broker's process"). Errors:
+// error_code::launch_failed (the file cannot be read or holds no PEM
 // certificate).
 result<void> make_requested_upstream(tls_options& tls);
 

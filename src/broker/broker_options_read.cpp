@@ -37,8 +37,7 @@ result<tls_options> tls_from_json(const json& j) {
     if (!authority) return std::move(authority).error_value();
     t.authority = std::move(*authority);
   }
-  // Asked for, made later (make_requested_upstream): reading the trust
-  // store is the slow part, and the supervisor waits for the authority.
+  // Asked for, read by make_requested_upstream.
   t.make_upstream = j.at("upstream").get<bool>();
   for (const auto& c : j.at("credentials")) {
     t.credentials.push_back(

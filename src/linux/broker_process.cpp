@@ -417,11 +417,6 @@ result<void> broker_process::serve(std::vector<int> listener_fds, int dns_socket
     const std::lock_guard<std::mutex> lock(s.write_mutex);
     if (!send_with_descriptors(s.channel.get(), line, fds.data(), fds.size())) {
       const int err = errno;
-      // A broker that failed after answering its options (its upstream
-      // trust store: broker_serve.cpp) said why before it exited.
-      if (auto said = await_message(s, "failed", ""); said && (*said)["failed"].is_string()) {
-        return make_error(error_code::launch_failed, "network broker: " + (*said)["failed"].get<std::string>());
-      }
       return make_error(error_code::launch_failed, "network broker: handing over its listeners", {}, err);
     }
   }

@@ -78,17 +78,18 @@ int serve_as_broker() {
     return 1;
   }
   broker::broker_options options = std::move(*decoded);
-  json spawned = {{"spawned", true}};
-  if (options.tls.authority) spawned["authority"] = options.tls.authority->certificate_pem();
-  say(spawned);
-  // 2. The upstream context, while the supervisor sets the sandbox up; a
-  // failure here is the answer the supervisor reads when it hands over the
-  // listeners (broker_process::serve).
+  // The upstream trust store's file, read now (its parse waits for the
+  // first terminated connection: upstream_trust.h), so that a file that
+  // cannot be read fails the run before the supervisor clones the sandbox,
+  // never once its command runs.
   if (auto upstream = broker::make_requested_upstream(options.tls); !upstream) {
     say({{"failed", upstream.error_value().message}});
     return 1;
   }
-  // 3. Its listeners and the DNS socket, once the sandbox has made them.
+  json spawned = {{"spawned", true}};
+  if (options.tls.authority) spawned["authority"] = options.tls.authority->certificate_pem();
+  say(spawned);
+  // 2. Its listeners and the DNS socket, once the sandbox has made them.
   std::vector<int> listeners;
   int fds[4] = {-1, -1, -1, -1};
   std::size_t received = 0;
@@ -108,7 +109,7 @@ int serve_as_broker() {
   }
   listeners.assign(fds, fds + count);
   if (dns) options.dns_socket = fds[count];
-  // 4. Confined, then serving.
+  // 3. Confined, then serving.
   const rlim_t max_files = broker_max_files(options.limits.max_connections);
   return broker::serve_over_channel(std::move(options), std::move(listeners), channel,
                                     [max_files] { return confine_broker_process(max_files); });
