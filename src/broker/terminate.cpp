@@ -145,14 +145,12 @@ std::unique_ptr<asio::ssl::context> upstream_context(const tls_options& opts, st
     return ctx != nullptr ? std::make_unique<asio::ssl::context>(shared_context(ctx)) : nullptr;
   }
   auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
-  ctx->set_verify_mode(asio::ssl::verify_peer);
+  set_upstream_client_options(ctx->native_handle());
   if (opts.upstream_ca_file.empty()) {
     ctx->set_default_verify_paths();
   } else {
     ctx->load_verify_file(opts.upstream_ca_file);
   }
-  SSL_CTX_set_alpn_protos(ctx->native_handle(), alpn_http11, sizeof alpn_http11);
   return ctx;
 }
 

@@ -10,6 +10,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "broker/tls_options.h"
 
 namespace cordon::broker {
 namespace {
@@ -118,9 +119,9 @@ result<SSL_CTX*> tls_authority::server_context(const std::string& host) {
       ctx,
       [](SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in, unsigned int in_length,
          void*) {
-        static const unsigned char ours[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
         unsigned char* chosen = nullptr;
-        if (SSL_select_next_proto(&chosen, out_length, ours, sizeof ours, in, in_length) != OPENSSL_NPN_NEGOTIATED)
+        if (SSL_select_next_proto(&chosen, out_length, alpn_http11, sizeof alpn_http11, in, in_length) !=
+            OPENSSL_NPN_NEGOTIATED)
           return SSL_TLSEXT_ERR_NOACK;
         *out = chosen;
         return SSL_TLSEXT_ERR_OK;

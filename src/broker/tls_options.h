@@ -12,6 +12,10 @@ namespace cordon::broker {
 class tls_authority;
 class upstream_trust;
 
+// ALPN of a terminated connection: HTTP/1.1 only, both ways, the protocol
+// list as OpenSSL takes it (docs/tls.md: no HTTP/2).
+inline constexpr unsigned char alpn_http11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+
 // A credential read by the supervisor before the run: the header `name`
 // gets `value` (the policy's format with the secret in it) on every request
 // to `host` over a terminated connection.

@@ -8,7 +8,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "broker/tls_options.h"
+
 namespace cordon::broker {
+
+void set_upstream_client_options(ssl_ctx_st* ctx) {
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  SSL_CTX_set_alpn_protos(ctx, alpn_http11, sizeof alpn_http11);
+}
 
 std::shared_ptr<upstream_trust> upstream_trust::read(const std::string& ca_file, std::string& why) {
   std::shared_ptr<upstream_trust> t(new upstream_trust());
@@ -30,9 +38,7 @@ std::shared_ptr<upstream_trust> upstream_trust::read(const std::string& ca_file,
     why = "cannot make an OpenSSL client context";
     return nullptr;
   }
-  SSL_CTX_set_min_proto_version(t->ctx_, TLS1_2_VERSION);
-  SSL_CTX_set_verify(t->ctx_, SSL_VERIFY_PEER, nullptr);
-  SSL_CTX_set_alpn_protos(t->ctx_, alpn_http11, sizeof alpn_http11);
+  set_upstream_client_options(t->ctx_);
   return t;
 }
 

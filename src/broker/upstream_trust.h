@@ -18,8 +18,9 @@ struct ssl_ctx_st;  // OpenSSL's SSL_CTX
 
 namespace cordon::broker {
 
-// ALPN: HTTP/1.1 only, both ways (docs/tls.md: no HTTP/2).
-inline constexpr unsigned char alpn_http11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+// What every upstream client context has, whoever makes it: peer
+// verification, TLS 1.2 or later, ALPN http/1.1.
+void set_upstream_client_options(ssl_ctx_st* ctx);
 
 class upstream_trust {
  public:
