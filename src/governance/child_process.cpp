@@ -12,25 +12,12 @@
 #include <cerrno>
 
 #include "posix/poll_timeout.h"
+#include "posix/unique_fd.h"
 
 extern char** environ;
 
 namespace cordon::governance::detail {
 namespace {
-
-// One owner per descriptor.
-struct owned_fd {
-  int fd = -1;
-  owned_fd() = default;
-  explicit owned_fd(int f) : fd(f) {}
-  owned_fd(const owned_fd&) = delete;
-  owned_fd& operator=(const owned_fd&) = delete;
-  ~owned_fd() { reset(); }
-  void reset() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
 
 struct spawn_actions {
   posix_spawn_file_actions_t actions;
@@ -82,13 +69,13 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   if (argv.empty() || argv[0].empty()) return make_error(error_code::usage_error, "an approver command is needed");
   int in_pipe[2], out_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) != 0) return make_error(error_code::io_error, "pipe for the approver", {}, errno);
-  owned_fd in_read(in_pipe[0]), in_write(in_pipe[1]);
+  unique_fd in_read(in_pipe[0]), in_write(in_pipe[1]);
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return make_error(error_code::io_error, "pipe for the approver", {}, errno);
-  owned_fd out_read(out_pipe[0]), out_write(out_pipe[1]);
+  unique_fd out_read(out_pipe[0]), out_write(out_pipe[1]);
 
   spawn_actions fa;
-  ::posix_spawn_file_actions_adddup2(&fa.actions, in_read.fd, 0);
-  ::posix_spawn_file_actions_adddup2(&fa.actions, out_write.fd, 1);
+  ::posix_spawn_file_actions_adddup2(&fa.actions, in_read.get(), 0);
+  ::posix_spawn_file_actions_adddup2(&fa.actions, out_write.get(), 1);
   ::posix_spawn_file_actions_addclosefrom_np(&fa.actions, 3);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -98,7 +85,7 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   if (rc != 0) return make_error(error_code::io_error, "cannot start approver " + argv[0], {}, rc);
   in_read.reset();
   out_write.reset();
-  ::fcntl(in_write.fd, F_SETFL, O_NONBLOCK);
+  ::fcntl(in_write.get(), F_SETFL, O_NONBLOCK);
 
   // An approver that exits without reading its request must not kill this
   // process with SIGPIPE: blocked on this thread while writing, and a
@@ -114,25 +101,25 @@ result<child_result> run_child(const std::vector<std::string>& argv, const std::
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::size_t written = 0;
   if (input.empty()) in_write.reset();
-  while (out_read.fd >= 0) {
+  while (out_read.get() >= 0) {
     const int left_ms = poll_timeout_until(deadline);
     if (left_ms == 0) {
       out.timed_out = true;
       break;
     }
-    pollfd fds[2] = {{out_read.fd, POLLIN, 0}, {in_write.fd, POLLOUT, 0}};
-    int n = ::poll(fds, in_write.fd >= 0 ? 2 : 1, left_ms);
+    pollfd fds[2] = {{out_read.get(), POLLIN, 0}, {in_write.get(), POLLOUT, 0}};
+    int n = ::poll(fds, in_write.get() >= 0 ? 2 : 1, left_ms);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
-    if (in_write.fd >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t w = ::write(in_write.fd, input.data() + written, input.size() - written);
+    if (in_write.get() >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t w = ::write(in_write.get(), input.data() + written, input.size() - written);
       if (w > 0) written += static_cast<std::size_t>(w);
       if (w < 0 && errno != EAGAIN && errno != EINTR) in_write.reset();  // the approver stopped reading
       if (written == input.size()) in_write.reset();                    // EOF: the request is complete
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       char buffer[4096];
-      ssize_t r = ::read(out_read.fd, buffer, sizeof buffer);
+      ssize_t r = ::read(out_read.get(), buffer, sizeof buffer);
       if (r > 0) {
         out.output.append(buffer, static_cast<std::size_t>(std::min<std::size_t>(r, max_output - std::min(max_output, out.output.size()))));
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
