@@ -122,6 +122,38 @@ export class Run {
   wait(): Promise<RunResult>;
 }
 
+export interface PoolOptions {
+  /** The directory {workspace} names (default: process.cwd()); not for a Plan. */
+  workspace?: string;
+  /** Sandboxes kept ready, 1 to 64 (default 2). */
+  size?: number;
+  /** Seconds a sandbox may wait ready before it is replaced (default 30). */
+  maxAge?: number;
+  /** Seconds run() and start() wait for a sandbox when none is ready (default 10). */
+  wait?: number;
+  /** Seconds after a start at the latest before its replacement is prepared (default 0.05). */
+  refillAfter?: number;
+  /** The cordon-supervisor helper (default: $CORDON_SUPERVISOR, installed, build tree). */
+  supervisor?: string;
+}
+
+/** Sandboxes prepared ahead of time for one policy (docs/prepared.md): each
+ * command starts in a sandbox of its own, set up before it was asked for. */
+export class Pool {
+  constructor(policy?: PolicyLike, options?: PoolOptions);
+  readonly plan: Plan;
+  /** How many sandboxes are ready now (-1 once closed). */
+  readonly ready: number;
+  /** Compiles the policy again on fresh host facts; true when the plan changed. */
+  refresh(): boolean;
+  /** RunOptions without timeout, workspace and supervisor (the pool's own). */
+  start(argv: string[], options?: Omit<RunOptions, 'timeout' | 'workspace' | 'supervisor'>): Run;
+  /** timeout (seconds) cancels the run at the deadline. */
+  run(argv: string[], options?: Omit<RunOptions, 'workspace' | 'supervisor'>): Promise<RunResult>;
+  /** Gives up the sandboxes still waiting; runs already started go on. */
+  close(): void;
+}
+
 export function run(policy: PolicyLike, argv: string[], options?: RunOptions): Promise<RunResult>;
 export function start(policy: PolicyLike, argv: string[], options?: RunOptions): Run;
 export function compile(policy?: string | Record<string, unknown>, options?: CompileOptions): Plan;

@@ -132,7 +132,7 @@ class Run {
     const env = options.env || process.env;
     const started = unwrap(addon().start(plan.handle, argv.map(String), options.cwd ?? null,
       Object.entries(env).map(([k, v]) => `${k}=${v}`), [stdioMode(options.stdin), 'pipe', 'pipe'],
-      options.supervisor ?? null));
+      options.supervisor ?? null, options.pool ? options.pool.handle : null));
     this.handle = started.run;
     this.pid = started.pid;
     this.argv = argv.slice();
@@ -205,6 +205,12 @@ function start(policy, argv, options = {}) {
 async function run(policy, argv, options = {}) {
   const hostDeadline = policy instanceof Plan ? options.timeout : undefined;
   const r = start(policy, argv, { ...options, timeout: hostDeadline === undefined ? options.timeout : undefined });
+  return finish(r, options, hostDeadline);
+}
+
+// Streams r's output to the callbacks, cancels it at hostDeadline (seconds;
+// undefined: none) and resolves to its RunResult.
+async function finish(r, options, hostDeadline) {
   if (options.onStdout) r.stdout.on('data', options.onStdout);
   if (options.onStderr) r.stderr.on('data', options.onStderr);
   let timer = null;
@@ -224,7 +230,55 @@ async function run(policy, argv, options = {}) {
   }
 }
 
+// Sandboxes prepared ahead of time for one policy (docs/prepared.md): each
+// command starts in a sandbox of its own that was set up before it was
+// asked for, and the pool prepares its replacement. Options: workspace,
+// size (1-64, default 2), maxAge, wait, refillAfter (seconds), supervisor.
+class Pool {
+  constructor(policy = 'workspace-write', options = {}) {
+    this.plan = planFor(policy, { workspace: options.workspace });
+    const o = { size: options.size ?? 2 };
+    const ms = { maxAge: 'max_age_ms', wait: 'wait_ms', refillAfter: 'refill_after_ms' };
+    for (const [key, field] of Object.entries(ms)) {
+      if (options[key] !== undefined) o[field] = Math.round(options[key] * 1000);
+    }
+    if (options.supervisor !== undefined) o.supervisor_path = options.supervisor;
+    this.handle = unwrap(addon().poolNew(this.plan.handle, JSON.stringify(o))).pool;
+    this.closed = false;
+  }
+
+  // How many sandboxes are ready now.
+  get ready() {
+    return addon().poolReady(this.handle);
+  }
+
+  // Compiles the policy again on fresh host facts; true when the plan
+  // changed (every sandbox prepared for the old one is given up).
+  refresh() {
+    return unwrap(addon().poolRefresh(this.handle)).changed;
+  }
+
+  // As the module's start(), in a prepared sandbox (no timeout: use run()).
+  start(argv, options = {}) {
+    if (this.closed) throw new Error('the pool is closed');
+    if (options.timeout !== undefined) throw new TypeError('timeout with a pool: use pool.run()');
+    return new Run(this.plan, argv, { ...options, pool: this });
+  }
+
+  // As the module's run(), in a prepared sandbox; timeout (seconds) cancels it.
+  async run(argv, options = {}) {
+    const r = this.start(argv, { ...options, timeout: undefined });
+    return finish(r, options, options.timeout);
+  }
+
+  // Gives up the sandboxes still waiting; runs already started go on.
+  close() {
+    addon().poolClose(this.handle);
+    this.closed = true;
+  }
+}
+
 module.exports = {
-  run, start, compile, explain, probe, profileJson, Plan, Run, CordonError,
+  run, start, compile, explain, probe, profileJson, Plan, Pool, Run, CordonError,
   libraryVersion: () => addon().libraryVersion(),
 };

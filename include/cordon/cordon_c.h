@@ -39,7 +39,7 @@
  * cordon_abi_minor() with the minor whose functions it uses (must be at
  * least that). Minor 0: compile, explain, probe, runs. Minor 1: governance
  * (capability rules, the execution runtime, the audit log) and the
- * filesystem worker.
+ * filesystem worker. Minor 2: pools of prepared sandboxes.
  */
 #ifndef CORDON_CORDON_C_H
 #define CORDON_CORDON_C_H
@@ -59,7 +59,7 @@ extern "C" {
 
 /* The ABI this header describes, and the additions within it. */
 #define CORDON_ABI_VERSION 1
-#define CORDON_ABI_MINOR 1
+#define CORDON_ABI_MINOR 2
 
 /* Stable error codes: the C spelling of cordon::error_code
  * (include/cordon/result.h, docs/errors.md). Values never change; new ones
@@ -261,6 +261,68 @@ CORDON_C_API char* cordon_run_error_json(const cordon_run* run);
  * blocks until its tree is gone). NULL is allowed. Never call it while
  * another thread uses the handle. */
 CORDON_C_API void cordon_run_free(cordon_run* run);
+
+/* ---- Prepared sandboxes (minor 2; docs/prepared.md) ---------------------
+ *
+ * A pool keeps sandboxes for one plan set up ahead of time (namespaces, the
+ * mount table, Landlock, seccomp, the cgroup, the broker when the plan
+ * filters the network), each waiting just before its command's exec.
+ * Starting a command in one sends only argv, the environment, the working
+ * directory and the three standard descriptors. A prepared sandbox is used
+ * for one command only; the pool prepares its replacement. The run is the
+ * same as cordon_run_start()'s: the same handle, the same report, which
+ * also says "prepared": true and "prepared_at". */
+
+typedef struct cordon_pool cordon_pool;
+
+/* Starts preparing sandboxes for `plan` on a thread of the pool's own and
+ * returns at once with *pool. The pool keeps what it needs of the plan: the
+ * caller may free the plan first.
+ *
+ * options_json: NULL, "" or a JSON object with optional fields (unknown ones
+ * are refused):
+ *   "size"             sandboxes kept ready, 1..64 (default 2)
+ *   "max_age_ms"       a sandbox ready longer is given up and replaced, so
+ *                      that what the plan does not record (a file that
+ *                      appeared, a changed mount) is never older than this
+ *                      (default 30000; > 0)
+ *   "wait_ms"          how long cordon_pool_start() waits when none is ready
+ *                      (default 10000; >= 0)
+ *   "refill_after_ms"  a started sandbox is replaced once its run ended or
+ *                      this long after the start, whichever comes first
+ *                      (default 50; 0 = at once)
+ *   "supervisor_path"  the cordon-supervisor helper (default: as
+ *                      cordon_run_request's supervisor_path)
+ * Errors: CORDON_E_USAGE_ERROR (NULL plan or pool, bad options),
+ * CORDON_E_PARSE_ERROR (options not JSON), CORDON_E_PLAN_NULL. */
+CORDON_C_API int cordon_pool_new(const cordon_plan* plan, const char* options_json, cordon_pool** pool,
+                                 char** error_json);
+
+/* Takes a ready sandbox (waiting up to the pool's wait_ms) and starts
+ * `request` in it, as cordon_run_start() does; request->supervisor_path is
+ * not used (the pool's helper runs it). Errors: those of cordon_run_start();
+ * CORDON_E_LAUNCH_FAILED when no sandbox became ready in time (with the last
+ * preparation's error); CORDON_E_PLAN_STALE once a helper found that the
+ * host changed since the plan was compiled (call cordon_pool_refresh()). A
+ * terminal on a standard stream is relayed as a pipe. */
+CORDON_C_API int cordon_pool_start(cordon_pool* pool, const cordon_run_request* request, cordon_run** run,
+                                   char** error_json);
+
+/* How many sandboxes are ready now; -1 when pool is NULL. */
+CORDON_C_API int cordon_pool_ready_count(const cordon_pool* pool);
+
+/* Compiles the pool's policy again on fresh host facts; when the plan
+ * changed (a repository appeared under a writable root, the cgroup site
+ * changed), every sandbox prepared for the old one is given up. *changed
+ * (when not NULL) is 1 then, else 0. Errors: the compile's (the policy
+ * cannot run here any more: the pool is emptied), CORDON_E_USAGE_ERROR when
+ * pool is NULL. */
+CORDON_C_API int cordon_pool_refresh(cordon_pool* pool, int* changed, char** error_json);
+
+/* Gives up every prepared sandbox (their helpers kill the waiting trees) and
+ * stops the pool's thread; runs already started go on, each owned by its
+ * cordon_run. NULL is allowed. */
+CORDON_C_API void cordon_pool_free(cordon_pool* pool);
 
 /* ---- Governance (minor 1; docs/governance.md) ----------------------------
  *

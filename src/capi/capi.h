@@ -19,7 +19,8 @@
 struct cordon_plan {
   // The backend that compiled the plan: the plan points at it, so it lives as
   // long as the plan.
-  std::unique_ptr<cordon::sandbox_backend> backend;
+  // Shared with the pools prepared from the plan (prepared.cpp).
+  std::shared_ptr<cordon::sandbox_backend> backend;
   std::shared_ptr<const cordon::sandbox_plan> plan;
 };
 
@@ -52,6 +53,10 @@ int fail(const error& err, char** out) noexcept;
 // policy JSON first (usage_error when it is NULL).
 result<cordon_plan> compile_policy(const sandbox_policy& policy, const char* options_json);
 result<cordon_plan> compile_plan(const char* policy_json, const char* options_json);
+
+// cordon_run_request as the run API's request (run.cpp): usage_error for an
+// empty argv, a descriptor that is not open or an unknown stdio mode.
+result<run_request> request_of(const cordon_run_request& c);
 
 // Sets *out to NULL (when out is not NULL) and returns CORDON_OK.
 int succeed(char** out) noexcept;

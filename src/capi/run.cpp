@@ -33,6 +33,16 @@ std::vector<std::string> strings_of(const char* const* list) {
   return out;
 }
 
+
+// Records the report once the run API has it.
+int ended(cordon_run& run, std::optional<run_report> report) {
+  if (!report) return CORDON_RUN_GOING;
+  run.report = std::move(report);
+  return CORDON_RUN_ENDED;
+}
+
+}  // namespace
+
 result<run_request> request_of(const cordon_run_request& c) {
   run_request request;
   request.launch.argv = strings_of(c.argv);
@@ -54,14 +64,6 @@ result<run_request> request_of(const cordon_run_request& c) {
   return request;
 }
 
-// Records the report once the run API has it.
-int ended(cordon_run& run, std::optional<run_report> report) {
-  if (!report) return CORDON_RUN_GOING;
-  run.report = std::move(report);
-  return CORDON_RUN_ENDED;
-}
-
-}  // namespace
 }  // namespace cordon::capi
 
 using namespace cordon::capi;

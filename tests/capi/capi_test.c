@@ -164,21 +164,27 @@ static void read_all(int fd, char* buffer, size_t size) {
   buffer[used] = '\0';
 }
 
-/* Starts argv under plan with stdout on a pipe, collects stdout and waits. */
-static cordon_run* run_collect(cordon_plan* plan, const char* const* argv, char* out, size_t size) {
+/* Starts argv with stdout on a pipe (in a sandbox of `pool` when it is not
+ * NULL, else under plan), collects stdout and waits. */
+static cordon_run* collect_from(cordon_plan* plan, cordon_pool* pool, const char* const* argv, char* out, size_t size) {
   cordon_run_request request = {0};
   request.argv = argv;
   request.stdout_io.mode = CORDON_STDIO_PIPE;
   cordon_run* run = NULL;
   char* error = NULL;
-  if (cordon_run_start(plan, &request, &run, &error) != CORDON_OK) {
-    fail_test("cordon_run_start: %s", error);
+  int code = pool != NULL ? cordon_pool_start(pool, &request, &run, &error) : cordon_run_start(plan, &request, &run, &error);
+  if (code != CORDON_OK) {
+    fail_test("%s: %s", pool != NULL ? "cordon_pool_start" : "cordon_run_start", error);
     cordon_string_free(error);
     return NULL;
   }
   read_all(cordon_run_fd(run, 1), out, size);
   if (cordon_run_wait(run, -1) != CORDON_RUN_ENDED) fail_test("cordon_run_wait(-1) did not end the run");
   return run;
+}
+
+static cordon_run* run_collect(cordon_plan* plan, const char* const* argv, char* out, size_t size) {
+  return collect_from(plan, NULL, argv, out, size);
 }
 
 /* What every confined-run test starts from: a workspace with the probe,
@@ -494,7 +500,7 @@ static const char* rules_json =
     "{\"id\": \"no-rm\", \"reason\": \"no deleting\", \"decision\": \"deny\", \"commands\": [\"rm\"]}]}";
 
 static void test_abi_minor(void) {
-  CHECK(CORDON_ABI_MINOR >= 1, "header minor %d", CORDON_ABI_MINOR);
+  CHECK(CORDON_ABI_MINOR >= 2, "header minor %d", CORDON_ABI_MINOR);
   CHECK(cordon_abi_minor() == CORDON_ABI_MINOR, "library minor %u", cordon_abi_minor());
 done:;
 }
@@ -663,6 +669,73 @@ done:
   cordon_fs_free(fs);
 }
 
+/* ---- ABI minor 2: pools of prepared sandboxes ---- */
+
+/* A pool's sandbox confines as an ordinary run does (the allowed write
+ * lands, /etc is EROFS, /etc/shadow EACCES), its report says it was
+ * prepared, and the next command gets a new sandbox: a file the first left
+ * in its private /tmp is not there. The pool outlives the plan it came from. */
+static void test_pool_prepared_runs(void) {
+  cordon_pool* pool = NULL;
+  cordon_run* second = NULL;
+  char* second_report = NULL;
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  CHECK(cordon_pool_new(fx.plan, "{\"size\": 1, \"wait_ms\": 20000}", &pool, &fx.error) == CORDON_OK, "pool: %s",
+        fx.error);
+  cordon_plan_free(fx.plan);
+  fx.plan = NULL;
+  for (int i = 0; i < 400 && cordon_pool_ready_count(pool) < 1; ++i) usleep(50 * 1000);
+  CHECK(cordon_pool_ready_count(pool) == 1, "ready %d", cordon_pool_ready_count(pool));
+  int changed = -1;
+  CHECK(cordon_pool_refresh(pool, &changed, &fx.error) == CORDON_OK && changed == 0, "refresh %d: %s", changed,
+        fx.error);
+  char inside_file[128], probe[128], out[1024];
+  snprintf(inside_file, sizeof inside_file, "%s/made-in-a-prepared-sandbox", workspace);
+  snprintf(probe, sizeof probe, "%s/probe", workspace);
+  const char* first_argv[] = {probe, "write", inside_file, "write", "/etc/cordon-capi-probe", "read", "/etc/shadow",
+                              "write", "/tmp/left-behind", NULL};
+  fx.run = collect_from(NULL, pool, first_argv, out, sizeof out);
+  CHECK(fx.run != NULL, "start");
+  CHECK(strcmp(out, "write OK\nwrite EROFS\nread EACCES\nwrite OK\n") == 0, "probe said:\n%s", out);
+  CHECK(access(inside_file, F_OK) == 0, "the allowed file is not on the host");
+  cordon_run_status status;
+  CHECK(cordon_run_status_get(fx.run, &status) == CORDON_OK && status.ran && status.exit_code == 0, "status");
+  fx.report = cordon_run_report_json(fx.run);
+  CHECK(contains(fx.report, "\"prepared\": true") && contains(fx.report, "\"prepared_at\": \"") &&
+            contains(fx.report, "\"outcome\": \"completed\""),
+        "report: %.400s", fx.report);
+  const char* second_argv[] = {probe, "read", "/tmp/left-behind", NULL};
+  second = collect_from(NULL, pool, second_argv, out, sizeof out);
+  CHECK(second != NULL, "second start");
+  CHECK(strcmp(out, "read ENOENT\n") == 0, "the second command saw the first's /tmp: %s", out);
+  second_report = cordon_run_report_json(second);
+  CHECK(contains(second_report, "\"prepared\": true"), "second report: %.300s", second_report);
+done:
+  cordon_string_free(second_report);
+  cordon_run_free(second);
+  cordon_pool_free(pool);
+}
+
+/* Options a pool cannot honour are refused before anything is prepared. */
+static void test_pool_options_refused(void) {
+  cordon_pool* pool = NULL;
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  CHECK(cordon_pool_new(fx.plan, "{\"sise\": 2}", &pool, &fx.error) == CORDON_E_USAGE_ERROR && pool == NULL &&
+            contains(fx.error, "\"location\":\"/sise\""),
+        "unknown field: %s", fx.error);
+  cordon_string_free(fx.error);
+  fx.error = NULL;
+  CHECK(cordon_pool_new(fx.plan, "{\"size\": 0}", &pool, NULL) == CORDON_E_USAGE_ERROR, "size 0");
+  CHECK(cordon_pool_new(fx.plan, "{\"max_age_ms\": 0}", &pool, NULL) == CORDON_E_USAGE_ERROR, "max_age_ms 0");
+  CHECK(cordon_pool_new(fx.plan, "{\"wait_ms\": \"1\"}", &pool, NULL) == CORDON_E_USAGE_ERROR, "wait_ms text");
+  CHECK(cordon_pool_new(fx.plan, "{size", &pool, NULL) == CORDON_E_PARSE_ERROR, "not JSON");
+  CHECK(cordon_pool_new(NULL, NULL, &pool, NULL) == CORDON_E_USAGE_ERROR && pool == NULL, "NULL plan");
+  CHECK(cordon_pool_ready_count(NULL) == -1, "NULL pool");
+  CHECK(cordon_pool_refresh(NULL, NULL, NULL) == CORDON_E_USAGE_ERROR, "refresh NULL pool");
+done:
+  cordon_pool_free(pool);
+}
+
 int main(int argc, char** argv) {
   const char* junit = NULL;
   probe_program = getenv("CORDON_CAPI_PROBE");
@@ -694,6 +767,8 @@ int main(int argc, char** argv) {
     run_confined_test("governance_execute", test_governance_execute);
     run_confined_test("audit_log", test_audit_log);
     run_confined_test("fs_worker", test_fs_worker);
+    run_confined_test("pool_prepared_runs", test_pool_prepared_runs);
+    run_confined_test("pool_options_refused", test_pool_options_refused);
   }
   int failures = 0, skips = 0;
   for (int i = 0; i < result_count; ++i) {

@@ -350,12 +350,110 @@ static int mode_of(napi_env env, napi_value value, cordon_stdio* io) {
   return 1;
 }
 
-/* start(plan, argv, cwd, env, [stdin, stdout, stderr], supervisor) ->
- * {run, pid, fds: [in, out, err]} | {error}. The fds are the caller's now. */
-static napi_value start(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
-  CHECK_NAPI(get_args(env, info, 6, argv) ? napi_ok : napi_generic_failure);
+/* ---- pools of prepared sandboxes (ABI minor 2, docs/prepared.md) ---- */
+
+/* A pool's external: closed by poolClose() or when collected, whichever
+ * comes first. Runs started from it own themselves. */
+typedef struct pool_box {
+  cordon_pool* pool;
+} pool_box;
+
+/* Tells a pool's external from a plan's, which is an external too. */
+static const napi_type_tag pool_tag = {0x636f72646f6e2d70ULL, 0x6f6f6c2d62786d32ULL};
+
+static void pool_finalize(napi_env env, void* data, void* hint) {
+  (void)env;
+  (void)hint;
+  pool_box* box = data;
+  cordon_pool_free(box->pool);
+  free(box);
+}
+
+/* The pool of an external made by poolNew(); NULL for anything else. */
+static pool_box* pool_arg(napi_env env, napi_value value) {
+  bool tagged = false;
+  void* data = NULL;
+  if (napi_check_object_type_tag(env, value, &pool_tag, &tagged) != napi_ok || !tagged) return NULL;
+  if (napi_get_value_external(env, value, &data) != napi_ok) return NULL;
+  return data;
+}
+
+/* poolNew(plan, optionsJson) -> {pool} | {error} */
+static napi_value pool_new(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  CHECK_NAPI(get_args(env, info, 2, argv) ? napi_ok : napi_generic_failure);
+  int ok = 1;
+  char* options = string_arg(env, argv[1], &ok);
   cordon_plan* plan = plan_arg(env, argv[0]);
+  pool_box* box = calloc(1, sizeof *box);
+  char* error = NULL;
+  int code = box == NULL ? CORDON_E_LAUNCH_FAILED
+             : ok        ? cordon_pool_new(plan, options, &box->pool, &error)
+                         : CORDON_E_USAGE_ERROR;
+  free(options);
+  if (code != CORDON_OK) {
+    free(box);
+    return error_result(env, error, code);
+  }
+  napi_value out, external;
+  napi_create_object(env, &out);
+  if (napi_create_external(env, box, pool_finalize, NULL, &external) != napi_ok ||
+      napi_type_tag_object(env, external, &pool_tag) != napi_ok) {
+    napi_throw_error(env, "cordon_addon", "napi_create_external failed");
+    return NULL;
+  }
+  napi_set_named_property(env, out, "pool", external);
+  return out;
+}
+
+/* poolReady(pool) -> number of sandboxes ready; -1 once closed */
+static napi_value pool_ready(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
+  pool_box* box = pool_arg(env, argv[0]);
+  return int_value(env, box != NULL ? cordon_pool_ready_count(box->pool) : -1);
+}
+
+/* poolRefresh(pool) -> {changed: boolean} | {error} */
+static napi_value pool_refresh(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
+  pool_box* box = pool_arg(env, argv[0]);
+  int changed = 0;
+  char* error = NULL;
+  int code = cordon_pool_refresh(box != NULL ? box->pool : NULL, &changed, &error);
+  if (code != CORDON_OK) return error_result(env, error, code);
+  napi_value out, flag;
+  napi_create_object(env, &out);
+  napi_get_boolean(env, changed != 0, &flag);
+  napi_set_named_property(env, out, "changed", flag);
+  return out;
+}
+
+/* poolClose(pool): gives up the sandboxes still waiting; idempotent. */
+static napi_value pool_close(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
+  pool_box* box = pool_arg(env, argv[0]);
+  if (box != NULL) {
+    cordon_pool_free(box->pool);
+    box->pool = NULL;
+  }
+  return NULL;
+}
+
+/* start(plan, argv, cwd, env, [stdin, stdout, stderr], supervisor, pool) ->
+ * {run, pid, fds: [in, out, err]} | {error}. With a pool (from poolNew) the
+ * command starts in one of its prepared sandboxes and plan is not used. The
+ * fds are the caller's now. */
+static napi_value start(napi_env env, napi_callback_info info) {
+  napi_value argv[7];
+  CHECK_NAPI(get_args(env, info, 7, argv) ? napi_ok : napi_generic_failure);
+  cordon_plan* plan = plan_arg(env, argv[0]);
+  napi_valuetype pool_type;
+  napi_typeof(env, argv[6], &pool_type);
+  const int pooled = pool_type != napi_undefined && pool_type != napi_null;
+  pool_box* pool = pooled ? pool_arg(env, argv[6]) : NULL;
   char** args = string_array(env, argv[1]);
   int ok = 1;
   char* cwd = string_arg(env, argv[2], &ok);
@@ -374,9 +472,11 @@ static napi_value start(napi_env env, napi_callback_info info) {
   request.supervisor_path = supervisor;
   cordon_run* run = NULL;
   char* error = NULL;
-  int code = ok && plan != NULL && args != NULL && environment != NULL
-                 ? cordon_run_start(plan, &request, &run, &error)
-                 : CORDON_E_USAGE_ERROR;
+  cordon_pool* from = pool != NULL ? pool->pool : NULL;
+  int code = !ok || args == NULL || environment == NULL ? CORDON_E_USAGE_ERROR
+             : pooled                                   ? cordon_pool_start(from, &request, &run, &error)
+             : plan != NULL                             ? cordon_run_start(plan, &request, &run, &error)
+                                                        : CORDON_E_USAGE_ERROR;
   free_array(args);
   free_array(environment);
   free(cwd);
@@ -502,5 +602,9 @@ NAPI_MODULE_INIT() {
   EXPORT("waitEnd", wait_end);
   EXPORT("cancel", cancel);
   EXPORT("result", result);
+  EXPORT("poolNew", pool_new);
+  EXPORT("poolReady", pool_ready);
+  EXPORT("poolRefresh", pool_refresh);
+  EXPORT("poolClose", pool_close);
   return exports;
 }

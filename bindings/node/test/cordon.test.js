@@ -163,3 +163,33 @@ test('the TypeScript declarations type-check a host (tsc --strict)', (t) => {
   { cwd: root, encoding: 'utf8' });
   assert.equal(done.status, 0, done.stdout + done.stderr);
 });
+
+test('a pool runs each command in a prepared sandbox of its own', async (t) => {
+  if (!available) return t.skip(skipReason);
+  const inside = path.join(workspace, 'made-in-a-pool');
+  const pool = new cordon.Pool('workspace-write', { workspace, size: 1, wait: 20 });
+  try {
+    for (let i = 0; i < 400 && pool.ready < 1; ++i) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(pool.ready, 1);
+    assert.equal(pool.refresh(), false);
+    const r = await pool.run(['/bin/sh', '-c', `touch ${inside} && touch /etc/x; echo left > /tmp/left-behind`],
+      { cwd: workspace });
+    assert.equal(r.exitCode, 0, r.stderr.toString());
+    assert.ok(fs.existsSync(inside));
+    assert.match(r.stderr.toString(), /cannot touch '\/etc\/x': Read-only file system/);
+    assert.equal(r.report.prepared, true);
+    assert.match(r.report.prepared_at, /Z$/);
+    // The next command gets a new sandbox: the first one's /tmp is not there.
+    const second = await pool.run(['/bin/cat', '/tmp/left-behind'], { cwd: workspace });
+    assert.equal(second.exitCode, 1);
+    assert.match(second.stderr.toString(), /No such file or directory/);
+    const cancelled = await pool.run(['/bin/sleep', '30'], { timeout: 0.5 });
+    assert.ok(cancelled.cancelled && cancelled.timedOut);
+  } finally {
+    pool.close();
+  }
+  assert.equal(pool.ready, -1);
+  assert.throws(() => pool.start(['/bin/true']), /the pool is closed/);
+  assert.throws(() => new cordon.Pool('workspace-write', { workspace, size: 0 }),
+    (e) => e instanceof cordon.CordonError && e.code === 'usage_error' && e.location === '/size');
+});

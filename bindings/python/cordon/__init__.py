@@ -5,25 +5,25 @@
     result.exit_code, result.stdout, result.report["controls"]
 
 A ctypes layer over libcordon's C API (include/cordon/cordon_c.h). The
-asyncio variant is cordon.start() / cordon.run_async() (cordon.aio).
+asyncio variant is cordon.start() / cordon.run_async() (cordon.aio);
+cordon.Pool keeps sandboxes prepared ahead of time for many short commands.
 """
 
 from __future__ import annotations
 
-import os
-import selectors
 import time
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from ._core import (DEVNULL, Blocker, CordonError, Handle, Plan, PolicyError, PolicyLike, RefusedError, RunResult,
-                    UsageError, check_argv, compile, explain, plan_for, probe, profile_json, stdin_bytes)
+                    UsageError, check_argv, collect, compile, explain, plan_for, probe, profile_json, stdin_bytes)
 from ._lib import lib
 from .aio import AsyncRun, run_async, start
+from .prepared import Pool
 from . import fs, governance  # noqa: E402 - the ABI 1.1 layers (load the library on first use)
 
 __all__ = ["run", "run_async", "start", "compile", "explain", "probe", "profile_json", "library_version", "Plan",
            "RunResult", "AsyncRun", "CordonError", "PolicyError", "RefusedError", "UsageError", "Blocker", "DEVNULL",
-           "governance", "fs"]
+           "governance", "fs", "Pool"]
 
 
 def library_version() -> str:
@@ -57,60 +57,7 @@ def run(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[
     plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout)
     handle = Handle(plan, argv, cwd=cwd, env=env, stdin=stdin)
     try:
-        return _collect(handle, stdin_bytes(stdin), time.monotonic() + timeout if (
+        return collect(handle, stdin_bytes(stdin), time.monotonic() + timeout if (
             timeout is not None and isinstance(policy, Plan)) else None)
     finally:
         handle.close()
-
-
-def _collect(handle: Handle, data: Optional[bytes], deadline: Optional[float]) -> RunResult:
-    """Writes stdin, reads stdout and stderr and waits, in this thread."""
-    out = {1: bytearray(), 2: bytearray()}
-    fds = {stream: handle.take_fd(stream) for stream in (0, 1, 2)}
-    timed_out = False
-    with selectors.DefaultSelector() as sel:
-        for stream in (1, 2):
-            sel.register(fds[stream], selectors.EVENT_READ, stream)
-        if fds[0] >= 0 and data:
-            os.set_blocking(fds[0], False)
-            sel.register(fds[0], selectors.EVENT_WRITE, 0)
-        elif fds[0] >= 0:
-            os.close(fds[0])
-            fds[0] = -1
-        sel.register(handle.wait_fd, selectors.EVENT_READ, "end")
-        pending = memoryview(data or b"")
-        ended = False
-        while sel.get_map() and len(sel.get_map()) > 0:
-            wait = None if deadline is None or timed_out else max(0.0, deadline - time.monotonic())
-            events = sel.select(wait)
-            if not events and deadline is not None and not timed_out:
-                timed_out = True
-                handle.cancel()
-            for key, _ in events:
-                if key.data == "end":
-                    if handle.poll(0):
-                        sel.unregister(key.fd)
-                        ended = True
-                elif key.data == 0:
-                    try:
-                        pending = pending[os.write(key.fd, pending):]
-                    except BrokenPipeError:
-                        pending = pending[len(pending):]
-                    if not pending:
-                        sel.unregister(key.fd)
-                        os.close(key.fd)
-                        fds[0] = -1
-                else:
-                    chunk = os.read(key.fd, 65536)
-                    if chunk:
-                        out[key.data] += chunk
-                    else:
-                        sel.unregister(key.fd)
-                        os.close(key.fd)
-                        fds[key.data] = -1
-            if ended and len(sel.get_map()) == 0:
-                break
-        for fd in fds.values():
-            if fd >= 0:
-                os.close(fd)
-    return handle.result(bytes(out[1]), bytes(out[2]), timed_out=timed_out)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import selectors
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -205,11 +207,13 @@ def _c_strings(items: Sequence[Union[str, bytes]]) -> ctypes.Array:
 
 
 class Handle:
-    """One started run (cordon_run_start): owns the C handle. Used by run()
-    and by the asyncio variant; cancel() may be called from any thread."""
+    """One started run (cordon_run_start, or cordon_pool_start when `pool`
+    is a cordon.Pool): owns the C handle. Used by run(), Pool.run() and the
+    asyncio variant; cancel() may be called from any thread."""
 
-    def __init__(self, plan: Plan, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str], env: Optional[Mapping[str, str]],
-                 stdin: Any, stdout_pipe: bool = True, stderr_pipe: bool = True):
+    def __init__(self, plan: Optional[Plan], argv: Sequence[Union[str, bytes]], *, cwd: Optional[str],
+                 env: Optional[Mapping[str, str]], stdin: Any, stdout_pipe: bool = True, stderr_pipe: bool = True,
+                 pool: Any = None):
         check_argv(argv)
         self.argv = [os.fsdecode(a) for a in argv]
         self._argv = _c_strings(argv)
@@ -224,9 +228,15 @@ class Handle:
         request.stderr_io = _lib.Stdio(_lib.STDIO_PIPE if stderr_pipe else _lib.STDIO_INHERIT, -1)
         self._handle = ctypes.c_void_p()
         error = ctypes.c_void_p()
-        self._plan = plan  # the plan outlives the start
-        _check(lib().cordon_run_start(plan._handle, ctypes.byref(request), ctypes.byref(self._handle),
-                                      ctypes.byref(error)), error)
+        self._plan = plan  # the plan (or the pool) outlives the start
+        self._pool = pool
+        if pool is not None:
+            code = lib().cordon_pool_start(pool._handle, ctypes.byref(request), ctypes.byref(self._handle),
+                                           ctypes.byref(error))
+        else:
+            code = lib().cordon_run_start(plan._handle, ctypes.byref(request), ctypes.byref(self._handle),
+                                          ctypes.byref(error))
+        _check(code, error)
         self._lock = threading.Lock()
         self.pid: int = lib().cordon_run_pid(self._handle)
         self.wait_fd: int = lib().cordon_run_wait_fd(self._handle)
@@ -315,3 +325,56 @@ def plan_for(policy: PolicyLike, *, workspace: Optional[str], cwd: Optional[str]
         process["timeout_seconds"] = timeout if current is None else min(current, timeout)
         text = json.dumps(document)
     return Plan(text, workspace=workspace or cwd or os.getcwd())
+
+
+def collect(handle: Handle, data: Optional[bytes], deadline: Optional[float]) -> RunResult:
+    """Writes stdin, reads stdout and stderr and waits, in this thread."""
+    out = {1: bytearray(), 2: bytearray()}
+    fds = {stream: handle.take_fd(stream) for stream in (0, 1, 2)}
+    timed_out = False
+    with selectors.DefaultSelector() as sel:
+        for stream in (1, 2):
+            sel.register(fds[stream], selectors.EVENT_READ, stream)
+        if fds[0] >= 0 and data:
+            os.set_blocking(fds[0], False)
+            sel.register(fds[0], selectors.EVENT_WRITE, 0)
+        elif fds[0] >= 0:
+            os.close(fds[0])
+            fds[0] = -1
+        sel.register(handle.wait_fd, selectors.EVENT_READ, "end")
+        pending = memoryview(data or b"")
+        ended = False
+        while sel.get_map() and len(sel.get_map()) > 0:
+            wait = None if deadline is None or timed_out else max(0.0, deadline - time.monotonic())
+            events = sel.select(wait)
+            if not events and deadline is not None and not timed_out:
+                timed_out = True
+                handle.cancel()
+            for key, _ in events:
+                if key.data == "end":
+                    if handle.poll(0):
+                        sel.unregister(key.fd)
+                        ended = True
+                elif key.data == 0:
+                    try:
+                        pending = pending[os.write(key.fd, pending):]
+                    except BrokenPipeError:
+                        pending = pending[len(pending):]
+                    if not pending:
+                        sel.unregister(key.fd)
+                        os.close(key.fd)
+                        fds[0] = -1
+                else:
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        out[key.data] += chunk
+                    else:
+                        sel.unregister(key.fd)
+                        os.close(key.fd)
+                        fds[key.data] = -1
+            if ended and len(sel.get_map()) == 0:
+                break
+        for fd in fds.values():
+            if fd >= 0:
+                os.close(fd)
+    return handle.result(bytes(out[1]), bytes(out[2]), timed_out=timed_out)

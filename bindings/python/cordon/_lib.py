@@ -22,6 +22,7 @@ from typing import Optional
 
 ABI_VERSION = 1
 ABI_MINOR_GOVERNANCE = 1  # cordon_rules_*, cordon_governance_execute, cordon_audit_*, cordon_fs_*
+ABI_MINOR_POOL = 2  # cordon_pool_*
 _SONAME = "libcordon_c.so.1"
 
 STDIO_INHERIT, STDIO_FD, STDIO_PIPE = 0, 1, 2
@@ -102,6 +103,22 @@ def _declare_minor_1(lib: ctypes.CDLL) -> None:
         fn.argtypes = argtypes
 
 
+def _declare_minor_2(lib: ctypes.CDLL) -> None:
+    c_char_pp = ctypes.POINTER(ctypes.c_void_p)
+    v = ctypes.c_void_p
+    table = {
+        "cordon_pool_new": (ctypes.c_int, [v, ctypes.c_char_p, ctypes.POINTER(v), c_char_pp]),
+        "cordon_pool_start": (ctypes.c_int, [v, ctypes.POINTER(RunRequest), ctypes.POINTER(v), c_char_pp]),
+        "cordon_pool_ready_count": (ctypes.c_int, [v]),
+        "cordon_pool_refresh": (ctypes.c_int, [v, ctypes.POINTER(ctypes.c_int), c_char_pp]),
+        "cordon_pool_free": (None, [v]),
+    }
+    for name, (restype, argtypes) in table.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
 def abi_minor() -> int:
     """The loaded library's ABI minor (0 for a library from before minor 1)."""
     loaded = lib()
@@ -168,6 +185,8 @@ def lib() -> ctypes.CDLL:
         _declare(loaded)
         if hasattr(loaded, "cordon_abi_minor"):
             _declare_minor_1(loaded)
+        if hasattr(loaded, "cordon_pool_new"):
+            _declare_minor_2(loaded)
         abi = loaded.cordon_abi_version()
         if abi != ABI_VERSION:
             raise OSError(f"{candidate} has C API version {abi}; this package needs {ABI_VERSION}")

@@ -20,6 +20,12 @@ async function main(): Promise<number> {
   run.stdin?.end('data');
   run.cancel();
   const ended = await run.wait();
+  const pool = new cordon.Pool('workspace-write', { workspace: '/srv/project', size: 4, maxAge: 10 });
+  const pooled: cordon.RunResult = await pool.run(['git', 'status'], { timeout: 5 });
+  const ready: number = pool.ready;
+  const changed: boolean = pool.refresh();
+  pool.close();
+  console.log(pooled.report.prepared, ready, changed);
   try {
     cordon.compile({ schema_version: 1 });
   } catch (e) {

@@ -1,0 +1,47 @@
+"""cordon.Pool: commands in sandboxes prepared ahead of time (docs/prepared.md)."""
+
+from pathlib import Path
+
+import pytest
+
+import cordon
+from conftest import PYTHON
+from test_run import WRITER
+
+
+def test_a_pooled_run_is_confined_reported_as_prepared_and_alone(workspace, outside):
+    inside, elsewhere = f"{workspace}/made-inside", f"{outside}/made-outside"
+    with cordon.Pool("workspace-write", workspace=workspace, size=1, wait=20) as pool:
+        assert pool.wait_ready(1, timeout=20)
+        assert pool.ready == 1
+        assert pool.refresh() is False  # nothing changed on the host
+        r = pool.run([PYTHON, "-c", WRITER, inside, elsewhere, "/etc/cordon-py-probe", "/tmp/left-behind"],
+                     cwd=workspace)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout.decode().split() == ["OK", "ENOENT", "EROFS", "OK"]
+        assert Path(inside).exists() and not Path(elsewhere).exists()
+        assert r.report["prepared"] is True and r.report["prepared_at"].endswith("Z")
+        assert r.report["controls"]["filesystem_write"]["level"] == "enforced"
+        # The next command gets a sandbox of its own: the first one's /tmp is gone.
+        r = pool.run(["/bin/sh", "-c", "cat /tmp/left-behind; echo $?"], cwd=workspace, stdin="ignored")
+        assert r.stdout == b"1\n" and b"No such file" in r.stderr
+        assert r.report["prepared"] is True
+
+
+def test_pool_options_and_a_closed_pool(workspace):
+    with pytest.raises(cordon.UsageError) as e:
+        cordon.Pool("workspace-write", workspace=workspace, size=0)
+    assert e.value.location == "/size"
+    pool = cordon.Pool("workspace-write", workspace=workspace, size=1)
+    pool.close()
+    with pytest.raises(ValueError):
+        pool.run(["/bin/true"])
+    with pytest.raises(cordon.PolicyError):
+        cordon.Pool("no-such-profile")
+
+
+def test_a_pool_cancels_at_its_timeout(workspace):
+    with cordon.Pool("workspace-write", workspace=workspace, size=1) as pool:
+        r = pool.run(["/bin/sleep", "30"], timeout=0.5)
+        assert r.cancelled and r.timed_out
+        assert r.report["prepared"] is True
