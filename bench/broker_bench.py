@@ -10,7 +10,11 @@ Measures, in one run, with the same client binary (bench/broker_bench.cpp):
   (b) connection latency: 1,000 sequential connections, each connect (+ CONNECT
       handshake through the broker) + a 1-byte echo + close; median and p90 per connection;
   (c) memory: 400 connections through the broker to a destination that never reads, each
-      filled until nothing more moves; the broker's own peak (report: network.memory).
+      filled until nothing more moves; the broker's own peak (report: network.memory);
+  (d) link-bound throughput (--link-rates, root only): the transfers of (a) again, direct and
+      through the broker, in a network namespace this script creates, whose loopback a tbf
+      queueing discipline limits to each rate: what the broker relays when the link, not the
+      2 cores every process here shares, is the limit.
 The client times itself, so cordon's own start-up is not in any number. Each configuration
 runs --runs times (interleaved); the page reports the median and the range over the runs.
 
@@ -19,7 +23,7 @@ numbers to bench/.cache/broker/results.json.
 
 Usage:
   python3 bench/broker_bench.py [--cordon PATH] [--client PATH] [--runs N] [--bytes N]
-                                [--connections N] [--quick] OUT.md
+                                [--connections N] [--link-rates R,R,...] [--quick] OUT.md
 
 Defaults: the binaries bench/run.sh builds (bench/.cache/build/cordon and
 bench/.cache/build/bench/cordon_broker_bench). To build them alone:
@@ -27,7 +31,8 @@ bench/.cache/build/bench/cordon_broker_bench). To build them alone:
         -DCORDON_BUILD_BENCH=ON -DCORDON_BUILD_TESTS=OFF
   cmake --build bench/.cache/build --target cordon_cli cordon_broker_bench
 
-Network traffic goes only to the server this script starts on 127.0.0.1.
+Network traffic goes only to the server this script starts on 127.0.0.1 (for (d), the
+127.0.0.1 of the network namespace it creates).
 """
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ BROKER_TCP = "127.0.0.1:3128"
 BROKER_UNIX = "/dev/cordon-proxy.sock"
 TARGET_THROUGHPUT = 0.90   # the issue's targets
 TARGET_ADDED_MS = 0.3
+LINK_RATES = "8gbit,16gbit"  # below and near the broker's CPU-bound rate on a 2-core machine (docs/network.md)
 
 
 def log(message: str) -> None:
@@ -122,6 +128,101 @@ def stats(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
 
+def write_policy(work: Path, port: int) -> Path:
+    """The filtered policy of every brokered configuration: one rule, 127.0.0.1:PORT."""
+    policy = work / "filtered.json"
+    policy.write_text(json.dumps({
+        "schema_version": 1, "name": "bench-filtered",
+        "filesystem": {"read": "restricted", "readable": ["{workspace}"],
+                       "writable": ["{workspace}", "{run_tmp}"]},
+        "network": {"mode": "filtered", "rules": [{"host": "127.0.0.1", "port": port, "action": "allow"}],
+                    "default_action": "deny"},
+        "environment": {"set": {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}},
+    }, indent=2) + "\n")
+    return policy
+
+
+def configurations(args, cordon: Path, ws: Path, policy: Path, report: Path, target: str,
+                   connections: int) -> list[tuple[str, str, list[str]]]:
+    """(key, label, argv) of each configuration; the sandboxed client is the copy in WS."""
+    work = ["--bytes", str(args.bytes), "--connections", str(connections)]
+    inside_client = ws / "cordon_broker_bench"
+    sandbox = [str(cordon), "run", "--policy", str(policy), "--workspace", str(ws)]
+    return [
+        ("direct", "direct, bare on the host",
+         [str(args.client.resolve()), "client", "--to", target] + work),
+        ("broker_tcp", f"broker: HTTP CONNECT via {BROKER_TCP} (cordon run, filtered)",
+         sandbox + ["--report", str(report), "--", str(inside_client), "client", "--to", target,
+                    "--via", BROKER_TCP] + work),
+        ("broker_unix", f"broker: HTTP CONNECT via {BROKER_UNIX} (cordon run, filtered)",
+         sandbox + ["--", str(inside_client), "client", "--to", target, "--via", "unix:" + BROKER_UNIX] + work),
+        ("broker_transparent", "broker: transparent (a plain connect inside cordon run, filtered)",
+         sandbox + ["--", str(inside_client), "client", "--to", target] + work),
+        ("sandbox_direct", "direct inside cordon run --net any (no broker: the sandbox alone)",
+         [str(cordon), "run", "--net", "any", "--workspace", str(ws), "--", str(inside_client), "client",
+          "--to", target] + work),
+    ]
+
+
+LINK_CONFIGS = ("direct", "broker_tcp", "broker_transparent")
+
+
+def link_child(args, cordon: Path) -> int:
+    """Inside `unshare --net`: loopback up and limited to args.link_child by tbf, then the
+    throughput of LINK_CONFIGS, args.runs times interleaved; JSON to args.out."""
+    rate = args.link_child
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    # burst: at least one timer tick's worth at these rates; latency bounds the queue.
+    subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "16mb",
+                    "latency", "20ms"], check=True)
+    work_dir = CACHE / "broker-link"
+    if work_dir.exists():
+        shutil.rmtree(work_dir)
+    ws = work_dir / "ws"
+    ws.mkdir(parents=True)
+    shutil.copy2(args.client, ws / "cordon_broker_bench")
+    server = Server(args.client.resolve())
+    try:
+        policy = write_policy(work_dir, server.port)
+        configs = [c for c in configurations(args, cordon, ws, policy, work_dir / "report.json",
+                                             f"127.0.0.1:{server.port}", 0) if c[0] in LINK_CONFIGS]
+        results: dict[str, list[dict]] = {key: [] for key, _, _ in configs}
+        for i in range(args.runs):
+            for key, label, argv in configs:
+                log(f"link {rate}, run {i + 1}/{args.runs}: {label}")
+                data, cpu = run_json(argv)
+                data["cpu_s"] = cpu
+                results[key].append(data)
+    finally:
+        server.close()
+    args.out.write_text(json.dumps(results))
+    return 0
+
+
+def link_bound(args, cordon: Path) -> tuple[dict, str]:
+    """Runs link_child once per rate in a network namespace of its own. Returns the results by
+    rate, or {} and the reason it did not run."""
+    rates = [r for r in args.link_rates.split(",") if r]
+    if not rates:
+        return {}, "not asked for (--link-rates is empty)"
+    if os.geteuid() != 0:
+        return {}, "not measured: a network namespace with a queueing discipline on its loopback needs root"
+    for tool in ("unshare", "ip", "tc"):
+        if shutil.which(tool) is None:
+            return {}, f"not measured: {tool} is not installed"
+    by_rate = {}
+    for rate in rates:
+        out = CACHE / f"broker-link-{rate}.json"
+        argv = ["unshare", "--net", "--", sys.executable, str(Path(__file__).resolve()), "--cordon", str(cordon),
+                "--client", str(args.client), "--runs", str(args.runs), "--bytes", str(args.bytes),
+                "--link-child", rate, str(out)]
+        p = subprocess.run(argv, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=1800)
+        if p.returncode != 0:
+            raise RuntimeError(f"the link-bound run at {rate} failed: {p.stderr.strip()[-500:]}")
+        by_rate[rate] = json.loads(out.read_text())
+    return by_rate, ""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", type=Path, help="where to write the markdown section")
@@ -131,6 +232,9 @@ def main() -> int:
     ap.add_argument("--bytes", type=int, default=1 << 30)
     ap.add_argument("--connections", type=int, default=1000)
     ap.add_argument("--stalled", type=int, default=400, help="stalled connections for the memory check")
+    ap.add_argument("--link-rates", default=LINK_RATES,
+                    help="tbf rates (tc(8) units, comma-separated) for the link-bound throughput; empty: none")
+    ap.add_argument("--link-child", help=argparse.SUPPRESS)  # one rate, inside the namespace (link_bound)
     ap.add_argument("--quick", action="store_true", help="2 runs of 256 MiB and 200 connections (to try it)")
     args = ap.parse_args()
     if args.quick:
@@ -140,6 +244,8 @@ def main() -> int:
             print(f"broker_bench: {binary} does not exist (see --help for how to build it)", file=sys.stderr)
             return 2
     cordon = args.cordon.resolve()
+    if args.link_child:
+        return link_child(args, cordon)
 
     if WORK.exists():
         shutil.rmtree(WORK)
@@ -153,32 +259,10 @@ def main() -> int:
     try:
         port = server.port
         target = f"127.0.0.1:{port}"
-        policy = WORK / "filtered.json"
-        policy.write_text(json.dumps({
-            "schema_version": 1, "name": "bench-filtered",
-            "filesystem": {"read": "restricted", "readable": ["{workspace}"],
-                           "writable": ["{workspace}", "{run_tmp}"]},
-            "network": {"mode": "filtered", "rules": [{"host": "127.0.0.1", "port": port, "action": "allow"}],
-                        "default_action": "deny"},
-            "environment": {"set": {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}},
-        }, indent=2) + "\n")
-        work = ["--bytes", str(args.bytes), "--connections", str(args.connections)]
+        policy = write_policy(WORK, port)
         report = WORK / "report.json"
         sandbox = [str(cordon), "run", "--policy", str(policy), "--workspace", str(ws)]
-        configs = [
-            ("direct", "direct, bare on the host",
-             [str(args.client.resolve()), "client", "--to", target] + work),
-            ("broker_tcp", f"broker: HTTP CONNECT via {BROKER_TCP} (cordon run, filtered)",
-             sandbox + ["--report", str(report), "--", str(inside_client), "client", "--to", target,
-                        "--via", BROKER_TCP] + work),
-            ("broker_unix", f"broker: HTTP CONNECT via {BROKER_UNIX} (cordon run, filtered)",
-             sandbox + ["--", str(inside_client), "client", "--to", target, "--via", "unix:" + BROKER_UNIX] + work),
-            ("broker_transparent", "broker: transparent (a plain connect inside cordon run, filtered)",
-             sandbox + ["--", str(inside_client), "client", "--to", target] + work),
-            ("sandbox_direct", "direct inside cordon run --net any (no broker: the sandbox alone)",
-             [str(cordon), "run", "--net", "any", "--workspace", str(ws), "--", str(inside_client), "client",
-              "--to", target] + work),
-        ]
+        configs = configurations(args, cordon, ws, policy, report, target, args.connections)
 
         # Confinement: inside the filtered sandbox a direct connection to a port no rule
         # allows fails at connect (one to the allowed server is routed to the broker:
@@ -225,16 +309,18 @@ def main() -> int:
             checks["stalled connections (command line)"] = stall_argv  # shortened by render()
     finally:
         server.close()
+    log("link-bound throughput")
+    link, link_reason = link_bound(args, cordon)
 
-    (WORK / "results.json").write_text(json.dumps({"results": results, "checks": checks}, indent=1))
-    page = render(args, configs, results, checks, port, load_before, cordon)
+    (WORK / "results.json").write_text(json.dumps({"results": results, "checks": checks, "link": link}, indent=1))
+    page = render(args, configs, results, checks, port, load_before, cordon, link, link_reason)
     args.out.write_text(page)
     print(page, end="")
     log(f"wrote {args.out}")
     return 0
 
 
-def render(args, configs, results, checks, port, load_before, cordon) -> str:
+def render(args, configs, results, checks, port, load_before, cordon, link, link_reason) -> str:
     facts = machine_facts()
     summary = {}
     stalled = results.get("stalled", [None])[0]
@@ -286,6 +372,7 @@ def render(args, configs, results, checks, port, load_before, cordon) -> str:
     out.append("")
     out.append("CPU s: user + system time of every process of the run (the client, and for the sandboxed rows "
                "cordon with its broker process), not the server's; the latency phase is included.\n")
+    out.extend(render_link(link, link_reason, size))
     out.append("### Connection latency\n")
     out.append(f"| configuration | median per connection, ms | p90, ms | added to direct (median), ms |")
     out.append("|---|---:|---:|---:|")
@@ -308,6 +395,12 @@ def render(args, configs, results, checks, port, load_before, cordon) -> str:
     out.append(f"- Added latency per connection < {TARGET_ADDED_MS:g} ms: {added:.3f} ms (medians; the best runs: "
                f"{b['lat']['min'] - d['lat']['min']:.3f} ms; p90 {b['p90']['median'] - d['p90']['median']:.3f} ms): "
                f"{verdict(added < TARGET_ADDED_MS)}.")
+    if link:
+        worst = min(link_ratio(runs, key, way) for runs in link.values() for key in ("broker_tcp", "broker_transparent")
+                    for way in ("download_mib_s", "upload_mib_s"))
+        out.append(f"- The same target when the link is the limit (loopback limited to {', '.join(link)} in a "
+                   f"namespace of the bench's own, above): the lowest of the brokered medians is {worst:.0%} of "
+                   f"direct: {verdict(worst >= TARGET_THROUGHPUT)}.")
     out.append("- Both legs of every brokered connection are loopback here, and the client, the broker process and "
                f"the server share {facts['nproc']} cores: a direct transfer keeps two busy, a brokered one three "
                "(the broker moves every byte a second time: socket to socket with splice(2), or through a "
@@ -350,6 +443,40 @@ def render(args, configs, results, checks, port, load_before, cordon) -> str:
                f"--connections {args.connections} OUT.md` (with the binaries bench/run.sh builds; "
                "bench/broker_bench.py and bench/broker_bench.cpp; raw numbers in bench/.cache/broker/results.json).\n")
     return "\n".join(out)
+
+
+def link_ratio(runs: dict, key: str, way: str) -> float:
+    return statistics.median(r[way] for r in runs[key]) / statistics.median(r[way] for r in runs["direct"])
+
+
+def render_link(link: dict, reason: str, size: str) -> list[str]:
+    """The link-bound section: direct and brokered throughput with the loopback limited by tbf."""
+    out = ["### Throughput when the link is the limit\n"]
+    if not link:
+        out.append(f"Link-bound throughput: {reason}.\n")
+        return out
+    out.append("The configurations above all cross an unlimited loopback and share the machine's cores, so the "
+               "CPU is the limit: a brokered byte crosses the TCP stack twice, and the broker's process pays "
+               "the second crossing in the kernel (docs/network.md, \"Throughput\"). Here the "
+               "same transfers run in a network namespace the bench creates (`unshare --net`), whose loopback a "
+               "token bucket (`tc qdisc add dev lo root tbf rate RATE burst 16mb latency 20ms`) limits, as a "
+               "network link would: the server, the direct client and the broker's upstream leg cross it, the "
+               "sandbox's own loopback (client to broker) does not. "
+               f"A {size} download and upload per run, medians over the runs.\n")
+    out.append("| link | direct down / up, MiB/s | CONNECT via 127.0.0.1:3128 down / up | of direct | "
+               "transparent down / up | of direct |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    for rate, runs in link.items():
+        def med(key, way):
+            return statistics.median(r[way] for r in runs[key])
+        cells = [f"{med('direct', 'download_mib_s'):.0f} / {med('direct', 'upload_mib_s'):.0f}"]
+        for key in ("broker_tcp", "broker_transparent"):
+            cells.append(f"{med(key, 'download_mib_s'):.0f} / {med(key, 'upload_mib_s'):.0f}")
+            cells.append(f"{link_ratio(runs, key, 'download_mib_s'):.0%} / {link_ratio(runs, key, 'upload_mib_s'):.0%}")
+        out.append(f"| `tbf rate {rate}` | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("Reproduce one rate: `python3 bench/broker_bench.py --link-rates 8gbit OUT.md` as root.\n")
+    return out
 
 
 if __name__ == "__main__":
