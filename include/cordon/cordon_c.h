@@ -19,8 +19,10 @@
  *    cordon_string_free(); every handle with its own *_free function.
  *  - Descriptors named "owned by the handle" are closed by its *_free.
  *  - Thread safety: a plan may be used by many threads at once (to start
- *    runs); a run handle by one thread at a time, except cordon_run_cancel(),
- *    which any thread may call while another waits.
+ *    runs), and so may a pool (cordon_pool_start, _ready_count, _refresh);
+ *    a run handle by one thread at a time, except cordon_run_cancel(),
+ *    which any thread may call while another waits. No handle may be freed
+ *    while another thread uses it.
  *  - Units: times in milliseconds, sizes in bytes.
  *
  * Error JSON: {"code": "<stable spelling, docs/errors.md>", "message": "one
@@ -321,7 +323,8 @@ CORDON_C_API int cordon_pool_refresh(cordon_pool* pool, int* changed, char** err
 
 /* Gives up every prepared sandbox (their helpers kill the waiting trees) and
  * stops the pool's thread; runs already started go on, each owned by its
- * cordon_run. NULL is allowed. */
+ * cordon_run. NULL is allowed. Never call it while another thread is in a
+ * cordon_pool_* call on the same pool. */
 CORDON_C_API void cordon_pool_free(cordon_pool* pool);
 
 /* ---- Governance (minor 1; docs/governance.md) ----------------------------

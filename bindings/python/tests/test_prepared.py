@@ -1,5 +1,6 @@
 """cordon.Pool: commands in sandboxes prepared ahead of time (docs/prepared.md)."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,4 +45,18 @@ def test_a_pool_cancels_at_its_timeout(workspace):
     with cordon.Pool("workspace-write", workspace=workspace, size=1) as pool:
         r = pool.run(["/bin/sleep", "30"], timeout=0.5)
         assert r.cancelled and r.timed_out
+        assert r.report["prepared"] is True
+
+
+def test_refresh_protects_a_repository_that_appeared(workspace):
+    """A repository made after the pool was prepared changes the plan: refresh()
+    says so, gives up the old sandboxes, and the next one protects its hooks."""
+    with cordon.Pool("workspace-write", workspace=workspace, size=1) as pool:
+        assert pool.wait_ready(1, timeout=20)
+        subprocess.run(["git", "init", "-q", f"{workspace}/repo"], check=True)
+        assert pool.refresh() is True
+        hook = f"{workspace}/repo/.git/hooks/pre-commit"
+        r = pool.run(["/bin/sh", "-c", f"echo x > {hook}; echo > {workspace}/repo/file; echo done"], cwd=workspace)
+        assert b"Read-only file system" in r.stderr and r.stdout == b"done\n"
+        assert not Path(hook).exists() and Path(workspace, "repo", "file").exists()
         assert r.report["prepared"] is True
