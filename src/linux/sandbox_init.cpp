@@ -382,10 +382,15 @@ void bring_up_loopback(const prepared_launch& launch) noexcept {
 // its default, and a new namespace inherits it; BBR paces a loopback
 // transfer to less than half of what cubic moves (docs/network.md,
 // "Throughput"). So this namespace, and only it, uses cubic. Through the
-// host's /proc, before the new root (whose /proc/sys is read-only). Not a
-// control: where the kernel has no cubic the inherited default stays.
+// host's /proc, before the new root (whose /proc/sys is read-only). A
+// namespace other than the host's may choose only an algorithm of
+// tcp_allowed_congestion_control (EPERM otherwise, whatever its
+// capabilities), which on some hosts lists no cubic; reno is always
+// allowed and, like cubic, unpaced. Not a control: where neither can be set
+// the inherited default stays.
 void loopback_congestion_control() noexcept {
-  (void)write_file("/proc/sys/net/ipv4/tcp_congestion_control", "cubic");
+  constexpr const char* kPath = "/proc/sys/net/ipv4/tcp_congestion_control";
+  if (!write_file(kPath, "cubic")) (void)write_file(kPath, "reno");
 }
 
 // Sends `count` (1 to 4) descriptors in one SCM_RIGHTS message.
