@@ -129,7 +129,7 @@ export interface PoolOptions {
   size?: number;
   /** Seconds a sandbox may wait ready before it is replaced (default 30). */
   maxAge?: number;
-  /** Seconds run() and start() wait for a sandbox when none is ready (default 10). */
+  /** Seconds run() waits for a sandbox when none is ready (default 10), on timers: the event loop never blocks. */
   wait?: number;
   /** Seconds after a start at the latest before its replacement is prepared (default 0.05). */
   refillAfter?: number;
@@ -146,7 +146,8 @@ export class Pool {
   readonly ready: number;
   /** Compiles the policy again on fresh host facts; true when the plan changed. */
   refresh(): boolean;
-  /** RunOptions without timeout, workspace and supervisor (the pool's own). */
+  /** RunOptions without timeout, workspace and supervisor (the pool's own).
+   * Throws a CordonError (launch_failed) at once when no sandbox is ready. */
   start(argv: string[], options?: Omit<RunOptions, 'timeout' | 'workspace' | 'supervisor'>): Run;
   /** timeout (seconds) cancels the run at the deadline. */
   run(argv: string[], options?: Omit<RunOptions, 'workspace' | 'supervisor'>): Promise<RunResult>;

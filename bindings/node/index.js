@@ -127,12 +127,13 @@ function stdioMode(value) {
 // (with stdin: 'pipe'); cancel() kills the tree; wait() resolves to the
 // RunResult once the run and its output ended.
 class Run {
-  constructor(plan, argv, options) {
+  // pool: the Pool whose prepared sandbox runs it (Pool.start), else none.
+  constructor(plan, argv, options, pool = null) {
     if (!Array.isArray(argv) || argv.length === 0) throw new TypeError('argv is a non-empty array of strings');
     const env = options.env || process.env;
     const started = unwrap(addon().start(plan.handle, argv.map(String), options.cwd ?? null,
       Object.entries(env).map(([k, v]) => `${k}=${v}`), [stdioMode(options.stdin), 'pipe', 'pipe'],
-      options.supervisor ?? null, options.pool ? options.pool.handle : null));
+      options.supervisor ?? null, pool ? pool.handle : null));
     this.handle = started.run;
     this.pid = started.pid;
     this.argv = argv.slice();
@@ -238,11 +239,15 @@ class Pool {
   constructor(policy = 'workspace-write', options = {}) {
     this.plan = planFor(policy, { workspace: options.workspace });
     const o = { size: options.size ?? 2 };
-    const ms = { maxAge: 'max_age_ms', wait: 'wait_ms', refillAfter: 'refill_after_ms' };
+    const ms = { maxAge: 'max_age_ms', refillAfter: 'refill_after_ms' };
     for (const [key, field] of Object.entries(ms)) {
       if (options[key] !== undefined) o[field] = Math.round(options[key] * 1000);
     }
     if (options.supervisor !== undefined) o.supervisor_path = options.supervisor;
+    // The library does not wait (wait_ms 0): run() waits here, on timers, so
+    // that the event loop never blocks on the pool.
+    this.waitMs = options.wait !== undefined ? Math.round(options.wait * 1000) : 10000;
+    o.wait_ms = 0;
     this.handle = unwrap(addon().poolNew(this.plan.handle, JSON.stringify(o))).pool;
     this.closed = false;
   }
@@ -259,16 +264,27 @@ class Pool {
   }
 
   // As the module's start(), in a prepared sandbox (no timeout: use run()).
+  // With none ready it throws at once (launch_failed); run() waits for one.
   start(argv, options = {}) {
     if (this.closed) throw new Error('the pool is closed');
     if (options.timeout !== undefined) throw new TypeError('timeout with a pool: use pool.run()');
-    return new Run(this.plan, argv, { ...options, pool: this });
+    return new Run(this.plan, argv, options, this);
   }
 
   // As the module's run(), in a prepared sandbox; timeout (seconds) cancels it.
   async run(argv, options = {}) {
+    await this.readyOrDeadline();
     const r = this.start(argv, { ...options, timeout: undefined });
     return finish(r, options, options.timeout);
+  }
+
+  // Resolves once a sandbox is ready, or after the pool's wait (then start()
+  // throws the pool's error), polling every 2 ms on a timer.
+  async readyOrDeadline() {
+    const deadline = Date.now() + this.waitMs;
+    while (!this.closed && this.ready === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
   }
 
   // Gives up the sandboxes still waiting; runs already started go on.

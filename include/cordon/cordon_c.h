@@ -306,7 +306,11 @@ CORDON_C_API int cordon_pool_new(const cordon_plan* plan, const char* options_js
  * CORDON_E_LAUNCH_FAILED when no sandbox became ready in time (with the last
  * preparation's error); CORDON_E_PLAN_STALE once a helper found that the
  * host changed since the plan was compiled (call cordon_pool_refresh()). A
- * terminal on a standard stream is relayed as a pipe. */
+ * terminal on a standard stream is relayed as a pipe. A sandbox was built on
+ * the host facts of its preparation: after making a repository under a
+ * writable root, call cordon_pool_refresh(), or the command may write that
+ * repository's hooks (reported as violations in its report; docs/prepared.md,
+ * "Invalidation"). */
 CORDON_C_API int cordon_pool_start(cordon_pool* pool, const cordon_run_request* request, cordon_run** run,
                                    char** error_json);
 

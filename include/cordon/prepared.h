@@ -121,8 +121,15 @@ class prepared_pool {
   // Compiles the plan's policy again on fresh host facts (the same backend,
   // workspace and cgroup parent); when the fingerprint differs (a
   // repository appeared under a writable root, the cgroup site changed),
-  // update()s to the new plan. Returns whether it changed. Errors: the
-  // compile's (the policy cannot run here any more: the pool is emptied).
+  // update()s to the new plan. Returns whether it changed. When it did not
+  // and the pool was stale (a preparation had found the host changed, and
+  // it changed back), the pool prepares again. Errors: the compile's (the
+  // policy cannot run here any more: the pool is emptied).
+  //
+  // A sandbox is built on the host facts of its preparation: a repository
+  // made after it is protected only by a sandbox prepared after refresh()
+  // (or after max_age); a command that writes its metadata meanwhile is
+  // reported (violations repository_created, hook, ...: docs/prepared.md).
   result<bool> refresh();
 
   std::size_t ready_count() const;

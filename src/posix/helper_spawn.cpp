@@ -86,6 +86,12 @@ __attribute__((no_sanitize_address)) int helper_start(void* arg) {
   for (int target = 0; target < 4; ++target) {
     if (::dup2(frame->sources[target], target) < 0) ::_exit(exit_cordon_failed);
   }
+  // Nothing else of the caller's: another thread's descriptor without
+  // O_CLOEXEC (a pipe it handed to an earlier run, say) would be held by the
+  // helper and its sandbox's PID 1, and its reader would wait for an
+  // end-of-file as long as they live (a prepared sandbox: up to its max_age).
+  // close_range(2) since Linux 5.9; an older kernel keeps them (ENOSYS).
+  ::syscall(SYS_close_range, 4U, ~0U, 0U);
   ::execve(frame->argv[0], frame->argv, frame->envp);
   ::_exit(exit_not_found);
 }

@@ -320,9 +320,12 @@ result<run_handle> prepared_pool::start(const run_request& request) {
     }
     if (!impl_->ready.empty()) break;
     if (impl_->changed.wait_until(lock, until) == std::cv_status::timeout && impl_->ready.empty()) {
-      return make_error(error_code::launch_failed,
-                        "no prepared sandbox became ready in time" +
-                            (impl_->last_failure ? ": " + impl_->last_failure->describe() : std::string()));
+      if (!impl_->last_failure) return make_error(error_code::launch_failed, "no prepared sandbox became ready in time");
+      // The last preparation's errno and blockers say why; the code stays launch_failed (prepared.h).
+      error why = *impl_->last_failure;
+      why.message = "no prepared sandbox became ready in time: " + why.describe();
+      why.code = error_code::launch_failed;
+      return why;
     }
   }
   prepared_sandbox sandbox = std::move(impl_->ready.front());
@@ -376,7 +379,19 @@ result<bool> prepared_pool::refresh() {
     impl_->last_failure = compiled.failure();
     return compiled.failure();
   }
-  if (plan_fingerprint(*compiled.plan()) == plan_fingerprint(*current)) return false;
+  if (plan_fingerprint(*compiled.plan()) == plan_fingerprint(*current)) {
+    // The host is as the plan says again (a preparation found it changed, and
+    // it changed back): preparing may resume. A preparation that still finds
+    // a difference makes the pool stale again.
+    {
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      if (!impl_->stale) return false;
+      impl_->stale = false;
+      impl_->last_failure.reset();
+    }
+    impl_->changed.notify_all();
+    return false;
+  }
   update(compiled.plan());
   return true;
 }

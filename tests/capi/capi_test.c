@@ -736,6 +736,46 @@ done:
   cordon_pool_free(pool);
 }
 
+/* A descriptor the caller hands to a pooled run (here a pipe without
+ * O_CLOEXEC, as a C host makes one) is not held by the sandbox the pool
+ * prepares next: once the run and the caller are done with the write end,
+ * the reader sees end-of-file at once, not when that next sandbox is given
+ * up (max_age, 30 s by default). */
+static void test_pool_keeps_no_host_descriptor(void) {
+  cordon_pool* pool = NULL;
+  int fds[2] = {-1, -1};
+  CHECK(fx.plan != NULL, "compile %s", compile_failure);
+  CHECK(cordon_pool_new(fx.plan, "{\"size\": 1, \"refill_after_ms\": 0}", &pool, &fx.error) == CORDON_OK, "pool: %s",
+        fx.error);
+  CHECK(pipe(fds) == 0, "pipe");
+  char probe[128], made[128];
+  snprintf(probe, sizeof probe, "%s/probe", workspace);
+  snprintf(made, sizeof made, "%s/made-by-a-pooled-run", workspace);
+  const char* argv[] = {probe, "write", made, NULL};
+  cordon_run_request request = {0};
+  request.argv = argv;
+  request.stdout_io.mode = CORDON_STDIO_FD;
+  request.stdout_io.fd = fds[1];
+  CHECK(cordon_pool_start(pool, &request, &fx.run, &fx.error) == CORDON_OK, "start: %s", fx.error);
+  CHECK(cordon_run_wait(fx.run, -1) == CORDON_RUN_ENDED, "wait");
+  /* The refill prepares the next sandbox now, while this process still holds fds[1]. */
+  for (int i = 0; i < 400 && cordon_pool_ready_count(pool) < 1; ++i) usleep(50 * 1000);
+  CHECK(cordon_pool_ready_count(pool) == 1, "the next sandbox was not prepared");
+  close(fds[1]);
+  fds[1] = -1;
+  struct pollfd readable = {fds[0], POLLIN, 0};
+  char out[256];
+  double began = now_seconds();
+  CHECK(poll(&readable, 1, 5000) == 1, "no end-of-file within 5 s: the next sandbox holds the pipe");
+  read_all(fds[0], out, sizeof out);
+  CHECK(strcmp(out, "write OK\n") == 0, "probe said: %s", out);
+  CHECK(now_seconds() - began < 5.0, "end-of-file after %.1f s", now_seconds() - began);
+done:
+  if (fds[0] >= 0) close(fds[0]);
+  if (fds[1] >= 0) close(fds[1]);
+  cordon_pool_free(pool);
+}
+
 int main(int argc, char** argv) {
   const char* junit = NULL;
   probe_program = getenv("CORDON_CAPI_PROBE");
@@ -769,6 +809,7 @@ int main(int argc, char** argv) {
     run_confined_test("fs_worker", test_fs_worker);
     run_confined_test("pool_prepared_runs", test_pool_prepared_runs);
     run_confined_test("pool_options_refused", test_pool_options_refused);
+    run_confined_test("pool_keeps_no_host_descriptor", test_pool_keeps_no_host_descriptor);
   }
   int failures = 0, skips = 0;
   for (int i = 0; i < result_count; ++i) {

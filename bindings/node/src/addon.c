@@ -141,6 +141,37 @@ static int get_args(napi_env env, napi_callback_info info, size_t want, napi_val
   return 1;
 }
 
+/* ---- handles ---- */
+
+/* Every external this addon makes carries the type tag of what it holds, and
+ * every function checks it: a pool passed where a plan or a run is expected
+ * is refused, never read as one. */
+static const napi_type_tag plan_tag = {0x636f72646f6e2d70ULL, 0x6c616e2d62786d31ULL};
+static const napi_type_tag run_tag = {0x636f72646f6e2d72ULL, 0x756e2d2d62786d31ULL};
+static const napi_type_tag pool_tag = {0x636f72646f6e2d70ULL, 0x6f6f6c2d62786d32ULL};
+
+/* The data of an external tagged `tag`; NULL for any other value. */
+static void* tagged_external(napi_env env, napi_value value, const napi_type_tag* tag) {
+  bool tagged = false;
+  void* data = NULL;
+  if (napi_check_object_type_tag(env, value, tag, &tagged) != napi_ok || !tagged) return NULL;
+  if (napi_get_value_external(env, value, &data) != napi_ok) return NULL;
+  return data;
+}
+
+/* A new external that owns `data` (freed by `finalize`), tagged; NULL when it
+ * cannot be made, and then `data` has been finalized already or will be when
+ * the untagged external is collected: the caller frees nothing. */
+static napi_value make_tagged_external(napi_env env, void* data, napi_finalize finalize, const napi_type_tag* tag) {
+  napi_value external;
+  if (napi_create_external(env, data, finalize, NULL, &external) != napi_ok) {
+    finalize(env, data, NULL);
+    return NULL;
+  }
+  if (napi_type_tag_object(env, external, tag) != napi_ok) return NULL;
+  return external;
+}
+
 /* ---- plans ---- */
 
 static void plan_finalize(napi_env env, void* data, void* hint) {
@@ -149,11 +180,7 @@ static void plan_finalize(napi_env env, void* data, void* hint) {
   cordon_plan_free(data);
 }
 
-static cordon_plan* plan_arg(napi_env env, napi_value value) {
-  void* data = NULL;
-  if (napi_get_value_external(env, value, &data) != napi_ok) return NULL;
-  return data;
-}
+static cordon_plan* plan_arg(napi_env env, napi_value value) { return tagged_external(env, value, &plan_tag); }
 
 /* abiVersion() -> number; libraryVersion() -> string */
 static napi_value abi_version(napi_env env, napi_callback_info info) {
@@ -211,10 +238,10 @@ static napi_value compile(napi_env env, napi_callback_info info) {
   free(policy);
   free(options);
   if (code != CORDON_OK) return error_result(env, error, code);
-  napi_value out, external;
+  napi_value out;
   napi_create_object(env, &out);
-  if (napi_create_external(env, plan, plan_finalize, NULL, &external) != napi_ok) {
-    cordon_plan_free(plan);
+  napi_value external = make_tagged_external(env, plan, plan_finalize, &plan_tag);
+  if (external == NULL) {
     napi_throw_error(env, "cordon_addon", "napi_create_external failed");
     return NULL;
   }
@@ -289,11 +316,7 @@ static void run_finalize(napi_env env, void* data, void* hint) {
   box_release(box);
 }
 
-static run_box* run_arg(napi_env env, napi_value value) {
-  void* data = NULL;
-  if (napi_get_value_external(env, value, &data) != napi_ok) return NULL;
-  return data;
-}
+static run_box* run_arg(napi_env env, napi_value value) { return tagged_external(env, value, &run_tag); }
 
 /* Calls waitEnd()'s callback, once. */
 static void call_ended(run_box* box) {
@@ -358,9 +381,6 @@ typedef struct pool_box {
   cordon_pool* pool;
 } pool_box;
 
-/* Tells a pool's external from a plan's, which is an external too. */
-static const napi_type_tag pool_tag = {0x636f72646f6e2d70ULL, 0x6f6f6c2d62786d32ULL};
-
 static void pool_finalize(napi_env env, void* data, void* hint) {
   (void)env;
   (void)hint;
@@ -370,13 +390,7 @@ static void pool_finalize(napi_env env, void* data, void* hint) {
 }
 
 /* The pool of an external made by poolNew(); NULL for anything else. */
-static pool_box* pool_arg(napi_env env, napi_value value) {
-  bool tagged = false;
-  void* data = NULL;
-  if (napi_check_object_type_tag(env, value, &pool_tag, &tagged) != napi_ok || !tagged) return NULL;
-  if (napi_get_value_external(env, value, &data) != napi_ok) return NULL;
-  return data;
-}
+static pool_box* pool_arg(napi_env env, napi_value value) { return tagged_external(env, value, &pool_tag); }
 
 /* poolNew(plan, optionsJson) -> {pool} | {error} */
 static napi_value pool_new(napi_env env, napi_callback_info info) {
@@ -395,10 +409,10 @@ static napi_value pool_new(napi_env env, napi_callback_info info) {
     free(box);
     return error_result(env, error, code);
   }
-  napi_value out, external;
+  napi_value out;
   napi_create_object(env, &out);
-  if (napi_create_external(env, box, pool_finalize, NULL, &external) != napi_ok ||
-      napi_type_tag_object(env, external, &pool_tag) != napi_ok) {
+  napi_value external = make_tagged_external(env, box, pool_finalize, &pool_tag);
+  if (external == NULL) {
     napi_throw_error(env, "cordon_addon", "napi_create_external failed");
     return NULL;
   }
@@ -501,9 +515,10 @@ static napi_value start(napi_env env, napi_callback_info info) {
   /* The poll alone must not keep the process alive: a pending waitEnd() does (its promise). */
   uv_unref((uv_handle_t*)&box->poll);
 
-  napi_value out, external, fds;
+  napi_value out, fds;
   napi_create_object(env, &out);
-  if (napi_create_external(env, box, run_finalize, NULL, &external) != napi_ok) {
+  napi_value external = make_tagged_external(env, box, run_finalize, &run_tag);
+  if (external == NULL) {
     napi_throw_error(env, "cordon_addon", "napi_create_external failed");
     return NULL;
   }

@@ -193,3 +193,31 @@ test('a pool runs each command in a prepared sandbox of its own', async (t) => {
   assert.throws(() => new cordon.Pool('workspace-write', { workspace, size: 0 }),
     (e) => e instanceof cordon.CordonError && e.code === 'usage_error' && e.location === '/size');
 });
+
+test('a pool never blocks the event loop and its handle is no plan', async (t) => {
+  if (!available) return t.skip(skipReason);
+  // A helper that does not exist: no sandbox ever becomes ready.
+  const pool = new cordon.Pool('workspace-write', { workspace, size: 1, wait: 0.3, supervisor: '/nonexistent/cordon-supervisor' });
+  try {
+    let ticks = 0;
+    const ticker = setInterval(() => { ticks += 1; }, 10);
+    const began = Date.now();
+    await assert.rejects(pool.run(['/bin/true']),
+      (e) => e instanceof cordon.CordonError && e.code === 'launch_failed' && /cordon-supervisor/.test(e.message));
+    clearInterval(ticker);
+    assert.ok(Date.now() - began < 3000, `run() took ${Date.now() - began} ms`);
+    assert.ok(ticks >= 10, `the event loop ran ${ticks} timer ticks while run() waited`);
+    const before = Date.now();
+    assert.throws(() => pool.start(['/bin/true']), (e) => e instanceof cordon.CordonError && e.code === 'launch_failed');
+    assert.ok(Date.now() - before < 500);
+    // A pool's handle where a plan is expected is refused, never read as a plan.
+    assert.throws(() => new cordon.Run(pool, ['/bin/true'], {}), (e) => e instanceof cordon.CordonError && e.code === 'usage_error');
+    assert.equal(cordon.Plan.prototype.explain.call(pool), null);
+    // The pool option of the module's run() does not exist: the policy given is the one that runs.
+    const r = await cordon.run('read-only', ['/bin/sh', '-c', `touch ${workspace}/ro-probe`], { workspace, pool });
+    assert.notEqual(r.exitCode, 0);
+    assert.equal(r.report.policy.name, 'read-only');
+  } finally {
+    pool.close();
+  }
+});

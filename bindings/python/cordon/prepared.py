@@ -15,11 +15,21 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
+import os
+import threading
 import time
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _lib
-from ._core import Handle, PolicyLike, RunResult, _check, check_argv, collect, plan_for, stdin_bytes
+from ._core import Handle, PolicyLike, RunResult, UsageError, _check, check_argv, collect, plan_for, stdin_bytes
+
+
+def _milliseconds(name: str, seconds: Any) -> int:
+    """Seconds as whole milliseconds; UsageError for what is not a finite number."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        raise UsageError("usage_error", f"{name} is a finite number of seconds", f"/{name}")
+    return int(round(seconds * 1000))
 
 
 class Pool:
@@ -47,14 +57,18 @@ class Pool:
                  max_age: Optional[float] = None, wait: Optional[float] = None,
                  refill_after: Optional[float] = None, supervisor: Optional[str] = None):
         library = _lib.require_minor(_lib.ABI_MINOR_POOL, "cordon.Pool")
+        # close() waits for the calls in progress (_using): the C API's pool may not be freed under them.
+        self._lock = threading.Condition()
+        self._active = 0
+        self._closing = False
+        self._handle = ctypes.c_void_p()
         self.plan = plan_for(policy, workspace=workspace, cwd=None, timeout=None)
         options: dict = {"size": size}
-        for key, seconds in (("max_age_ms", max_age), ("wait_ms", wait), ("refill_after_ms", refill_after)):
+        for key, seconds in (("max_age", max_age), ("wait", wait), ("refill_after", refill_after)):
             if seconds is not None:
-                options[key] = int(round(seconds * 1000))
+                options[key + "_ms"] = _milliseconds(key, seconds)
         if supervisor is not None:
-            options["supervisor_path"] = str(supervisor)
-        self._handle = ctypes.c_void_p()
+            options["supervisor_path"] = os.fsdecode(supervisor)
         error = ctypes.c_void_p()
         _check(library.cordon_pool_new(self.plan._handle, json.dumps(options).encode(), ctypes.byref(self._handle),
                                        ctypes.byref(error)), error)
@@ -62,7 +76,8 @@ class Pool:
     @property
     def ready(self) -> int:
         """How many sandboxes are ready now."""
-        return int(_lib.lib().cordon_pool_ready_count(self._live()))
+        with self._using() as handle:
+            return int(_lib.lib().cordon_pool_ready_count(handle))
 
     def wait_ready(self, count: int = 1, timeout: float = 10.0) -> bool:
         """Waits until `count` sandboxes are ready or `timeout` seconds pass;
@@ -81,7 +96,8 @@ class Pool:
         changed. Raises RefusedError when the policy cannot run here any
         more (the pool is emptied)."""
         changed, error = ctypes.c_int(0), ctypes.c_void_p()
-        _check(_lib.lib().cordon_pool_refresh(self._live(), ctypes.byref(changed), ctypes.byref(error)), error)
+        with self._using() as handle:
+            _check(_lib.lib().cordon_pool_refresh(handle, ctypes.byref(changed), ctypes.byref(error)), error)
         return bool(changed.value)
 
     def run(self, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str] = None,
@@ -93,23 +109,44 @@ class Pool:
         (launch_failed) when no sandbox became ready within `wait`,
         (plan_stale) when the host changed: call refresh()."""
         check_argv(argv)
-        self._live()
-        handle = Handle(self.plan, argv, cwd=cwd, env=env, stdin=stdin, pool=self)
+        with self._using():
+            handle = Handle(self.plan, argv, cwd=cwd, env=env, stdin=stdin, pool=self)
         try:
             return collect(handle, stdin_bytes(stdin), time.monotonic() + timeout if timeout is not None else None)
         finally:
             handle.close()
 
     def close(self) -> None:
-        """Gives up the sandboxes still waiting; runs already started go on."""
-        if self._handle.value and _lib._lib is not None:
-            _lib._lib.cordon_pool_free(self._handle)
+        """Gives up the sandboxes still waiting; runs already started go on.
+        Waits for the pool's calls in progress in other threads (a run() that
+        is taking a sandbox); idempotent."""
+        with self._lock:
+            self._closing = True  # no new call begins
+            while self._active:
+                self._lock.wait()
+            if self._handle.value and _lib._lib is not None:
+                _lib._lib.cordon_pool_free(self._handle)
             self._handle.value = None
 
-    def _live(self) -> ctypes.c_void_p:
-        if not self._handle.value:
-            raise ValueError("the pool is closed")
-        return self._handle
+    class _Use:
+        def __init__(self, pool: "Pool"):
+            self.pool = pool
+
+        def __enter__(self) -> ctypes.c_void_p:
+            with self.pool._lock:
+                if self.pool._closing or not self.pool._handle.value:
+                    raise ValueError("the pool is closed")
+                self.pool._active += 1
+            return self.pool._handle
+
+        def __exit__(self, *exc: Any) -> None:
+            with self.pool._lock:
+                self.pool._active -= 1
+                self.pool._lock.notify_all()
+
+    def _using(self) -> "Pool._Use":
+        """A pool call in progress: the handle, which close() does not free meanwhile."""
+        return Pool._Use(self)
 
     def __enter__(self) -> "Pool":
         return self
@@ -118,6 +155,6 @@ class Pool:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_handle", None) is not None:
+        if getattr(self, "_lock", None) is not None:
             self.close()
 

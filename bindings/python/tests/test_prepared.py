@@ -1,6 +1,8 @@
 """cordon.Pool: commands in sandboxes prepared ahead of time (docs/prepared.md)."""
 
+import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,46 @@ def test_refresh_protects_a_repository_that_appeared(workspace):
         assert b"Read-only file system" in r.stderr and r.stdout == b"done\n"
         assert not Path(hook).exists() and Path(workspace, "repo", "file").exists()
         assert r.report["prepared"] is True
+
+
+def test_close_waits_for_runs_taking_a_sandbox_in_other_threads(workspace):
+    pool = cordon.Pool("workspace-write", workspace=workspace, size=2)
+    outcomes = []
+
+    def loop():
+        for _ in range(5):
+            try:
+                outcomes.append(pool.run(["/bin/true"]).exit_code)
+            except ValueError:
+                outcomes.append("closed")
+    threads = [threading.Thread(target=loop) for _ in range(3)]
+    for t in threads:
+        t.start()
+    pool.wait_ready(1, timeout=20)
+    pool.close()
+    pool.close()  # idempotent
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    assert len(outcomes) == 15 and set(outcomes) <= {0, "closed"}
+
+
+def test_bad_durations_are_usage_errors(workspace):
+    for bad in (float("inf"), float("nan"), "5", True):
+        with pytest.raises(cordon.UsageError):
+            cordon.Pool("workspace-write", workspace=workspace, max_age=bad)
+
+
+def test_a_stale_pool_prepares_again_once_the_host_is_as_before(workspace):
+    with cordon.Pool("workspace-write", workspace=workspace, size=1, refill_after=0) as pool:
+        assert pool.wait_ready(1, timeout=20)
+        subprocess.run(["git", "init", "-q", f"{workspace}/repo"], check=True)
+        assert pool.run(["/bin/true"]).exit_code == 0  # prepared before the repository
+        # Its replacement's helper finds the host changed: the pool fails closed.
+        with pytest.raises(cordon.CordonError) as e:
+            pool.run(["/bin/true"])
+        assert e.value.code == "plan_stale"
+        shutil.rmtree(f"{workspace}/repo")
+        assert pool.refresh() is False  # the plan is right again
+        assert pool.wait_ready(1, timeout=20)
+        assert pool.run(["/bin/true"]).exit_code == 0
