@@ -48,6 +48,12 @@ int code_of(const error& err) noexcept;
 // Stores err's JSON in *out (when out is not NULL) and returns its code.
 int fail(const error& err, char** out) noexcept;
 
+// An options_json argument as a JSON object: empty for NULL or "";
+// parse_error when it is not JSON, usage_error for a duplicated field or a
+// document that is no object (compile.cpp). Every options reader of the C
+// API starts here, so that all of them refuse the same things alike.
+result<nlohmann::ordered_json> options_object(const char* text);
+
 // Reads cordon_compile()'s options_json (NULL or "" = none), selects the
 // backend and compiles `policy` (compile.cpp). compile_plan() reads the
 // policy JSON first (usage_error when it is NULL).
@@ -78,6 +84,30 @@ int answer(char** out, char** error_out, F&& body) noexcept {
     return fail(make_error(error_code::launch_failed, "out of memory", {}, ENOMEM), error_out);
   } catch (const std::exception& e) {
     return fail(make_error(error_code::usage_error, e.what()), error_out);
+  }
+}
+
+// The one shape of cordon_run_start() and cordon_pool_start(): checks the
+// pointers (`source` names what `have_source` is about), converts the
+// request, starts it with `start` (run_request -> result<run_handle>) and
+// gives the handle in *run; no exception crosses the C boundary.
+template <typename F>
+int start_c_run(bool have_source, const char* source, const cordon_run_request* request, cordon_run** run,
+                char** error_out, F&& start) noexcept {
+  try {
+    if (run == nullptr) return fail(make_error(error_code::usage_error, "run is NULL"), error_out);
+    *run = nullptr;
+    if (!have_source || request == nullptr) {
+      return fail(make_error(error_code::usage_error, std::string(source) + " or request is NULL"), error_out);
+    }
+    auto converted = request_of(*request);
+    if (!converted) return fail(converted.error_value(), error_out);
+    auto started = start(*converted);
+    if (!started) return fail(started.error_value(), error_out);
+    *run = new cordon_run{std::move(*started), std::nullopt};
+    return succeed(error_out);
+  } catch (...) {
+    return fail(make_error(error_code::launch_failed, "out of memory", {}, ENOMEM), error_out);
   }
 }
 

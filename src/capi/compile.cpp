@@ -23,16 +23,9 @@ struct c_options {
 
 result<c_options> read_options(const char* text) {
   c_options out;
-  if (text == nullptr || text[0] == '\0') return out;
-  auto parsed = detail::parse_strict_json(text);
-  if (!parsed.syntax_ok) {
-    return make_error(error_code::parse_error, "options: " + parsed.syntax_error, parsed.syntax_location);
-  }
-  if (!parsed.duplicates.empty()) {
-    return make_error(error_code::usage_error, "options: duplicated field", parsed.duplicates.front().location);
-  }
-  if (!parsed.root.is_object()) return make_error(error_code::usage_error, "options: not a JSON object");
-  for (const auto& [key, value] : parsed.root.items()) {
+  auto object = options_object(text);
+  if (!object) return std::move(object).error_value();
+  for (const auto& [key, value] : object->items()) {
     if (!value.is_string()) return make_error(error_code::usage_error, "options: " + key + " is not a string", "/" + key);
     const auto text_value = value.get<std::string>();
     if (key == "workspace") {
@@ -60,6 +53,19 @@ result<c_options> read_options(const char* text) {
 
 
 }  // namespace
+
+result<nlohmann::ordered_json> options_object(const char* text) {
+  if (text == nullptr || text[0] == '\0') return nlohmann::ordered_json::object();
+  auto parsed = detail::parse_strict_json(text);
+  if (!parsed.syntax_ok) {
+    return make_error(error_code::parse_error, "options: " + parsed.syntax_error, parsed.syntax_location);
+  }
+  if (!parsed.duplicates.empty()) {
+    return make_error(error_code::usage_error, "options: duplicated field", parsed.duplicates.front().location);
+  }
+  if (!parsed.root.is_object()) return make_error(error_code::usage_error, "options: not a JSON object");
+  return std::move(parsed.root);
+}
 
 // Selects the backend and compiles: the one path every plan of the C API
 // comes from (capi.h).

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "capi/capi.h"
-#include "core/strict_json.h"
 #include "cordon/prepared.h"
 
 struct cordon_pool {
@@ -25,12 +24,13 @@ constexpr std::int64_t kMaxPoolSize = 64;
 
 // A whole number of milliseconds in [least, 2^40] (about 35 years: beyond it a
 // deadline overflows the clock) from field `key`.
-result<std::chrono::milliseconds> milliseconds_of(const nlohmann::json& value, const std::string& key,
+result<std::chrono::milliseconds> milliseconds_of(const nlohmann::ordered_json& value, const std::string& key,
                                                   std::int64_t least) {
   const bool whole = value.is_number_integer();
   if (!whole || value.get<std::int64_t>() < least || value.get<std::int64_t>() > (std::int64_t{1} << 40)) {
     return make_error(error_code::usage_error,
-                      "options: " + key + " is a whole number of milliseconds, at least " + std::to_string(least),
+                      "options: " + key + " is a whole number of milliseconds from " + std::to_string(least) +
+                          " to 2^40",
                       "/" + key);
   }
   return std::chrono::milliseconds(value.get<std::int64_t>());
@@ -41,16 +41,9 @@ result<std::chrono::milliseconds> milliseconds_of(const nlohmann::json& value, c
 // older than the host asked for.
 result<pool_options> read_pool_options(const char* text) {
   pool_options out;
-  if (text == nullptr || text[0] == '\0') return out;
-  auto parsed = detail::parse_strict_json(text);
-  if (!parsed.syntax_ok) {
-    return make_error(error_code::parse_error, "options: " + parsed.syntax_error, parsed.syntax_location);
-  }
-  if (!parsed.duplicates.empty()) {
-    return make_error(error_code::usage_error, "options: duplicated field", parsed.duplicates.front().location);
-  }
-  if (!parsed.root.is_object()) return make_error(error_code::usage_error, "options: not a JSON object");
-  for (const auto& [key, value] : parsed.root.items()) {
+  auto object = options_object(text);
+  if (!object) return std::move(object).error_value();
+  for (const auto& [key, value] : object->items()) {
     if (key == "size") {
       if (!value.is_number_integer() || value.get<std::int64_t>() < 1 || value.get<std::int64_t>() > kMaxPoolSize) {
         return make_error(error_code::usage_error, "options: size is a whole number from 1 to 64", "/size");
@@ -104,21 +97,8 @@ int cordon_pool_new(const cordon_plan* plan, const char* options_json, cordon_po
 }
 
 int cordon_pool_start(cordon_pool* pool, const cordon_run_request* request, cordon_run** run, char** error_json) {
-  try {
-    if (run == nullptr) return fail(make_error(error_code::usage_error, "run is NULL"), error_json);
-    *run = nullptr;
-    if (pool == nullptr || request == nullptr) {
-      return fail(make_error(error_code::usage_error, "pool or request is NULL"), error_json);
-    }
-    auto converted = request_of(*request);
-    if (!converted) return fail(converted.error_value(), error_json);
-    auto started = pool->pool->start(*converted);
-    if (!started) return fail(started.error_value(), error_json);
-    *run = new cordon_run{std::move(*started), std::nullopt};
-    return succeed(error_json);
-  } catch (...) {
-    return fail(out_of_memory(), error_json);
-  }
+  return start_c_run(pool != nullptr, "pool", request, run, error_json,
+                     [&](const cordon::run_request& converted) { return pool->pool->start(converted); });
 }
 
 int cordon_pool_ready_count(const cordon_pool* pool) {

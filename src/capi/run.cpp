@@ -73,21 +73,8 @@ using cordon::make_error;
 extern "C" {
 
 int cordon_run_start(const cordon_plan* plan, const cordon_run_request* request, cordon_run** run, char** error_json) {
-  try {
-    if (run == nullptr) return fail(make_error(error_code::usage_error, "run is NULL"), error_json);
-    *run = nullptr;
-    if (plan == nullptr || request == nullptr) {
-      return fail(make_error(error_code::usage_error, "plan or request is NULL"), error_json);
-    }
-    auto converted = request_of(*request);
-    if (!converted) return fail(converted.error_value(), error_json);
-    auto started = cordon::start_run(*plan->plan, *converted);
-    if (!started) return fail(started.error_value(), error_json);
-    *run = new cordon_run{std::move(*started), std::nullopt};
-    return succeed(error_json);
-  } catch (...) {
-    return fail(make_error(error_code::launch_failed, "out of memory", {}, ENOMEM), error_json);
-  }
+  return start_c_run(plan != nullptr, "plan", request, run, error_json,
+                     [&](const cordon::run_request& converted) { return cordon::start_run(*plan->plan, converted); });
 }
 
 int cordon_run_pid(const cordon_run* run) { return run != nullptr ? run->handle.pid() : -1; }
