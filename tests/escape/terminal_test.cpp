@@ -17,8 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <memory>
 #include <thread>
 
 #include "escape_support.h"
@@ -193,20 +192,15 @@ TEST(Terminal, CallersSettingsAreRestoredAfterExitAndTimeout) {
 
 // Is a process with exactly this command line running on the host?
 bool running(const std::string& cmdline) {
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return false;
-  bool found = false;
-  while (dirent* e = ::readdir(d)) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir("/proc"), ::closedir);
+  if (!d) return false;
+  while (dirent* e = ::readdir(d.get())) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::stringstream s;
-    s << in.rdbuf();
-    std::string text = s.str();
+    std::string text = proc_cmdline(e->d_name);  // harness.h: a process may exit meanwhile
     for (auto& c : text) c = c == '\0' ? ' ' : c;
-    if (text == cmdline + " ") found = true;
+    if (text == cmdline + " ") return true;
   }
-  ::closedir(d);
-  return found;
+  return false;
 }
 
 // Ctrl-Z (SIGTSTP) cannot stop cordon, and SIGSTOP, which cannot be

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -207,25 +208,30 @@ loopback_server::~loopback_server() {
 
 int loopback_server::accepted() const { return state_->accepted; }
 
+std::string proc_cmdline(const char* pid) {
+  std::string text;
+  const int fd = ::open((std::string("/proc/") + pid + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  return n < 0 ? std::string() : text;
+}
+
 bool process_with_marker_alive(const std::string& marker) {
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return false;
-  bool found = false;
-  while (dirent* entry = ::readdir(proc)) {
+  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
+  if (!proc) return false;
+  while (dirent* entry = ::readdir(proc.get())) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    std::ifstream cmdline(std::string("/proc/") + entry->d_name + "/cmdline", std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    std::string text = proc_cmdline(entry->d_name);
     for (auto& c : text) {
       if (c == '\0') c = ' ';
     }
     // Zombies have an empty cmdline; they are not alive.
-    if (text.find(marker) != std::string::npos) {
-      found = true;
-      break;
-    }
+    if (text.find(marker) != std::string::npos) return true;
   }
-  ::closedir(proc);
-  return found;
+  return false;
 }
 
 bool running_as_root() { return ::geteuid() == 0; }

@@ -85,6 +85,11 @@ class loopback_server {
 // Is any process whose command line contains `marker` alive on the host?
 bool process_with_marker_alive(const std::string& marker);
 
+// /proc/<pid>/cmdline as it is (arguments NUL-terminated); empty when the
+// process is gone or a zombie. A process may exit while it is read (ESRCH),
+// which an std::ifstream turns into an exception: this reads with read(2).
+std::string proc_cmdline(const char* pid);
+
 bool running_as_root();
 
 // Validates `report` against schemas/report.v1.schema.json with

@@ -336,8 +336,13 @@ bool broker_runs(const std::filesystem::path& program) {
       std::error_code ec;
       const auto exe = std::filesystem::read_symlink(entry.path() / "exe", ec);
       if (ec || exe != program) continue;
-      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-      const std::string cmdline(std::istreambuf_iterator<char>(in), {});
+      std::string cmdline;
+      try {  // a process that exits while it is read makes libstdc++ throw (ESRCH)
+        std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+        cmdline.assign(std::istreambuf_iterator<char>(in), {});
+      } catch (const std::exception&) {
+        continue;
+      }
       if (cmdline.find(std::string("--network-broker") + '\0') != std::string::npos) return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
