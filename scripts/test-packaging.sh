@@ -60,9 +60,9 @@ done
 # The C API's ABI (docs/library.md): the soname, and nothing exported but cordon_* (and the version nodes).
 check "installed libcordon_c.so.1 has soname libcordon_c.so.1" sh -c "
   objdump -p '$prefix/lib/libcordon_c.so.1' | grep -qE '^ +SONAME +libcordon_c\.so\.1\$'"
-check "libcordon_c exports only cordon_* (versions CORDON_C_1, CORDON_C_1.1)" sh -c "
+check "libcordon_c exports only cordon_* (version nodes CORDON_C_1 and CORDON_C_1.N)" sh -c "
   syms=\$(nm -D --defined-only '$prefix/lib/libcordon_c.so.1' | awk '{print \$3}') &&
-  [ -n \"\$syms\" ] && ! printf '%s\\n' \$syms | grep -vE '^(cordon_[a-z0-9_]+(@@CORDON_C_1(\\.1)?)?|CORDON_C_1(\\.1)?)\$'"
+  [ -n \"\$syms\" ] && ! printf '%s\\n' \$syms | grep -vE '^(cordon_[a-z0-9_]+(@@CORDON_C_1(\\.[0-9]+)?)?|CORDON_C_1(\\.[0-9]+)?)\$'"
 # A Python host against the installed library: the package from the source
 # tree, copied away from any build tree, finds libcordon_c.so.1 with the loader.
 python_smoke() {  # python_smoke NAME [ENV...]: cordon.run and cordon.fs against the library the loader finds
@@ -138,7 +138,10 @@ deb() {
   # fails whenever grep stops early and dpkg-deb gets SIGPIPE.
   local bin_list dev_list lib_list
   bin_list=$(dpkg-deb -c "$bin") dev_list=$(dpkg-deb -c "$dev") lib_list=$(dpkg-deb -c "$lib")
-  for f in ./usr/lib/x86_64-linux-gnu/libcordon_c.so.1 ./usr/lib/x86_64-linux-gnu/libcordon_c.so.1.1.0; do
+  # The file is named after the C ABI's minor (src/capi/CMakeLists.txt): libcordon_c.so.1.MINOR.0.
+  local minor
+  minor=$(sed -n 's/^#define CORDON_ABI_MINOR \([0-9][0-9]*\)$/\1/p' "$root/include/cordon/cordon_c.h")
+  for f in ./usr/lib/x86_64-linux-gnu/libcordon_c.so.1 "./usr/lib/x86_64-linux-gnu/libcordon_c.so.1.$minor.0"; do
     if grep -qF " $f" <<<"$lib_list"; then pass "libcordon-c1.deb has ${f#./}"; else fail "libcordon-c1.deb has ${f#./}"; fi
   done
   if dpkg-deb -I "$lib" shlibs 2>/dev/null | grep -q "^libcordon_c 1 libcordon-c1" ||
