@@ -82,6 +82,30 @@ result<prepared_sandbox> prepared_sandbox::prepare(const sandbox_plan& plan, con
 
 namespace {
 
+// The helper's answer is one short JSON line (src/supervisor/main.cpp); a
+// longer one is not from a cordon-supervisor of this version.
+constexpr std::size_t max_answer_bytes = 64 * 1024;
+
+// Takes the helper's answer line `j`: ready, a failure, or (anything else, a
+// wrong CORDON_SUPERVISOR or another version) launch_failed. Never throws:
+// a host's pool thread must not std::terminate on what a helper sent.
+void read_answer(prepared_sandbox::state& s, const nlohmann::json& j) {
+  const char* const malformed = "the supervisor helper answered what is not a prepared sandbox";
+  try {
+    if (j.is_object() && j.contains("ready")) {
+      s.prepared_at = j.at("ready").get<std::string>();
+      s.ready = true;
+      s.ready_since = std::chrono::steady_clock::now();
+    } else if (j.is_object() && j.contains("failure")) {
+      s.failure = core::error_from_json(j.at("failure"));
+    } else {
+      s.failure = make_error(error_code::launch_failed, malformed);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    s.failure = make_error(error_code::launch_failed, std::string(malformed) + " (" + e.what() + ")");
+  }
+}
+
 // Reads the helper's answer to "prepare" until it is ready, failed, or
 // `deadline` passes.
 result<bool> await_ready(prepared_sandbox::state& s, std::chrono::steady_clock::time_point deadline) {
@@ -90,16 +114,12 @@ result<bool> await_ready(prepared_sandbox::state& s, std::chrono::steady_clock::
     if (newline != std::string::npos) {
       nlohmann::json j = nlohmann::json::parse(s.received.substr(0, newline), nullptr, false);
       s.received.erase(0, newline + 1);
-      if (!j.is_discarded() && j.contains("ready")) {
-        s.ready = true;
-        s.prepared_at = j.at("ready").get<std::string>();
-        s.ready_since = std::chrono::steady_clock::now();
-      } else if (!j.is_discarded() && j.contains("failure")) {
-        s.failure = core::error_from_json(j.at("failure"));
-      } else {
-        s.failure = make_error(error_code::launch_failed, "the supervisor helper answered what is not a prepared sandbox");
-      }
+      read_answer(s, j);
       continue;
+    }
+    if (s.received.size() > max_answer_bytes) {
+      s.failure = make_error(error_code::launch_failed, "the supervisor helper's answer is longer than a line may be");
+      break;
     }
     pollfd fd{s.control.get(), POLLIN, 0};
     int ready = ::poll(&fd, 1, poll_timeout_until(deadline));

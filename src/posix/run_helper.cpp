@@ -107,8 +107,14 @@ run_report parse_report(const std::string& received) {
     return report;
   }
   report.json = received.substr(newline + 1, j.at("report_bytes").get<std::size_t>());
-  if (j.contains("outcome")) report.outcome = core::outcome_from_json(j.at("outcome"));
-  if (j.contains("failure")) report.failure = core::error_from_json(j.at("failure"));
+  try {  // a helper of another version must not make the host std::terminate
+    if (j.contains("outcome")) report.outcome = core::outcome_from_json(j.at("outcome"));
+    if (j.contains("failure")) report.failure = core::error_from_json(j.at("failure"));
+  } catch (const nlohmann::json::exception& e) {
+    report.outcome.reset();
+    report.failure = make_error(error_code::launch_failed,
+                                std::string("the supervisor helper's answer is malformed (") + e.what() + ")");
+  }
   report.cancelled = report.outcome && report.outcome->cancelled;
   return report;
 }

@@ -360,5 +360,35 @@ TEST_F(Prepared, CancelAndCommandNotFound) {
   EXPECT_EQ(nlohmann::json::parse(cancelled.json)["outcome"], "cancelled");
 }
 
+// A helper whose answer is not a prepared sandbox's (a wrong
+// CORDON_SUPERVISOR, another version) is a launch_failed value, never an
+// exception out of wait_ready() (that would std::terminate a host's pool
+// thread).
+TEST_F(Prepared, AMalformedHelperAnswerIsALaunchFailureNotACrash) {
+  auto plan = compile_profile("read-only");
+  ASSERT_TRUE(plan);
+  const std::pair<const char*, const char*> answers[] = {
+      {"ready-not-a-string", R"({"ready":5})"},
+      {"failure-without-fields", R"({"failure":{"code":7}})"},
+      {"an-array", R"([1,2])"},
+  };
+  for (const auto& [name, answer] : answers) {
+    SCOPED_TRACE(name);
+    const auto helper = workspace_ / name;
+    std::ofstream(helper) << "#!/bin/sh\nprintf '%s\\n' '" << answer << "' >&3\n";
+    std::filesystem::permissions(helper, std::filesystem::perms::owner_all);
+    prepare_options options;
+    options.supervisor_path = helper.string();
+    auto sandbox = prepared_sandbox::prepare(*plan, options);
+    ASSERT_TRUE(sandbox) << sandbox.error_value().describe();
+    auto ready = sandbox->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    ASSERT_FALSE(ready);
+    EXPECT_EQ(ready.error_value().code, error_code::launch_failed);
+    EXPECT_NE(ready.error_value().message.find("not a prepared sandbox"), std::string::npos)
+        << ready.error_value().message;
+    EXPECT_FALSE(sandbox->ready());
+  }
+}
+
 }  // namespace
 }  // namespace cordon

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cordon/cordon.h"
@@ -426,6 +427,37 @@ TEST_F(RunApi, MissingHelperIsALaunchFailureNamingThePath) {
   EXPECT_EQ(started.error_value().sys_errno, ENOENT);
   EXPECT_NE(started.error_value().message.find("/nonexistent/cordon-supervisor"), std::string::npos)
       << started.error_value().message;
+}
+
+TEST_F(RunApi, AMalformedHelperAnswerIsALaunchFailureNotACrash) {
+  // A helper of another version (or a wrong CORDON_SUPERVISOR) whose answer
+  // line has the report's framing but not its shape: wait() returns a
+  // launch_failed report; before, outcome_from_json threw out of it.
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  auto plan = compile_profile(*backend, "read-only");
+  ASSERT_TRUE(plan);
+  const std::pair<const char*, const char*> answers[] = {
+      {"outcome-of-another-shape", R"({"report_bytes":2,"outcome":{"exit_code":"x"}})"},
+      {"failure-without-fields", R"({"report_bytes":2,"failure":{"code":7}})"},
+  };
+  for (const auto& [name, answer] : answers) {
+    SCOPED_TRACE(name);
+    const auto helper = workspace_ / name;
+    std::ofstream(helper) << "#!/bin/sh\nprintf '%s\\n{}' '" << answer << "' >&3\n";
+    std::filesystem::permissions(helper, std::filesystem::perms::owner_all);
+    run_request request;
+    request.launch.argv = {"/bin/true"};
+    request.supervisor_path = helper.string();
+    auto started = start_run(*plan, request);
+    ASSERT_TRUE(started) << started.error_value().describe();
+    run_report report = started->wait();
+    EXPECT_FALSE(report.outcome);
+    ASSERT_TRUE(report.failure);
+    EXPECT_EQ(report.failure->code, error_code::launch_failed);
+    EXPECT_NE(report.failure->message.find("malformed"), std::string::npos) << report.failure->message;
+    EXPECT_EQ(report.json, "{}");
+  }
 }
 
 }  // namespace
