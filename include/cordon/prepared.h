@@ -45,7 +45,9 @@ class prepared_sandbox {
   ~prepared_sandbox();
 
   // Starts preparing a sandbox for `plan` and returns at once. Errors:
-  // plan_null (no backend), launch_failed with errno (no helper, clone3).
+  // plan_null (no backend), usage_error (a host-execution plan, compiled
+  // with sandbox_preference::forbid: it has no sandbox to prepare; run it
+  // with start_run), launch_failed with errno (no helper, clone3).
   // Failures of the setup itself come from wait_ready() or start().
   static result<prepared_sandbox> prepare(const sandbox_plan& plan, const prepare_options& options = {});
 
@@ -108,7 +110,8 @@ class prepared_pool {
   ~prepared_pool();
 
   // Takes a ready sandbox (waiting up to options.wait) and starts the
-  // command in it. Errors: those of prepared_sandbox::start; launch_failed
+  // command in it. Errors: those of prepared_sandbox::start; usage_error at
+  // once for a plan that cannot be prepared (as prepare()); launch_failed
   // when none became ready in time (with the last preparation's error);
   // plan_stale once a helper found that the host changed (call refresh() or
   // update()).

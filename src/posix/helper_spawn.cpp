@@ -180,7 +180,8 @@ void release_helper(helper_process& helper) noexcept {
 }
 
 nlohmann::json plan_request(const sandbox_plan& plan) {
-  return {{"policy", sandbox_policy_to_json(plan.policy())},
+  return {{"backend", std::string(plan.backend()->name())},  // the supervisor compiles with the same one
+          {"policy", sandbox_policy_to_json(plan.policy())},
           {"workspace", plan.workspace()},
           {"cgroup_parent", plan.cgroup_parent()},
           {"fingerprint", plan_fingerprint(plan)}};

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cordon/backend.h"
+#include "cordon/selection.h"
 #include "core/outcome_json.h"
 #include "posix/helper_spawn.h"
 #include "posix/poll_timeout.h"
@@ -58,6 +59,10 @@ prepared_sandbox::~prepared_sandbox() = default;  // closing the socket gives th
 
 result<prepared_sandbox> prepared_sandbox::prepare(const sandbox_plan& plan, const prepare_options& options) {
   if (plan.backend() == nullptr) return make_error(error_code::plan_null, "the plan has no backend");
+  if (plan.backend()->name() == host_execution_backend_name) {
+    return make_error(error_code::usage_error,
+                      "a host-execution plan (sandbox forbidden) has no sandbox to prepare; start it with start_run");
+  }
   auto s = std::make_unique<state>();
   s->fingerprint = plan_fingerprint(plan);
   s->plan_identity = plan.identity();
@@ -339,6 +344,8 @@ result<run_handle> prepared_pool::start(const run_request& request) {
                                                     impl_->last_failure->message + "); refresh() or update() the pool");
     }
     if (!impl_->ready.empty()) break;
+    // A plan that can never be prepared (a host-execution one): no waiting.
+    if (impl_->last_failure && impl_->last_failure->code == error_code::usage_error) return *impl_->last_failure;
     if (impl_->changed.wait_until(lock, until) == std::cv_status::timeout && impl_->ready.empty()) {
       if (!impl_->last_failure) return make_error(error_code::launch_failed, "no prepared sandbox became ready in time");
       // The last preparation's errno and blockers say why; the code stays launch_failed (prepared.h).

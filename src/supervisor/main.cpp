@@ -26,6 +26,7 @@
 #include "cordon/policy_json.h"
 #include "cordon/report.h"
 #include "cordon/run.h"
+#include "cordon/selection.h"
 #include "core/outcome_json.h"
 #if defined(__linux__)
 #include "linux/broker_process.h"
@@ -114,7 +115,11 @@ int main(int argc, char** argv) {
   }
   const bool cancelled_early = received.size() > received.find('\n') + 1;
   json request = json::parse(received.substr(0, received.find('\n')), nullptr, false);
-  auto backend = make_host_backend();
+  // A host-execution plan (sandbox forbidden) is compiled again with that
+  // backend: re-deriving it with the platform sandbox's would never match
+  // its fingerprint.
+  const bool host_execution = request.is_object() && request.value("backend", "") == host_execution_backend_name;
+  auto backend = host_execution ? make_host_execution_backend() : make_host_backend();
   launch_request launch;
   if (request.is_discarded()) {
     return refuse(control, make_error(error_code::launch_failed, "malformed request from the run API"),

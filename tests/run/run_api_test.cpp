@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cordon/cordon.h"
+#include "cordon/selection.h"
 #include "cordon/prepared.h"
 
 namespace cordon {
@@ -458,6 +459,48 @@ TEST_F(RunApi, AMalformedHelperAnswerIsALaunchFailureNotACrash) {
     EXPECT_NE(report.failure->message.find("malformed"), std::string::npos) << report.failure->message;
     EXPECT_EQ(report.json, "{}");
   }
+}
+
+// A plan compiled with sandbox_preference::forbid (host execution) runs
+// through the run API like any other: the helper compiles it again with the
+// same backend (before, it used the platform sandbox's, so the fingerprints
+// never matched and every such run failed), and cancel() kills it.
+TEST_F(RunApi, AHostExecutionPlanRunsAndIsCancelled) {
+  auto selected = select_backend(sandbox_preference::forbid);
+  ASSERT_TRUE(selected);
+  sandbox_policy policy;
+  policy.isolation = isolation_level::none;
+  for (control c : all_controls) policy.enforcement[c] = enforcement_level::not_enforced;
+  policy.enforcement.erase(control::network_filter);
+  policy.filesystem.read = read_mode::full;
+  policy.network.mode = network_mode::unrestricted;
+  compile_options options;
+  options.workspace = workspace_.string();
+  auto compiled = (*selected)->compile(policy, options);
+  ASSERT_TRUE(compiled) << compiled.failure().describe();
+
+  run_request request;
+  request.launch.argv = {"/bin/sh", "-c", "echo on-the-host; exit 3"};
+  request.stdout_spec = stdio_spec::pipe();
+  auto started = start_run(*compiled.plan(), request);
+  ASSERT_TRUE(started) << started.error_value().describe();
+  EXPECT_EQ(read_until(started->stdout_fd(), "\n"), "on-the-host\n");
+  run_report report = started->wait();
+  ASSERT_TRUE(report.outcome) << (report.failure ? report.failure->describe() : "");
+  EXPECT_EQ(report.outcome->exit_code, 3);
+  EXPECT_EQ(nlohmann::json::parse(report.json)["backend"]["name"], "host-execution") << report.json;
+
+  request.launch.argv = {"/bin/sh", "-c", "echo up; exec sleep 60"};
+  auto sleeping = start_run(*compiled.plan(), request);
+  ASSERT_TRUE(sleeping) << sleeping.error_value().describe();
+  EXPECT_EQ(read_until(sleeping->stdout_fd(), "\n"), "up\n");
+  const auto before = std::chrono::steady_clock::now();
+  sleeping->cancel();
+  run_report cancelled = sleeping->wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
+  ASSERT_TRUE(cancelled.outcome) << (cancelled.failure ? cancelled.failure->describe() : "");
+  EXPECT_TRUE(cancelled.cancelled);
+  EXPECT_EQ(cancelled.outcome->signal, SIGKILL);
 }
 
 }  // namespace
