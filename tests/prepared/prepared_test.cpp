@@ -18,7 +18,7 @@
 
 #include "cordon/cordon.h"
 #include "cordon/prepared.h"
-#include "cordon/selection.h"
+#include "../host_execution_plan.h"
 #include "fixture.h"
 
 namespace cordon {
@@ -394,21 +394,13 @@ TEST_F(Prepared, AMalformedHelperAnswerIsALaunchFailureNotACrash) {
 TEST_F(Prepared, AHostExecutionPlanIsNotPrepared) {
   // Nothing to set up ahead: refused at once, and named, rather than a
   // helper that fails later with a misleading plan_stale.
-  auto selected = select_backend(sandbox_preference::forbid);
-  ASSERT_TRUE(selected);
-  sandbox_policy policy;
-  policy.isolation = isolation_level::none;
-  for (control c : all_controls) policy.enforcement[c] = enforcement_level::not_enforced;
-  policy.enforcement.erase(control::network_filter);
-  policy.filesystem.read = read_mode::full;
-  policy.network.mode = network_mode::unrestricted;
-  auto compiled = (*selected)->compile(policy, {});
-  ASSERT_TRUE(compiled) << compiled.failure().describe();
-  auto sandbox = prepared_sandbox::prepare(*compiled.plan());
+  auto plan = host_execution_plan(workspace_.string());
+  ASSERT_TRUE(plan);
+  auto sandbox = prepared_sandbox::prepare(*plan);
   ASSERT_FALSE(sandbox);
   EXPECT_EQ(sandbox.error_value().code, error_code::usage_error);
   EXPECT_NE(sandbox.error_value().message.find("host-execution"), std::string::npos) << sandbox.error_value().message;
-  prepared_pool pool(compiled.plan(), {});
+  prepared_pool pool(plan, {});
   run_request request;
   request.launch.argv = {"/bin/true"};
   auto started = pool.start(request);

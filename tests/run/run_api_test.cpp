@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "../host_execution_plan.h"
 #include "cordon/cordon.h"
-#include "cordon/selection.h"
 #include "cordon/prepared.h"
 
 namespace cordon {
@@ -466,23 +466,13 @@ TEST_F(RunApi, AMalformedHelperAnswerIsALaunchFailureNotACrash) {
 // same backend (before, it used the platform sandbox's, so the fingerprints
 // never matched and every such run failed), and cancel() kills it.
 TEST_F(RunApi, AHostExecutionPlanRunsAndIsCancelled) {
-  auto selected = select_backend(sandbox_preference::forbid);
-  ASSERT_TRUE(selected);
-  sandbox_policy policy;
-  policy.isolation = isolation_level::none;
-  for (control c : all_controls) policy.enforcement[c] = enforcement_level::not_enforced;
-  policy.enforcement.erase(control::network_filter);
-  policy.filesystem.read = read_mode::full;
-  policy.network.mode = network_mode::unrestricted;
-  compile_options options;
-  options.workspace = workspace_.string();
-  auto compiled = (*selected)->compile(policy, options);
-  ASSERT_TRUE(compiled) << compiled.failure().describe();
+  auto plan = host_execution_plan(workspace_.string());
+  ASSERT_TRUE(plan);
 
   run_request request;
   request.launch.argv = {"/bin/sh", "-c", "echo on-the-host; exit 3"};
   request.stdout_spec = stdio_spec::pipe();
-  auto started = start_run(*compiled.plan(), request);
+  auto started = start_run(*plan, request);
   ASSERT_TRUE(started) << started.error_value().describe();
   EXPECT_EQ(read_until(started->stdout_fd(), "\n"), "on-the-host\n");
   run_report report = started->wait();
@@ -491,7 +481,7 @@ TEST_F(RunApi, AHostExecutionPlanRunsAndIsCancelled) {
   EXPECT_EQ(nlohmann::json::parse(report.json)["backend"]["name"], "host-execution") << report.json;
 
   request.launch.argv = {"/bin/sh", "-c", "echo up; exec sleep 60"};
-  auto sleeping = start_run(*compiled.plan(), request);
+  auto sleeping = start_run(*plan, request);
   ASSERT_TRUE(sleeping) << sleeping.error_value().describe();
   EXPECT_EQ(read_until(sleeping->stdout_fd(), "\n"), "up\n");
   const auto before = std::chrono::steady_clock::now();
