@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdint>
@@ -275,6 +276,20 @@ struct prepared_pool::impl {
     return true;
   }
 
+  // Waits up to 30 s for `made` to be ready, in 100 ms slices, so that the
+  // destructor and update() never wait for a slow or hung helper: false
+  // (not ready) as soon as the pool stops or the plan changes.
+  result<bool> await_ready_or_stop(prepared_sandbox& made, std::uint64_t for_generation) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (true) {
+      const auto slice = std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
+      auto ready_now = made.wait_ready(slice);
+      if (!ready_now || *ready_now || std::chrono::steady_clock::now() >= until) return ready_now;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (stopping || generation != for_generation) return false;
+    }
+  }
+
   void run() {
     std::unique_lock<std::mutex> lock(mutex);
     while (!stopping) {
@@ -292,13 +307,14 @@ struct prepared_pool::impl {
       auto made = prepared_sandbox::prepare(*for_plan, prepare);
       std::optional<error> failure;
       if (made) {
-        auto ready_now = made->wait_ready(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+        auto ready_now = await_ready_or_stop(*made, for_generation);
         if (!ready_now) failure = std::move(ready_now).error_value();
         else if (!*ready_now) failure = make_error(error_code::launch_failed, "a prepared sandbox was not ready within 30 s");
       } else {
         failure = std::move(made).error_value();
       }
       lock.lock();
+      if (stopping) break;
       if (for_generation != generation) continue;  // prepared for a plan given up meanwhile
       if (failure) {
         last_failure = failure;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
@@ -407,6 +408,29 @@ TEST_F(Prepared, AHostExecutionPlanIsNotPrepared) {
   ASSERT_FALSE(started);
   EXPECT_NE(started.error_value().describe().find("host-execution"), std::string::npos)
       << started.error_value().describe();
+}
+
+TEST_F(Prepared, APoolWhoseHelperNeverAnswersIsDestroyedPromptly) {
+  // The refill thread waits for a preparation in slices: destroying the
+  // pool does not wait the 30 s a helper is given (before: it did).
+  auto plan = compile_profile("read-only");
+  ASSERT_TRUE(plan);
+  const auto helper = workspace_ / "silent-helper";
+  std::ofstream(helper) << "#!/bin/sh\nexec cat <&3 >/dev/null\n";  // reads until the pool gives it up
+  std::filesystem::permissions(helper, std::filesystem::perms::owner_all);
+  pool_options options;
+  options.size = 1;
+  options.supervisor_path = helper.string();
+  options.wait = std::chrono::milliseconds(300);
+  auto pool = std::make_unique<prepared_pool>(plan, options);
+  run_request request;
+  request.launch.argv = {"/bin/true"};
+  auto started = pool->start(request);  // 300 ms: the refill thread is in its wait by then
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error_value().code, error_code::launch_failed);
+  const auto before = std::chrono::steady_clock::now();
+  pool.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
 }
 
 }  // namespace
