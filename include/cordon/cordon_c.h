@@ -326,7 +326,8 @@ CORDON_C_API int cordon_pool_ready_count(const cordon_pool* pool);
 CORDON_C_API int cordon_pool_refresh(cordon_pool* pool, int* changed, char** error_json);
 
 /* Gives up every prepared sandbox (their helpers kill the waiting trees) and
- * stops the pool's thread; runs already started go on, each owned by its
+ * stops the pool's thread (within about 100 ms, even while a helper is
+ * still preparing); runs already started go on, each owned by its
  * cordon_run. NULL is allowed. Never call it while another thread is in a
  * cordon_pool_* call on the same pool. */
 CORDON_C_API void cordon_pool_free(cordon_pool* pool);

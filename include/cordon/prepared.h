@@ -106,7 +106,8 @@ class prepared_pool {
   prepared_pool(std::shared_ptr<const sandbox_plan> plan, const pool_options& options = {});
   prepared_pool(const prepared_pool&) = delete;
   prepared_pool& operator=(const prepared_pool&) = delete;
-  // Gives up every sandbox and stops the refill thread.
+  // Gives up every sandbox and stops the refill thread, within about 100 ms
+  // even while a helper is still preparing (or hangs).
   ~prepared_pool();
 
   // Takes a ready sandbox (waiting up to options.wait) and starts the
