@@ -28,7 +28,8 @@ enforcement_level level_for(const sandbox_policy& p, control c) {
 
 // Waits for `pid` into `status`. With a cancel descriptor (the run API's
 // helper, launch_request::cancel_fd), its becoming readable or hung up kills
-// the command (its own children are not tracked: nothing is, here) and
+// the command's process group (the command leads one then, see launch(); a
+// descendant that left the group is not tracked: nothing is, here) and
 // returns true. Checks every 20 ms: no pidfd on every POSIX host.
 bool wait_or_cancel(pid_t pid, int cancel_fd, int& status) {
   bool cancelled = false;
@@ -39,7 +40,7 @@ bool wait_or_cancel(pid_t pid, int cancel_fd, int& status) {
     if (done != 0 || cancelled) continue;
     pollfd watch{cancel_fd, POLLIN, 0};
     if (::poll(&watch, 1, 20) > 0) {
-      ::kill(pid, SIGKILL);
+      ::kill(-pid, SIGKILL);
       cancelled = true;
     }
   }
@@ -85,9 +86,16 @@ class host_execution_backend final : public sandbox_backend {
     envp.push_back(nullptr);
     const std::string cwd = request.working_directory.empty() ? plan->workspace() : request.working_directory;
     auto started = std::chrono::steady_clock::now();
+    // A cancellable run (the run API's helper: never a terminal's foreground
+    // job) gets a process group of its own, so a cancel reaches what the
+    // command started. Both sides set it: whichever runs first wins the race
+    // with the kill. `cordon run` keeps the caller's group for job control.
+    const bool own_group = request.cancel_fd >= 0;
     pid_t pid = ::fork();
     if (pid < 0) return make_error(error_code::launch_failed, "fork", {}, errno);
+    if (pid > 0 && own_group) ::setpgid(pid, pid);
     if (pid == 0) {
+      if (own_group) ::setpgid(0, 0);
       if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(exit_cordon_failed);
       ::execvpe(argv[0], argv.data(), envp.data());
       ::_exit(errno == ENOENT ? exit_not_found : exit_not_executable);

@@ -493,5 +493,43 @@ TEST_F(RunApi, AHostExecutionPlanRunsAndIsCancelled) {
   EXPECT_EQ(cancelled.outcome->signal, SIGKILL);
 }
 
+// True once `pid` is gone or a zombie (its parent may not have reaped it yet),
+// within 5 s.
+bool process_ends(pid_t pid) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < end) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto close = stat.rfind(')');
+    if (stat.empty() || (close != std::string::npos && stat.substr(close + 2, 1) == "Z")) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Cancelling a host-execution run kills what the command started too: the
+// command leads its own process group and the cancel signals the group (before,
+// a background child outlived the cancel, holding the run's output open).
+TEST_F(RunApi, CancellingAHostExecutionRunKillsItsChildren) {
+  auto plan = host_execution_plan(workspace_.string());
+  ASSERT_TRUE(plan);
+  run_request request;
+  request.launch.argv = {"/bin/sh", "-c", "sleep 60 & echo $!; wait"};
+  request.stdout_spec = stdio_spec::pipe();
+  auto started = start_run(*plan, request);
+  ASSERT_TRUE(started) << started.error_value().describe();
+  const std::string line = read_until(started->stdout_fd(), "\n");
+  ASSERT_FALSE(line.empty());
+  const pid_t child = static_cast<pid_t>(std::stol(line));
+  ASSERT_EQ(::kill(child, 0), 0) << "the background sleep runs before the cancel";
+  started->cancel();
+  run_report cancelled = started->wait();
+  EXPECT_TRUE(cancelled.cancelled);
+  if (!process_ends(child)) {
+    ::kill(child, SIGKILL);  // leaves nothing behind
+    ADD_FAILURE() << "pid " << child << " outlived the cancel";
+  }
+}
+
 }  // namespace
 }  // namespace cordon
