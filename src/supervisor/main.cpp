@@ -41,8 +41,23 @@ int answer(int fd, const json& j) {
   return cordon::send_all(fd, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n") ? 0 : cordon::exit_cordon_failed;
 }
 
+// Drops this helper's copies of the command's stdin, stdout and stderr (its
+// descriptors 0-2, cordon/run.h) once the run is over: a host that reads the
+// output to its end before it reads the report would otherwise wait for us
+// while we wait for it to take a report larger than the socket's buffer.
+void release_stdio() {
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (null >= 0) ::dup2(null, fd);
+    else ::close(fd);
+  }
+  if (null > 2) ::close(null);
+}
+
 // The last answer: `head` with the report's size, then the report itself.
+// The command's stdio is released first.
 int answer_with_report(int fd, json head, const std::string& report) {
+  release_stdio();
   head["report_bytes"] = report.size();
   return cordon::send_all(fd, head.dump(-1, ' ', false, json::error_handler_t::replace) + "\n" + report)
              ? 0
@@ -78,6 +93,7 @@ std::optional<cordon::prepared_command> read_command(int fd, cordon::launch_requ
   seen.host_environment = command.host_environment;
   return command;
 }
+
 
 }  // namespace
 

@@ -191,6 +191,46 @@ TEST_F(RunApi, CommandNotFoundAndGivenDescriptors) {
   EXPECT_EQ(done.outcome->exit_code, 0);
 }
 
+// True when `fd` reaches end-of-file within 10 s; what came is discarded.
+bool reaches_eof(int fd) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buffer[4096];
+    if (::read(fd, buffer, sizeof buffer) <= 0) return true;
+  }
+  return false;
+}
+
+// A host that reads the command's output to its end before it waits: the
+// output ends when the command does, whatever the report's size. Before, the
+// helper held its copies of the pipes while it sent the report, so a report
+// larger than the socket's buffer (here, 512 KiB of argv the report names)
+// left both sides waiting for each other.
+TEST_F(RunApi, OutputEndsBeforeALargeReportIsRead) {
+  auto backend = make_host_backend();
+  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  for (const bool host_execution : {false, true}) {
+    SCOPED_TRACE(host_execution ? "host execution" : "sandbox");
+    auto plan = host_execution ? host_execution_plan(workspace_.string()) : compile_profile(*backend, "read-only");
+    ASSERT_TRUE(plan);
+    run_request request;
+    request.launch.argv = {"/bin/echo"};
+    for (int i = 0; i < 4; ++i) request.launch.argv.push_back(std::string(128 * 1024 - 1, static_cast<char>('a' + i)));
+    request.stdout_spec = stdio_spec::pipe();
+    request.stderr_spec = stdio_spec::pipe();
+    auto started = start_run(*plan, request);
+    ASSERT_TRUE(started) << started.error_value().describe();
+    EXPECT_TRUE(reaches_eof(started->stdout_fd())) << "stdout never ended";
+    EXPECT_TRUE(reaches_eof(started->stderr_fd())) << "stderr never ended";
+    run_report report = started->wait();
+    ASSERT_TRUE(report.outcome) << (report.failure ? report.failure->describe() : "");
+    EXPECT_EQ(report.outcome->exit_code, 0);
+    EXPECT_GT(report.json.size(), 512u * 1024);
+  }
+}
+
 // cancel() from another thread while one waits without a deadline, and the
 // completion descriptor: not readable while the command runs, readable once
 // the report comes (what an event loop waits on instead of a thread).
