@@ -37,11 +37,22 @@ std::optional<identity> identity_of(int fd) {
 }
 
 // openat2(2) from `base` with `resolve` flags; -1 and errno on failure.
+// A scoped lookup fails with EAGAIN when a rename or mount anywhere on the
+// host races one of its ".." steps (openat2(2), ERRORS: the caller may
+// retry); sandboxes starting beside this one mount all the time. Retried a
+// bounded number of times, so a sandbox renaming without pause to provoke it
+// gets EAGAIN for its connect(2), never a lookup that skipped the check.
 int open_resolved(int base, const std::string& path, std::uint64_t flags, std::uint64_t resolve) {
+  constexpr int kAttempts = 128;
   open_how how{};
   how.flags = flags | O_PATH | O_CLOEXEC;
   how.resolve = resolve;
-  return static_cast<int>(::syscall(SYS_openat2, base, path.c_str(), &how, sizeof how));
+  int fd = -1;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    fd = static_cast<int>(::syscall(SYS_openat2, base, path.c_str(), &how, sizeof how));
+    if (fd >= 0 || errno != EAGAIN) break;
+  }
+  return fd;
 }
 
 constexpr std::uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;

@@ -10,7 +10,9 @@
 // command's memory, which another thread can change meanwhile):
 //  - the path is resolved once, inside the sandbox's root (openat2 with
 //    RESOLVE_IN_ROOT from /proc/PID/root; a relative path with
-//    RESOLVE_BENEATH from /proc/PID/cwd), to an O_PATH descriptor;
+//    RESOLVE_BENEATH from /proc/PID/cwd), to an O_PATH descriptor (a
+//    lookup a host-wide rename or mount made fail with EAGAIN is retried,
+//    at most 128 times);
 //  - that inode is allowed when it is (or its directory is) an entry of
 //    filesystem.unix_sockets resolved the same way, or it lives on the run's
 //    private /tmp, which only the sandbox can reach;

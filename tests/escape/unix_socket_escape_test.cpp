@@ -4,7 +4,9 @@
 // filesystem.unix_sockets. The supervisor performs every connect(2) itself on
 // the inode it resolved inside the sandbox's root, so neither a symlink nor
 // another thread rewriting the address changes where the connection goes.
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -117,6 +119,47 @@ TEST(EscapeUnixSockets, ListedSocketIsConnectable) {
   EXPECT_EQ(r.exit_code, 0) << r.all();
   EXPECT_EQ(r.out, lines({"unix-connect OK", "unix-connect EACCES"})) << r.all();
   EXPECT_EQ(other.accepted(), 0);
+}
+
+// openat2(2) with RESOLVE_BENEATH or RESOLVE_IN_ROOT fails with EAGAIN when
+// a rename or mount anywhere on the host races a ".." step (openat2(2),
+// ERRORS). The supervisor retries such a lookup: a path with ".." in it stays
+// connectable while another thread renames without pause (before, the
+// command's connect(2) failed with EAGAIN; seen once under a loaded CI).
+TEST(EscapeUnixSockets, DotDotPathsSurviveConcurrentRenames) {
+  temp_dir ws, policy_dir, churn;
+  install_probe(ws);
+  ws.mkdir("run");
+  counting_listener allowed(ws.path() + "/run/allowed.sock");
+  ASSERT_TRUE(allowed.ok());
+  churn.mkdir("a");
+  churn.mkdir("b");
+  std::atomic<bool> stop{false};
+  std::thread renamer([&] {
+    const std::string a = churn.path() + "/a", b = churn.path() + "/b";
+    while (!stop) ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+  });
+  constexpr int kConnects = 200;
+  std::vector<std::string> args;
+  std::vector<std::string> expected;
+  for (int i = 0; i < kConnects; ++i) {
+    if (i > 0) args.push_back("+");
+    args.insert(args.end(), {"unix-connect", "run/../run/../run/allowed.sock"});
+    expected.push_back("unix-connect OK");
+  }
+  auto r = run_probe(ws, args, {"--policy", unix_policy(policy_dir, R"(["{workspace}/run/allowed.sock"])")});
+  stop = true;
+  renamer.join();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto count = [&](const std::string& line) {
+    int n = 0;
+    for (std::size_t at = r.out.find(line); at != std::string::npos; at = r.out.find(line, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("unix-connect EAGAIN\n"), 0) << "of " << kConnects << " connects";
+  EXPECT_EQ(count("unix-connect OK\n"), kConnects);
+  EXPECT_EQ(r.out.size(), lines(expected).size()) << "no other line";
+  EXPECT_EQ(allowed.accepted(), kConnects);
 }
 
 // The race the issue describes: one thread connects to the allowed socket
