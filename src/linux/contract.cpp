@@ -159,7 +159,10 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
                              ? "an interactive terminal (stdin and stdout) becomes a private pty (own devpts) relayed by the supervisor; "
                                "new session"
                              : "a terminal is relayed as a pipe (process.allow_pty is false); new session";
-  c[control::terminal] = status(L::enforced, terminal + (facts.seccomp ? " + seccomp (TIOCSTI, TIOCLINUX)" : ""));
+  if (facts.seccomp) terminal += " + seccomp (TIOCSTI, TIOCLINUX)";
+  // Relayed output bound for a terminal passes the escape sequence filter (core/terminal_filter.h).
+  terminal += "; escape sequences to the caller's terminal filtered (clipboard, answers, keys, passthrough, C1)";
+  c[control::terminal] = status(L::enforced, terminal);
   c[control::devices] = status(L::enforced, "private /dev (null zero full random urandom tty, devpts, shm)");
   return c;
 }

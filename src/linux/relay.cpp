@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 
 #include "linux/violations.h"  // receive_descriptor
 
@@ -47,6 +50,7 @@ result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff
   for (int i = 0; i < 3; ++i) ::sigaction(kStopSignals[i], &ignore, &saved_stop_[i]);
   shielded_ = true;
   if (plan.all_inherited()) return ok;
+  utf8_terminal_ = core::locale_is_utf8(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
 
   for (int slot = 0; slot < 3; ++slot) {
     switch (plan.route[slot]) {
@@ -83,6 +87,7 @@ result<void> stdio_relay::prepare(const stdio_plan& plan, stdio_handoff& handoff
           c.from = read_end.get();
           c.owned = std::move(read_end);
           c.to = slot;
+          if (::isatty(slot) == 1) filter_for_terminal(c);
           sandbox_end = std::move(write_end);
         }
         set_nonblocking(c.owned.get());
@@ -139,6 +144,11 @@ void stdio_relay::start() {
   if (wake_fd_) thread_ = std::thread([this] { run(); });
 }
 
+void stdio_relay::filter_for_terminal(channel& c) noexcept {
+  c.filter = std::make_unique<core::terminal_filter>(utf8_terminal_);
+  c.splice_ok = false;
+}
+
 void stdio_relay::close_channel(channel& c) noexcept {
   c.owned.reset();
   c.from = c.to = -1;
@@ -157,6 +167,7 @@ void stdio_relay::adopt_master(int master) noexcept {
   channel out;
   out.from = master;
   out.to = terminal_out_fd_;
+  filter_for_terminal(out);
   channels_.push_back(std::move(in));
   channels_.push_back(std::move(out));
 }
@@ -224,15 +235,22 @@ void stdio_relay::step(channel& c) noexcept {
     close_channel(c);
     return;
   }
+  std::string_view chunk(buffer, static_cast<std::size_t>(n));
+  std::string cleaned;
+  if (c.filter) {
+    c.filter->feed(chunk, cleaned);
+    chunk = cleaned;
+  }
   std::size_t done = 0;
-  while (done < static_cast<std::size_t>(n)) {
-    ssize_t w = ::write(c.to, buffer + done, static_cast<std::size_t>(n) - done);
+  while (done < chunk.size()) {
+    ssize_t w = ::write(c.to, chunk.data() + done, chunk.size() - done);
     if (w > 0) {
       done += static_cast<std::size_t>(w);
     } else if (w < 0 && errno == EINTR) {
       continue;
     } else if (w < 0 && errno == EAGAIN) {
-      c.pending.assign(buffer + done, buffer + n);  // a non-blocking pipe or master: finish later
+      // A non-blocking pipe or master: finish later.
+      c.pending.assign(chunk.begin() + static_cast<std::ptrdiff_t>(done), chunk.end());
       c.offset = 0;
       return;
     } else {

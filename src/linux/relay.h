@@ -6,7 +6,9 @@
 // read/write otherwise). With a private pty, the same thread copies between
 // the pty master (sent by PID 1) and the caller's terminal, forwards window
 // size changes (SIGWINCH) and puts the terminal back in raw mode after
-// SIGCONT. A run whose stdio are all pipes makes no pipe and no thread.
+// SIGCONT. Output bound for a terminal passes the escape sequence filter
+// (core/terminal_filter.h). A run whose stdio are all pipes makes no pipe
+// and no thread.
 //
 // For the whole run the supervisor ignores SIGTSTP, SIGTTIN and SIGTTOU: a
 // job-control stop aimed at cordon's process group would otherwise stop the
@@ -16,10 +18,12 @@
 #pragma once
 
 #include <csignal>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "cordon/result.h"
+#include "core/terminal_filter.h"
 #include "linux/pty.h"
 #include "linux/stdio_plan.h"
 #include "posix/unique_fd.h"
@@ -61,9 +65,13 @@ class stdio_relay {
     bool done = false;
     std::vector<char> pending;  // bytes read but not yet written to a non-blocking `to`
     std::size_t offset = 0;
+    // `to` is the caller's terminal: what it is given passes the escape
+    // sequence filter (core/terminal_filter.h), so never by splice.
+    std::unique_ptr<core::terminal_filter> filter;
   };
   void run() noexcept;
   void step(channel& c) noexcept;
+  void filter_for_terminal(channel& c) noexcept;
   void close_channel(channel& c) noexcept;
   void on_signal() noexcept;
   void adopt_master(int master) noexcept;
@@ -76,6 +84,7 @@ class stdio_relay {
   unique_fd master_;
   int terminal_fd_ = -1;           // the caller's terminal (its stdin)
   int terminal_out_fd_ = -1;       // where the pty's output goes
+  bool utf8_terminal_ = true;      // the caller's locale is UTF-8 (for the filter)
   raw_terminal raw_;
   bool masked_ = false;            // SIGWINCH and SIGCONT blocked by prepare()
   sigset_t unmask_ {};             // the ones prepare() blocked (not blocked before)

@@ -238,5 +238,27 @@ TEST(Terminal, InjectionReachesOnlyThePrivatePty) {
   EXPECT_EQ(shown, lines({"tiocsti EPERM", "open-write OK", "fd-kind OK tty /dev/pts/0"}));
 }
 
+// What reaches the caller's terminal passes the escape sequence filter
+// (docs/linux-backend.md, "Terminal output"): a clipboard write, a title
+// report and tmux's passthrough are removed, text and colours arrive as
+// written, through the private pty (the default profile) and through a pipe
+// relayed to the terminal (read-only: no pty).
+TEST(Terminal, EscapeSequencesBeyondDrawingNeverReachTheCallersTerminal) {
+  const std::string script =
+      R"(printf 'a\033]52;c;ZXZpbA==\007b\033[21tc\033Ptmux;x\033\\d\033[1me\033[0m\n')";
+  for (const std::vector<std::string>& options : {std::vector<std::string>{}, {"--profile", "read-only"}}) {
+    SCOPED_TRACE(options.empty() ? "private pty" : "relayed pipe");
+    temp_dir ws;
+    interactive_run run(options, {"/bin/sh", "-c", script}, ws.path());
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run.wait_exit(), 0) << run.screen();
+    std::string shown;
+    for (char c : run.screen()) {
+      if (c != '\r') shown += c;
+    }
+    EXPECT_EQ(shown, "abcd\x1b[1me\x1b[0m\n");
+  }
+}
+
 }  // namespace
 }  // namespace cordon::test::escape
