@@ -16,12 +16,16 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCORDON_FUZZ=ON -DCORDON_BUILD_TESTS=OFF -DCORDON_WERROR=ON >/dev/null
 fi
-cmake --build "$build" --target cordon_fuzz_policy cordon_fuzz_host_rules cordon_fuzz_proxy_request
+cmake --build "$build" --target cordon_fuzz_policy cordon_fuzz_host_rules cordon_fuzz_proxy_request \
+  cordon_fuzz_terminal_filter
 
 # Seeds: the policy corpus and the profiles; the matcher table, one case per input.
 seeds="$build/fuzz-seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds/policy" "$seeds/host_rules" "$seeds/proxy_request"
+mkdir -p "$seeds/policy" "$seeds/host_rules" "$seeds/proxy_request" "$seeds/terminal_filter"
+# A command's terminal output (first byte: UTF-8 or not, and the cut): colours, a title, a clipboard write.
+printf '\x01ok \033[1;31mred\033[0m \033]0;title\007 \033]52;c;eA==\007 caf\xc3\xa9\n' >"$seeds/terminal_filter/mixed"
+printf '\x02\033Ptmux;\033\033]52;c;eA==\007\033\\\033[21t\x9d52;\x9c' >"$seeds/terminal_filter/eight-bit"
 # The broker's requests: HTTP CONNECT, a forward GET, SOCKS5 greeting + CONNECT (name, IPv4, IPv6).
 printf 'CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n' >"$seeds/proxy_request/connect"
 printf 'CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n' >"$seeds/proxy_request/connect-v6"
@@ -49,7 +53,7 @@ PY
 
 status=0
 summary=()
-for target in policy host_rules proxy_request; do
+for target in policy host_rules proxy_request terminal_filter; do
   binary="$build/fuzz/cordon_fuzz_$target"
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/artifacts/$target"

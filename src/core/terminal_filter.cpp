@@ -104,6 +104,16 @@ void terminal_filter::feed(std::string_view input, std::string& out) {
   }
 }
 
+void terminal_filter::finish(std::string& out) {
+  if (state_ == state::string_pass || (state_ == state::string_escape && string_passes_)) out += kSt;
+  if (!held_.empty() || !partial_.empty()) ++removed_;
+  held_.clear();
+  partial_.clear();
+  expected_ = 0;
+  string_passes_ = false;
+  state_ = state::ground;
+}
+
 void terminal_filter::character(std::string_view c, std::string& out) {
   if (c.size() == 1 && static_cast<unsigned char>(c[0]) < 0x80) {
     ascii(c[0], out);

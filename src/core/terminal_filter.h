@@ -41,6 +41,11 @@ class terminal_filter {
   // that ends inside one simply drops them.
   void feed(std::string_view in, std::string& out);
 
+  // The stream ended: a held sequence or character is dropped, and a string
+  // being passed is closed with ST, so the terminal does not read what comes
+  // after the command (its shell's prompt) as part of it.
+  void finish(std::string& out);
+
   // Sequences and C1 controls removed so far.
   std::size_t removed() const noexcept { return removed_; }
 

@@ -150,6 +150,14 @@ void stdio_relay::filter_for_terminal(channel& c) noexcept {
 }
 
 void stdio_relay::close_channel(channel& c) noexcept {
+  if (c.filter && c.to >= 0) {  // a string the command left open is closed for the terminal
+    std::string tail;
+    c.filter->finish(tail);
+    if (!tail.empty()) {
+      ssize_t ignored = ::write(c.to, tail.data(), tail.size());
+      (void)ignored;
+    }
+  }
   c.owned.reset();
   c.from = c.to = -1;
   c.pending.clear();

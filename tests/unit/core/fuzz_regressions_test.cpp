@@ -11,6 +11,7 @@
 
 #include "../../../fuzz/host_rules_check.h"
 #include "../../../fuzz/policy_check.h"
+#include "../../../fuzz/terminal_filter_check.h"
 #include "source_dir.h"
 
 namespace cordon {
@@ -75,6 +76,24 @@ TEST(FuzzRegressions, HostRulesInputs) {
     ++replayed;
   }
   EXPECT_GE(replayed, 60u);
+}
+
+// The terminal filter's seeds (as scripts/fuzz.sh writes them), each under
+// both terminals and every cut, and its regression inputs.
+TEST(FuzzRegressions, TerminalFilterInputs) {
+  std::vector<std::string> inputs;
+  for (const std::string& stream : {std::string("ok \x1b[1;31mred\x1b[0m \x1b]0;title\a \x1b]52;c;eA==\a caf\xc3\xa9\n"),
+                                   std::string("\x1bPtmux;\x1b\x1b]52;c;eA==\a\x1b\\\x1b[21t\x9d" "52;\x9c")}) {
+    for (int control = 0; control < 14; ++control) inputs.push_back(std::string(1, static_cast<char>(control)) + stream);
+  }
+  for (const auto& path : files_in(test::source_dir() + "/fuzz/regressions/terminal_filter")) {
+    inputs.push_back(test::read_text(path));
+  }
+  for (const auto& input : inputs) {
+    SCOPED_TRACE(::testing::PrintToString(input));
+    EXPECT_EQ(fuzz::check_terminal_filter_input(input), "");
+  }
+  EXPECT_GE(inputs.size(), 28u);
 }
 
 }  // namespace

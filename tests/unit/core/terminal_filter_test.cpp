@@ -13,10 +13,12 @@
 namespace cordon::core {
 namespace {
 
+// The whole stream, then its end.
 std::string filtered(const std::string& in, bool utf8 = true) {
   terminal_filter f(utf8);
   std::string out;
   f.feed(in, out);
+  f.finish(out);
   return out;
 }
 
@@ -25,6 +27,7 @@ std::string filtered_bytewise(const std::string& in, bool utf8 = true) {
   terminal_filter f(utf8);
   std::string out;
   for (char c : in) f.feed(std::string_view(&c, 1), out);
+  f.finish(out);
   return out;
 }
 
@@ -89,6 +92,23 @@ TEST(TerminalFilter, AnAbandonedStringIsClosedForTheTerminal) {
   EXPECT_EQ(filtered("\x1b]52;c;eA==\x1b[1mbold"), "\x1b[1mbold");
   // CAN aborts a CSI; an ESC inside one starts over.
   EXPECT_EQ(filtered("\x1b[1;3\x18x\x1b[1\x1b[2mz"), "\x18x\x1b[2mz");
+}
+
+// A stream that ends inside a passed string closes it (the shell's prompt
+// would otherwise become part of a title); one that ends inside an
+// undecided sequence drops it.
+TEST(TerminalFilter, TheEndClosesAnOpenString) {
+  EXPECT_EQ(filtered("a\x1b]0;half a title"), "a\x1b]0;half a title\x1b\\");
+  EXPECT_EQ(filtered("a\x1b]0;half\x1b"), "a\x1b]0;half\x1b\\");
+  EXPECT_EQ(filtered("a\x1b]0"), "a");
+  EXPECT_EQ(filtered("a\x1b[1;3"), "a");
+  EXPECT_EQ(filtered("a\x1b]52;c;eA"), "a");
+  EXPECT_EQ(filtered("a\xe2\x82"), "a");
+  // Regression (cordon_fuzz_terminal_filter): an open string, then bytes that
+  // broke a character; filtering that output again changed it.
+  const std::string once = filtered(std::string("_\0x;\xf3\x1b]0\xc3\x1b", 10));
+  EXPECT_EQ(once, std::string("_\0x;\x1b]0\x1b\\", 9));
+  EXPECT_EQ(filtered(once), once);
 }
 
 TEST(TerminalFilter, LongSequencesAreBounded) {
