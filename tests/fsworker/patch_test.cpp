@@ -81,6 +81,24 @@ TEST(fs_patch, unified_diff_of_a_change_round_trips) {
   EXPECT_EQ(*out, b);
 }
 
+TEST(fs_patch, a_hunk_that_appends_to_a_last_line_without_newline_ends_the_file_with_one) {
+  // "a" has no final newline; the patch replaces that line with "a\n" and adds
+  // "b\n" (no "\ No newline" marker on the new side): the result ends in "\n",
+  // as patch(1) and git apply make it.
+  auto files = parse_patch("--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n-a\n\\ No newline at end of file\n+a\n+b\n");
+  ASSERT_TRUE(files);
+  auto out = apply_hunks("a", (*files)[0].hunks, "f");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, "a\nb\n");
+  // The dry run's own diff of that change round-trips too.
+  const std::string diff = unified_diff("/w/f", "a", "/w/f", "a\nb\n", true, true);
+  files = parse_patch(diff);
+  ASSERT_TRUE(files) << diff;
+  out = apply_hunks("a", (*files)[0].hunks, "f");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, "a\nb\n") << diff;
+}
+
 TEST(fs_glob, components_stars_classes_and_braces) {
   EXPECT_TRUE(glob_matches("*.txt", "a.txt"));
   EXPECT_FALSE(glob_matches("*.txt", "d/a.txt"));
@@ -136,3 +154,4 @@ TEST(fs_worker_limits, a_request_above_the_cap_and_a_passed_deadline_are_refused
 
 }  // namespace
 }  // namespace cordon::fsworker
+
