@@ -306,6 +306,11 @@ fs_result<std::string> apply_hunks(const std::string& original, const std::vecto
       at = find_sequence(doc.lines, h.old_lines, h.old_start >= 0 ? 0 : cursor, hint, h.end_of_file);
       if (at < 0) return conflict("does not apply: its context and removed lines are not in the file");
     }
+    // A unified hunk that reaches the file's last line says how it ends: with a
+    // newline unless its new side is marked "\ No newline at end of file".
+    const bool reaches_end = h.old_start >= 0 && !h.old_lines.empty() &&
+                             static_cast<std::size_t>(at) + h.old_lines.size() == doc.lines.size();
+    if (reaches_end) doc.final_newline = true;
     const auto pos = doc.lines.begin() + at;
     doc.lines.erase(pos, pos + static_cast<long>(h.old_lines.size()));
     doc.lines.insert(doc.lines.begin() + at, h.new_lines.begin(), h.new_lines.end());
