@@ -2,9 +2,12 @@
 // hunk placement, the dry run's diff, glob matching, path normalization, the
 // worker's own limits.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "fsworker/patch.h"
@@ -155,3 +158,62 @@ TEST(fs_worker_limits, a_request_above_the_cap_and_a_passed_deadline_are_refused
 }  // namespace
 }  // namespace cordon::fsworker
 
+namespace cordon::fsworker {
+namespace {
+
+// The worker in-process over a scratch workspace (one writable root).
+class fs_worker_in_process : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/var/tmp/cordon-fsw-inproc-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    config_.workspace = dir_;
+    config_.mounts = {{"rw-bind", dir_, "writable"}};
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  worker make() {
+    auto paths = resolver::open(config_);
+    EXPECT_TRUE(paths);
+    return worker(std::move(*paths), config_.limits);
+  }
+  void put(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << text;
+  }
+  std::string get(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  static nlohmann::json ask(worker& w, const std::string& line) { return nlohmann::json::parse(w.handle_line(line)); }
+  // Caps the data segment (RLIMIT_DATA): in a death test's child only.
+  static void limit_memory(std::uint64_t bytes) {
+    const rlimit r{bytes, bytes};
+    ASSERT_EQ(::setrlimit(RLIMIT_DATA, &r), 0);
+  }
+
+  std::string dir_;
+  worker_config config_;
+};
+
+TEST_F(fs_worker_in_process, a_read_range_ending_after_a_whole_multibyte_character_returns_it) {
+  // docs/fs-worker.md: "a range that ends inside a UTF-8 sequence stops
+  // before it". A range that ends right after a complete "é" or "€" does not
+  // end inside one: the character is returned.
+  put("u.txt", "\xc3\xa9" "abc");
+  put("e.txt", "\xe2\x82\xac" "x");
+  worker w = make();
+  auto r = ask(w, R"({"op":"read","path":"u.txt","length":2})");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["result"]["content"], "\xc3\xa9");
+  EXPECT_EQ(r["result"]["bytes"], 2);
+  r = ask(w, R"({"op":"read","path":"e.txt","length":3})");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["result"]["content"], "\xe2\x82\xac");
+  EXPECT_EQ(r["result"]["bytes"], 3);
+  // A range that does end inside a sequence still stops before it.
+  r = ask(w, R"({"op":"read","path":"e.txt","length":2})");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["result"]["bytes"], 0);
+}
+
+}  // namespace
+}  // namespace cordon::fsworker
