@@ -103,7 +103,9 @@ op_result op_read(op_context& ctx, const nlohmann::json& req) {
     for (std::size_t back = 1; back <= 3 && back <= data.size(); ++back) {
       const auto c = static_cast<unsigned char>(data[data.size() - back]);
       if ((c & 0xC0) == 0xC0) {
-        text_end = data.size() - back;
+        // A lead byte: cut only when its sequence is longer than what came.
+        const std::size_t length = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+        if (length > back) text_end = data.size() - back;
         break;
       }
       if ((c & 0xC0) != 0x80) break;
