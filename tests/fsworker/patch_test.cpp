@@ -215,5 +215,19 @@ TEST_F(fs_worker_in_process, a_read_range_ending_after_a_whole_multibyte_charact
   EXPECT_EQ(r["result"]["bytes"], 0);
 }
 
+TEST_F(fs_worker_in_process, a_deeply_nested_request_id_is_answered_not_a_crash) {
+  // The id is echoed; nested a million levels deep, echoing it (a recursive
+  // dump and copy) overflowed the worker's stack.
+  const std::string id = std::string(1000000, '[') + std::string(1000000, ']');
+  const std::string line = R"({"op":"stat","path":".","id":)" + id + "}";
+  EXPECT_EXIT(
+      {
+        worker w = make();
+        const auto r = nlohmann::json::parse(w.handle_line(line));
+        std::_Exit(r.contains("ok") ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 }  // namespace
 }  // namespace cordon::fsworker
