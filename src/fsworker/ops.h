@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fsworker/commit.h"
@@ -47,6 +48,10 @@ fs_result<bool> bool_field(const nlohmann::json& req, const char* key, bool fall
 nlohmann::json touched_to_json(const touched_file& t);
 // Text is binary when it has a NUL in its first 8 KiB or is not UTF-8.
 bool looks_binary(const std::string& data);
+// True when JSON `text` nests arrays and objects deeper than `limit` (strings
+// are skipped). nlohmann parses any depth, but copies, compares and dumps
+// recursively: a document a million levels deep overflows the stack.
+bool json_nesting_exceeds(std::string_view text, std::size_t limit) noexcept;
 std::string base64_encode(const std::string& data);
 fs_result<std::string> base64_decode(const std::string& text);
 

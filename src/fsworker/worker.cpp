@@ -14,6 +14,8 @@ namespace {
 
 using op_fn = op_result (*)(op_context&, const nlohmann::json&);
 
+constexpr std::size_t kMaxRequestNesting = 256;
+
 const std::map<std::string, op_fn, std::less<>>& operations() {
   static const std::map<std::string, op_fn, std::less<>> ops = {
       {"read", op_read},   {"write", op_write}, {"edit", op_edit},   {"format_json", op_format_json},
@@ -62,6 +64,12 @@ std::string worker::handle_line(std::string_view line) {
   };
   // JSON text is UTF-8; a path that is not cannot be named (fail closed).
   if (!is_valid_utf8(line)) return fail(make_fs_error("non_utf8", "the request is not valid UTF-8 (paths must be UTF-8)"));
+  // Requests are flat; the echoed id may be any JSON value, but not one deep
+  // enough to overflow the stack when it is copied and dumped.
+  if (json_nesting_exceeds(line, kMaxRequestNesting)) {
+    return fail(make_fs_error("invalid_request", "the request nests deeper than " +
+                                                     std::to_string(kMaxRequestNesting) + " levels"));
+  }
   nlohmann::json req;
   try {
     req = nlohmann::json::parse(line);
