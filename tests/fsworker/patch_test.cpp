@@ -229,5 +229,17 @@ TEST_F(fs_worker_in_process, a_deeply_nested_request_id_is_answered_not_a_crash)
       ::testing::ExitedWithCode(0), "");
 }
 
+TEST_F(fs_worker_in_process, format_json_of_a_deeply_nested_document_is_refused_not_a_crash) {
+  put("deep.json", std::string(1000000, '[') + std::string(1000000, ']'));
+  EXPECT_EXIT(
+      {
+        worker w = make();
+        const auto r = nlohmann::json::parse(w.handle_line(R"({"op":"format_json","path":"deep.json","indent":0})"));
+        std::_Exit(r["ok"].get<bool>() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(get("deep.json").size(), 2000000u);
+}
+
 }  // namespace
 }  // namespace cordon::fsworker
