@@ -14,6 +14,8 @@
 namespace cordon::fsworker {
 namespace {
 
+constexpr std::size_t kMaxJsonNesting = 1000;
+
 std::string type_name(mode_t mode) {
   if (S_ISREG(mode)) return "file";
   if (S_ISDIR(mode)) return "directory";
@@ -216,6 +218,11 @@ op_result op_format_json(op_context& ctx, const nlohmann::json& req) {
   if (auto c = ctx.paths->check(*path, access_kind::write); !c) return c.error();
   auto content = read_whole_file(*ctx.paths, *path, ctx.limits->max_file_bytes);
   if (!content) return content.error();
+  // Parsing takes any depth, dumping recurses once per level.
+  if (json_nesting_exceeds(*content, kMaxJsonNesting)) {
+    return make_fs_error("invalid_json_content", *path + " nests deeper than " + std::to_string(kMaxJsonNesting) +
+                                                     " levels: not reformatted");
+  }
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(*content);
