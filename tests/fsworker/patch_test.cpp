@@ -241,5 +241,27 @@ TEST_F(fs_worker_in_process, format_json_of_a_deeply_nested_document_is_refused_
   EXPECT_EQ(get("deep.json").size(), 2000000u);
 }
 
+TEST_F(fs_worker_in_process, an_edit_whose_result_exceeds_the_file_limit_is_refused_before_it_is_built) {
+  // 1 MiB of "a", each replaced by 1 KiB: a 1 GiB result, far above the 64 MiB
+  // file limit. It is file_too_large, decided without building the result
+  // (here the worker has 256 MiB of data segment).
+  put("a.txt", std::string(1 << 20, 'a'));
+  const std::string line =
+      R"({"op":"edit","path":"a.txt","old_string":"a","expected_occurrences":1048576,"new_string":")" +
+      std::string(1024, 'b') + "\"}";
+  EXPECT_EXIT(
+      {
+        limit_memory(256u << 20);
+        worker w = make();
+        const std::string out = w.handle_line(line);
+        const auto r = nlohmann::json::parse(out);
+        const bool refused = !r["ok"].get<bool>() && r["error"]["code"] == "file_too_large";
+        if (!refused) std::fprintf(stderr, "%s\n", out.substr(0, 300).c_str());
+        std::_Exit(refused ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(get("a.txt"), std::string(1 << 20, 'a'));
+}
+
 }  // namespace
 }  // namespace cordon::fsworker
