@@ -186,20 +186,28 @@ op_result op_edit(op_context& ctx, const nlohmann::json& req) {
     if (!sha) return sha.error();
     if (*sha != before_sha) return make_fs_error("stale_content", *path + " has changed: its SHA-256 is not expected_sha256");
   }
+  // Counted first: the result's size is known before anything is built, and
+  // one above the file limit is refused without building it.
   std::uint64_t count = 0;
-  std::string out;
-  std::size_t at = 0;
-  for (std::size_t hit; (hit = content->find(*old_s, at)) != std::string::npos; at = hit + old_s->size()) {
-    out.append(*content, at, hit - at);
-    out += *new_s;
-    ++count;
-  }
-  out.append(*content, at, std::string::npos);
+  for (std::size_t at = 0, hit; (hit = content->find(*old_s, at)) != std::string::npos; at = hit + old_s->size()) ++count;
   if (count != *expected) {
     fs_error e = make_fs_error("occurrence_mismatch", "old_string occurs " + std::to_string(count) +
                                                           " times, expected_occurrences is " + std::to_string(*expected));
     return e;
   }
+  const std::uint64_t kept = content->size() - count * old_s->size();
+  const std::uint64_t room = ctx.limits->max_file_bytes > kept ? ctx.limits->max_file_bytes - kept : 0;
+  if (kept > ctx.limits->max_file_bytes || (!new_s->empty() && count > room / new_s->size())) {
+    return make_fs_error("file_too_large", "the edited " + *path + " would be larger than the worker's file limit");
+  }
+  std::string out;
+  out.reserve(static_cast<std::size_t>(kept + count * new_s->size()));
+  std::size_t at = 0;
+  for (std::size_t hit; (hit = content->find(*old_s, at)) != std::string::npos; at = hit + old_s->size()) {
+    out.append(*content, at, hit - at);
+    out += *new_s;
+  }
+  out.append(*content, at, std::string::npos);
   file_change c;
   c.path = *path;
   c.content = std::move(out);
