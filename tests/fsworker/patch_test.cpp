@@ -263,5 +263,27 @@ TEST_F(fs_worker_in_process, an_edit_whose_result_exceeds_the_file_limit_is_refu
   EXPECT_EQ(get("a.txt"), std::string(1 << 20, 'a'));
 }
 
+TEST_F(fs_worker_in_process, format_json_whose_output_exceeds_the_file_limit_is_refused_before_it_is_built) {
+  // 200 KB of arrays nested 100 deep, indented by 16: about 165 MB pretty-printed,
+  // above the 64 MiB file limit: file_too_large, without building it (256 MiB of data segment).
+  std::string chain = std::string(100, '[') + std::string(100, ']');
+  std::string doc = "[";
+  for (int i = 0; i < 1000; ++i) doc += (i ? "," : "") + chain;
+  doc += "]";
+  put("wide.json", doc);
+  EXPECT_EXIT(
+      {
+        limit_memory(256u << 20);
+        worker w = make();
+        const std::string out = w.handle_line(R"({"op":"format_json","path":"wide.json","indent":16})");
+        const auto r = nlohmann::json::parse(out);
+        const bool refused = !r["ok"].get<bool>() && r["error"]["code"] == "file_too_large";
+        if (!refused) std::fprintf(stderr, "%s\n", out.substr(0, 300).c_str());
+        std::_Exit(refused ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(get("wide.json"), doc);
+}
+
 }  // namespace
 }  // namespace cordon::fsworker
