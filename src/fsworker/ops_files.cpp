@@ -106,8 +106,8 @@ op_result op_read(op_context& ctx, const nlohmann::json& req) {
       const auto c = static_cast<unsigned char>(data[data.size() - back]);
       if ((c & 0xC0) == 0xC0) {
         // A lead byte: cut only when its sequence is longer than what came.
-        const std::size_t length = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
-        if (length > back) text_end = data.size() - back;
+        const std::size_t sequence = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+        if (sequence > back) text_end = data.size() - back;
         break;
       }
       if ((c & 0xC0) != 0x80) break;
