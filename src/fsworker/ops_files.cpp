@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 #include "fsworker/ops.h"
 #include "fsworker/patch.h"
@@ -15,6 +17,41 @@ namespace cordon::fsworker {
 namespace {
 
 constexpr std::size_t kMaxJsonNesting = 1000;
+
+// nlohmann's serializer writing into a string that may not grow past `max`:
+// pretty-printing can make a file thousands of times larger (indentation
+// grows with depth), so the limit is checked while dumping, not after.
+struct output_too_large {};
+class bounded_output : public nlohmann::detail::output_adapter_protocol<char> {
+ public:
+  bounded_output(std::string& out, std::size_t max) : out_(out), max_(max) {}
+  void write_character(char c) override {
+    if (out_.size() >= max_) throw output_too_large{};
+    out_.push_back(c);
+  }
+  void write_characters(const char* s, std::size_t length) override {
+    if (length > max_ - out_.size()) throw output_too_large{};
+    out_.append(s, length);
+  }
+
+ private:
+  std::string& out_;
+  std::size_t max_;
+};
+
+// doc.dump(indent) + "\n", or nullopt when that is longer than `max` bytes.
+std::optional<std::string> dump_bounded(const nlohmann::json& doc, unsigned indent, std::size_t max) {
+  if (max == 0) return std::nullopt;
+  std::string out;
+  try {
+    nlohmann::detail::serializer<nlohmann::json> s(std::make_shared<bounded_output>(out, max - 1), ' ');
+    s.dump(doc, true, false, indent);
+  } catch (const output_too_large&) {
+    return std::nullopt;
+  }
+  out += '\n';
+  return out;
+}
 
 std::string type_name(mode_t mode) {
   if (S_ISREG(mode)) return "file";
@@ -239,7 +276,11 @@ op_result op_format_json(op_context& ctx, const nlohmann::json& req) {
   }
   file_change c;
   c.path = *path;
-  c.content = doc.dump(static_cast<int>(*indent)) + "\n";
+  auto formatted = dump_bounded(doc, static_cast<unsigned>(*indent), ctx.limits->max_file_bytes);
+  if (!formatted) {
+    return make_fs_error("file_too_large", "the formatted " + *path + " would be larger than the worker's file limit");
+  }
+  c.content = std::move(*formatted);
   c.expected_sha256 = sha256_hex(*content);
   if (req.contains("expected_sha256")) {
     auto sha = string_field(req, "expected_sha256", true);
