@@ -199,6 +199,25 @@ TEST_F(worker_behaviour, glob_honours_gitignore_and_its_cap) {
   EXPECT_TRUE(r["result"]["truncated"].get<bool>());
 }
 
+TEST_F(worker_behaviour, a_fifo_is_not_a_file_and_does_not_stall_the_worker) {
+  // A command in the sandbox can make a FIFO in the workspace. Opening it
+  // for reading blocks until a writer comes: read, edit and grep of it must
+  // refuse it (not_a_file, or skip it) instead of hanging the worker until
+  // the client kills it.
+  ASSERT_EQ(::mkfifo((dirs_.ws + "/pipe").c_str(), 0644), 0);
+  for (const char* request : {R"({"op":"read","path":"pipe"})", R"({"op":"grep","pattern":"x","path":"pipe"})",
+                              R"({"op":"edit","path":"pipe","old_string":"a","new_string":"b"})",
+                              R"({"op":"format_json","path":"pipe"})"}) {
+    SCOPED_TRACE(request);
+    auto r = call(*worker_, request);
+    ASSERT_FALSE(r["ok"].get<bool>()) << r.dump();
+    EXPECT_EQ(r["error"]["code"], "not_a_file") << r.dump();
+  }
+  auto r = call(*worker_, R"({"op":"read","path":"one.txt"})");
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["result"]["content"], "alpha\nbeta\ngamma\n");
+}
+
 }  // namespace
 }  // namespace cordon::fsworker_test
 
