@@ -105,7 +105,7 @@ fs_status stage(const resolver& paths, const file_change& c, std::size_t max_byt
     if (S_ISLNK(st.st_mode)) return resolver::from_errno(ELOOP, "write", s.where.absolute);
     if (!S_ISREG(st.st_mode)) return make_fs_error("not_a_file", s.where.absolute + " is not a regular file");
     if (st.st_nlink > 1) return hard_link_error(s.where.absolute, st.st_nlink);
-    auto file = paths.open(s.where, O_RDONLY);
+    auto file = paths.open(s.where, O_RDONLY | O_NONBLOCK);  // not waiting on a FIFO swapped in
     if (!file) return file.error();
     if (resolver::mount_id(file->get()) != resolver::mount_id(s.dir.get())) {
       return make_fs_error("protected", s.where.absolute + " is a mount of its own (a protected bind)",
@@ -220,7 +220,9 @@ fs_error hard_link_error(const std::string& path, std::uint64_t links) {
 }
 
 fs_result<unique_fd> open_single_file(const resolver& paths, const checked_path& path, struct stat& st) {
-  auto fd = paths.open(path, O_RDONLY);
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer (the
+  // type is checked on the descriptor, then refused).
+  auto fd = paths.open(path, O_RDONLY | O_NONBLOCK);
   if (!fd) return fd.error();
   if (::fstat(fd->get(), &st) != 0) return resolver::from_errno(errno, "stat", path.absolute);
   if (!S_ISREG(st.st_mode)) return make_fs_error("not_a_file", path.absolute + " is not a regular file");

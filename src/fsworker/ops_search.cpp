@@ -149,10 +149,14 @@ op_result op_grep(op_context& ctx, const nlohmann::json& req) {
   };
   walk_counts counts;
   // A file named directly is searched (and refused as read would refuse it).
-  auto fd = ctx.paths->open(*base, O_RDONLY);
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+  auto fd = ctx.paths->open(*base, O_RDONLY | O_NONBLOCK);
   if (!fd) return fd.error();
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return resolver::from_errno(errno, "stat", base->absolute);
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    return make_fs_error("not_a_file", base->absolute + " is neither a regular file nor a directory");
+  }
   if (S_ISREG(st.st_mode)) {
     if (st.st_nlink > 1) return hard_link_error(base->absolute, st.st_nlink);
     grep_fd(fd->get(), base->absolute, st);
@@ -164,9 +168,12 @@ op_result op_grep(op_context& ctx, const nlohmann::json& req) {
       }
       if (!S_ISREG(e.st.st_mode)) return true;
       if (!globs.empty() && !any_matches(globs, e.relative)) return true;
-      auto file = ctx.paths->open_child(e.dir_fd, e.name, e.absolute, O_RDONLY);
+      auto file = ctx.paths->open_child(e.dir_fd, e.name, e.absolute, O_RDONLY | O_NONBLOCK);
       if (!file) return ++counts.skipped_refused, true;
-      return grep_fd(file->get(), e.absolute, e.st);
+      // What was opened, not what the name was when the directory was read.
+      struct stat opened {};
+      if (::fstat(file->get(), &opened) != 0 || !S_ISREG(opened.st_mode)) return true;
+      return grep_fd(file->get(), e.absolute, opened);
     });
     if (!walked) return walked.error();
   }

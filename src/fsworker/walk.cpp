@@ -148,8 +148,9 @@ struct walker {
     std::sort(names.begin(), names.end());
     if (gitignore && std::binary_search(names.begin(), names.end(), std::string(".gitignore"))) {
       const std::string gi = (abs == "/" ? "" : abs) + "/.gitignore";
-      auto f = ctx.paths->open_child(fd, ".gitignore", gi, O_RDONLY);
-      if (f) {
+      auto f = ctx.paths->open_child(fd, ".gitignore", gi, O_RDONLY | O_NONBLOCK);
+      struct stat gst {};
+      if (f && ::fstat(f->get(), &gst) == 0 && S_ISREG(gst.st_mode)) {
         auto text = read_all(f->get(), 0, gi);
         if (text && text->size() <= (1u << 20)) {
           auto more = parse_gitignore(*text, rel);
