@@ -111,6 +111,21 @@ TEST(LspFraming, ALengthOverTheMaximumIsRefused) {
   EXPECT_EQ(s.junk[0].reason, "Content-Length over 100 bytes");
 }
 
+TEST(LspFraming, HeaderNamesInAnyCaseStartAFrame) {
+  // docs/sidecars.md: "header names in any case". A frame whose first header
+  // is spelt in lower (or upper) case is a frame, not bytes outside one.
+  const std::string body = R"({"jsonrpc":"2.0","id":1,"result":1})";
+  for (const std::string name : {"content-length", "CONTENT-LENGTH", "content-Length"}) {
+    const std::string f = name + ": " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    for (std::size_t chunk : {1u, 4096u}) {
+      split s = feed(protocol::lsp, f + f, chunk);
+      ASSERT_EQ(s.frames.size(), 2u) << name << " " << chunk;
+      EXPECT_EQ(s.frames[0].bytes, f);
+      EXPECT_TRUE(s.junk.empty()) << s.junk[0].reason;
+    }
+  }
+}
+
 TEST(RawFraming, EveryByteIsForwarded) {
   split s = feed(protocol::raw, "any\nbytes\0at all", 4);
   std::string all;
