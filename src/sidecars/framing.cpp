@@ -46,7 +46,22 @@ std::string lower(std::string_view s) {
 
 // LSP header blocks are short; a "header" longer than this is not one.
 constexpr std::size_t max_header_bytes = 1024;
-constexpr std::string_view header_start = "Content-";
+// Header names are matched in any case (docs/sidecars.md), here too.
+constexpr std::string_view header_start = "content-";
+constexpr std::string_view length_header = "content-length:";
+
+bool equal_ci(std::string_view a, std::string_view lower_b) {
+  return a.size() == lower_b.size() &&
+         std::equal(a.begin(), a.end(), lower_b.begin(), [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == y; });
+}
+
+// The first "Content-Length:" (any case) in `s` at or after `from`.
+std::size_t find_length_header(std::string_view s, std::size_t from) {
+  for (std::size_t i = from; i + length_header.size() <= s.size(); ++i) {
+    if (equal_ci(s.substr(i, length_header.size()), length_header)) return i;
+  }
+  return std::string_view::npos;
+}
 
 }  // namespace
 
@@ -147,14 +162,15 @@ bool frame_splitter::next_lsp(std::vector<frame>& frames, std::vector<discarded>
   std::string_view rest(buffer_.data() + start_, buffer_.size() - start_);
   if (rest.empty()) return false;
   // Not at a header: drop up to the next one (or all but a possible start of one).
-  if (rest.substr(0, std::min(rest.size(), header_start.size())) != header_start.substr(0, std::min(rest.size(), header_start.size()))) {
-    std::size_t next = rest.find("Content-Length:", 1);
+  if (!equal_ci(rest.substr(0, std::min(rest.size(), header_start.size())),
+                header_start.substr(0, std::min(rest.size(), header_start.size())))) {
+    std::size_t next = find_length_header(rest, 1);
     if (next == std::string_view::npos) {
       std::size_t keep = std::min(rest.size() - 1, header_start.size() - 1);
       // Keep a tail that may be the beginning of a header split across reads.
       std::size_t tail = rest.size();
       for (std::size_t k = keep; k > 0; --k) {
-        if (rest.substr(rest.size() - k) == header_start.substr(0, k)) {
+        if (equal_ci(rest.substr(rest.size() - k), header_start.substr(0, k))) {
           tail = rest.size() - k;
           break;
         }
@@ -169,7 +185,7 @@ bool frame_splitter::next_lsp(std::vector<frame>& frames, std::vector<discarded>
   std::size_t end = rest.find("\r\n\r\n");
   if (end == std::string_view::npos) {
     if (rest.size() > max_header_bytes) {
-      std::size_t next = rest.find("Content-Length:", 1);
+      std::size_t next = find_length_header(rest, 1);
       drop(next == std::string_view::npos ? rest.size() : next, "header block without an end", junk);
       return true;
     }
