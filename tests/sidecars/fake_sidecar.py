@@ -5,6 +5,7 @@
 #   noinit      reads everything, answers nothing
 #   ignoreterm  answers initialize, then ignores SIGTERM and stdin's end
 #   lsp-echo    echo with Content-Length frames, and junk between them
+#   flood       answers initialize, then writes notifications without end (mcp)
 import json
 import signal
 import sys
@@ -62,6 +63,9 @@ for line in sys.stdin.buffer:
         continue
     send_line(answer(message))
     count += 1
+    if mode == "flood":
+        while True:
+            send_line({"jsonrpc": "2.0", "method": "progress", "params": {"pad": "x" * 1000}})
     if mode == "junk" and count % 10 == 0:
         out.write(b"debug: handled %d requests\n" % count)
         out.flush()

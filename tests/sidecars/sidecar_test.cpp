@@ -4,6 +4,7 @@
 // refusals, extension manifests.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "fake_sidecar_script.h"
 #include "harness.h"
@@ -188,6 +190,30 @@ TEST_F(SidecarTest, SigtermToCordonIsAnInterruptedEnding) {
   EXPECT_EQ(r["ending"]["reason"], "interrupted");
   EXPECT_EQ(r["ending"]["cordon_signal"], SIGTERM);
   EXPECT_EQ(r["ending"]["stage"], "exited_after_stdin_closed");
+}
+
+TEST_F(SidecarTest, SigtermToCordonEndsTheSessionWhileTheHostIsNotReading) {
+  // A host that hangs (stops reading its end but keeps it open) while the
+  // sidecar writes: cordon must still obey SIGTERM (docs/sidecars.md,
+  // "Shutdown": "cordon got SIGINT, SIGTERM or SIGHUP (interrupted) — the
+  // same steps follow"), not stay blocked writing to the host for ever.
+  sidecar_process p(args("flood", {"--stdin-grace", "0.3", "--term-grace", "0.5"}));
+  handshake(p);
+  std::this_thread::sleep_for(1500ms);  // the pipe to the host is full by now: nothing reads it
+  ::kill(p.pid(), SIGTERM);
+  bool exited = false;
+  for (auto until = std::chrono::steady_clock::now() + 8s; !exited && std::chrono::steady_clock::now() < until;) {
+    siginfo_t info{};  // WNOWAIT: p.wait() reaps it below
+    exited = ::waitid(P_PID, static_cast<id_t>(p.pid()), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == p.pid();
+    if (!exited) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(exited) << "cordon ignored SIGTERM while blocked writing to the host";
+  p.wait();  // (drains the host's pipe, which unblocks a cordon that was stuck)
+  if (!exited) return;
+  json r = read_json(report);
+  EXPECT_EQ(r["ending"]["reason"], "interrupted");
+  EXPECT_EQ(r["ending"]["cordon_signal"], SIGTERM);
+  EXPECT_FALSE(process_with_marker_alive(marker));
 }
 
 TEST_F(SidecarTest, LspFramesAreForwardedAndTheRestIsDiscarded) {
