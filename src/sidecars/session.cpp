@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include "posix/unique_fd.h"
+#include "sidecars/host_output.h"
 
 namespace cordon::sidecars {
 
@@ -43,6 +44,10 @@ using steady = std::chrono::steady_clock;
 // above this, so a sidecar that does not read cannot make cordon buffer
 // without bound.
 constexpr std::size_t max_pending_to_sidecar = 1u << 20;
+// Sidecar frames the host has not taken yet: while the session runs, reading
+// from the sidecar pauses above this (the sidecar waits, as it would on a
+// slow host); during a shutdown its frames are read on and dropped above it.
+constexpr std::size_t max_backlog_to_host = 1u << 20;
 
 // Blocks the signals that end a session and restores the mask and SIGPIPE's
 // disposition on destruction.
@@ -73,17 +78,6 @@ class signal_scope {
   unique_fd fd_;
 };
 
-// Writes all of `bytes` to a blocking descriptor; false on an error (EPIPE: the reader left).
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 std::uint64_t ms_since(steady::time_point t) {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t).count());
 }
@@ -100,6 +94,7 @@ class session {
         from_host_(settings.proto),
         sidecar_in_(run.take_stdin()),
         sidecar_out_(run.take_stdout()),
+        to_host_out_(settings.host_out),
         started_(steady::now()) {
     ::fcntl(sidecar_in_.get(), F_SETFL, ::fcntl(sidecar_in_.get(), F_GETFL) | O_NONBLOCK);
     if (settings.proto != protocol::raw && settings.handshake_timeout.count() > 0) {
@@ -108,9 +103,12 @@ class session {
   }
 
   session_result run() {
-    while (sidecar_out_) {
+    // A running session delivers every frame the sidecar wrote before it
+    // ended; a shutdown does not wait for a host that does not read.
+    while (sidecar_out_ || (phase_ == phase::running && host_output_open_ && to_host_out_.backlog() > 0)) {
       step();
     }
+    result_.bytes_undelivered += to_host_out_.backlog();
     // The supervisor holds the write end of the sidecar's stdout until it
     // exits, so EOF there means the run is over or ending.
     std::optional<run_report> report;
@@ -133,11 +131,13 @@ class session {
 
   void step() {
     std::vector<pollfd> fds;
-    fds.push_back({sidecar_out_.get(), POLLIN, 0});
+    const bool read_sidecar = to_host_out_.backlog() < max_backlog_to_host || phase_ != phase::running;
+    fds.push_back({sidecar_out_ && read_sidecar ? sidecar_out_.get() : -1, POLLIN, 0});
     fds.push_back({signals_.fd(), POLLIN, 0});
     const bool read_host = host_open_ && pending_.size() < max_pending_to_sidecar && phase_ == phase::running;
     fds.push_back({read_host ? settings_.host_in : -1, POLLIN, 0});
     fds.push_back({sidecar_in_ && !pending_.empty() ? sidecar_in_.get() : -1, POLLOUT, 0});
+    fds.push_back({host_output_open_ && to_host_out_.backlog() > 0 ? to_host_out_.poll_fd() : -1, POLLOUT, 0});
     int timeout = -1;
     for (auto d : {phase_deadline_, handshake_done_ ? std::nullopt : handshake_deadline_}) {
       if (!d) continue;
@@ -153,6 +153,7 @@ class session {
       if (fds[1].revents & POLLIN) take_signals();
       if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) read_from_host();
       if (fds[3].revents & (POLLOUT | POLLERR | POLLHUP)) write_to_sidecar();
+      if (fds[4].revents & (POLLOUT | POLLERR | POLLHUP)) flush_to_host();
       if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) read_from_sidecar();
     }
     const auto now = steady::now();
@@ -240,12 +241,21 @@ class session {
       ++result_.frames_from_sidecar;
       result_.bytes_from_sidecar += f.bytes.size();
       note_handshake(f.message);
-      if (!host_output_open_) continue;
-      if (!write_all(settings_.host_out, f.bytes)) {
-        host_output_open_ = false;
-        if (phase_ == phase::running) begin_shutdown(ending_reason::host_output_closed, "the host stopped reading");
+      // Running, the backlog stays below the bound plus one read: reading pauses.
+      const bool over = phase_ != phase::running && to_host_out_.backlog() >= max_backlog_to_host;
+      if (!host_output_open_ || over) {
+        result_.bytes_undelivered += f.bytes.size();
+        continue;
       }
+      to_host_out_.queue(f.bytes);
     }
+    flush_to_host();
+  }
+
+  void flush_to_host() {
+    if (!host_output_open_ || to_host_out_.flush()) return;
+    host_output_open_ = false;
+    if (phase_ == phase::running) begin_shutdown(ending_reason::host_output_closed, "the host stopped reading");
   }
 
   void note_handshake(const nlohmann::json& message) {
@@ -310,6 +320,7 @@ class session {
   signal_scope signals_;
   frame_splitter to_host_, from_host_;
   unique_fd sidecar_in_, sidecar_out_;
+  host_output to_host_out_;
   steady::time_point started_;
   std::optional<steady::time_point> handshake_deadline_, phase_deadline_;
   phase phase_ = phase::running;

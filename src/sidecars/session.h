@@ -71,6 +71,9 @@ struct session_result {
   std::optional<std::uint64_t> handshake_ms;  // from the launch to the initialize answer
   std::uint64_t frames_to_sidecar = 0, frames_from_sidecar = 0;
   std::uint64_t bytes_to_sidecar = 0, bytes_from_sidecar = 0;
+  // Frame bytes the host never took: it stopped reading, or the session was
+  // ending with more than the backlog bound (1 MiB) waiting for it.
+  std::uint64_t bytes_undelivered = 0;
   std::uint64_t discarded_count = 0, discarded_bytes = 0;
   std::vector<discarded> samples;  // the first max_samples discarded stretches
   std::uint64_t duration_ms = 0;

@@ -98,7 +98,8 @@ void add_ending(ojson& report, const session_result& s, int exit_status, const s
   report["traffic"] = {{"frames_to_sidecar", s.frames_to_sidecar},
                        {"frames_from_sidecar", s.frames_from_sidecar},
                        {"bytes_to_sidecar", s.bytes_to_sidecar},
-                       {"bytes_from_sidecar", s.bytes_from_sidecar}};
+                       {"bytes_from_sidecar", s.bytes_from_sidecar},
+                       {"bytes_undelivered", s.bytes_undelivered}};
   ojson samples = ojson::array();
   for (const auto& d : s.samples) samples.push_back({{"reason", d.reason}, {"bytes", d.bytes}, {"text", d.sample}});
   report["discarded"] = {{"count", s.discarded_count}, {"bytes", s.discarded_bytes}, {"samples", samples}};

@@ -90,6 +90,7 @@ TEST_F(SidecarTest, ThousandRequestsRoundTripThroughTheSandbox) {
   EXPECT_EQ(r["handshake"]["completed"], true);
   EXPECT_EQ(r["traffic"]["frames_to_sidecar"], 1001);
   EXPECT_EQ(r["traffic"]["frames_from_sidecar"], 1001);
+  EXPECT_EQ(r["traffic"]["bytes_undelivered"], 0);
   EXPECT_EQ(r["discarded"]["count"], 0);
   // The sandbox's own report is inside, and says what was enforced.
   EXPECT_EQ(r["sandbox"]["outcome"], "completed") << r["sandbox"].dump();
@@ -213,6 +214,7 @@ TEST_F(SidecarTest, SigtermToCordonEndsTheSessionWhileTheHostIsNotReading) {
   json r = read_json(report);
   EXPECT_EQ(r["ending"]["reason"], "interrupted");
   EXPECT_EQ(r["ending"]["cordon_signal"], SIGTERM);
+  EXPECT_GT(r["traffic"]["bytes_undelivered"], 0) << "the frames the host never took are counted";
   EXPECT_FALSE(process_with_marker_alive(marker));
 }
 
