@@ -106,6 +106,8 @@ op_result op_grep(op_context& ctx, const nlohmann::json& req) {
   options.set_max_mem(64 << 20);
   const RE2 re(*pattern, options);
   if (!re.ok()) return make_fs_error("invalid_pattern", "the regular expression is refused by RE2: " + re.error());
+  // Bounded as glob's pattern is: brace expansion recurses once per level.
+  if (filter->size() > 1024) return make_fs_error("invalid_pattern", "a glob filter is at most 1024 bytes");
   std::vector<std::string> globs;
   if (!filter->empty()) {
     for (auto& g : expand_braces(*filter)) globs.push_back(g.find('/') == std::string::npos ? "**/" + g : g);

@@ -125,6 +125,18 @@ TEST_F(worker_behaviour, a_hostile_regular_expression_returns_within_the_deadlin
   EXPECT_EQ(r["error"]["code"], "invalid_pattern");
 }
 
+TEST_F(worker_behaviour, a_grep_glob_filter_is_bounded_like_a_glob_pattern) {
+  // Braces nested 200,000 deep: expanding them recursed once per level and
+  // overflowed the worker's stack (found by the attack pass, unconfirmed then).
+  const std::string nested = std::string(200000, '{') + "a" + std::string(200000, '}');
+  auto r = call(*worker_, R"({"op":"grep","path":".","pattern":"alpha","glob":)" + json_string(nested) + "}");
+  ASSERT_FALSE(r["ok"].get<bool>()) << r.dump().substr(0, 300);
+  EXPECT_EQ(r["error"]["code"], "invalid_pattern");
+  // The worker is still there, and a filter of ordinary size works.
+  r = call(*worker_, R"({"op":"grep","path":".","pattern":"alpha","glob":"*.{txt,md}"})");
+  EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();
+}
+
 TEST_F(worker_behaviour, edit_refuses_stale_content_and_a_wrong_occurrence_count) {
   auto r = call(*worker_, R"({"op":"edit","path":"one.txt","old_string":"a","new_string":"A"})");
   ASSERT_FALSE(r["ok"].get<bool>());
