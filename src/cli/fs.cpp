@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/commands.h"
@@ -18,6 +19,35 @@
 
 namespace cordon::cli {
 namespace {
+
+// Reads one line from `in` (without its newline) into `line`, keeping at
+// most `max` bytes: a longer line is read to its end and `too_long` set,
+// so a host's oversized request costs no more memory than the limit.
+// False at the end of input.
+bool read_request_line(std::istream& in, std::string& line, std::size_t max, bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::streambuf* buffer = in.rdbuf();
+  for (int c = buffer->sbumpc();; c = buffer->sbumpc()) {
+    if (c == std::char_traits<char>::eof()) return !line.empty() || too_long;
+    if (c == '\n') return true;
+    if (line.size() < max) {
+      line.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+    }
+  }
+}
+
+// The worker's own answer to a request line over the limit (docs/fs-worker.md).
+std::string too_large_answer(std::size_t max) {
+  return nlohmann::json{{"id", nullptr},
+                        {"ok", false},
+                        {"error",
+                         {{"code", "request_too_large"},
+                          {"message", "the request line is longer than " + std::to_string(max) + " bytes"}}}}
+      .dump();
+}
 
 struct fs_options {
   std::string policy_file;
@@ -71,7 +101,12 @@ int fs_command(const fs_options& options) {
   }
   std::string line;
   int status = 0;
-  while (std::getline(std::cin, line)) {
+  bool too_long = false;
+  while (read_request_line(std::cin, line, worker_options.max_request_bytes, too_long)) {
+    if (too_long) {  // answered here, as the worker would; the session goes on
+      std::cout << too_large_answer(worker_options.max_request_bytes) << "\n" << std::flush;
+      continue;
+    }
     if (line.empty()) continue;
     auto answer = started->call(line);
     if (!answer) {

@@ -21,9 +21,12 @@ struct captured {
   std::string err;
 };
 
-// Runs the CLI under test with `args` in `cwd`; stdin is /dev/null.
-inline captured run_cli(const std::vector<std::string>& args, const std::string& cwd) {
+// Runs the CLI under test with `args` in `cwd`; stdin is `stdin_text`
+// (from a file), /dev/null when empty.
+inline captured run_cli(const std::vector<std::string>& args, const std::string& cwd,
+                        const std::string& stdin_text = "") {
   temp_dir dir;
+  const std::string in_path = stdin_text.empty() ? "/dev/null" : dir.write("in", stdin_text);
   std::vector<std::string> storage = {cordon_cli()};
   storage.insert(storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -32,7 +35,7 @@ inline captured run_cli(const std::vector<std::string>& args, const std::string&
   const std::string out_path = dir.path() + "/out", err_path = dir.path() + "/err";
   const pid_t pid = ::fork();
   if (pid == 0) {
-    const int in = ::open("/dev/null", O_RDONLY);
+    const int in = ::open(in_path.c_str(), O_RDONLY);
     const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(in, 0);

@@ -297,6 +297,28 @@ TEST(FirstHour, AMissingSupervisorHelperIsOneLineNamingThePathTried) {
   EXPECT_FALSE(contains(r.err, "is gone")) << r.err;
 }
 
+// A request line over the limit (8 MiB) is answered as the worker answers
+// it, and the session goes on (before, `cordon fs` stopped with exit 125 and
+// no answer, after reading the whole line into memory).
+TEST(FirstHour, AnOverlongFsRequestIsAnsweredAndTheSessionGoesOn) {
+  temp_dir ws;
+  ws.write("a.txt", "hello\n");
+  const std::string input = std::string((8u << 20) + 1, 'x') + "\n" + R"({"id":2,"op":"read","path":"a.txt"})" + "\n";
+  auto r = run_cli({"fs", "--workspace", ws.path()}, ws.path(), input);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  const auto refused = nlohmann::json::parse(first, nullptr, false);
+  EXPECT_EQ(refused["ok"], false) << first;
+  EXPECT_EQ(refused["error"]["code"], "request_too_large") << first;
+  EXPECT_TRUE(refused["id"].is_null()) << first;
+  const auto read = nlohmann::json::parse(second, nullptr, false);
+  EXPECT_EQ(read["id"], 2) << second;
+  EXPECT_EQ(read["ok"], true) << second;
+}
+
 TEST(FirstHour, PolicyValidateListsEveryStructuralAndSemanticError) {
   temp_dir dir;
   const std::string file = dir.write(
