@@ -188,5 +188,38 @@ TEST(CapabilityPolicy, DigestFollowsContent) {
   EXPECT_EQ(a.digest(), load().digest());
 }
 
+
+// A deny list: every command may run except `rm`. The splitter must find the
+// `rm` however the command line wraps it, or at least doubt.
+constexpr const char* kDenyList = R"j({
+  "schema_version": 1,
+  "name": "deny-list",
+  "rules": [
+    {"id": "commands", "reason": "commands are fine", "decision": "allow", "actions": ["shell", "process"]},
+    {"id": "no-rm", "reason": "no deletion", "decision": "deny", "actions": ["shell", "process"], "commands": ["rm"]}
+  ]
+})j";
+
+void expect_not_allowed(const capability_policy& policy, const std::vector<std::string>& commands) {
+  for (const auto& command : commands) {
+    auto shell = policy.evaluate(req(json{{"action", "shell"}, {"risk", "low"}, {"command", command}}.dump()));
+    EXPECT_NE(to_string(shell.decision), "allow") << "shell: " << command;
+    auto argv = policy.evaluate(req(json{{"action", "process"}, {"risk", "low"},
+                                         {"argv", {"bash", "-c", command}}}.dump()));
+    EXPECT_NE(to_string(argv.decision), "allow") << "bash -c: " << command;
+  }
+}
+
+// GNU env runs its -S string as a command however the option is spelled: an
+// abbreviated long option, a cluster of short options, the value attached;
+// and a cluster ending in -u or -C takes the next word as its value.
+TEST(CapabilityPolicy, EnvOptionsCannotSmuggleACommand) {
+  auto policy = capability_policy::from_json(kDenyList);
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  expect_not_allowed(*policy, {"env --split='rm -rf /work'", "env --split-s 'rm -rf /work'",
+                               "env -iS 'rm -rf /work'", "env -S'rm -rf /work'", "env -vS'rm -rf /work'",
+                               "env -iu HOME rm -rf /work", "env --unset HOME rm -rf /work", "env --ch /tmp rm -rf /work"});
+}
+
 }  // namespace
 }  // namespace cordon::governance
