@@ -471,6 +471,66 @@ class splitter {
     return true;
   }
 
+  // The options of a GNU-style wrapper, as getopt_long reads them.
+  struct option_syntax {
+    std::string_view short_with_value;                        // letters that take a value
+    std::initializer_list<std::string_view> long_with_value;  // names that take a value
+    std::string_view short_command;                           // letters whose value is a command line
+    std::initializer_list<std::string_view> long_command;
+    bool assignments = false;  // env: NAME=VALUE words and "-" before the command
+  };
+
+  // Moves `i` past the options starting at s.words[i]: clusters of short
+  // options ("-iu NAME", "-n5": a letter that takes a value takes the rest of
+  // the word, or the next word), long options and their unambiguous
+  // abbreviations ("--adj 5", "--unset=X"), and "--". False after a doubt:
+  // an option whose value is a command line.
+  bool skip_wrapper_options(const shell_segment& s, std::size_t& i, const option_syntax& o) {
+    auto abbreviates = [](std::string_view written, std::initializer_list<std::string_view> names) {
+      return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return n.substr(0, written.size()) == written; });
+    };
+    while (i < s.words.size() && !s.words[i].dynamic) {
+      const std::string& w = s.words[i].text;
+      if (w == "--") {
+        ++i;
+        break;
+      }
+      if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
+        auto eq = w.find('=');
+        std::string_view written = std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+        if (!written.empty() && abbreviates(written, o.long_command)) {
+          doubt("\"" + w + "\" runs a string as a command this splitter does not split");
+          return false;
+        }
+        ++i;
+        if (eq == std::string::npos && !written.empty() && abbreviates(written, o.long_with_value)) ++i;
+        continue;
+      }
+      if (w.size() > 1 && w[0] == '-') {
+        ++i;
+        for (std::size_t k = 1; k < w.size(); ++k) {
+          if (o.short_command.find(w[k]) != std::string_view::npos) {
+            doubt("\"" + w + "\" runs a string as a command this splitter does not split");
+            return false;
+          }
+          if (o.short_with_value.find(w[k]) != std::string_view::npos) {
+            if (k + 1 == w.size()) ++i;  // the value is the next word
+            break;                       // else it is the rest of this one
+          }
+        }
+        continue;
+      }
+      token probe;
+      probe.word = s.words[i];
+      if (o.assignments && (w == "-" || is_assignment(probe))) {
+        ++i;
+        continue;
+      }
+      break;
+    }
+    return true;
+  }
+
   // env, command, builtin, exec, nohup, time, nice, timeout, stdbuf: the
   // command they run is the segment.
   void unwrap(shell_segment& s) {
@@ -486,25 +546,9 @@ class splitter {
         }
       };
       if (name == "env") {
-        for (; i < s.words.size(); ++i) {
-          const auto& w = s.words[i].text;
-          if (w == "-S" || w.rfind("--split-string", 0) == 0) {
-            doubt("env -S splits a string into a command");
-            return;
-          }
-          if (w == "-u" || w == "-C" || w == "--unset" || w == "--chdir") {
-            ++i;
-            continue;
-          }
-          if (w == "--") {
-            ++i;
-            break;
-          }
-          token probe;
-          probe.word = s.words[i];
-          if ((w.size() > 1 && w[0] == '-') || is_assignment(probe)) continue;
-          break;
-        }
+        // -S / --split-string runs its value as a command line; -u, -C and
+        // -a take a value; "-" is -i; NAME=VALUE words precede the command.
+        if (!skip_wrapper_options(s, i, {"uCa", {"unset", "chdir", "argv0"}, "S", {"split-string"}, true})) return;
       } else if (name == "command" || name == "builtin" || name == "nohup" || name == "time") {
         skip_options({});
       } else if (name == "exec") {
