@@ -221,5 +221,15 @@ TEST(CapabilityPolicy, EnvOptionsCannotSmuggleACommand) {
                                "env -iu HOME rm -rf /work", "env --unset HOME rm -rf /work", "env --ch /tmp rm -rf /work"});
 }
 
+// A shell option that takes a value (`-o NAME` inside a cluster, `--rcfile
+// FILE`) must not end the option scan before `-c`: the script still runs.
+TEST(CapabilityPolicy, ShellOptionValuesDoNotHideTheScript) {
+  auto policy = capability_policy::from_json(kDenyList);
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  expect_not_allowed(*policy, {"bash -eo pipefail -c 'rm -rf /work'", "bash -euo pipefail -c 'rm -rf /work'",
+                               "bash --rcfile /dev/null -c 'rm -rf /work'",
+                               "bash --init-file /dev/null -c 'rm -rf /work'"});
+}
+
 }  // namespace
 }  // namespace cordon::governance
