@@ -445,10 +445,15 @@ class splitter {
         ++i;
         break;
       }
-      if (w.rfind("--", 0) == 0) continue;  // --login, --norc, --noprofile
+      if (w.rfind("--", 0) == 0) {  // --login, --norc, --noprofile; --rcfile FILE, --init-file FILE
+        if (w == "--rcfile" || w == "--init-file") ++i;
+        continue;
+      }
       if (w.size() > 1 && (w[0] == '-' || w[0] == '+')) {
-        if (w == "-o" || w == "+o" || w == "-O" || w == "+O") ++i;  // takes an option name
-        else if (w.find('c') != std::string::npos) dash_c = true;
+        // A cluster: each o or O takes the next word as an option name
+        // ("-eo pipefail"); a c anywhere makes the first operand the script.
+        if (w.find('c') != std::string::npos) dash_c = true;
+        i += static_cast<std::size_t>(std::count_if(w.begin() + 1, w.end(), [](char c) { return c == 'o' || c == 'O'; }));
         continue;
       }
       break;
