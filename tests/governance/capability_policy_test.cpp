@@ -231,5 +231,16 @@ TEST(CapabilityPolicy, ShellOptionValuesDoNotHideTheScript) {
                                "bash --init-file /dev/null -c 'rm -rf /work'"});
 }
 
+// Wrappers whose options take a value in the next word: the value is not
+// the command.
+TEST(CapabilityPolicy, WrapperOptionValuesAreNotTheCommand) {
+  auto policy = capability_policy::from_json(kDenyList);
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  expect_not_allowed(*policy, {"nice --adjustment 5 rm -rf /work", "stdbuf --output L rm -rf /work",
+                               "stdbuf --error 0 rm -rf /work", "stdbuf --input 0 rm -rf /work",
+                               "/usr/bin/time -f %e rm -rf /work", "/usr/bin/time -o /tmp/t rm -rf /work",
+                               "/usr/bin/time --format %e rm -rf /work"});
+}
+
 }  // namespace
 }  // namespace cordon::governance
