@@ -542,28 +542,22 @@ class splitter {
     for (int guard = 0; guard < 16 && !s.words.empty() && !s.words[0].dynamic; ++guard) {
       std::string name = basename_of(s.words[0].text);
       std::size_t i = 1;
-      auto skip_options = [&](std::initializer_list<std::string_view> with_value) {
-        while (i < s.words.size() && s.words[i].text.size() > 1 && s.words[i].text[0] == '-' && !s.words[i].dynamic) {
-          const auto& w = s.words[i].text;
-          ++i;
-          if (w == "--") break;
-          if (std::find(with_value.begin(), with_value.end(), w) != with_value.end()) ++i;
-        }
-      };
       if (name == "env") {
         // -S / --split-string runs its value as a command line; -u, -C and
         // -a take a value; "-" is -i; NAME=VALUE words precede the command.
         if (!skip_wrapper_options(s, i, {"uCa", {"unset", "chdir", "argv0"}, "S", {"split-string"}, true})) return;
-      } else if (name == "command" || name == "builtin" || name == "nohup" || name == "time") {
-        skip_options({});
+      } else if (name == "command" || name == "builtin" || name == "nohup") {
+        skip_wrapper_options(s, i, {});
+      } else if (name == "time") {  // the keyword (-p), or GNU time (-f FORMAT, -o FILE)
+        skip_wrapper_options(s, i, {"fo", {"format", "output"}, "", {}, false});
       } else if (name == "exec") {
-        skip_options({"-a"});
+        skip_wrapper_options(s, i, {"a", {}, "", {}, false});
       } else if (name == "nice") {
-        skip_options({"-n"});
+        skip_wrapper_options(s, i, {"n", {"adjustment"}, "", {}, false});
       } else if (name == "stdbuf") {
-        skip_options({"-i", "-o", "-e"});
+        skip_wrapper_options(s, i, {"ioe", {"input", "output", "error"}, "", {}, false});
       } else if (name == "timeout") {
-        skip_options({"-s", "-k", "--signal", "--kill-after"});
+        skip_wrapper_options(s, i, {"sk", {"signal", "kill-after"}, "", {}, false});
         ++i;  // the duration
       } else {
         return;
