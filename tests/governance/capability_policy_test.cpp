@@ -242,5 +242,14 @@ TEST(CapabilityPolicy, WrapperOptionValuesAreNotTheCommand) {
                                "/usr/bin/time --format %e rm -rf /work"});
 }
 
+// bash reads $"..." as a (translated) double-quoted string: $"rm" runs rm.
+TEST(CapabilityPolicy, LocaleQuotingIsNotALiteralDollar) {
+  auto policy = capability_policy::from_json(kDenyList);
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  auto argv = policy->evaluate(req(json{{"action", "process"}, {"risk", "low"},
+                                        {"argv", {"bash", "-c", "$\"rm\" -rf /work"}}}.dump()));
+  EXPECT_NE(to_string(argv.decision), "allow");
+}
+
 }  // namespace
 }  // namespace cordon::governance
