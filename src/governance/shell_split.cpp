@@ -116,10 +116,12 @@ class lexer {
     return std::string(1, s_[pos_++]);  // | & ; < > ( )
   }
 
-  // $... outside single quotes: a dynamic part, or a doubt.
-  bool read_dollar(token& t) {
+  // $... outside single quotes: a dynamic part, or a doubt. `in_double_quotes`:
+  // there a `$` before the closing `"` is a plain `$`; outside, `$"..."` is
+  // bash's locale quoting, which this splitter does not read.
+  bool read_dollar(token& t, bool in_double_quotes) {
     std::size_t next = pos_ + 1;
-    if (next >= s_.size() || is_blank(s_[next]) || s_[next] == '\n' || s_[next] == '"') {
+    if (next >= s_.size() || is_blank(s_[next]) || s_[next] == '\n' || (in_double_quotes && s_[next] == '"')) {
       t.word.text += '$';
       ++pos_;
       return true;
@@ -188,7 +190,7 @@ class lexer {
         t.quoted = true;
         pos_ += 2;
       } else if (c == '$') {
-        if (!read_dollar(t)) return false;
+        if (!read_dollar(t, false)) return false;
       } else if (c == '`') {
         doubt("command substitution with backticks");
         return false;
@@ -226,7 +228,7 @@ class lexer {
         doubt("command substitution with backticks");
         return false;
       } else if (c == '$') {
-        if (!read_dollar(t)) return false;
+        if (!read_dollar(t, true)) return false;
       } else {
         t.word.text += c;
         ++pos_;
