@@ -251,5 +251,13 @@ TEST(CapabilityPolicy, LocaleQuotingIsNotALiteralDollar) {
   EXPECT_NE(to_string(argv.decision), "allow");
 }
 
+// bash runs the command of `coproc` (a keyword), and `hash -p PATH NAME`
+// makes NAME run PATH: neither is the command the splitter names.
+TEST(CapabilityPolicy, CoprocAndHashDashPAreNotHarmlessWords) {
+  auto policy = capability_policy::from_json(kDenyList);
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  expect_not_allowed(*policy, {"coproc rm -rf /work", "hash -p /bin/rm ls; ls -rf /work"});
+}
+
 }  // namespace
 }  // namespace cordon::governance
