@@ -289,9 +289,9 @@ class lexer {
 };
 
 bool is_keyword(const std::string& w) {
-  static constexpr std::array<std::string_view, 15> kKeywords = {"if", "then", "else", "elif", "fi", "for", "while",
+  static constexpr std::array<std::string_view, 16> kKeywords = {"if", "then", "else", "elif", "fi", "for", "while",
                                                                  "until", "do", "done", "case", "esac", "function",
-                                                                 "select", "[["};
+                                                                 "select", "[[", "coproc"};
   return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end();
 }
 
@@ -421,6 +421,10 @@ class splitter {
     } else if (name == "eval" || name == "source" || name == "." || name == "xargs" || name == "trap" ||
                name == "alias" || name == "fc") {
       doubt("\"" + name + "\" runs a command this splitter cannot see");
+    } else if (name == "hash" && std::any_of(s.words.begin() + 1, s.words.end(), [](const shell_word& w) {
+                 return w.dynamic || (w.text.size() > 1 && w.text[0] == '-' && w.text.find('p') != std::string::npos);
+               })) {
+      doubt("\"hash -p\" makes a command name run another program");
     } else if (name == "find" && std::any_of(s.words.begin(), s.words.end(), [](const shell_word& w) {
                  return w.text == "-exec" || w.text == "-execdir" || w.text == "-ok" || w.text == "-okdir";
                })) {

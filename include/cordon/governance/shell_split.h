@@ -16,7 +16,7 @@
 // Everything else makes the result `uncertain`, with a reason: command
 // substitution `$(...)` and backticks, arithmetic `$((...))`, process
 // substitution `<(...)`, here-docs with expansions, `eval`, `source`/`.`,
-// `xargs`, `find -exec`, shell keywords (`if`, `for`, `while`, `case`,
+// `xargs`, `find -exec`, `hash -p`, shell keywords (`if`, `for`, `while`, `case`, `coproc`,
 // functions, `[[`), a variable or glob in the command word, unbalanced quotes
 // or parentheses, and any operator it does not know. An uncertain command is
 // never allowed automatically (capability_policy.h turns it into
