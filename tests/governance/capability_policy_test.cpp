@@ -259,5 +259,26 @@ TEST(CapabilityPolicy, CoprocAndHashDashPAreNotHarmlessWords) {
   expect_not_allowed(*policy, {"coproc rm -rf /work", "hash -p /bin/rm ls; ls -rf /work"});
 }
 
+// A relative redirection target is resolved against the request's working
+// directory; after a `cd` in the same command line it is somewhere else.
+TEST(CapabilityPolicy, RelativeRedirectAfterCdIsNotInTheWorkingDirectory) {
+  auto policy = capability_policy::from_json(R"j({
+    "schema_version": 1, "name": "writes",
+    "rules": [
+      {"id": "commands", "reason": "commands are fine", "decision": "allow", "actions": ["shell"]},
+      {"id": "work", "reason": "the workspace is writable", "decision": "allow", "actions": ["filesystem_write"], "paths": ["/work/**"]},
+      {"id": "etc", "reason": "system configuration", "decision": "deny", "paths": ["/etc"]}
+    ]})j");
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  auto plain = policy->evaluate(req(R"j({"action":"shell","risk":"low","command":"echo x > out","working_directory":"/work"})j"));
+  EXPECT_EQ(to_string(plain.decision), "allow") << plain.reason;
+  for (const char* command : {"cd /etc && echo x > passwd", "cd /etc; echo x >> passwd", "pushd /etc; echo x > passwd",
+                              "cd .. && echo x > etc/passwd"}) {
+    auto got = policy->evaluate(req(json{{"action", "shell"}, {"risk", "low"}, {"command", command},
+                                         {"working_directory", "/work"}}.dump()));
+    EXPECT_NE(to_string(got.decision), "allow") << command;
+  }
+}
+
 }  // namespace
 }  // namespace cordon::governance
