@@ -134,6 +134,9 @@ std::vector<part> parts_of(const capability_request& request, shell_split& split
   } else if (runs_command(request.action)) {
     split = split_argv(request.argv);
   }
+  // After a cd, pushd or popd, a relative target is not in the request's
+  // working directory any more.
+  bool moved = false;
   for (std::size_t i = 0; i < split.segments.size(); ++i) {
     const auto& seg = split.segments[i];
     parts.push_back({part_kind::segment, request.action, &seg, {},
@@ -147,12 +150,21 @@ std::vector<part> parts_of(const capability_request& request, shell_split& split
           split.uncertain.push_back("relative redirection target \"" + target + "\" without a working directory");
           continue;
         }
+        if (moved) {
+          split.uncertain.push_back("relative redirection target \"" + target + "\" after a change of directory");
+          continue;
+        }
         target = request.working_directory + "/" + target;
       }
       auto normal = normalize_absolute_path(target);
       if (!normal) continue;
       parts.push_back({part_kind::path, kind, nullptr, *normal,
                        std::string(r.writes ? "redirect to " : "redirect from ") + *normal});
+    }
+    if (!seg.words.empty()) {
+      std::string_view command = seg.words[0].text;
+      command = command.substr(command.find_last_of('/') == std::string_view::npos ? 0 : command.find_last_of('/') + 1);
+      moved = moved || command == "cd" || command == "pushd" || command == "popd";
     }
   }
   for (const auto& p : request.paths) parts.push_back({part_kind::path, request.action, nullptr, p, "path " + p});
