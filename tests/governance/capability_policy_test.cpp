@@ -280,5 +280,30 @@ TEST(CapabilityPolicy, RelativeRedirectAfterCdIsNotInTheWorkingDirectory) {
   }
 }
 
+// "/a/**" covers "/a" like "/a" does, so a deny rule on it covers what
+// contains "/a" too ("/" for a rule on "/etc/**"), and a component glob
+// covers the directories above what it matches.
+TEST(CapabilityPolicy, DenyGlobCoversTheDirectoriesAboveIt) {
+  auto policy = capability_policy::from_json(R"j({
+    "schema_version": 1, "name": "writes",
+    "rules": [
+      {"id": "all", "reason": "writes are fine", "decision": "allow", "actions": ["filesystem_write"], "paths": ["/"]},
+      {"id": "etc", "reason": "system configuration", "decision": "deny", "paths": ["/etc/**"]},
+      {"id": "ssh", "reason": "ssh keys", "decision": "deny", "paths": ["/home/*/.ssh"]}
+    ]})j");
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  auto write = [&](const char* path) {
+    return policy->evaluate(req(json{{"action", "filesystem_write"}, {"risk", "low"},
+                                     {"resources", {{"paths", {path}}}}}.dump())).decision;
+  };
+  EXPECT_EQ(to_string(write("/etc")), "deny") << "/etc";
+  EXPECT_EQ(to_string(write("/")), "deny") << "/";
+  EXPECT_EQ(to_string(write("/home/alice/.ssh")), "deny") << "/home/alice/.ssh";
+  EXPECT_EQ(to_string(write("/home/alice")), "deny") << "/home/alice";
+  EXPECT_EQ(to_string(write("/home")), "deny") << "/home";
+  EXPECT_EQ(to_string(write("/srv/data")), "allow") << "/srv/data";
+  EXPECT_EQ(to_string(write("/home/alice/src")), "allow") << "/home/alice/src";
+}
+
 }  // namespace
 }  // namespace cordon::governance
