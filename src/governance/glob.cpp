@@ -34,6 +34,28 @@ bool match(std::string_view p, std::string_view t, bool slash) noexcept {
   return pi == p.size();
 }
 
+// The next component of `path` at or after `i` (empty at the end).
+std::string_view next_component(std::string_view path, std::size_t& i) {
+  while (i < path.size() && path[i] == '/') ++i;
+  std::size_t start = i;
+  while (i < path.size() && path[i] != '/') ++i;
+  return path.substr(start, i - start);
+}
+
+// Is `path` a directory above something the glob pattern matches? Component
+// by component, up to the first `**` (below a `**` every directory could
+// hold a match, so none is counted).
+bool above_a_match(std::string_view pattern, std::string_view path) noexcept {
+  std::size_t pi = 0, ti = 0;
+  for (;;) {
+    std::string_view t = next_component(path, ti);
+    std::string_view p = next_component(pattern, pi);
+    if (p.empty()) return false;  // the path is as deep as the pattern, or deeper
+    if (t.empty()) return true;   // the path ended above the pattern's last component
+    if (p == "**" || !match(p, t, true)) return false;
+  }
+}
+
 }  // namespace
 
 bool has_glob(std::string_view pattern) noexcept {
@@ -51,6 +73,7 @@ bool path_pattern_matches(std::string_view pattern, std::string_view path, bool 
     };
     return within(prefix, path) || (ancestor_counts && within(path, prefix));
   }
+  if (ancestor_counts && above_a_match(pattern, path)) return true;
   if (pattern.size() >= 3 && pattern.substr(pattern.size() - 3) == "/**" &&
       match(pattern.substr(0, pattern.size() - 3), path, true)) {
     return true;

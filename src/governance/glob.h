@@ -15,7 +15,9 @@ bool name_glob_matches(std::string_view pattern, std::string_view text) noexcept
 
 // A path pattern (see capability_rule::paths). `ancestor_counts`: a path that
 // is an ancestor of a plain prefix pattern counts as covered (deny rules:
-// writing "/" touches "/etc").
+// writing "/" touches "/etc"), and so does a path above what a glob pattern
+// matches, component by component up to its first `**` ("/home/alice" for
+// "/home/*/.ssh", "/" for "/etc/**").
 bool path_pattern_matches(std::string_view pattern, std::string_view path, bool ancestor_counts) noexcept;
 
 }  // namespace cordon::governance::detail
