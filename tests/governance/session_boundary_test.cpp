@@ -126,5 +126,25 @@ TEST(SessionBoundary, SessionFileRoundTripAndTamper) {
   EXPECT_EQ(bad.error_value().location, "/policy");
 }
 
+// A session file is input: a history entry with a field of the wrong type
+// is an error, not an exception out of from_json.
+TEST(SessionBoundary, MalformedHistoryIsAnErrorNotAnException) {
+  workspace ws;
+  auto b = make(ws);
+  approval_ledger ledger;
+  auto text = b.to_json(ledger);
+  for (const char* field : {"\"policy_digest\": \"", "\"reason\": \"", "\"timestamp\": \""}) {
+    auto edited = text;
+    auto at = edited.find(field);
+    ASSERT_NE(at, std::string::npos) << field;
+    // "field": "..."  ->  "field": 7, "x": "..."
+    std::string key(field);
+    edited.replace(at, key.size(), key.substr(0, key.size() - 1) + "7, \"unused\": \"");
+    result<std::pair<session_boundary, approval_ledger>> read = make_error(error_code::invalid_policy, "");
+    EXPECT_NO_THROW(read = session_boundary::from_json(edited)) << field;
+    EXPECT_FALSE(read) << field;
+  }
+}
+
 }  // namespace
 }  // namespace cordon::governance
