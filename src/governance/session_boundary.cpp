@@ -269,11 +269,13 @@ result<std::pair<session_boundary, approval_ledger>> session_boundary::from_json
     if (!h.is_object() || !h.contains("revision") || h["revision"] != i + 1) return detail::invalid(where, "revisions count from 1 without gaps");
     boundary_revision r;
     r.revision = i + 1;
-    r.policy_digest = h.value("policy_digest", "");
-    r.growth = h.value("growth", "");
-    r.approver = h.value("approver", "");
-    r.reason = h.value("reason", "");
-    r.timestamp = h.value("timestamp", "");
+    for (auto [key, field] : {std::pair{"policy_digest", &r.policy_digest}, std::pair{"growth", &r.growth},
+                              std::pair{"approver", &r.approver}, std::pair{"reason", &r.reason},
+                              std::pair{"timestamp", &r.timestamp}}) {
+      auto value = detail::get_string(h, key, where, false);
+      if (!value) return std::move(value).error_value();
+      *field = std::move(*value);
+    }
     b.history_.push_back(r);
   }
   if (!j.contains("revision") || j["revision"] != b.revision()) return detail::invalid("/revision", "does not match the history");
