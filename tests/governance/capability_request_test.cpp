@@ -88,5 +88,24 @@ TEST(CapabilityRequest, PathNormalization) {
   EXPECT_FALSE(normalize_absolute_path("a"));
 }
 
+// Text that is not UTF-8 (a surrogate, an overlong form, past U+10FFFF) is
+// refused by normalization, so that no later step (the digest, an audit
+// event) throws on it.
+TEST(CapabilityRequest, NormalizationRefusesTextThatIsNotUtf8) {
+  for (const char* bad : {"\xed\xa0\x80", "\xc0\xaf", "\xe0\x80\xaf", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80"}) {
+    capability_request r;
+    r.action = action_kind::shell;
+    r.risk = risk_level::low;
+    r.command = std::string("echo ") + bad;
+    bool normalized = true;
+    EXPECT_NO_THROW(normalized = static_cast<bool>(normalize_capability_request(r)));
+    EXPECT_FALSE(normalized) << "bytes of " << bad;
+    std::string digest;
+    if (normalized) {
+      EXPECT_NO_THROW(digest = request_digest(r)) << "digest of a request that normalized";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cordon::governance

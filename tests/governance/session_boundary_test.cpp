@@ -146,5 +146,19 @@ TEST(SessionBoundary, MalformedHistoryIsAnErrorNotAnException) {
   }
 }
 
+// A growth's subject id is the caller's text; one that is not valid UTF-8
+// (a surrogate, an overlong form) is refused, not thrown out of grow().
+TEST(SessionBoundary, GrowthWithBadTextDoesNotThrow) {
+  workspace ws;
+  auto b = make(ws);
+  in_memory_audit_sink audit;
+  allow_all_approval_service allow;
+  for (const char* bad : {"\xed\xa0\x80", "\xc0\xaf"}) {
+    growth_result got;
+    EXPECT_NO_THROW(got = b.grow({1, growth_kind::environment, {"MY_TOOL_HOME"}, "", bad}, &allow, audit)) << bad;
+    EXPECT_NE(got.status, growth_status::grown);
+  }
+}
+
 }  // namespace
 }  // namespace cordon::governance
