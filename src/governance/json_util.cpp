@@ -66,16 +66,32 @@ result<std::vector<std::string>> get_strings(const json& object, std::string_vie
 }
 
 bool valid_text(std::string_view s) noexcept {
-  // The shape of UTF-8 sequences; nlohmann's strict dump rejects the rest
-  // (overlong forms, surrogates) and callers turn that into an error.
+  // Well-formed UTF-8 (RFC 3629, Unicode table 3-7): no overlong forms, no
+  // surrogates, nothing past U+10FFFF; so that a strict dump never throws.
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
   std::size_t i = 0;
   while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
+    unsigned char c = byte(i);
     if (c == 0) return false;
-    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (length == 0 || i + length > s.size()) return false;
+    std::size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (c < 0x80) length = 1;
+    else if (c >= 0xC2 && c <= 0xDF) length = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + length > s.size()) return false;
     for (std::size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+      unsigned char b = byte(i + k);
+      if (k == 1 ? (b < low || b > high) : (b >> 6) != 0x2) return false;
     }
     i += length;
   }

@@ -162,6 +162,13 @@ growth_result session_boundary::grow(const boundary_growth& g, approval_service*
     record("boundary.rejected", "stale_revision", {{"reason", why}});
     return finish(growth_status::rejected, why);
   }
+  bool text = detail::valid_text(g.reason) && detail::valid_text(g.subject_id);
+  for (const auto& v : g.values) text = text && detail::valid_text(v);
+  if (!text) {
+    std::string why = "a growth's values, reason and subject are UTF-8 text without NUL";
+    record("boundary.rejected", "invalid", {{"reason", why}});
+    return finish(growth_status::rejected, why);
+  }
   auto next = grown(policy_, g);
   if (!next) {
     std::string why = next.error_value().describe();
