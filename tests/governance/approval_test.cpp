@@ -180,5 +180,30 @@ TEST(Approval, LedgerScopes) {
   EXPECT_FALSE(approval_ledger::from_json(R"([["once","x"]])"));
 }
 
+// The request's text is the requester's: control characters in it must not
+// reach the terminal raw, where "\r" and escape sequences could redraw the
+// question to show another command than the one being approved.
+TEST(Approval, TerminalApproverShowsControlCharactersInert) {
+  auto ask = sample("rm -rf ~\r\033[2Kgit push");
+  ask.request.paths = {"/work/\033]0;title\007x"};
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  ASSERT_EQ(::write(in[1], "no\n", 3), 3);
+  ::close(in[1]);
+  terminal_approval_service tty(in[0], out[1]);
+  auto d = tty.decide(ask);
+  ::close(out[1]);
+  std::string shown(65536, '\0');
+  shown.resize(static_cast<std::size_t>(std::max<ssize_t>(0, ::read(out[0], shown.data(), shown.size()))));
+  ::close(in[0]);
+  ::close(out[0]);
+  EXPECT_EQ(d.kind, approval_decision_kind::denied);
+  EXPECT_EQ(shown.find('\033'), std::string::npos) << shown;
+  EXPECT_EQ(shown.find('\r'), std::string::npos) << shown;
+  EXPECT_EQ(shown.find('\007'), std::string::npos) << shown;
+  EXPECT_NE(shown.find("rm -rf ~"), std::string::npos) << shown;
+}
+
 }  // namespace
 }  // namespace cordon::governance
