@@ -2,6 +2,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <string_view>
+
 #include "cordon/governance/approval.h"
 
 namespace cordon::governance {
@@ -23,22 +25,43 @@ std::string read_line(int fd) {
   return line;
 }
 
+// The requester's text as the terminal must show it: control characters
+// (C0, DEL and the C1 range, which some terminals also obey) as visible
+// escapes, so that no "\r" or escape sequence can redraw the question.
+std::string inert(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+              static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if (c1) c = static_cast<unsigned char>(text[++i]);
+    if (c < 0x20 || c == 0x7F || c1) {
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t"
+             : std::string(c1 ? "\\u00" : "\\x") + kHex[c >> 4] + kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string summary(const approval_request& r) {
   std::string text = "\ncordon: approval needed\n  action:  " + std::string(to_string(r.request.action)) +
                      " (risk " + std::string(to_string(r.request.risk)) + ")\n";
-  if (!r.request.command.empty()) text += "  command: " + r.request.command + "\n";
+  if (!r.request.command.empty()) text += "  command: " + inert(r.request.command) + "\n";
   if (!r.request.argv.empty()) {
     text += "  argv:   ";
-    for (const auto& a : r.request.argv) text += " [" + a + "]";
+    for (const auto& a : r.request.argv) text += " [" + inert(a) + "]";
     text += "\n";
   }
-  for (const auto& p : r.request.paths) text += "  path:    " + p + "\n";
-  for (const auto& h : r.request.hosts) text += "  host:    " + h + "\n";
-  for (const auto& v : r.request.variables) text += "  name:    " + v + "\n";
-  text += "  why:     " + r.policy.reason + (r.policy.rule_id.empty() ? "" : " (rule " + r.policy.rule_id + ")") + "\n";
+  for (const auto& p : r.request.paths) text += "  path:    " + inert(p) + "\n";
+  for (const auto& h : r.request.hosts) text += "  host:    " + inert(h) + "\n";
+  for (const auto& v : r.request.variables) text += "  name:    " + inert(v) + "\n";
+  text += "  why:     " + inert(r.policy.reason) + (r.policy.rule_id.empty() ? "" : " (rule " + inert(r.policy.rule_id) + ")") + "\n";
   text += "  digest:  " + r.request_digest + "\n  sandbox: " + r.backend + "\n";
   for (const auto& l : r.plan_levels) text += "    " + l.control + ": " + l.level + (l.mechanism.empty() ? "" : " (" + l.mechanism + ")") + "\n";
-  for (const auto& w : r.plan_warnings) text += "    warning: " + w + "\n";
+  for (const auto& w : r.plan_warnings) text += "    warning: " + inert(w) + "\n";
   text += "Approve? [once/session/workspace/manual/NO]: ";
   return text;
 }
