@@ -246,5 +246,25 @@ TEST(Audit, SurvivesKill9OfTheWriter) {
   EXPECT_GT(acknowledged, 0u);
 }
 
+// Two writers on one log (two `cordon exec --audit` at once): each sink must
+// continue the chain the file holds, not the one it read at open, or the
+// second must be refused. A forked chain is a log that no longer verifies.
+TEST(Audit, TwoWritersDoNotForkTheChain) {
+  temp_dir dir;
+  std::string path = dir.path + "/audit.jsonl";
+  auto first = jsonl_audit_sink::open(path);
+  ASSERT_TRUE(first) << first.error_value().describe();
+  ASSERT_TRUE((*first)->append(numbered(1)));
+  auto second = jsonl_audit_sink::open(path);
+  ASSERT_TRUE((*first)->append(numbered(2)));
+  if (second) (void)(*second)->append(numbered(3));
+  ASSERT_TRUE((*first)->append(numbered(4)));
+  auto v = verify_audit_log(path);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->ok) << "line " << v->bad_line << ": " << v->problem;
+  // And the log stays usable: a later writer can open it.
+  EXPECT_TRUE(jsonl_audit_sink::open(path));
+}
+
 }  // namespace
 }  // namespace cordon::governance
