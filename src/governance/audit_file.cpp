@@ -1,6 +1,7 @@
 // audit_file.cpp — the tamper-evident JSON Lines sink and its verifier
 // (record format in cordon/governance/audit.h).
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,6 +61,31 @@ result<void> write_all(int fd, const std::string& text) {
   }
   return ok;
 }
+
+// Holds the log's flock(2) for a scope: appends by other sinks, in this
+// process or another, wait for it.
+class file_lock {
+ public:
+  explicit file_lock(int fd) : fd_(fd) {
+    while ((rc_ = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc_ != 0) errno_ = errno;
+  }
+  ~file_lock() {
+    if (rc_ == 0) ::flock(fd_, LOCK_UN);
+  }
+  file_lock(const file_lock&) = delete;
+  file_lock& operator=(const file_lock&) = delete;
+  result<void> status(const std::string& path) const {
+    if (rc_ == 0) return ok;
+    return make_error(error_code::io_error, "cannot lock the audit log " + path, {}, errno_);
+  }
+
+ private:
+  int fd_;
+  int rc_ = -1;
+  int errno_ = 0;
+};
 
 }  // namespace
 
@@ -137,21 +163,30 @@ result<audit_verification> verify_audit_log(const std::string& path) {
 }
 
 jsonl_audit_sink::jsonl_audit_sink(std::string path, jsonl_sink_options options, int fd, std::uint64_t seq,
-                                   std::string hash)
-    : path_(std::move(path)), options_(options), fd_(fd), seq_(seq), last_hash_(std::move(hash)),
+                                   std::string hash, std::uint64_t size)
+    : path_(std::move(path)), options_(options), fd_(fd), seq_(seq), last_hash_(std::move(hash)), size_(size),
       last_sync_(std::chrono::steady_clock::now()) {}
 
 jsonl_audit_sink::~jsonl_audit_sink() {
   {
     std::lock_guard lock(mutex_);
-    if (!failed_ && pending_ > 0) (void)sync_locked();
+    if (!failed_ && pending_ > 0) {
+      file_lock held(fd_);
+      if (held.status(path_) && catch_up_locked()) (void)sync_locked();
+    }
   }
   if (fd_ >= 0) ::close(fd_);
 }
 
 result<std::unique_ptr<jsonl_audit_sink>> jsonl_audit_sink::open(const std::string& path, jsonl_sink_options options) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  // O_RDWR: the sink reads back what other writers appended (catch_up_locked).
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return make_error(error_code::io_error, "cannot open the audit log " + path, {}, errno);
+  file_lock held(fd);  // no writer appends between the verification and the size
+  if (auto locked = held.status(path); !locked) {
+    ::close(fd);
+    return std::move(locked).error_value();
+  }
   auto checked = verify_audit_log(path);
   if (!checked) {
     ::close(fd);
@@ -162,8 +197,51 @@ result<std::unique_ptr<jsonl_audit_sink>> jsonl_audit_sink::open(const std::stri
     return make_error(error_code::invalid_policy, "the audit log " + path + " does not verify: line " +
                                                       std::to_string(checked->bad_line) + ": " + checked->problem);
   }
-  return std::unique_ptr<jsonl_audit_sink>(
-      new jsonl_audit_sink(path, options, fd, checked->events, checked->last_hash));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return make_error(error_code::io_error, "cannot stat the audit log " + path, {}, err);
+  }
+  return std::unique_ptr<jsonl_audit_sink>(new jsonl_audit_sink(path, options, fd, checked->events, checked->last_hash,
+                                                                static_cast<std::uint64_t>(st.st_size)));
+}
+
+result<void> jsonl_audit_sink::catch_up_locked() {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return make_error(error_code::io_error, "cannot stat the audit log " + path_, {}, errno);
+  auto end = static_cast<std::uint64_t>(st.st_size);
+  if (end == size_) return ok;
+  if (end < size_) return make_error(error_code::invalid_policy, "the audit log " + path_ + " was truncated while open");
+  std::string added(end - size_, '\0');
+  std::size_t done = 0;
+  while (done < added.size()) {
+    ssize_t r = ::pread(fd_, added.data() + done, added.size() - done, static_cast<off_t>(size_ + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return make_error(error_code::io_error, "reading the audit log " + path_, {}, r < 0 ? errno : EIO);
+    done += static_cast<std::size_t>(r);
+  }
+  std::size_t pos = 0;
+  while (pos < added.size()) {
+    auto eol = added.find('\n', pos);
+    std::string line = added.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    json record = json::parse(line, nullptr, false);
+    std::uint64_t seq = seq_ + 1;
+    bool chained = eol != std::string::npos && !record.is_discarded() && record.is_object() && record.size() == 4 &&
+                   record.contains("event") && record.value("seq", json()) == json(seq) &&
+                   record.value("prev", json()) == json(last_hash_) &&
+                   record.value("hash", json()) == json(record_hash(seq, last_hash_, record["event"])) &&
+                   event_from(record["event"]) && line == detail::canonical(record);
+    if (!chained) {
+      return make_error(error_code::invalid_policy, "the audit log " + path_ + " was appended to with a record that " +
+                                                        "does not continue its chain (record " + std::to_string(seq) + ")");
+    }
+    seq_ = seq;
+    last_hash_ = record["hash"].get<std::string>();
+    pos = eol + 1;
+  }
+  size_ = end;
+  return ok;
 }
 
 std::uint64_t jsonl_audit_sink::last_sequence() const {
@@ -192,6 +270,15 @@ result<void> jsonl_audit_sink::append(const audit_event& event) {
   if (failed_) return *failed_;
   json value;
   std::string line;
+  file_lock held(fd_);
+  if (auto locked = held.status(path_); !locked) {
+    failed_ = locked.error_value();
+    return *failed_;
+  }
+  if (auto caught = catch_up_locked(); !caught) {
+    failed_ = caught.error_value();
+    return *failed_;
+  }
   try {
     value = detail::audit_event_value(event);
     std::uint64_t seq = seq_ + 1;
@@ -204,6 +291,7 @@ result<void> jsonl_audit_sink::append(const audit_event& event) {
     }
     seq_ = seq;
     last_hash_ = hash;
+    size_ += line.size();
   } catch (const json::exception& ex) {
     return make_error(error_code::invalid_policy, std::string("audit event is not UTF-8 text: ") + ex.what());
   }
@@ -216,7 +304,15 @@ result<void> jsonl_audit_sink::append(const audit_event& event) {
 result<void> jsonl_audit_sink::flush() {
   std::lock_guard lock(mutex_);
   if (failed_) return *failed_;
-  return pending_ > 0 ? sync_locked() : result<void>(ok);
+  if (pending_ == 0) return ok;
+  file_lock held(fd_);
+  if (auto locked = held.status(path_); !locked) return locked;
+  // The head names the file's last record, not an older one of this sink's.
+  if (auto caught = catch_up_locked(); !caught) {
+    failed_ = caught.error_value();
+    return *failed_;
+  }
+  return sync_locked();
 }
 
 }  // namespace cordon::governance

@@ -92,7 +92,9 @@ struct jsonl_sink_options {
 // before append returns, so a kill -9 of the writer at any point loses no
 // acknowledged event; fsync_policy decides when it also survives a power cut
 // (batched: the last batch may be lost, and the head file lags it, so a cut
-// within that batch is not detected).
+// within that batch is not detected). Several sinks (processes) may append to
+// one log: each append holds the file's flock(2) and first takes in, checked,
+// the records the others appended, so the chain stays one chain.
 class jsonl_audit_sink final : public audit_sink {
  public:
   // Opens (creating, mode 0600) the log at `path` and continues its chain.
@@ -111,8 +113,12 @@ class jsonl_audit_sink final : public audit_sink {
   const std::string& path() const noexcept { return path_; }
 
  private:
-  jsonl_audit_sink(std::string path, jsonl_sink_options options, int fd, std::uint64_t seq, std::string hash);
+  jsonl_audit_sink(std::string path, jsonl_sink_options options, int fd, std::uint64_t seq, std::string hash,
+                   std::uint64_t size);
   result<void> sync_locked();
+  // With the file's flock held: takes in the records other writers appended
+  // since this sink's last one, each checked to continue the chain.
+  result<void> catch_up_locked();
 
   mutable std::mutex mutex_;
   std::string path_;
@@ -120,6 +126,7 @@ class jsonl_audit_sink final : public audit_sink {
   int fd_ = -1;
   std::uint64_t seq_ = 0;
   std::string last_hash_;
+  std::uint64_t size_ = 0;  // the end of the last record this sink knows of
   std::size_t pending_ = 0;
   std::chrono::steady_clock::time_point last_sync_;
   std::optional<error> failed_;
