@@ -3,6 +3,7 @@
 // killed or stopped mid-run.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 
 #include "cli_capture.h"
 #include "gates/digest.h"
+#include "gates/manifest.h"
+#include "gates/runner.h"
 #include "harness.h"
 
 namespace cordon::test {
@@ -292,6 +295,37 @@ TEST(GateRun, SigtermStopsTheGatesAndExits143) {
   EXPECT_EQ(hangs.at("outcome"), "interrupted");
   EXPECT_EQ(gate_entry(record, "after").at("outcome"), "interrupted");
   EXPECT_FALSE(process_with_marker_alive("41." + marker));
+}
+
+// The report is read back from a file: one whose fields have the wrong types
+// fails the gate, it does not throw out of the runner (which would leave the
+// record at "running" and kill the other gates with it).
+TEST(GateRun, AMalformedReportFailsTheGateWithoutAnException) {
+  for (const char* report : {R"({"outcome": 5})", R"({"outcome": "completed", "controls": {"memory": {"level": 3}}})",
+                             R"({"outcome": "completed", "policy": {"digest": ["x"]}})"}) {
+    temp_dir ws;
+    // A stand-in for `cordon run`: writes `report` to --report and exits 0.
+    std::string launcher = ws.write("fake-cordon", std::string("#!/bin/sh\nwhile [ $# -gt 0 ]; do\n"
+                                                               "  if [ \"$1\" = --report ]; then printf '%s' '") +
+                                                       report + "' > \"$2\"; fi\n  shift\ndone\nexit 0\n");
+    ASSERT_EQ(::chmod(launcher.c_str(), 0755), 0);
+    std::string manifest_path = ws.write("gates.toml", "[[gate]]\nname = \"a\"\ncmd = [\"/bin/true\"]\n");
+    auto parsed = gates::parse_manifest(slurp(manifest_path), manifest_path);
+    ASSERT_TRUE(parsed.manifest) << (parsed.errors.empty() ? "" : parsed.errors.front().message);
+    gates::run_settings settings;
+    settings.out_dir = ws.path() + "/rec";
+    settings.workspace = ws.path();
+    settings.cordon_exe = launcher;
+    std::ostringstream lines, errors;
+    int status = -1;
+    EXPECT_NO_THROW(status = gates::run_gates(*parsed.manifest, settings, lines, errors)) << report;
+    EXPECT_EQ(status, gates::gate_exit_not_all_passed) << report << "\n" << lines.str() << errors.str();
+    if (status == gates::gate_exit_not_all_passed) {
+      json record = json::parse(slurp(settings.out_dir + "/run.json"));
+      EXPECT_EQ(record.at("state"), "finished");
+      EXPECT_EQ(gate_entry(record, "a").at("outcome"), "failed") << report;
+    }
+  }
 }
 
 }  // namespace
