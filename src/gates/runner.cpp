@@ -70,6 +70,14 @@ bool inside(const std::string& path, const std::string& root) {
                           (root == "/" || path[root.size()] == '/'));
 }
 
+// A string member of a report object, or "" (absent or of another type: the
+// report is a file, read as input).
+std::string string_in(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::vector<std::string> below_enforced(const enforcement_contract& contract) {
   std::vector<std::string> out;
   for (const auto& [c, status] : contract) {
@@ -349,20 +357,18 @@ class runner {
     std::string report_text = read_file(gate_file(g, ".sandbox.json"), found);
     nlohmann::json report = found ? nlohmann::json::parse(report_text, nullptr, false) : nlohmann::json();
     if (found) g.report_digest = sha256_digest(report_text);
-    std::string report_outcome = report.is_object() ? report.value("outcome", "") : "";
+    std::string report_outcome = string_in(report, "outcome");
     if (report.is_object() && report.contains("controls") && report["controls"].is_object()) {
       g.below_enforced.clear();
       for (const auto& [name, c] : report["controls"].items()) {
-        std::string level = c.is_object() ? c.value("level", "") : "";
+        std::string level = string_in(c, "level");
         if (level != "enforced" && level != "not_applicable") g.below_enforced.push_back(name + "=" + level);
       }
     }
     // The launcher must have run the policy compiled here; a report that says
     // otherwise cannot vouch for the gate, whatever its exit status.
     std::string ran_digest;
-    if (report.is_object() && report.contains("policy") && report["policy"].is_object()) {
-      ran_digest = report["policy"].value("digest", "");
-    }
+    if (report.is_object() && report.contains("policy")) ran_digest = string_in(report["policy"], "digest");
     if (WIFSIGNALED(status)) {
       g.signal = WTERMSIG(status);
       if (stopping_) g.outcome = gate_outcome::interrupted, g.detail = "stopped with the run";
