@@ -305,5 +305,17 @@ TEST(CapabilityPolicy, DenyGlobCoversTheDirectoriesAboveIt) {
   EXPECT_EQ(to_string(write("/home/alice/src")), "allow") << "/home/alice/src";
 }
 
+// bash evaluates an array subscript in a variable name as arithmetic, with
+// command substitution, even when the word was single-quoted: the builtins
+// that take a variable name run the command inside it.
+TEST(CapabilityPolicy, ArraySubscriptsInVariableNamesAreNotLiteral) {
+  auto policy = capability_policy::from_json(kDenyList);
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  expect_not_allowed(*policy, {"let 'a[$(rm -rf /work)]=1'", "printf -v 'a[$(rm -rf /work)]' %s x",
+                               "printf -v 'a[`rm -rf /work`]' %s x", "test -v 'a[$(rm -rf /work)]'",
+                               "[ -v 'a[$(rm -rf /work)]' ]", "read 'a[$(rm -rf /work)]' <<< x",
+                               "declare 'a[$(rm -rf /work)]=1'"});
+}
+
 }  // namespace
 }  // namespace cordon::governance
