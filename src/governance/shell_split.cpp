@@ -302,6 +302,16 @@ bool is_assignment(const token& t) {
   return std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(eq), is_name_char);
 }
 
+// "a[$(cmd)]": bash evaluates an array subscript as arithmetic wherever a
+// word becomes a variable name or an arithmetic value (let, printf -v, read,
+// test -v, declare, an assignment to an integer variable), and runs the
+// command substitution inside it even when the word was quoted.
+bool has_subscript_substitution(const std::string& text) {
+  auto open = text.find('[');
+  if (open == std::string::npos) return false;
+  return text.find("$(", open) != std::string::npos || text.find('`', open) != std::string::npos;
+}
+
 bool is_shell(const std::string& name) {
   return name == "sh" || name == "bash" || name == "dash" || name == "zsh" || name == "ksh" || name == "ash";
 }
@@ -320,6 +330,10 @@ class splitter {
     bool after_command = false;      // a command (or a closed subshell) precedes the operator
     for (const auto& t : tokens) {
       if (t.is_word) {
+        if (has_subscript_substitution(t.word.text)) {
+          doubt("\"" + t.word.text + "\": bash runs a command substitution in an array subscript");
+          break;
+        }
         if (!redirect_op.empty()) {
           add_redirect(current, redirect_op, t.word);
           redirect_op.clear();

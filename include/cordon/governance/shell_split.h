@@ -17,7 +17,9 @@
 // substitution `$(...)` and backticks, arithmetic `$((...))`, process
 // substitution `<(...)`, here-docs with expansions, `eval`, `source`/`.`,
 // `xargs`, `find -exec`, `hash -p`, shell keywords (`if`, `for`, `while`, `case`, `coproc`,
-// functions, `[[`), a variable or glob in the command word, unbalanced quotes
+// functions, `[[`), a variable or glob in the command word, a command
+// substitution inside an array subscript even in quotes (`'a[$(cmd)]'`: bash
+// runs it in let, printf -v, read, test -v, declare), unbalanced quotes
 // or parentheses, and any operator it does not know. An uncertain command is
 // never allowed automatically (capability_policy.h turns it into
 // require_approval).
