@@ -188,4 +188,23 @@ TEST(GovernanceCli, RulesSchemaAcceptsTheExamples) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << d.read("out.txt");
 }
 
+// The audit log is cordon's record of what the command did: a command
+// allowed to write the workspace must not be able to write the log (nor its
+// head, nor the session file) when they lie in it, or it could break the
+// chain (every later exec then refuses the log) or append forged records.
+TEST(GovernanceCli, TheCommandCannotWriteItsOwnAuditLog) {
+  sandbox_dir d;
+  d.write("rules.json", R"({"schema_version": 1, "rules": [
+    {"id": "tools", "reason": "harmless", "decision": "allow", "commands": ["echo", "tee"]}]})");
+  d.write("ok.json", shell_request("echo hi"));
+  d.write("forge.json", shell_request("echo forged | tee -a audit.jsonl audit.jsonl.head"));
+  std::string common = " --rules rules.json --workspace . --audit audit.jsonl";
+  ASSERT_EQ(d.run("exec --request ok.json" + common), 0) << d.read("out.txt");
+  (void)d.run("exec --request forge.json" + common);
+  EXPECT_EQ(d.read("audit.jsonl").find("\nforged\n"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.read("audit.jsonl.head").find("forged"), std::string::npos);
+  EXPECT_EQ(d.run("audit verify audit.jsonl"), 0) << d.read("out.txt");
+  EXPECT_EQ(d.run("exec --request ok.json" + common), 0) << d.read("out.txt");
+}
+
 }  // namespace
