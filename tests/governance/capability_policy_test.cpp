@@ -317,5 +317,27 @@ TEST(CapabilityPolicy, ArraySubscriptsInVariableNamesAreNotLiteral) {
                                "declare 'a[$(rm -rf /work)]=1'"});
 }
 
+// An allow list (docs/governance.md's example): the variables assigned before
+// an allowed command can make it run another one (git runs GIT_EXTERNAL_DIFF
+// through the shell, the loader runs LD_PRELOAD, bash sources BASH_ENV).
+// Dropping them judges a command that is not the one that runs.
+TEST(CapabilityPolicy, AssignmentsBeforeAnAllowedCommandAreJudged) {
+  auto policy = capability_policy::from_json(R"j({
+    "schema_version": 1, "name": "allow list",
+    "rules": [
+      {"id": "inspect", "reason": "inspecting is harmless", "decision": "allow", "actions": ["shell", "process"],
+       "commands": ["git diff", "git status", "ls"]},
+      {"id": "no-delete", "reason": "no deletion", "decision": "deny", "commands": ["rm"]}
+    ]})j");
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  auto plain = policy->evaluate(req(R"j({"action":"shell","risk":"low","command":"git diff && ls"})j"));
+  EXPECT_EQ(to_string(plain.decision), "allow") << plain.reason;
+  for (const char* command : {"GIT_EXTERNAL_DIFF='rm -rf .; true' git diff", "env GIT_EXTERNAL_DIFF='rm -rf .' git diff",
+                              "LD_PRELOAD=/tmp/evil.so ls", "BASH_ENV=./evil.sh bash -c ls"}) {
+    auto got = policy->evaluate(req(json{{"action", "shell"}, {"risk", "low"}, {"command", command}}.dump()));
+    EXPECT_NE(to_string(got.decision), "allow") << command;
+  }
+}
+
 }  // namespace
 }  // namespace cordon::governance
