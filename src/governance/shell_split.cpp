@@ -39,12 +39,15 @@ struct pending_heredoc {
 
 class lexer {
  public:
-  lexer(std::string_view text, std::vector<std::string>& uncertain) : s_(text), uncertain_(uncertain) {}
+  // `uncertain` may hold doubts of an enclosing line already (a nested
+  // script is lexed after them): this lexer stops at its own first doubt.
+  lexer(std::string_view text, std::vector<std::string>& uncertain)
+      : s_(text), uncertain_(uncertain), start_(uncertain.size()) {}
 
   // All tokens up to the end or the first uncertainty.
   std::vector<token> run() {
     std::vector<token> out;
-    while (uncertain_.empty()) {
+    while (clear()) {
       while (pos_ < s_.size() && is_blank(s_[pos_])) ++pos_;
       if (pos_ >= s_.size()) break;
       char c = s_[pos_];
@@ -81,7 +84,7 @@ class lexer {
       }
       out.push_back(std::move(t));
     }
-    if (uncertain_.empty() && !heredocs_.empty()) doubt("here-document without its body");
+    if (clear() && !heredocs_.empty()) doubt("here-document without its body");
     return out;
   }
 
@@ -92,8 +95,9 @@ class lexer {
     return t;
   }
 
+  bool clear() const { return uncertain_.size() == start_; }
   void doubt(std::string why) {
-    if (uncertain_.empty()) uncertain_.push_back(std::move(why));
+    if (clear()) uncertain_.push_back(std::move(why));
   }
 
   std::string read_operator() {
@@ -284,6 +288,7 @@ class lexer {
   std::string_view s_;
   std::size_t pos_ = 0;
   std::vector<std::string>& uncertain_;
+  std::size_t start_;  // doubts before this lexer ran
   std::vector<pending_heredoc> heredocs_;
   token delimiter_;
 };
@@ -321,8 +326,9 @@ class splitter {
   splitter(shell_split& out, int depth) : out_(out), depth_(depth) {}
 
   void parse(std::string_view text) {
+    const std::size_t before = out_.uncertain.size();
     auto tokens = lexer(text, out_.uncertain).run();
-    bool lexed_all = out_.uncertain.empty();
+    bool lexed_all = out_.uncertain.size() == before;
     shell_segment current;
     std::string redirect_op;
     int depth = 0;
@@ -340,7 +346,10 @@ class splitter {
           continue;
         }
         if (current.words.empty()) {
-          if (is_assignment(t)) continue;  // NAME=value before the command
+          if (is_assignment(t)) {  // NAME=value before a command, or alone (it stays for the next ones)
+            doubt_assignment(t.word.text);
+            continue;
+          }
           if (!t.quoted && (t.word.text == "{" || t.word.text == "}" || t.word.text == "!")) continue;
           if (!t.quoted && is_keyword(t.word.text)) {
             doubt("shell keyword \"" + t.word.text + "\"");
@@ -383,7 +392,7 @@ class splitter {
         redirect_op = op;  // > >> >| >& &> &>> < <& << <<- <<<
       }
     }
-    if (out_.uncertain.empty() && lexed_all) {
+    if (out_.uncertain.size() == before && lexed_all) {
       if (!redirect_op.empty()) doubt("redirection \"" + redirect_op + "\" without a target");
       else if (depth != 0) doubt("unbalanced \"(\"");
       else if (expecting_command) doubt("the command line ends after an operator");
@@ -400,6 +409,14 @@ class splitter {
 
  private:
   void doubt(std::string why) { out_.uncertain.push_back(std::move(why)); }
+
+  // A variable assignment changes what a command runs: PATH picks the
+  // program, LD_PRELOAD loads code into it, BASH_ENV is sourced by a shell,
+  // GIT_EXTERNAL_DIFF or PAGER is a command line git runs. The segments are
+  // still read (one of them can deny the request), but it is never certain.
+  void doubt_assignment(const std::string& word) {
+    doubt("\"" + word.substr(0, word.find('=') + 1) + "...\": a variable assignment can change what a command runs");
+  }
 
   void add_redirect(shell_segment& s, const std::string& op, const shell_word& target) {
     if (op == "<<" || op == "<<-" || op == "<<<") return;  // data for stdin, not a file
@@ -548,6 +565,7 @@ class splitter {
       token probe;
       probe.word = s.words[i];
       if (o.assignments && (w == "-" || is_assignment(probe))) {
+        if (w != "-") doubt_assignment(w);
         ++i;
         continue;
       }

@@ -337,6 +337,11 @@ TEST(CapabilityPolicy, AssignmentsBeforeAnAllowedCommandAreJudged) {
     auto got = policy->evaluate(req(json{{"action", "shell"}, {"risk", "low"}, {"command", command}}.dump()));
     EXPECT_NE(to_string(got.decision), "allow") << command;
   }
+  // The command after the assignment is still read: a deny still denies.
+  for (const char* command : {"FOO=1 rm -rf x", "env FOO=1 rm -rf x", "env X=1 sh -c 'rm -rf x'"}) {
+    auto got = policy->evaluate(req(json{{"action", "shell"}, {"risk", "low"}, {"command", command}}.dump()));
+    EXPECT_EQ(to_string(got.decision), "deny") << command;
+  }
 }
 
 }  // namespace

@@ -134,12 +134,13 @@ const row kTable[] = {
     {"ls |", "?"},
     {"ls &&", "?"},
     // Assignments and wrappers.
-    {"FOO=1 make", "make"},
-    {"A=1 B=2 env", "env"},
-    {"FOO=1", ""},
+    {"FOO=1 make", "?"},  // an assignment can change what runs (PATH, LD_PRELOAD, GIT_*)
+    {"A=1 B=2 env", "?"},
+    {"FOO=1", "?"},  // it stays set for the commands after it
     {"FOO=$(id) make", "?"},
-    {"env FOO=1 rm -rf /", "rm -rf /"},
-    {"env -i PATH=/bin ls", "ls"},
+    {"env FOO=1 rm -rf /", "?"},
+    {"env -i PATH=/bin ls", "?"},
+    {"env -i ls", "ls"},
     {"env -u HOME ls", "ls"},
     {"env -S 'rm -rf /'", "?"},
     {"command -p ls", "ls"},
@@ -223,7 +224,12 @@ TEST(ShellSplit, ArgvRequests) {
   EXPECT_FALSE(plain.segments[0].words[1].dynamic);  // no shell: these are literal bytes
   auto nested = split_argv({"bash", "-c", "a && b"});
   EXPECT_EQ(render(nested), "a ; b");
-  EXPECT_EQ(render(split_argv({"env", "X=1", "sh", "-c", "rm x"})), "rm x");
+  EXPECT_EQ(render(split_argv({"env", "sh", "-c", "rm x"})), "rm x");
+  // An assignment through env is a doubt, and the command is still read.
+  auto assigned = split_argv({"env", "X=1", "sh", "-c", "rm x"});
+  EXPECT_FALSE(assigned.certain());
+  ASSERT_EQ(assigned.segments.size(), 1u);
+  EXPECT_EQ(assigned.segments[0].words[0].text, "rm");
 }
 
 }  // namespace
