@@ -218,6 +218,7 @@ result<std::string> execute(const cordon_rules& rules, const char* request_json,
   if (request->working_directory.empty()) request->working_directory = options->context.workspace;
   auto sink = open_sink(options->audit_path);
   if (!sink) return std::move(sink).error_value();
+  gov::deny_records_to_command(options->context, options->audit_path, "");  // as cordon exec does
   host_approval_service approvals(options->pre_approved, approver, user);
   gov::execution_runtime runtime(rules.rules, sink->get(), &approvals);
   const auto executed = runtime.execute(*request, options->context);

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <filesystem>
 #include <thread>
 #include <fstream>
 #include <iomanip>
@@ -148,18 +147,8 @@ int exec_command(const exec_options& o) {
   auto approver = make_approver(o.approver, o.approver_timeout);
   gov::execution_runtime runtime(*rules, sink->get(), approver.get(), &ledger);
   auto context = boundary->context(*backend);
-  // The audit log, its head and the session file are cordon's record of what
-  // the command does: the command may write neither (it could break the
-  // chain or forge records and grants). The head exists by the time the plan
-  // is compiled: the decision is audited first.
-  for (const std::string& own : {o.audit, o.audit.empty() ? std::string() : o.audit + ".head", o.session}) {
-    if (own.empty()) continue;
-    std::error_code ec;
-    auto path = std::filesystem::absolute(own, ec);
-    if (ec) continue;
-    auto dir = std::filesystem::weakly_canonical(path.parent_path(), ec);
-    context.policy.filesystem.denied.push_back(((ec ? path.parent_path() : dir) / path.filename()).string());
-  }
+  // The head exists by the time the plan is compiled: the decision is audited first.
+  gov::deny_records_to_command(context, o.audit, o.session);
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) context.host_environment.emplace_back(*e);
   if (request->working_directory.empty()) request->working_directory = boundary->workspace();
   // SIGINT, SIGTERM and SIGHUP cancel the run (recorded as run.cancelled)

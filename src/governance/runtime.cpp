@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 
 #include "cordon/report.h"
@@ -335,6 +336,18 @@ execution_result execution_runtime::execute(capability_request request, const ex
     return r;
   }
   return j.finish(status, why);
+}
+
+void deny_records_to_command(execution_context& context, const std::string& audit_path,
+                             const std::string& session_path) {
+  for (const std::string& own : {audit_path, audit_path.empty() ? std::string() : audit_path + ".head", session_path}) {
+    if (own.empty()) continue;
+    std::error_code ec;
+    const auto path = std::filesystem::absolute(own, ec);
+    if (ec) continue;
+    const auto dir = std::filesystem::weakly_canonical(path.parent_path(), ec);
+    context.policy.filesystem.denied.push_back(((ec ? path.parent_path() : dir) / path.filename()).string());
+  }
 }
 
 }  // namespace cordon::governance

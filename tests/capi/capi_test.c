@@ -580,6 +580,22 @@ static void test_governance_execute(void) {
   CHECK(contains(result, "\"exit_code\":1,"), "touch of /usr did not fail: %s", result);
   CHECK(stat(path, &st) == 0, "the approved write did not happen: %s", result);
   CHECK(stat("/usr/cordon-capi-gov", &st) != 0 && errno == ENOENT, "the write to /usr happened");
+  cordon_string_free(result);
+  result = NULL;
+  /* The audit log in the workspace is the run's record: the command may not
+   * touch it (or its head), as under cordon exec. Before, touch exited 0. */
+  {
+    char audited[512];
+    snprintf(audited, sizeof audited, "{\"workspace\": \"%s\", \"audit\": \"%s/gov-audit.jsonl\"}", workspace,
+             workspace);
+    snprintf(request, sizeof request,
+             "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", \"argv\": [\"touch\", "
+             "\"%s/gov-audit.jsonl\"]}", workspace);
+    CHECK(cordon_governance_execute(rules, request, audited, approve_once, NULL, &result, &error) == CORDON_OK,
+          "audited: %s", error);
+    CHECK(contains(result, "\"status\":\"completed\"") && contains(result, "\"exit_code\":1,"),
+          "the command wrote its own audit log: %s", result);
+  }
 done:
   cordon_string_free(error);
   cordon_string_free(result);

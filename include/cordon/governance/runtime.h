@@ -81,6 +81,17 @@ struct execution_context {
   std::vector<std::string> host_environment;  // "NAME=VALUE" the policy may pass through
 };
 
+// Adds cordon's own records of a run to `context.policy`'s
+// filesystem.denied, so the command can neither write nor read them: an audit
+// log at `audit_path` and its head (`audit_path` + ".head", cordon/governance/
+// audit.h), and `session_path`, a session boundary's file. Either may be
+// empty. Each becomes absolute with its directory's symlinks resolved (the
+// policy names real paths, docs/policy.md); one that cannot is skipped. A
+// command that could write them would break the chain, forge records or
+// grant itself authority (docs/governance.md, "Audit log").
+void deny_records_to_command(execution_context& context, const std::string& audit_path,
+                             const std::string& session_path);
+
 struct execution_result {
   execution_status status = execution_status::rejected;
   std::string reason;                 // one line
