@@ -1,5 +1,6 @@
 // terminal_approver.cpp — a question on the controlling terminal.
 #include <fcntl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <string_view>
@@ -75,6 +76,9 @@ approval_decision terminal_approval_service::decide(const approval_request& requ
     if (owned < 0) return {approval_decision_kind::denied, approval_scope::once, "no terminal to ask on", {}, {}};
     in = out = owned;
   }
+  // What was typed before the question (type-ahead, a command's leftover
+  // keystrokes) is not its answer: the terminal's input queue is discarded.
+  if (::isatty(in) == 1) ::tcflush(in, TCIFLUSH);
   write_all(out, summary(request));
   std::string answer = read_line(in);
   if (owned >= 0) ::close(owned);

@@ -1,10 +1,13 @@
 // Approval services and the ledger of scoped grants.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cordon/governance/approval.h"
 
@@ -203,6 +206,36 @@ TEST(Approval, TerminalApproverShowsControlCharactersInert) {
   EXPECT_EQ(shown.find('\r'), std::string::npos) << shown;
   EXPECT_EQ(shown.find('\007'), std::string::npos) << shown;
   EXPECT_NE(shown.find("rm -rf ~"), std::string::npos) << shown;
+}
+
+// On a real terminal, what was typed before the question is not its answer:
+// an "once" typed ahead (or left by a command's keystrokes) is discarded, and
+// the line typed after the question decides (here "no": denied).
+TEST(Approval, TypeAheadDoesNotAnswerTheTerminalQuestion) {
+  int master = -1, slave = -1;
+  ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  ASSERT_EQ(::write(master, "once\n", 5), 5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the line discipline has the line
+  std::thread person([master] {
+    std::string screen;
+    char buffer[4096];
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (screen.find("Approve?") == std::string::npos && std::chrono::steady_clock::now() < end) {
+      pollfd p{master, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const ssize_t n = ::read(master, buffer, sizeof buffer);
+      if (n <= 0) break;
+      screen.append(buffer, static_cast<std::size_t>(n));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (void)!::write(master, "no\n", 3);
+  });
+  terminal_approval_service tty(slave, slave);
+  auto d = tty.decide(sample());
+  person.join();
+  ::close(slave);
+  ::close(master);
+  EXPECT_EQ(d.kind, approval_decision_kind::denied) << d.reason;
 }
 
 }  // namespace
