@@ -184,15 +184,8 @@ void terminal_filter::ascii(char b, std::string& out) {
         if (held_.size() > kMaxHeld) abandon_held();
       } else if (final_byte(b)) {
         decide_csi(b, out);
-      } else if (b == kEsc) {
-        abandon_held();
-        held_.assign(1, kEsc);
-        state_ = state::escape;
-      } else if (b == kCan || b == kSub) {
-        abandon_held();
-        out += b;
-      } else if (c0(b)) {
-        out += b;
+      } else if (!interrupts(b, out) && c0(b)) {
+        out += b;  // executed in the middle of the sequence
       }
       return;
 
@@ -220,15 +213,10 @@ void terminal_filter::ascii(char b, std::string& out) {
         if (held_.size() > kMaxHeld) begin_string(false, false, out);
       } else if (final_byte(b)) {
         decide_dcs(b, out);
-      } else if (b == kEsc) {
-        abandon_held();
-        held_.assign(1, kEsc);
-        state_ = state::escape;
-      } else if (b == kCan || b == kSub) {
-        abandon_held();
-        out += b;
+      } else {
+        interrupts(b, out);  // other C0 and DEL: ignored in a DCS header
       }
-      return;  // other C0 and DEL: ignored in a DCS header
+      return;
 
     case state::string_pass:
     case state::string_drop:
@@ -271,6 +259,20 @@ void terminal_filter::end_string(std::string& out) {
   if (string_passes_) out += kSt;
   string_passes_ = false;
   state_ = state::ground;
+}
+
+// ESC, CAN or SUB in a held CSI or DCS header: the sequence is abandoned, as
+// the terminal abandons it; ESC starts the next one. True when `b` was one.
+bool terminal_filter::interrupts(char b, std::string& out) {
+  if (b != kEsc && b != kCan && b != kSub) return false;
+  abandon_held();
+  if (b == kEsc) {
+    held_.assign(1, kEsc);
+    state_ = state::escape;
+  } else {
+    out += b;
+  }
+  return true;
 }
 
 void terminal_filter::abandon_held() {

@@ -64,6 +64,7 @@ class terminal_filter {
   void ascii(char b, std::string& out);
   void begin_string(bool pass, bool osc, std::string& out);
   void end_string(std::string& out);
+  bool interrupts(char b, std::string& out);
   void abandon_held();
   void decide_osc(std::string& out);
   void decide_dcs(char final_byte, std::string& out);
