@@ -44,9 +44,9 @@ using steady = std::chrono::steady_clock;
 // above this, so a sidecar that does not read cannot make cordon buffer
 // without bound.
 constexpr std::size_t max_pending_to_sidecar = 1u << 20;
-// Sidecar frames the host has not taken yet: while the session runs, reading
-// from the sidecar pauses above this (the sidecar waits, as it would on a
-// slow host); during a shutdown its frames are read on and dropped above it.
+// Sidecar frames the host has not taken yet: reading from the sidecar pauses
+// above this (the sidecar waits, as it would on a slow host); once cordon got
+// a signal its frames are read on and dropped above it.
 constexpr std::size_t max_backlog_to_host = 1u << 20;
 
 // Blocks the signals that end a session and restores the mask and SIGPIPE's
@@ -103,9 +103,9 @@ class session {
   }
 
   session_result run() {
-    // A running session delivers every frame the sidecar wrote before it
-    // ended; a shutdown does not wait for a host that does not read.
-    while (sidecar_out_ || (phase_ == phase::running && host_output_open_ && to_host_out_.backlog() > 0)) {
+    // Every frame the sidecar wrote is delivered, also after it ended, unless
+    // cordon got a signal: then a host that does not read is not waited for.
+    while (sidecar_out_ || (host_output_open_ && to_host_out_.backlog() > 0 && !signalled_)) {
       step();
     }
     result_.bytes_undelivered += to_host_out_.backlog();
@@ -131,7 +131,7 @@ class session {
 
   void step() {
     std::vector<pollfd> fds;
-    const bool read_sidecar = to_host_out_.backlog() < max_backlog_to_host || phase_ != phase::running;
+    const bool read_sidecar = to_host_out_.backlog() < max_backlog_to_host || signalled_;
     fds.push_back({sidecar_out_ && read_sidecar ? sidecar_out_.get() : -1, POLLIN, 0});
     fds.push_back({signals_.fd(), POLLIN, 0});
     const bool read_host = host_open_ && pending_.size() < max_pending_to_sidecar && phase_ == phase::running;
@@ -169,6 +169,7 @@ class session {
   void take_signals() {
     signalfd_siginfo info{};
     while (::read(signals_.fd(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      signalled_ = true;
       if (result_.cordon_signal == 0) result_.cordon_signal = static_cast<int>(info.ssi_signo);
       if (phase_ == phase::running) {
         begin_shutdown(ending_reason::interrupted, "cordon got signal " + std::to_string(info.ssi_signo));
@@ -241,8 +242,8 @@ class session {
       ++result_.frames_from_sidecar;
       result_.bytes_from_sidecar += f.bytes.size();
       note_handshake(f.message);
-      // Running, the backlog stays below the bound plus one read: reading pauses.
-      const bool over = phase_ != phase::running && to_host_out_.backlog() >= max_backlog_to_host;
+      // Until a signal the backlog stays below the bound plus one read: reading pauses.
+      const bool over = signalled_ && to_host_out_.backlog() >= max_backlog_to_host;
       if (!host_output_open_ || over) {
         result_.bytes_undelivered += f.bytes.size();
         continue;
@@ -326,6 +327,7 @@ class session {
   phase phase_ = phase::running;
   bool host_open_ = true, host_output_open_ = true, close_when_flushed_ = false;
   bool handshake_done_ = false, initialize_seen_ = false;
+  bool signalled_ = false;  // cordon got SIGINT, SIGTERM or SIGHUP: the host's backlog is given up
   nlohmann::json initialize_id_;
   std::string pending_;
   session_result result_;

@@ -6,6 +6,7 @@
 #   ignoreterm  answers initialize, then ignores SIGTERM and stdin's end
 #   lsp-echo    echo with Content-Length frames, and junk between them
 #   flood       answers initialize, then writes notifications without end (mcp)
+#   burst       echo, but each later request first gets 3000 notifications of 1 KB (mcp)
 import json
 import signal
 import sys
@@ -61,6 +62,9 @@ for line in sys.stdin.buffer:
     message = json.loads(line)
     if "id" not in message or mode == "noinit":
         continue
+    if mode == "burst" and message.get("method") != "initialize":
+        for n in range(3000):
+            send_line({"jsonrpc": "2.0", "method": "progress", "params": {"n": n, "pad": "x" * 1000}})
     send_line(answer(message))
     count += 1
     if mode == "flood":

@@ -218,6 +218,32 @@ TEST_F(SidecarTest, SigtermToCordonEndsTheSessionWhileTheHostIsNotReading) {
   EXPECT_FALSE(process_with_marker_alive(marker));
 }
 
+// A host that sends its last request, closes its input and reads the
+// answer only later: the 3 MB the sidecar wrote meanwhile (over the 1 MiB
+// backlog, so the sidecar had to wait) all arrive, in order.
+TEST_F(SidecarTest, ASlowHostGetsEveryFrameAfterClosingItsInput) {
+  sidecar_process p(args("burst"));
+  handshake(p);
+  ASSERT_TRUE(p.send(request(1, "burst", {{"n", 1}})));
+  p.close_stdin();
+  std::this_thread::sleep_for(1500ms);  // not reading
+  EXPECT_EQ(p.wait(), 0) << p.stderr_text();
+  std::istringstream out(p.rest_of_stdout());
+  int notifications = 0;
+  json last;
+  for (std::string line; std::getline(out, line);) {
+    last = json::parse(line);
+    if (last.value("method", "") == "progress") {
+      ASSERT_EQ(last["params"]["n"], notifications++);
+    }
+  }
+  EXPECT_EQ(notifications, 3000);
+  EXPECT_EQ(last["id"], 1) << "the answer comes last";
+  json r = read_json(report);
+  EXPECT_EQ(r["ending"]["reason"], "host_closed");
+  EXPECT_EQ(r["traffic"]["bytes_undelivered"], 0);
+}
+
 TEST_F(SidecarTest, LspFramesAreForwardedAndTheRestIsDiscarded) {
   sidecar_process p(args("lsp-echo", {"--protocol", "lsp"}));
   for (int id = 0; id < 5; ++id) {
