@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -114,7 +115,7 @@ fs_status stage(const resolver& paths, const file_change& c, std::size_t max_byt
     if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
       return make_fs_error("file_too_large", s.where.absolute + " is larger than the worker's file limit");
     }
-    auto content = read_all(file->get(), static_cast<std::size_t>(st.st_size), s.where.absolute);
+    auto content = read_all(file->get(), static_cast<std::size_t>(st.st_size), max_bytes, s.where.absolute);
     if (!content) return content.error();
     s.before = std::move(*content);
     s.existed = true;
@@ -197,12 +198,13 @@ void discard(std::vector<staged>& all) {
 
 std::string sha256_hex(const std::string& data) { return cordon::detail::sha256_hex(data); }
 
-fs_result<std::string> read_all(int fd, std::size_t size_hint, const std::string& path) {
+fs_result<std::string> read_all(int fd, std::size_t size_hint, std::size_t max_bytes, const std::string& path) {
   std::string out;
-  out.resize(size_hint);
+  out.resize(std::min(size_hint, max_bytes));
   std::size_t done = 0;
   for (;;) {
-    if (done == out.size()) out.resize(out.size() + 65536);
+    if (done > max_bytes) return make_fs_error("file_too_large", path + " grew past the worker's file limit while read");
+    if (done == out.size()) out.resize(std::min(out.size() + 65536, max_bytes + 1));
     const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return resolver::from_errno(errno, "read", path);
@@ -241,7 +243,7 @@ fs_result<std::string> read_whole_file(const resolver& paths, const std::string&
     return make_fs_error("file_too_large", checked->absolute + " is larger than the worker's file limit");
   }
   if (st_out != nullptr) *st_out = st;
-  return read_all(fd->get(), static_cast<std::size_t>(st.st_size), checked->absolute);
+  return read_all(fd->get(), static_cast<std::size_t>(st.st_size), max_bytes, checked->absolute);
 }
 
 fs_result<std::vector<touched_file>> commit_changes(const resolver& paths, const std::vector<file_change>& changes,

@@ -65,8 +65,10 @@ fs_result<std::string> read_whole_file(const resolver& paths, const std::string&
 fs_result<unique_fd> open_single_file(const resolver& paths, const checked_path& path, struct stat& st);
 // The hard_link refusal for a file with `links` names.
 fs_error hard_link_error(const std::string& path, std::uint64_t links);
-// Reads a whole open regular file (already checked).
-fs_result<std::string> read_all(int fd, std::size_t size_hint, const std::string& path);
+// Reads a whole open regular file (already checked), `size_hint` bytes
+// expected (its fstat size). A file that holds more than `max_bytes` by the
+// time it is read (it grew since the fstat) is file_too_large.
+fs_result<std::string> read_all(int fd, std::size_t size_hint, std::size_t max_bytes, const std::string& path);
 
 std::string sha256_hex(const std::string& data);
 

@@ -122,8 +122,11 @@ op_result op_grep(op_context& ctx, const nlohmann::json& req) {
   auto grep_fd = [&](int fd, const std::string& abs, const struct stat& st) {
     if (st.st_nlink > 1) return ++skipped_links, true;
     if (static_cast<std::uint64_t>(st.st_size) > ctx.limits->max_file_bytes) return ++skipped_large, true;
-    auto text = read_all(fd, static_cast<std::size_t>(st.st_size), abs);
-    if (!text) return true;
+    auto text = read_all(fd, static_cast<std::size_t>(st.st_size), ctx.limits->max_file_bytes, abs);
+    if (!text) {
+      if (text.error().code == "file_too_large") ++skipped_large;  // it grew since the fstat
+      return true;
+    }
     if (text->substr(0, 8192).find('\0') != std::string::npos) return ++skipped_binary, true;
     ++files;
     std::size_t i = 0, line = 1;

@@ -151,8 +151,8 @@ struct walker {
       auto f = ctx.paths->open_child(fd, ".gitignore", gi, O_RDONLY | O_NONBLOCK);
       struct stat gst {};
       if (f && ::fstat(f->get(), &gst) == 0 && S_ISREG(gst.st_mode)) {
-        auto text = read_all(f->get(), 0, gi);
-        if (text && text->size() <= (1u << 20)) {
+        auto text = read_all(f->get(), 0, 1u << 20, gi);  // a larger .gitignore is not read
+        if (text) {
           auto more = parse_gitignore(*text, rel);
           rules.insert(rules.end(), more.begin(), more.end());
         }

@@ -2,7 +2,9 @@
 // hunk placement, the dry run's diff, glob matching, path normalization, the
 // worker's own limits.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "fsworker/commit.h"
 #include "fsworker/patch.h"
 #include "fsworker/resolver.h"
 #include "fsworker/walk.h"
@@ -123,6 +126,27 @@ TEST(fs_paths, normalization_refuses_dot_dot_nul_and_non_utf8) {
   EXPECT_EQ(normalize_path("\xc0\xaf", "/w").error().code, "non_utf8");  // overlong "/"
   EXPECT_TRUE(path_within("/w/a", "/w"));
   EXPECT_FALSE(path_within("/wx", "/w"));
+}
+
+// A file read after its fstat may hold more than the fstat said (something
+// in the sandbox appends to it): read_all stops past the limit instead of
+// reading it all (before, a file growing while read had no bound).
+TEST(ReadAll, AFileThatGrewPastTheLimitIsRefused) {
+  char path[] = "/tmp/cordon-read-all-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string content(100000, 'x');
+  ASSERT_EQ(::write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  ::lseek(fd, 0, SEEK_SET);
+  auto grown = read_all(fd, 10, 50000, path);  // the fstat said 10 bytes
+  ASSERT_FALSE(grown);
+  EXPECT_EQ(grown.error().code, "file_too_large");
+  ::lseek(fd, 0, SEEK_SET);
+  auto whole = read_all(fd, 10, content.size(), path);  // exactly at the limit: read
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_EQ(*whole, content);
+  ::close(fd);
+  ::unlink(path);
 }
 
 }  // namespace
