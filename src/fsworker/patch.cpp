@@ -3,6 +3,7 @@
 #include "fsworker/patch.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 namespace cordon::fsworker {
@@ -146,16 +147,21 @@ fs_result<std::vector<patch_file>> parse_agent(const std::vector<std::string>& i
   return files;
 }
 
+// "START[,COUNT]" of a hunk header, each a line number or count no file
+// of the worker's (64 MiB) can exceed: larger or negative ones are refused
+// before any arithmetic on them.
 bool parse_range(const std::string& s, long& start, long& count) {
+  constexpr long kMaxLines = 1L << 30;
+  auto number = [&](const char* from, char*& end, long& out) {
+    if (*from < '0' || *from > '9') return false;  // no sign, no blank
+    errno = 0;
+    out = std::strtol(from, &end, 10);
+    return errno == 0 && out <= kMaxLines;
+  };
   char* end = nullptr;
-  start = std::strtol(s.c_str(), &end, 10);
   count = 1;
-  if (end == s.c_str()) return false;
-  if (*end == ',') {
-    const char* c = end + 1;
-    count = std::strtol(c, &end, 10);
-    if (end == c) return false;
-  }
+  if (!number(s.c_str(), end, start)) return false;
+  if (*end == ',' && !number(end + 1, end, count)) return false;
   return *end == '\0';
 }
 

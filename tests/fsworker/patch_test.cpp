@@ -68,7 +68,11 @@ TEST(fs_patch, a_hunk_that_does_not_apply_is_a_conflict_naming_it) {
 TEST(fs_patch, malformed_patches_are_refused) {
   for (const char* bad : {"", "hello\n", "*** Begin Patch\n*** Update File: a\n@@\n-x\n",
                           "*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch\n",
-                          "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n"}) {
+                          "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n",
+                          // Line numbers beyond any file (start + 1 overflowed a long) or negative.
+                          "--- a/f\n+++ b/f\n@@ -9223372036854775807,0 +1 @@\n+x\n",
+                          "--- a/f\n+++ b/f\n@@ -99999999999999999999 +1 @@\n-a\n+x\n",
+                          "--- a/f\n+++ b/f\n@@ --5,1 +1 @@\n-a\n+x\n"}) {
     SCOPED_TRACE(bad);
     auto files = parse_patch(bad);
     ASSERT_FALSE(files);
