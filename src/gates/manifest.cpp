@@ -166,9 +166,17 @@ class gate_reader {
     if (table == nullptr) return fail(line_of(node), "'setenv' must be a table of NAME = \"value\"");
     for (auto&& [key, value] : *table) {
       std::string name(key.str());
-      if (name.empty() || name.find('=') != std::string::npos) fail(line_of(key), "bad variable name '" + name + "'");
-      else if (!value.is_string()) fail(line_of(value), "setenv." + name + " must be a string");
-      else out.emplace_back(name, *value.value<std::string>());
+      // An environment entry is NAME=VALUE up to a NUL (execve(2)).
+      if (name.empty() || name.find_first_of(std::string("=\0", 2)) != std::string::npos) {
+        const bool nul = name.find('\0') != std::string::npos;
+        fail(line_of(key), "bad variable name " + (nul ? std::string("(it holds a NUL)") : "'" + name + "'"));
+      } else if (!value.is_string()) {
+        fail(line_of(value), "setenv." + name + " must be a string");
+      } else if (value.value<std::string>()->find('\0') != std::string::npos) {
+        fail(line_of(value), "setenv." + name + " must not contain NUL");
+      } else {
+        out.emplace_back(name, *value.value<std::string>());
+      }
     }
   }
 

@@ -131,6 +131,11 @@ const error_case kErrorCases[] = {
     {"WorkdirEscapes1", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"a/../../etc\"\n", 4, "without '..'"},
     {"WorkdirEscapes2", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"/etc\"\n", 4, "relative path"},
     {"SetenvValueNotString", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { A = 1 }\n", 4, "setenv.A must be a string"},
+    // A NUL cannot be in an environment entry: the gate would be refused at launch, not the manifest at load.
+    {"SetenvNameWithNul", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { \"A\\u0000B\" = \"1\" }\n", 4,
+     "bad variable name"},
+    {"SetenvValueWithNul", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { A = \"x\\u0000y\" }\n", 4,
+     "setenv.A must not contain NUL"},
     {"NeedsNotStrings", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nneeds = \"y\"\n", 4, "'needs' must be an array"},
     {"DuplicateName", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\n\n[[gate]]\nname = \"x\"\ncmd = [\"false\"]\n", 5,
                "duplicate gate name 'x' (first at line 1)"},
