@@ -21,6 +21,7 @@
 #include "cordon/profiles.h"
 #include "cordon/report.h"
 #include "posix/atomic_file.h"
+#include "posix/directory_lock.h"
 
 extern char** environ;
 
@@ -111,6 +112,24 @@ int exit_for(const gov::execution_result& r) {
   return exit_cordon_failed;
 }
 
+result<std::pair<gov::session_boundary, gov::approval_ledger>> load_session(const std::string& file) {
+  auto text = read_text(file);
+  if (!text) return std::move(text).error_value();
+  return gov::session_boundary::from_json(*text);
+}
+
+// Writes the session file back after a run, under its directory's lock
+// (session_grow takes it too): from the file as it is now, so a growth made
+// while the command ran stays, plus the grants this run's ledger holds.
+result<void> save_session_after_run(const std::string& file, const gov::approval_ledger& ledger) {
+  directory_lock lock(file);
+  if (auto held = lock.status(); !held) return held;
+  auto current = load_session(file);
+  if (!current) return std::move(current).error_value();
+  current->second.merge(ledger);
+  return write_file_atomically(file, current->first.to_json(current->second));
+}
+
 int exec_command(const exec_options& o) {
   auto text = read_text(o.request);
   if (!text) return print_error(text.error_value()), exit_cordon_failed;
@@ -178,7 +197,7 @@ int exec_command(const exec_options& o) {
   std::cerr << "cordon: " << gov::to_string(r.status) << ": " << r.reason << "\n";
   if (!r.report_json.empty()) std::cerr << r.report_json << "\n";
   if (!o.session.empty()) {
-    if (auto saved = write_file_atomically(o.session, boundary->to_json(ledger)); !saved) {
+    if (auto saved = save_session_after_run(o.session, ledger); !saved) {
       print_error(saved.error_value());
       return exit_cordon_failed;
     }
@@ -254,11 +273,6 @@ int session_init(const session_options& o) {
   return 0;
 }
 
-result<std::pair<gov::session_boundary, gov::approval_ledger>> load_session(const std::string& file) {
-  auto text = read_text(file);
-  if (!text) return std::move(text).error_value();
-  return gov::session_boundary::from_json(*text);
-}
 
 int session_show(const std::string& file) {
   auto s = load_session(file);
@@ -274,6 +288,10 @@ int session_show(const std::string& file) {
 }
 
 int session_grow(const session_options& o) {
+  // Held from the read to the write: a second grow waits, then finds the
+  // revision moved (stale), and an exec's write-back cannot fall between.
+  directory_lock lock(o.file);
+  if (auto held = lock.status(); !held) return print_error(held.error_value()), exit_cordon_failed;
   auto s = load_session(o.file);
   if (!s) return print_error(s.error_value()), exit_cordon_failed;
   auto kind = gov::growth_kind_from_string(o.kind);

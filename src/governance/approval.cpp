@@ -120,6 +120,8 @@ std::optional<approval_scope> approval_ledger::find(const approval_request& requ
   return std::nullopt;
 }
 
+void approval_ledger::merge(const approval_ledger& other) { grants_.insert(other.grants_.begin(), other.grants_.end()); }
+
 std::string approval_ledger::to_json() const {
   json grants = json::array();
   for (const auto& [key, scope] : grants_) {

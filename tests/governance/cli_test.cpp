@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace {
@@ -134,6 +135,45 @@ namespace {
 
 // cordon exec killed with SIGKILL while its command runs: the log verifies,
 // and verify and show name the run as interrupted.
+// cordon exec --session keeps what changed the session file while its
+// command ran: a growth another cordon made meanwhile (before, exec wrote back
+// the copy it had read at its start, and the growth was lost) and the grant
+// this exec recorded.
+TEST(GovernanceCli, AGrowthDuringAnExecIsKept) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  d.write("ask.json", shell_request("mkdir made && sleep 2"));
+  d.write("approve.py",
+          "import json, sys\nr = json.load(sys.stdin)\n"
+          "print(json.dumps({'decision': 'approved', 'scope': 'session', 'request_digest': r['request_digest']}))\n");
+  ASSERT_EQ(d.run("session init s.json --workspace ws --id cli-test"), 0) << d.read("out.txt");
+  std::string line = "cd '" + d.path + "' && exec " + cli() +
+                     " exec --request ask.json --rules rules.json --session s.json --approver 'python3 approve.py'"
+                     " --audit a.jsonl >exec.txt 2>&1";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  bool started = false;
+  for (int i = 0; i < 500 && !started; ++i) {
+    ::usleep(20000);
+    started = d.read("a.jsonl").find("\"run.started\"") != std::string::npos;
+  }
+  EXPECT_TRUE(started);
+  EXPECT_EQ(d.run("session grow s.json --revision 1 --kind environment --value MY_TOOL --approver 'python3 approve.py'"), 0)
+      << d.read("out.txt");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0) << d.read("exec.txt");
+  EXPECT_EQ(d.run("session show s.json"), 0);
+  EXPECT_NE(d.read("out.txt").find("revision 2"), std::string::npos) << d.read("out.txt");
+  EXPECT_NE(d.read("s.json").find("MY_TOOL"), std::string::npos) << d.read("s.json");
+  const auto session = nlohmann::json::parse(d.read("s.json"), nullptr, false);
+  EXPECT_EQ(session["approvals"].size(), 1u) << "the exec's session grant: " << d.read("s.json");
+}
+
 TEST(GovernanceCli, KilledExecShowsAsInterrupted) {
   sandbox_dir d;
   d.write("rules.json", kRules);

@@ -157,6 +157,10 @@ class approval_ledger {
   // The remembered grant that covers `request`, if any.
   std::optional<approval_scope> find(const approval_request& request) const;
   std::size_t size() const noexcept { return grants_.size(); }
+  // Adds the grants of `other` this ledger does not hold (two runs of one
+  // session, each with the grants it recorded: the CLI merges them when it
+  // writes the session file back).
+  void merge(const approval_ledger& other);
 
   // JSON persistence (the CLI keeps the ledger in the session file).
   std::string to_json() const;
