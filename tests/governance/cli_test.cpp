@@ -42,6 +42,24 @@ struct sandbox_dir {
     int status = std::system(("cd '" + path + "' && " + cli() + " " + args + " >out.txt 2>&1").c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
+  // Starts `cordon ARGS` here without waiting (output to `output`); its pid.
+  pid_t start(const std::string& args, const std::string& output) const {
+    const std::string line = "cd '" + path + "' && exec " + cli() + " " + args + " >" + output + " 2>&1";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  }
+  // True once the audit log `log` here records a run.started (within 10 s).
+  bool run_started(const std::string& log) const {
+    for (int i = 0; i < 500; ++i) {
+      if (read(log).find("\"run.started\"") != std::string::npos) return true;
+      ::usleep(20000);
+    }
+    return false;
+  }
 };
 
 constexpr const char* kRules = R"({"schema_version": 1, "rules": [
@@ -147,21 +165,11 @@ TEST(GovernanceCli, AGrowthDuringAnExecIsKept) {
           "import json, sys\nr = json.load(sys.stdin)\n"
           "print(json.dumps({'decision': 'approved', 'scope': 'session', 'request_digest': r['request_digest']}))\n");
   ASSERT_EQ(d.run("session init s.json --workspace ws --id cli-test"), 0) << d.read("out.txt");
-  std::string line = "cd '" + d.path + "' && exec " + cli() +
-                     " exec --request ask.json --rules rules.json --session s.json --approver 'python3 approve.py'"
-                     " --audit a.jsonl >exec.txt 2>&1";
-  pid_t pid = ::fork();
+  const pid_t pid = d.start(
+      "exec --request ask.json --rules rules.json --session s.json --approver 'python3 approve.py' --audit a.jsonl",
+      "exec.txt");
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  bool started = false;
-  for (int i = 0; i < 500 && !started; ++i) {
-    ::usleep(20000);
-    started = d.read("a.jsonl").find("\"run.started\"") != std::string::npos;
-  }
-  EXPECT_TRUE(started);
+  EXPECT_TRUE(d.run_started("a.jsonl"));
   EXPECT_EQ(d.run("session grow s.json --revision 1 --kind environment --value MY_TOOL --approver 'python3 approve.py'"), 0)
       << d.read("out.txt");
   int status = 0;
@@ -178,19 +186,9 @@ TEST(GovernanceCli, KilledExecShowsAsInterrupted) {
   sandbox_dir d;
   d.write("rules.json", kRules);
   d.write("long.json", shell_request("echo started && sleep 30"));
-  std::string line = "cd '" + d.path + "' && exec " + cli() +
-                     " exec --request long.json --rules rules.json --workspace ws --audit a.jsonl >/dev/null 2>&1";
-  pid_t pid = ::fork();
+  const pid_t pid = d.start("exec --request long.json --rules rules.json --workspace ws --audit a.jsonl", "/dev/null");
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  bool started = false;
-  for (int i = 0; i < 500 && !started; ++i) {
-    ::usleep(20000);
-    started = d.read("a.jsonl").find("\"run.started\"") != std::string::npos;
-  }
+  const bool started = d.run_started("a.jsonl");
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   ASSERT_TRUE(started);
