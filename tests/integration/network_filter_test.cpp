@@ -750,14 +750,20 @@ TEST(NetworkFilter, ToolsThatIgnoreTheProxyVariablesReachOnlyWhatARuleAllows) {
 class dns_test_server {
  public:
   explicit dns_test_server(std::set<std::string> names) : names_(std::move(names)) {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    port_ = bind_loopback(fd_);
-    tcp_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port_));
-    tcp_ok_ = ::bind(tcp_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(tcp_fd_, 16) == 0;
+    // The UDP port the kernel picks may be taken for TCP (another test's
+    // connection, when tests run side by side): pick again.
+    for (int attempt = 0; attempt < 50 && !tcp_ok_; ++attempt) {
+      if (fd_ >= 0) ::close(fd_);
+      if (tcp_fd_ >= 0) ::close(tcp_fd_);
+      fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      port_ = bind_loopback(fd_);
+      tcp_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<std::uint16_t>(port_));
+      tcp_ok_ = ::bind(tcp_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(tcp_fd_, 16) == 0;
+    }
     thread_ = std::thread([this] { serve(); });
     tcp_thread_ = std::thread([this] { serve_tcp(); });
   }
