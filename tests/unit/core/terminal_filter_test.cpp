@@ -4,6 +4,8 @@
 // result does not depend on how the stream is cut.
 #include "core/terminal_filter.h"
 
+#include "../../../fuzz/terminal_filter_check.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -14,22 +16,10 @@ namespace cordon::core {
 namespace {
 
 // The whole stream, then its end.
-std::string filtered(const std::string& in, bool utf8 = true) {
-  terminal_filter f(utf8);
-  std::string out;
-  f.feed(in, out);
-  f.finish(out);
-  return out;
-}
+std::string filtered(const std::string& in, bool utf8 = true) { return fuzz::filter_in_pieces(in, utf8, in.size() + 1); }
 
 // The same stream fed one byte at a time.
-std::string filtered_bytewise(const std::string& in, bool utf8 = true) {
-  terminal_filter f(utf8);
-  std::string out;
-  for (char c : in) f.feed(std::string_view(&c, 1), out);
-  f.finish(out);
-  return out;
-}
+std::string filtered_bytewise(const std::string& in, bool utf8 = true) { return fuzz::filter_in_pieces(in, utf8, 1); }
 
 TEST(TerminalFilter, TextAndDrawingPassUnchanged) {
   for (const std::string& s : {
