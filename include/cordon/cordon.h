@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cordon/backend.h"
+#include "cordon/capture.h"
 #include "cordon/enforcement.h"
 #include "cordon/host_facts.h"
 #include "cordon/host_rules.h"
