@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "cordon/report.h"
 #include "governance/sandbox_adapter.h"
@@ -30,6 +32,33 @@ std::string random_run_id() {
   for (auto b : bytes) {
     out.push_back(kHex[b >> 4]);
     out.push_back(kHex[b & 0xF]);
+  }
+  return out;
+}
+
+// `extra` ("NAME=VALUE") over `environment`: a name already there is replaced.
+void add_environment(std::vector<std::string>& environment, const std::vector<std::string>& extra) {
+  for (const auto& entry : extra) {
+    const std::string name = entry.substr(0, entry.find('='));
+    std::erase_if(environment, [&](const std::string& e) { return e.substr(0, e.find('=')) == name; });
+    environment.push_back(entry);
+  }
+}
+
+// A warning for each per-call variable the command did not receive (the
+// report's environment.names lists those it did).
+std::vector<std::string> dropped_variables(const std::vector<std::string>& extra, const std::string& report_json) {
+  std::vector<std::string> out;
+  if (extra.empty() || report_json.empty()) return out;
+  auto report = nlohmann::json::parse(report_json, nullptr, false);
+  if (!report.is_object() || !report.contains("environment")) return out;
+  const auto names = report["environment"].value("names", nlohmann::json::array());
+  for (const auto& entry : extra) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      out.push_back("variable " + name + " was given for this call but the policy's environment rules dropped it "
+                    "(environment.allow in the policy passes it through)");
+    }
   }
   return out;
 }
@@ -133,7 +162,35 @@ struct journey {
 
 }  // namespace
 
+int exit_status(const execution_result& r) noexcept {
+  switch (r.status) {
+    case execution_status::completed:
+      return r.outcome && r.outcome->exited ? r.outcome->exit_code : 128 + (r.outcome ? r.outcome->signal : 0);
+    case execution_status::authorized: return 0;
+    case execution_status::denied: return 200;
+    case execution_status::rejected:
+    case execution_status::cancelled: return 201;
+    case execution_status::timed_out: return exit_timeout;
+    case execution_status::refused: return exit_cordon_failed;
+    case execution_status::failed:
+      if (r.reason.rfind("command_not_found", 0) == 0) return exit_not_found;
+      if (r.reason.rfind("command_not_executable", 0) == 0) return exit_not_executable;
+      return exit_cordon_failed;
+  }
+  return exit_cordon_failed;
+}
+
 execution_result execution_runtime::execute(capability_request request, const execution_context& context) {
+  return run_request(std::move(request), context, nullptr);
+}
+
+execution_result execution_runtime::execute_tool(capability_request request, const execution_context& context,
+                                                 const tool_io& io) {
+  return run_request(std::move(request), context, &io);
+}
+
+execution_result execution_runtime::run_request(capability_request request, const execution_context& context,
+                                                const tool_io* io) {
   journey j;
   j.audit = audit_;
   j.result.run_id = random_run_id();
@@ -193,6 +250,7 @@ execution_result execution_runtime::execute(capability_request request, const ex
   launch.argv = command_of(request);
   launch.working_directory = request.working_directory;
   launch.host_environment = context.host_environment;
+  if (io != nullptr) add_environment(launch.host_environment, io->environment);
   j.result.sandbox_policy_digest = policy_digest(context.policy);
   j.ids["sandbox_policy_digest"] = j.result.sandbox_policy_digest;
   if (runs) {
@@ -207,6 +265,7 @@ execution_result execution_runtime::execute(capability_request request, const ex
       }
       host = true;
     }
+    if (host && why.empty() && io != nullptr) why = "the tool-use call runs only confined, and this request would run on the host (backend selection)";
     if (!why.empty()) {
       if (!j.record("request.rejected", "backend_selection", {{"reason", why}, {"backend", std::string(to_string(context.backend))}})) {
         return audit_failed();
@@ -293,10 +352,28 @@ execution_result execution_runtime::execute(capability_request request, const ex
   std::map<std::string, std::string> start_attributes = host_metadata;
   start_attributes["backend"] = host ? "host" : adapter.backend_name();
   if (!j.record("run.started", "started", start_attributes)) return audit_failed();
-  detail::adapter_run ran = host ? adapter.run_on_host(launch) : adapter.run(*plan, launch);
+  detail::adapter_run ran = host ? adapter.run_on_host(launch)
+                             : io != nullptr ? adapter.run_captured(*plan, launch, *io)
+                                             : adapter.run(*plan, launch);
   adapter.reset_cancel();
   j.result.report_json = ran.report_json;
   j.result.outcome = ran.outcome;
+  j.result.stdout_data = std::move(ran.stdout_data);
+  j.result.stderr_data = std::move(ran.stderr_data);
+  j.result.pooled = ran.pooled;
+  j.result.warnings = std::move(ran.warnings);
+  if (io != nullptr) {
+    for (auto& w : dropped_variables(io->environment, ran.report_json)) j.result.warnings.push_back(std::move(w));
+  }
+  std::map<std::string, std::string> end_attributes;
+  if (io != nullptr) {
+    end_attributes = {{"stdout_bytes", std::to_string(j.result.stdout_data.total_bytes)},
+                      {"stderr_bytes", std::to_string(j.result.stderr_data.total_bytes)},
+                      {"stdout_dropped", std::to_string(j.result.stdout_data.dropped_bytes)},
+                      {"stderr_dropped", std::to_string(j.result.stderr_data.dropped_bytes)},
+                      {"pooled", ran.pooled ? "true" : "false"}};
+    for (std::size_t i = 0; i < j.result.warnings.size(); ++i) end_attributes["warning." + std::to_string(i)] = j.result.warnings[i];
+  }
   if (!ran.report_json.empty()) {
     j.result.report_digest = sha256_digest(ran.report_json);
     j.ids["report_digest"] = j.result.report_digest;
@@ -308,7 +385,12 @@ execution_result execution_runtime::execute(capability_request request, const ex
   // Cancelled: by cancel(), or by a SIGINT/SIGTERM/SIGHUP the sandbox's
   // supervisor received and forwarded to the tree (outcome.interrupted).
   bool interrupted = ran.outcome && ran.outcome->interrupted;
-  if ((ran.cancelled && (!ran.outcome || interrupted || !ran.outcome->exited)) || interrupted) {
+  if (ran.timed_out) {
+    status = execution_status::timed_out;
+    event = "run.timeout";
+    outcome = "timed_out";
+    why = "the timeout fired; the tree was killed";
+  } else if ((ran.cancelled && (!ran.outcome || interrupted || !ran.outcome->exited)) || interrupted) {
     status = execution_status::cancelled;
     event = "run.cancelled";
     outcome = "cancelled";
@@ -330,7 +412,8 @@ execution_result execution_runtime::execute(capability_request request, const ex
                                   : "signal " + std::to_string(ran.outcome->signal);
     why = outcome;
   }
-  if (!j.record(event, outcome, {{"reason", why}}, documents)) {
+  end_attributes["reason"] = why;
+  if (!j.record(event, outcome, end_attributes, documents)) {
     auto& r = audit_failed();
     r.status = status;  // the run happened; the result says so, and that its end was not recorded
     return r;

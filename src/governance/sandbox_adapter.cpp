@@ -12,6 +12,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cordon/prepared.h"
 #include "cordon/report.h"
 #include "governance/child_process.h"
 #include "governance/json_util.h"
@@ -73,6 +74,59 @@ adapter_run sandbox_adapter::run(const sandbox_plan& plan, const launch_request&
   out.outcome = report.outcome;
   out.launch_error = report.failure;
   out.report_json = std::move(report.json);
+  return out;
+}
+
+adapter_run sandbox_adapter::run_captured(const sandbox_plan& plan, const launch_request& request, const tool_io& io) {
+  adapter_run out;
+  run_request req;
+  req.launch = request;
+  req.stdin_spec = io.stdin_fd >= 0 ? stdio_spec::from(io.stdin_fd) : stdio_spec::pipe();
+  req.stdout_spec = stdio_spec::pipe();
+  req.stderr_spec = stdio_spec::pipe();
+  std::unique_lock lock(mutex_);
+  if (cancel_.load()) {
+    out.cancelled = true;
+    return out;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<result<run_handle>> started;
+  if (io.pool != nullptr) {
+    auto pool_plan = io.pool->plan();
+    if (!pool_plan || plan_fingerprint(*pool_plan) != plan_fingerprint(plan)) {
+      out.warnings.push_back("pool not used: its plan is not the plan compiled (and shown) for this request; started cold");
+    } else if (auto from_pool = io.pool->start(req); from_pool) {
+      started.emplace(std::move(from_pool));
+      out.pooled = true;
+    } else {
+      out.warnings.push_back("pool not used: " + from_pool.error_value().describe() + "; started cold");
+    }
+  }
+  if (!started) started.emplace(start_run(plan, req));
+  if (!*started) {
+    out.launch_error = started->error_value();
+    out.report_json = launch_failed_report_json(plan, request, started->error_value());
+    return out;
+  }
+  running_ = std::make_unique<run_handle>(std::move(**started));
+  run_handle* handle = running_.get();
+  lock.unlock();
+  capture_options options;
+  options.stdin_data = io.stdin_data;
+  options.max_output = io.max_output;
+  options.on_output = io.on_output;
+  if (io.timeout) options.deadline = start + *io.timeout;
+  captured_run captured = capture_run(*handle, options);
+  lock.lock();
+  running_.reset();
+  out.cancelled = (cancel_.load() || captured.report.cancelled) && !captured.timed_out;
+  out.timed_out = captured.timed_out;
+  out.outcome = captured.report.outcome;
+  if (out.outcome && captured.timed_out) out.outcome->timed_out = true;
+  out.launch_error = captured.report.failure;
+  out.report_json = report_with_output(captured.report.json, captured, io.max_output);
+  out.stdout_data = std::move(captured.stdout_data);
+  out.stderr_data = std::move(captured.stderr_data);
   return out;
 }
 

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "cordon/backend.h"
+#include "cordon/capture.h"
 #include "cordon/run.h"
 #include "cordon/governance/approval.h"
+#include "cordon/governance/runtime.h"
 
 namespace cordon::governance::detail {
 
@@ -21,6 +23,11 @@ struct adapter_run {
   std::optional<error> launch_error;
   bool cancelled = false;              // cancel() reached this run
   std::string report_json;             // the run report (or the launch-failure report)
+  // run_captured only:
+  captured_output stdout_data, stderr_data;
+  bool timed_out = false;              // the host deadline (or the policy's timeout) ended it
+  bool pooled = false;                 // it started in a sandbox of the pool
+  std::vector<std::string> warnings;   // why the pool was not used
 };
 
 class sandbox_adapter {
@@ -40,6 +47,10 @@ class sandbox_adapter {
   // Runs under `plan` with inherited stdio, blocking; cancel() from another
   // thread stops it (run_handle::cancel: the whole tree is killed).
   adapter_run run(const sandbox_plan& plan, const launch_request& request);
+  // Runs under `plan` with stdin fed from io.stdin_data and stdout/stderr
+  // captured (cordon/capture.h), in a sandbox of io.pool when the pool's plan
+  // has `plan`'s fingerprint, else cold; cancellable as run().
+  adapter_run run_captured(const sandbox_plan& plan, const launch_request& request, const tool_io& io);
   // Runs without a sandbox (backend selection "host"): posix_spawn, inherited stdio.
   adapter_run run_on_host(const launch_request& request);
   void cancel();

@@ -28,7 +28,9 @@
 // sink's error (the runtime does not run what it cannot record).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,8 +40,10 @@
 #include "cordon/governance/audit.h"
 #include "cordon/governance/capability_policy.h"
 #include "cordon/governance/capability_request.h"
+#include "cordon/capture.h"
 #include "cordon/launch.h"
 #include "cordon/policy.h"
+#include "cordon/prepared.h"
 
 namespace cordon::governance {
 
@@ -92,6 +96,32 @@ struct execution_context {
 void deny_records_to_command(execution_context& context, const std::string& audit_path,
                              const std::string& session_path);
 
+// The tool-use call's input and output handling (execution_runtime::
+// execute_tool): what the command reads, how long it may take, how much of
+// its output the host keeps, and where it starts.
+struct tool_io {
+  std::string stdin_data;  // the command's stdin (then end of file); empty: end of file at once
+  int stdin_fd = -1;       // >= 0: the command reads this descriptor instead (duplicated; the caller keeps it)
+  // "NAME=VALUE" for this call only, added to (or replacing in) the
+  // context's host environment. They pass the policy's environment rules
+  // like any other; one the rules drop is named in the result's warnings.
+  std::vector<std::string> environment;
+  // Wall-clock limit from the start of the command: the tree is killed, the
+  // status is timed_out, the exit status 124. nullopt: only the policy's
+  // process.timeout_ms (if any).
+  std::optional<std::chrono::milliseconds> timeout;
+  std::uint64_t max_output = default_max_output;  // bytes kept per stream (cordon/capture.h)
+  // Every chunk as it is read (stream 1 stdout, 2 stderr), on the calling
+  // thread, before the cap.
+  std::function<void(int stream, std::string_view bytes)> on_output;
+  // A pool of prepared sandboxes (cordon/prepared.h). The command starts in
+  // one of its sandboxes when the pool's plan is the plan compiled for this
+  // request (same plan_fingerprint), so that the plan the approver saw is the
+  // one that runs; otherwise, or when the pool has none ready in time, it
+  // starts cold under the compiled plan, and the result's warnings say why.
+  prepared_pool* pool = nullptr;
+};
+
 struct execution_result {
   execution_status status = execution_status::rejected;
   std::string reason;                 // one line
@@ -101,7 +131,18 @@ struct execution_result {
   std::string request_digest, rules_digest, sandbox_policy_digest, report_digest;
   std::string report_json;            // the sandbox report, when there is one
   std::optional<run_outcome> outcome;
+  // Set by execute_tool for a command that ran: its captured output (the
+  // head and the tail within tool_io::max_output, with what was dropped).
+  captured_output stdout_data, stderr_data;
+  bool pooled = false;                // it started in a prepared sandbox of tool_io::pool
+  std::vector<std::string> warnings;  // e.g. why the pool was not used
 };
+
+// The exit status `cordon exec` gives for a result (docs/governance.md,
+// "Exit status"): the command's own, 128+signal, 124 timed out, 125 refused
+// or failed to start (126 not executable, 127 not found), 200 denied, 201
+// rejected or cancelled, 0 authorized.
+int exit_status(const execution_result& r) noexcept;
 
 class execution_runtime {
  public:
@@ -119,6 +160,17 @@ class execution_runtime {
   // command ends. One request at a time per runtime.
   execution_result execute(capability_request request, const execution_context& context);
 
+  // The tool-use call: the same steps as execute() (rules, approval shown the
+  // compiled plan, the ledger's session and workspace grants, every step
+  // audited), but the command's stdin comes from io.stdin_data, its stdout
+  // and stderr are captured into the result (capped: io.max_output), the
+  // host deadline io.timeout applies, and it may start from io.pool. The run
+  // events carry attributes stdout_bytes, stderr_bytes, stdout_dropped,
+  // stderr_dropped and pooled; the report carries "output". Host execution
+  // (backend selection forbid, or no sandbox for an unrestricted policy) is
+  // rejected: the tool-use call always runs confined.
+  execution_result execute_tool(capability_request request, const execution_context& context, const tool_io& io);
+
   // Cancels the run in progress (from another thread), or the next one if
   // none is running yet: that run is recorded as cancelled.
   void cancel();
@@ -129,6 +181,7 @@ class execution_runtime {
   const capability_policy& rules() const noexcept { return rules_; }
 
  private:
+  execution_result run_request(capability_request request, const execution_context& context, const tool_io* io);
   struct impl;
   capability_policy rules_;
   audit_sink* audit_;
