@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/capped_run.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/workspace.h"
@@ -57,6 +58,7 @@ Exit status:
 struct exec_options {
   std::string request, rules, approver = "deny", audit, session, workspace, backend = "auto";
   double approver_timeout = 60;
+  std::uint64_t max_output = 0;  // --max-output BYTES (cli/capped_run.h)
 };
 
 struct session_options {
@@ -183,7 +185,7 @@ int exec_command(const exec_options& o) {
       if (::sigtimedwait(&stop_signals, nullptr, &tick) > 0) runtime.cancel();
     }
   });
-  auto r = runtime.execute(*request, context);
+  auto r = o.max_output == 0 ? runtime.execute(*request, context) : execute_capped(runtime, *request, context, o.max_output);
   finished.store(true);
   watcher.join();
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -327,6 +329,11 @@ void add_governance_commands(CLI::App& app, int* result) {
   e->add_option("--session", exec.session, "The session file (cordon session init); its boundary and grants");
   e->add_option("--workspace", exec.workspace, "Without --session: the workspace directory");
   e->add_option("--backend", exec.backend, "auto, require or forbid (backend selection)");
+  e->add_option("--max-output", exec.max_output,
+                "Relay at most BYTES of each of stdout and stderr: the first and the last half, and a note of what "
+                "was dropped (cordon run --help)")
+      ->type_name("BYTES")
+      ->check(CLI::PositiveNumber);
   e->final_callback([result] { *result = exec_command(exec); });
 
   CLI::App* audit = app.add_subcommand("audit", "Check or show a tamper-evident audit log");

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cli/capped_run.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/git_identity.h"
@@ -22,6 +23,11 @@ extern char** environ;
 
 namespace cordon::cli {
 namespace {
+
+// --max-output BYTES (0: not given): the output relayed within a cap
+// (cli/capped_run.h). Beside run_options rather than in it, to keep this
+// flag's change to this file.
+std::uint64_t max_output_flag = 0;
 
 constexpr const char* kRunHelp = R"(The workspace is --workspace DIR, else the git repository that holds the
 current directory, else the current directory. The command starts in the
@@ -45,6 +51,12 @@ route out; a broker outside the sandbox, at 127.0.0.1:3128 and
 HTTPS_PROXY, ALL_PROXY are set), lets through only what the rules allow, and
 every decision is in the report. An allowed name never reaches a loopback or
 private address; only an IP rule such as --allow-host 127.0.0.1:8080 does.
+
+--max-output BYTES passes the command's stdout and stderr through cordon: the
+first BYTES/2 of each stream as they come, the last BYTES/2 at the end, and
+between them a "cordon: --max-output:" line on stderr saying how much was
+dropped (also in the report's "output"). The command's output then reaches a
+pipe, not the terminal.
 
 At the end of a run, --summary (the default when stderr is a terminal;
 --no-summary turns it off) prints a few "cordon: " lines on stderr: outcome and
@@ -224,6 +236,11 @@ void add_run_command(CLI::App& app, run_options& options) {
                   "A delegated cgroup v2 DIR (its cgroup.subtree_control enables memory, pids, cpu) under which the "
                   "run's cgroup is made, for tree-wide limits without root")
       ->type_name("DIR");
+  run->add_option("--max-output", max_output_flag,
+                  "Relay at most BYTES of each of stdout and stderr: the first and the last half, with a note on "
+                  "stderr of what was dropped between them (the report's \"output\")")
+      ->type_name("BYTES")
+      ->check(CLI::PositiveNumber);
   add_policy_flags(*run, options.overrides);
   run->add_option("command", options.command, "The command and its arguments (after --)")->required();
   run->prefix_command();
@@ -299,7 +316,8 @@ int run_command(const run_options& options) {
   // fraction of a millisecond: only when a report or the summary is asked for.
   const bool summary =
       options.summary || (!options.no_summary && output().level != verbosity::quiet && ::isatty(STDERR_FILENO) == 1);
-  run_report run = run_in_this_process(plan, request, report.is_open() || summary);
+  run_report run = max_output_flag > 0 ? run_capped(plan, request, max_output_flag)
+                                          : run_in_this_process(plan, request, report.is_open() || summary);
   if (run.failure) {
     print_error(*run.failure);
     write_report(run.json);
