@@ -41,7 +41,8 @@
  * cordon_abi_minor() with the minor whose functions it uses (must be at
  * least that). Minor 0: compile, explain, probe, runs. Minor 1: governance
  * (capability rules, the execution runtime, the audit log) and the
- * filesystem worker. Minor 2: pools of prepared sandboxes.
+ * filesystem worker. Minor 2: pools of prepared sandboxes. Minor 3: the
+ * tool-use call (cordon_governance_tool_call) and approval ledgers.
  */
 #ifndef CORDON_CORDON_C_H
 #define CORDON_CORDON_C_H
@@ -61,7 +62,7 @@ extern "C" {
 
 /* The ABI this header describes, and the additions within it. */
 #define CORDON_ABI_VERSION 1
-#define CORDON_ABI_MINOR 2
+#define CORDON_ABI_MINOR 3
 
 /* Stable error codes: the C spelling of cordon::error_code
  * (include/cordon/result.h, docs/errors.md). Values never change; new ones
@@ -424,6 +425,60 @@ typedef int (*cordon_approver_fn)(void* user, const char* approval_request_json,
 CORDON_C_API int cordon_governance_execute(const cordon_rules* rules, const char* request_json,
                                            const char* context_json, cordon_approver_fn approver, void* user,
                                            char** result_json, char** error_json);
+
+/* The grants approvers gave with scope "session" or "workspace", kept across
+ * calls (minor 3): a ledger passed to every cordon_governance_tool_call() of
+ * a session lets one approval cover the same request again (for the same
+ * session id, or the same workspace). Used by one thread at a time. */
+typedef struct cordon_ledger cordon_ledger;
+/* A new, empty ledger (NULL when out of memory); freed with cordon_ledger_free(). */
+CORDON_C_API cordon_ledger* cordon_ledger_new(void);
+/* Frees a ledger. NULL is allowed. */
+CORDON_C_API void cordon_ledger_free(cordon_ledger* ledger);
+
+/* Receives the command's output as it is read, before the cap: `stream` is 1
+ * (stdout) or 2 (stderr), `bytes` holds `size` bytes (not NUL-terminated). */
+typedef void (*cordon_output_fn)(void* user, int stream, const char* bytes, size_t size);
+
+/* The tool-use call's input and output handling (minor 3). Zero-initialize
+ * it and set what you need. */
+typedef struct cordon_tool_io {
+  const char* stdin_data; /* the command's stdin, `stdin_size` bytes, then end of file */
+  size_t stdin_size;
+  int64_t timeout_ms;     /* > 0: the tree is killed after this many ms; status
+                             "timed_out", exit_code 124. <= 0: no host timeout */
+  uint64_t max_output;    /* bytes kept per stream (head and tail); 0 = 1 MiB */
+  cordon_output_fn on_output; /* NULL or a callback for every chunk read */
+  void* output_user;
+  cordon_pool* pool;      /* NULL or a pool: used when its plan is the plan
+                             compiled for the request (else cold, with a warning) */
+  cordon_ledger* ledger;  /* NULL or the session's approval ledger */
+  /* NULL or "NAME=VALUE" entries, NULL-terminated, for this call only: added
+   * to the context's environment (a name there is replaced); the policy's
+   * environment rules still choose, and one they drop is named in the
+   * result's "warnings". */
+  const char* const* environment;
+} cordon_tool_io;
+
+/* The tool-use call: cordon_governance_execute()'s steps (rules, approval
+ * shown the compiled plan, every step audited, the same context_json) with
+ * the command's stdin fed from io->stdin_data and its stdout and stderr
+ * captured, capped at io->max_output bytes per stream (the first half and
+ * the last half are kept), a host timeout, an optional pool and an approval
+ * ledger (io NULL = all defaults). The command always runs confined: a
+ * request that backend selection would run on the host is "rejected".
+ *
+ * *result_json receives cordon_governance_execute()'s result plus
+ * "stdout" and "stderr": {"base64": the kept bytes, exactly; "text": the same
+ * as UTF-8 (invalid bytes replaced by U+FFFD); "bytes": what the command
+ * wrote; "kept"; "dropped": bytes - kept; "dropped_at": where in the kept
+ * bytes the dropped ones were}, "pooled": bool (it started in a sandbox of
+ * io->pool), "warnings": [...]. The report's "output" says the same
+ * (docs/report.md). Errors: those of cordon_governance_execute(). */
+CORDON_C_API int cordon_governance_tool_call(const cordon_rules* rules, const char* request_json,
+                                             const char* context_json, const cordon_tool_io* io,
+                                             cordon_approver_fn approver, void* user, char** result_json,
+                                             char** error_json);
 
 /* Appends one event to a tamper-evident audit log (created 0600 when
  * missing; an existing log must verify first) and makes it durable

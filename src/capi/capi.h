@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cordon/backend.h"
+#include "cordon/prepared.h"
 #include "cordon/cordon_c.h"
 #include "cordon/result.h"
 #include "cordon/run.h"
@@ -27,6 +28,13 @@ struct cordon_plan {
 struct cordon_run {
   cordon::run_handle handle;
   std::optional<cordon::run_report> report;  // set once the run ended
+};
+
+struct cordon_pool {
+  // Declared first, so destroyed last: the pool's plan points at its backend,
+  // which the caller's cordon_plan may no longer hold.
+  std::shared_ptr<cordon::sandbox_backend> backend;
+  std::unique_ptr<cordon::prepared_pool> pool;
 };
 
 namespace cordon::capi {

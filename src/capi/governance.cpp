@@ -13,11 +13,16 @@
 #include "cordon/policy_json.h"
 #include "cordon/profiles.h"
 #include "core/strict_json.h"
+#include "fsworker/ops.h"
 
 extern char** environ;
 
 struct cordon_rules {
   cordon::governance::capability_policy rules;
+};
+
+struct cordon_ledger {
+  cordon::governance::approval_ledger ledger;
 };
 
 namespace cordon::capi {
@@ -162,25 +167,6 @@ result<execute_options> read_context(const char* text) {
   return out;
 }
 
-// `cordon exec`'s exit status for a result (docs/governance.md, src/cli/governance.cpp).
-int exit_code_of(const gov::execution_result& r) {
-  switch (r.status) {
-    case gov::execution_status::completed:
-      return r.outcome && r.outcome->exited ? r.outcome->exit_code : 128 + (r.outcome ? r.outcome->signal : 0);
-    case gov::execution_status::authorized: return 0;
-    case gov::execution_status::denied: return 200;
-    case gov::execution_status::rejected:
-    case gov::execution_status::cancelled: return 201;
-    case gov::execution_status::timed_out: return 124;
-    case gov::execution_status::refused: return 125;
-    case gov::execution_status::failed:
-      if (r.reason.rfind("command_not_found", 0) == 0) return 127;
-      if (r.reason.rfind("command_not_executable", 0) == 0) return 126;
-      return 125;
-  }
-  return 125;
-}
-
 json result_json(const gov::execution_result& r) {
   json approval = nullptr;
   if (r.approval) {
@@ -191,7 +177,7 @@ json result_json(const gov::execution_result& r) {
   }
   return {{"status", std::string(gov::to_string(r.status))},
           {"reason", r.reason},
-          {"exit_code", exit_code_of(r)},
+          {"exit_code", gov::exit_status(r)},
           {"run_id", r.run_id},
           {"decision", decision_document(r.decision)},
           {"approval", approval},
@@ -209,8 +195,31 @@ result<std::unique_ptr<gov::audit_sink>> open_sink(const std::string& path) {
   return std::unique_ptr<gov::audit_sink>(std::move(*sink));
 }
 
+json captured_document(const captured_output& o) {
+  return {{"base64", fsworker::base64_encode(o.data)}, {"text", o.data}, {"bytes", o.total_bytes},
+          {"kept", o.data.size()}, {"dropped", o.dropped_bytes}, {"dropped_at", o.dropped_at}};
+}
+
+gov::tool_io tool_io_of(const cordon_tool_io* c) {
+  gov::tool_io io;
+  if (c == nullptr) return io;
+  if (c->stdin_data != nullptr) io.stdin_data.assign(c->stdin_data, c->stdin_size);
+  if (c->timeout_ms > 0) io.timeout = std::chrono::milliseconds(c->timeout_ms);
+  if (c->max_output > 0) io.max_output = c->max_output;
+  if (c->on_output != nullptr) {
+    io.on_output = [fn = c->on_output, user = c->output_user](int stream, std::string_view bytes) {
+      fn(user, stream, bytes.data(), bytes.size());
+    };
+  }
+  if (c->pool != nullptr) io.pool = c->pool->pool.get();
+  for (const char* const* e = c->environment; e != nullptr && *e != nullptr; ++e) io.environment.emplace_back(*e);
+  return io;
+}
+
+// cordon_governance_execute (capture false: inherited stdio) and
+// cordon_governance_tool_call (capture true).
 result<std::string> execute(const cordon_rules& rules, const char* request_json, const char* context_json,
-                            cordon_approver_fn approver, void* user) {
+                            bool capture, const cordon_tool_io* c_io, cordon_approver_fn approver, void* user) {
   auto request = gov::capability_request_from_json(request_json);
   if (!request) return std::move(request).error_value();
   auto options = read_context(context_json);
@@ -218,12 +227,20 @@ result<std::string> execute(const cordon_rules& rules, const char* request_json,
   if (request->working_directory.empty()) request->working_directory = options->context.workspace;
   auto sink = open_sink(options->audit_path);
   if (!sink) return std::move(sink).error_value();
-  gov::deny_records_to_command(options->context, options->audit_path, "");  // as cordon exec does
+  gov::deny_records_to_command(options->context, options->audit_path, "");
   host_approval_service approvals(options->pre_approved, approver, user);
-  gov::execution_runtime runtime(rules.rules, sink->get(), &approvals);
-  const auto executed = runtime.execute(*request, options->context);
+  gov::approval_ledger* ledger = c_io != nullptr && c_io->ledger != nullptr ? &c_io->ledger->ledger : nullptr;
+  gov::execution_runtime runtime(rules.rules, sink->get(), &approvals, ledger);
+  const auto executed = capture ? runtime.execute_tool(*request, options->context, tool_io_of(c_io))
+                                : runtime.execute(*request, options->context);
   if (auto flushed = (*sink)->flush(); !flushed) return std::move(flushed).error_value();
   json out = result_json(executed);
+  if (capture) {
+    out["stdout"] = captured_document(executed.stdout_data);
+    out["stderr"] = captured_document(executed.stderr_data);
+    out["pooled"] = executed.pooled;
+    out["warnings"] = executed.warnings;
+  }
   if (auto* memory = dynamic_cast<gov::in_memory_audit_sink*>(sink->get())) {
     json events = json::array();
     for (const auto& e : memory->events()) events.push_back(embedded(gov::audit_event_json(e)));
@@ -311,7 +328,20 @@ int cordon_governance_execute(const cordon_rules* rules, const char* request_jso
                               cordon_approver_fn approver, void* user, char** result_json, char** error_json) {
   return answer(result_json, error_json, [&]() -> result<std::string> {
     if (rules == nullptr || request_json == nullptr) return make_error(error_code::usage_error, "no rules or request");
-    return execute(*rules, request_json, context_json, approver, user);
+    return execute(*rules, request_json, context_json, false, nullptr, approver, user);
+  });
+}
+
+cordon_ledger* cordon_ledger_new(void) { return new (std::nothrow) cordon_ledger{}; }
+
+void cordon_ledger_free(cordon_ledger* ledger) { delete ledger; }
+
+int cordon_governance_tool_call(const cordon_rules* rules, const char* request_json, const char* context_json,
+                                const cordon_tool_io* io, cordon_approver_fn approver, void* user, char** result_json,
+                                char** error_json) {
+  return answer(result_json, error_json, [&]() -> result<std::string> {
+    if (rules == nullptr || request_json == nullptr) return make_error(error_code::usage_error, "no rules or request");
+    return execute(*rules, request_json, context_json, true, io, approver, user);
   });
 }
 

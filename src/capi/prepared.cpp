@@ -10,13 +10,6 @@
 #include "capi/capi.h"
 #include "cordon/prepared.h"
 
-struct cordon_pool {
-  // Declared first, so destroyed last: the pool's plan points at its backend,
-  // which the caller's cordon_plan may no longer hold.
-  std::shared_ptr<cordon::sandbox_backend> backend;
-  std::unique_ptr<cordon::prepared_pool> pool;
-};
-
 namespace cordon::capi {
 namespace {
 

@@ -500,7 +500,7 @@ static const char* rules_json =
     "{\"id\": \"no-rm\", \"reason\": \"no deleting\", \"decision\": \"deny\", \"commands\": [\"rm\"]}]}";
 
 static void test_abi_minor(void) {
-  CHECK(CORDON_ABI_MINOR >= 2, "header minor %d", CORDON_ABI_MINOR);
+  CHECK(CORDON_ABI_MINOR >= 3, "header minor %d", CORDON_ABI_MINOR);
   CHECK(cordon_abi_minor() == CORDON_ABI_MINOR, "library minor %u", cordon_abi_minor());
 done:;
 }
@@ -600,6 +600,82 @@ done:
   cordon_string_free(error);
   cordon_string_free(result);
   cordon_rules_free(rules);
+}
+
+/* ---- ABI minor 3: the tool-use call ---- */
+
+static size_t streamed;
+static void count_output(void* user, int stream, const char* bytes, size_t size) {
+  (void)user;
+  (void)bytes;
+  if (stream == 1) streamed += size;
+}
+
+static int approve_for_session(void* user, const char* shown, char* decision, size_t capacity) {
+  (void)user;
+  (void)shown;
+  ++approvals_asked;
+  snprintf(decision, capacity, "{\"decision\": \"approved\", \"scope\": \"session\", \"reason\": \"c test\"}");
+  return 0;
+}
+
+static void test_governance_tool_call(void) {
+  static const char* tool_rules =
+      "{\"schema_version\": 1, \"name\": \"c tool call\", \"rules\": ["
+      "{\"id\": \"ok\", \"reason\": \"harmless\", \"decision\": \"allow\", \"commands\": [\"cat\", \"yes\", \"sh\"]},"
+      "{\"id\": \"ask\", \"reason\": \"needs a person\", \"decision\": \"require_approval\", \"commands\": [\"touch\"]}]}";
+  cordon_rules* rules = NULL;
+  cordon_ledger* ledger = cordon_ledger_new();
+  char* error = NULL;
+  char* result = NULL;
+  char context[256], request[512];
+  cordon_tool_io io;
+  memset(&io, 0, sizeof io);
+  snprintf(context, sizeof context, "{\"workspace\": \"%s\"}", workspace);
+  CHECK(ledger != NULL, "no ledger");
+  CHECK(cordon_rules_load(tool_rules, &rules, &error) == CORDON_OK, "load: %s", error);
+  /* stdin in, stdout out, bytes unchanged (base64 of "a\377b" is "Yf9i"). */
+  io.stdin_data = "a\377b";
+  io.stdin_size = 3;
+  CHECK(cordon_governance_tool_call(rules, "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", "
+                                    "\"argv\": [\"cat\"]}", context, &io, NULL, NULL, &result, &error) == CORDON_OK,
+        "cat: %s", error);
+  CHECK(contains(result, "\"status\":\"completed\"") && contains(result, "\"base64\":\"Yf9i\"") &&
+            contains(result, "\"dropped\":0"), "cat: %s", result);
+  cordon_string_free(result);
+  result = NULL;
+  /* yes under a cap and a timeout: 124, the cap kept, the rest counted. */
+  memset(&io, 0, sizeof io);
+  io.timeout_ms = 500;
+  io.max_output = 1000;
+  io.on_output = count_output;
+  CHECK(cordon_governance_tool_call(rules, "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", "
+                                    "\"argv\": [\"yes\"]}", context, &io, NULL, NULL, &result, &error) == CORDON_OK,
+        "yes: %s", error);
+  CHECK(contains(result, "\"status\":\"timed_out\"") && contains(result, "\"exit_code\":124") &&
+            contains(result, "\"kept\":1000") && streamed > 1000, "yes (%zu streamed): %s", streamed, result);
+  cordon_string_free(result);
+  result = NULL;
+  /* A session grant in the ledger covers the same request again. */
+  approvals_asked = 0;
+  memset(&io, 0, sizeof io);
+  io.ledger = ledger;
+  snprintf(request, sizeof request,
+           "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", \"argv\": [\"touch\", \"%s/tool\"]}",
+           workspace);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(cordon_governance_tool_call(rules, request, context, &io, approve_for_session, NULL, &result, &error) ==
+              CORDON_OK, "touch: %s", error);
+    CHECK(contains(result, "\"status\":\"completed\""), "touch: %s", result);
+    cordon_string_free(result);
+    result = NULL;
+  }
+  CHECK(approvals_asked == 1, "asked %d times", approvals_asked);
+done:
+  cordon_string_free(error);
+  cordon_string_free(result);
+  cordon_rules_free(rules);
+  cordon_ledger_free(ledger);
 }
 
 static void test_audit_log(void) {
@@ -822,6 +898,7 @@ int main(int argc, char** argv) {
     run_confined_test("command_not_found", test_command_not_found);
     run_confined_test("governance_execute", test_governance_execute);
     run_confined_test("audit_log", test_audit_log);
+    run_confined_test("governance_tool_call", test_governance_tool_call);
     run_confined_test("fs_worker", test_fs_worker);
     run_confined_test("pool_prepared_runs", test_pool_prepared_runs);
     run_confined_test("pool_options_refused", test_pool_options_refused);
