@@ -23,6 +23,7 @@ from typing import Optional
 ABI_VERSION = 1
 ABI_MINOR_GOVERNANCE = 1  # cordon_rules_*, cordon_governance_execute, cordon_audit_*, cordon_fs_*
 ABI_MINOR_POOL = 2  # cordon_pool_*
+ABI_MINOR_TOOL_CALL = 3  # cordon_governance_tool_call, cordon_ledger_*
 _SONAME = "libcordon_c.so.1"
 
 STDIO_INHERIT, STDIO_FD, STDIO_PIPE = 0, 1, 2
@@ -119,6 +120,35 @@ def _declare_minor_2(lib: ctypes.CDLL) -> None:
         fn.argtypes = argtypes
 
 
+# cordon_output_fn: (user, stream, bytes, size).
+OUTPUT_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+
+
+class ToolIo(ctypes.Structure):
+    """cordon_tool_io (include/cordon/cordon_c.h)."""
+
+    _fields_ = [("stdin_data", ctypes.c_char_p), ("stdin_size", ctypes.c_size_t), ("timeout_ms", ctypes.c_int64),
+                ("max_output", ctypes.c_uint64), ("on_output", OUTPUT_FN), ("output_user", ctypes.c_void_p),
+                ("pool", ctypes.c_void_p), ("ledger", ctypes.c_void_p),
+                ("environment", ctypes.POINTER(ctypes.c_char_p))]
+
+
+def _declare_minor_3(lib: ctypes.CDLL) -> None:
+    c_char_pp = ctypes.POINTER(ctypes.c_void_p)
+    v = ctypes.c_void_p
+    s = ctypes.c_char_p
+    table = {
+        "cordon_ledger_new": (v, []),
+        "cordon_ledger_free": (None, [v]),
+        "cordon_governance_tool_call": (ctypes.c_int, [v, s, s, ctypes.POINTER(ToolIo), APPROVER_FN, v, c_char_pp,
+                                                       c_char_pp]),
+    }
+    for name, (restype, argtypes) in table.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
 def abi_minor() -> int:
     """The loaded library's ABI minor (0 for a library from before minor 1)."""
     loaded = lib()
@@ -187,6 +217,8 @@ def lib() -> ctypes.CDLL:
             _declare_minor_1(loaded)
         if hasattr(loaded, "cordon_pool_new"):
             _declare_minor_2(loaded)
+        if hasattr(loaded, "cordon_governance_tool_call"):
+            _declare_minor_3(loaded)
         abi = loaded.cordon_abi_version()
         if abi != ABI_VERSION:
             raise OSError(f"{candidate} has C API version {abi}; this package needs {ABI_VERSION}")

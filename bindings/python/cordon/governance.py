@@ -11,12 +11,18 @@ is audited to a tamper-evident log.
                                 audit="audit.jsonl")
     governance.verify_audit("audit.jsonl").ok
 
+    # The tool-use call: output captured and capped, stdin, a timeout, a pool.
+    r = governance.tool_call(rules, {"action": "shell", "command": "npm test"},
+                             workspace=ws, timeout=120, max_output=256 * 1024)
+    r.exit_code, r.stdout.data, r.stdout.dropped
+
 Needs libcordon_c ABI 1.1 (cordon_rules_*, cordon_governance_execute,
-cordon_audit_*: include/cordon/cordon_c.h).
+cordon_audit_*: include/cordon/cordon_c.h); tool_call and Ledger need 1.3.
 """
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import json
 import os
@@ -24,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _lib
-from ._core import CordonError, _check, policy_text
+from ._core import CordonError, UsageError, _check, policy_text
 from ._lib import require_minor, take_string
 
 RequestLike = Union[str, Mapping[str, Any]]
@@ -154,6 +160,23 @@ def execute(rules: Rules, request: RequestLike, *, workspace: Optional[str] = No
     (io_error, invalid_policy: an audit log that cannot be opened or does not
     verify, and then nothing runs), UsageError."""
     lib = _lib_1()
+    context = _context(workspace, policy, pre_approved, audit, session_id, backend, env)
+    failure: List[BaseException] = []
+    callback = _approver_callback(approver, failure)
+    out, error = ctypes.c_void_p(), ctypes.c_void_p()
+    code = lib.cordon_governance_execute(rules._handle, _text(request), json.dumps(context).encode(), callback,
+                                         None, ctypes.byref(out), ctypes.byref(error))
+    _check(code, error)
+    d = json.loads(take_string(out.value) or "{}")
+    if failure and isinstance(failure[0], (KeyboardInterrupt, SystemExit)):
+        raise failure[0]
+    return ExecutionResult(*_result_fields(d))
+
+
+def _context(workspace: Optional[str], policy: Union[str, Mapping[str, Any], None], pre_approved: Optional[str],
+             audit: Optional[Union[str, "os.PathLike[str]"]], session_id: Optional[str], backend: Optional[str],
+             env: Optional[Mapping[str, str]]) -> Dict[str, Any]:
+    """The context_json of cordon_governance_execute / _tool_call."""
     context: Dict[str, Any] = {}
     if workspace is not None:
         context["workspace"] = os.fspath(workspace)
@@ -169,7 +192,12 @@ def execute(rules: Rules, request: RequestLike, *, workspace: Optional[str] = No
         context["backend"] = backend
     if env is not None:
         context["environment"] = [f"{k}={v}" for k, v in env.items()]
-    failure: List[BaseException] = []
+    return context
+
+
+def _approver_callback(approver: Optional[Approver], failure: List[BaseException]) -> Any:
+    """The C approver for a Python one; an exception it raises is kept in
+    `failure` (and is a denial)."""
 
     def call(_user: Any, shown: bytes, out: int, capacity: int) -> int:
         try:
@@ -179,21 +207,139 @@ def execute(rules: Rules, request: RequestLike, *, workspace: Optional[str] = No
                 return -2
             ctypes.memmove(out, data + b"\0", len(data) + 1)
             return 0
-        except BaseException as e:  # noqa: B902 - an approver that raises denies; re-raised below
+        except BaseException as e:  # noqa: B902 - an approver that raises denies; re-raised by the caller
             failure.append(e)
             return -1
 
-    callback = _lib.APPROVER_FN(call) if approver is not None else _lib.APPROVER_FN()
+    return _lib.APPROVER_FN(call) if approver is not None else _lib.APPROVER_FN()
+
+
+def _result_fields(d: Mapping[str, Any]) -> List[Any]:
+    return [d["status"], d["reason"], d["exit_code"], d["run_id"], Decision.from_dict(
+        {**d["decision"], "request_digest": d["request_digest"], "rules_digest": d["rules_digest"]}),
+        d["approval"], d["request_digest"], d["sandbox_policy_digest"], d["report"], d.get("events")]
+
+
+class Ledger:
+    """The grants approvers gave with scope "session" or "workspace"
+    (cordon_ledger_*): pass one ledger to every tool_call() of a session and
+    an approval covers the same request again. One thread at a time."""
+
+    def __init__(self) -> None:
+        self._handle = ctypes.c_void_p(_lib.require_minor(_lib.ABI_MINOR_TOOL_CALL, "cordon.governance.Ledger")
+                                       .cordon_ledger_new())
+        if not self._handle.value:
+            raise MemoryError("cordon_ledger_new")
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle and handle.value and _lib._lib is not None:
+            _lib._lib.cordon_ledger_free(handle)
+            handle.value = None
+
+
+@dataclass
+class Captured:
+    """One stream as the host kept it: the head and the tail within
+    max_output; `dropped` bytes fell between them, at offset `dropped_at`."""
+
+    data: bytes
+    total: int  # bytes the command wrote
+    dropped: int
+    dropped_at: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.dropped > 0
+
+
+@dataclass
+class ToolResult(ExecutionResult):
+    """How one tool call ended (cordon_governance_tool_call): an
+    ExecutionResult with the captured output."""
+
+    stdout: Captured = field(default_factory=lambda: Captured(b"", 0, 0, 0))
+    stderr: Captured = field(default_factory=lambda: Captured(b"", 0, 0, 0))
+    pooled: bool = False  # it started in a sandbox of the pool
+    warnings: List[str] = field(default_factory=list)
+
+
+def _captured(d: Mapping[str, Any]) -> Captured:
+    return Captured(base64.b64decode(d["base64"]), d["bytes"], d["dropped"], d["dropped_at"])
+
+
+def tool_call(rules: Rules, request: RequestLike, *, workspace: Optional[str] = None,
+              policy: Union[str, Mapping[str, Any], None] = None, approver: Optional[Approver] = None,
+              pre_approved: Optional[str] = None, audit: Optional[Union[str, "os.PathLike[str]"]] = None,
+              session_id: Optional[str] = None, backend: Optional[str] = None,
+              env: Optional[Mapping[str, str]] = None, stdin: Union[bytes, str, None] = None,
+              timeout: Optional[float] = None, max_output: Optional[int] = None,
+              on_output: Optional[Callable[[int, bytes], None]] = None, pool: Optional[Any] = None,
+              ledger: Optional[Ledger] = None, extra_env: Optional[Mapping[str, str]] = None) -> ToolResult:
+    """The tool-use call: execute()'s steps (rules, an approver shown the
+    compiled plan, every step audited) with the command's output captured.
+
+    stdin: bytes (or str, UTF-8) the command reads, then end of file.
+    timeout: seconds; the tree is killed, .status "timed_out", .exit_code 124.
+    max_output: bytes kept per stream (the first and the last half; default
+      1 MiB); .stdout.dropped says how much fell between them.
+    on_output: called with (stream, bytes), stream 1 stdout or 2 stderr, for
+      every chunk as it is read (before the cap), on this thread.
+    pool: a cordon.Pool; used when its plan is the one compiled for this
+      request (same policy and workspace), else the command starts cold and
+      .warnings says why.
+    ledger: a Ledger that keeps session and workspace grants across calls.
+    extra_env: variables for this call only, added to the environment the
+      policy chooses from; one the policy drops is named in .warnings.
+    The other arguments are execute()'s. The command always runs confined: a
+    request backend selection would run on the host is "rejected". Raises
+    what execute() raises; OSError when libcordon_c is older than ABI 1.3."""
+    lib = _lib.require_minor(_lib.ABI_MINOR_TOOL_CALL, "cordon.governance.tool_call")
+    context = _context(workspace, policy, pre_approved, audit, session_id, backend, env)
+    failure: List[BaseException] = []
+    callback = _approver_callback(approver, failure)
+    data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
+    io = _lib.ToolIo()
+    io.stdin_data = data
+    io.stdin_size = len(data)
+    if timeout is not None:
+        io.timeout_ms = max(1, int(round(timeout * 1000)))
+    if max_output is not None:
+        if max_output <= 0:
+            raise UsageError("usage_error", "max_output is a positive number of bytes", "/max_output")
+        io.max_output = max_output
+
+    def output(_user: Any, stream: int, chunk: Any, size: int) -> None:
+        try:
+            on_output(stream, ctypes.string_at(chunk, size))  # type: ignore[misc]
+        except BaseException as e:  # noqa: B902 - kept, re-raised after the call
+            failure.append(e)
+
+    io.on_output = _lib.OUTPUT_FN(output) if on_output is not None else _lib.OUTPUT_FN()
+    if ledger is not None:
+        io.ledger = ledger._handle.value
+    entries = [f"{k}={v}".encode() for k, v in (extra_env or {}).items()]
+    environment = (ctypes.c_char_p * (len(entries) + 1))(*entries, None)
+    io.environment = ctypes.cast(environment, ctypes.POINTER(ctypes.c_char_p))
     out, error = ctypes.c_void_p(), ctypes.c_void_p()
-    code = lib.cordon_governance_execute(rules._handle, _text(request), json.dumps(context).encode(), callback,
-                                         None, ctypes.byref(out), ctypes.byref(error))
+
+    def call(pool_handle: Optional[int]) -> int:
+        io.pool = pool_handle
+        return lib.cordon_governance_tool_call(rules._handle, _text(request), json.dumps(context).encode(),
+                                               ctypes.byref(io), callback, None, ctypes.byref(out),
+                                               ctypes.byref(error))
+
+    if pool is not None:
+        with pool._using() as handle:
+            code = call(handle.value)
+    else:
+        code = call(None)
     _check(code, error)
     d = json.loads(take_string(out.value) or "{}")
     if failure and isinstance(failure[0], (KeyboardInterrupt, SystemExit)):
         raise failure[0]
-    return ExecutionResult(d["status"], d["reason"], d["exit_code"], d["run_id"], Decision.from_dict(
-        {**d["decision"], "request_digest": d["request_digest"], "rules_digest": d["rules_digest"]}),
-        d["approval"], d["request_digest"], d["sandbox_policy_digest"], d["report"], d.get("events"))
+    return ToolResult(*_result_fields(d), stdout=_captured(d["stdout"]), stderr=_captured(d["stderr"]),
+                      pooled=d["pooled"], warnings=list(d["warnings"]))
 
 
 def append_audit(path: Union[str, "os.PathLike[str]"], module: str, event: str, outcome: str, *,
@@ -235,5 +381,6 @@ def verify_audit(path: Union[str, "os.PathLike[str]"]) -> AuditVerification:
                              d["interrupted_runs"], d["records"])
 
 
-__all__ = ["Rules", "Decision", "ExecutionResult", "AuditVerification", "execute", "approve", "deny",
+__all__ = ["Rules", "Decision", "ExecutionResult", "ToolResult", "Captured", "Ledger", "AuditVerification", "execute",
+           "tool_call", "approve", "deny",
            "append_audit", "verify_audit", "CordonError", "DECISIONS", "STATUSES"]

@@ -1,0 +1,105 @@
+"""cordon.governance.tool_call over the C API (ABI 1.3): output captured with
+a cap, stdin, a timeout that is exit 124, a pool, session grants through a
+Ledger, every step audited."""
+
+import os
+import resource
+
+import pytest
+
+import cordon
+from cordon import governance
+
+RULES = {
+    "schema_version": 1,
+    "name": "python tool-call tests",
+    "rules": [
+        {"id": "inspect", "reason": "harmless", "decision": "allow", "actions": ["shell", "process"],
+         "commands": ["cat", "echo", "printf", "yes", "sleep", "exit"]},
+        {"id": "ask-touch", "reason": "touch asks first", "decision": "require_approval", "commands": ["touch"]},
+        {"id": "no-delete", "reason": "deleting is not the agent's job", "decision": "deny", "commands": ["rm"]},
+    ],
+}
+
+
+def shell(command):
+    return {"schema_version": 1, "action": "shell", "risk": "low", "command": command, "tool": "bash"}
+
+
+@pytest.fixture
+def rules():
+    return governance.Rules(RULES)
+
+
+def test_stdin_bytes_in_and_output_bytes_out(rules, workspace):
+    data = b"one\n\xff\x00two\n"
+    r = governance.tool_call(rules, shell("cat; echo err >&2; exit 4"), workspace=workspace, stdin=data)
+    assert r.status == "completed", r.reason
+    assert r.exit_code == 4
+    assert r.stdout.data == data
+    assert r.stderr.data == b"err\n"
+    assert not r.stdout.truncated
+    assert r.report["output"]["stdout"]["bytes"] == len(data)
+    names = [e["event"] for e in r.events]
+    assert names[-1] == "run.completed"
+    assert r.events[-1]["attributes"]["stdout_bytes"] == str(len(data))
+
+
+def test_a_per_call_variable_the_policy_drops_is_a_warning(rules, workspace):
+    r = governance.tool_call(rules, shell('echo "$TZ/${CI-unset}"'), workspace=workspace,
+                             extra_env={"TZ": "UTC0", "CI": "1"})
+    assert r.status == "completed", r.reason
+    assert r.stdout.data == b"UTC0/unset\n"
+    assert len(r.warnings) == 1 and "variable CI was given" in r.warnings[0]
+
+
+def test_endless_output_is_capped_and_times_out_with_124(rules, workspace):
+    r = governance.tool_call(rules, shell("yes"), workspace=workspace, timeout=1.5, max_output=8192)
+    assert r.status == "timed_out", r.reason
+    assert r.exit_code == 124
+    assert len(r.stdout.data) == 8192
+    assert r.stdout.dropped > 0 and r.stdout.total == 8192 + r.stdout.dropped
+    assert r.stdout.data.startswith(b"y\ny\n") and r.stdout.data.endswith(b"y\ny\n")
+    assert r.report["outcome"] == "timed_out"
+    assert r.report["output"]["stdout"]["dropped"] == r.stdout.dropped
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 100 * 1024  # KiB: under 100 MiB
+
+
+def test_on_output_sees_every_chunk(rules, workspace):
+    seen = []
+    r = governance.tool_call(rules, shell("printf 0123456789"), workspace=workspace, max_output=4,
+                             on_output=lambda stream, chunk: seen.append((stream, chunk)))
+    assert r.status == "completed", r.reason
+    assert b"".join(c for s, c in seen if s == 1) == b"0123456789"
+    assert r.stdout.data == b"0189" and r.stdout.dropped == 6 and r.stdout.dropped_at == 2
+
+
+def test_denied_and_a_session_grant_through_a_ledger(rules, workspace):
+    denied = governance.tool_call(rules, shell("rm -rf " + workspace), workspace=workspace)
+    assert denied.status == "denied" and denied.exit_code == 200
+    assert os.path.isdir(workspace)
+    calls = []
+
+    def approver(shown):
+        calls.append(shown)
+        return governance.approve("fine for this session", scope="session")
+
+    ledger = governance.Ledger()
+    request = shell("touch " + workspace + "/made")
+    for _ in range(2):
+        r = governance.tool_call(rules, request, workspace=workspace, approver=approver, ledger=ledger,
+                                 session_id="s1")
+        assert r.status == "completed", r.reason
+    assert len(calls) == 1  # the grant covered the second call
+    assert calls[0]["sandbox"]["controls"]  # the approver saw the compiled plan
+    assert os.path.exists(workspace + "/made")
+
+
+def test_a_pool_is_used_and_its_timeout_is_124(rules, workspace):
+    with cordon.Pool("workspace-write", workspace=workspace, size=1) as pool:
+        r = governance.tool_call(rules, shell("echo pooled"), workspace=workspace, pool=pool)
+        assert r.status == "completed", r.reason
+        assert r.pooled, r.warnings
+        assert r.stdout.data == b"pooled\n"
+        slow = governance.tool_call(rules, shell("sleep 30"), workspace=workspace, pool=pool, timeout=0.3)
+        assert slow.status == "timed_out" and slow.exit_code == 124 and slow.pooled
