@@ -18,7 +18,7 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 
 echo "== C API and bindings"
 cmake --build "$build" --target cordon_c cordon_node cordon_capi_tests cordon_capi_probe cordon_supervisor \
-  cordon_fs_worker || exit 1
+  cordon_fs_worker cordon_cli || exit 1
 
 # Node's JUnit reporter and pytest put no counts on <testsuites>; the summary
 # reads them there. This adds them (from the <testcase> elements).
@@ -44,6 +44,7 @@ PY
 stage="$results/bindings-stage"
 rm -rf "$stage" && mkdir -p "$stage/lib" "$stage/tree/docs"
 cp -L "$build/src/capi/libcordon_c.so.1" "$build/bindings/node/cordon.node" "$build/src/supervisor/cordon-supervisor" \
+  "$build/cordon" \
   "$build/src/fsworker/cordon-fs-worker" "$build/tests/capi/capi_test" "$build/tests/capi/capi-probe" "$stage/lib/"
 cp -r "$root/schemas" "$stage/tree/"
 cp "$root"/docs/{python,node,library}.md "$stage/tree/docs/"
@@ -53,9 +54,12 @@ rm -rf "$stage/tree/bindings/python/build" "$stage/tree/bindings/python"/*.egg-i
 "$python" -m pip install --quiet --no-build-isolation --no-deps --target "$stage/site" "$stage/tree/bindings/python" \
   2>&1 | grep -v "Running pip as the 'root' user" || true
 rm -rf "$stage/tree/bindings/python/build" "$stage/tree/bindings/python"/*.egg-info
-chmod -R a+rX "$stage"
-
 status=0
+# `cordon mcp` with the official MCP client library (tests/mcp): installed from
+# npm into the stage, never into the tree.
+mkdir -p "$stage/mcp" && cp "$root/tests/mcp/package.json" "$root/tests/mcp/client.test.mjs" "$root/tests/mcp/run.sh" "$stage/mcp/"
+(cd "$stage/mcp" && npm install --no-audit --no-fund --loglevel=error) || status=1
+chmod -R a+rX "$stage"
 # Runs one suite: $1 = the user, $2 = the result file's suffix.
 run_suites() {
   local user="$1" suffix="$2" home
@@ -86,6 +90,11 @@ run_suites() {
     node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit \
     --test-reporter-destination="$results/bindings-node.$suffix.xml" test/) || status=1
   count_junit "$results/bindings-node.$suffix.xml"
+  echo "== cordon mcp with the MCP client library (node --test) as $user"
+  (cd "$stage/mcp" && "${as[@]}" "${common[@]}" CORDON="$stage/lib/cordon" \
+    node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit \
+    --test-reporter-destination="$results/bindings-mcp.$suffix.xml" client.test.mjs) || status=1
+  count_junit "$results/bindings-mcp.$suffix.xml"
 }
 
 run_suites "$(id -un)" "$(id -un)"

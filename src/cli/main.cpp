@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/mcp.h"
 #include "cordon/version.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   // either way: none of them looks at a sibling command.
   const std::size_t word = cordon::cli::command_word_index(app, args);
   const bool run_only = word < args.size() && args[word] == "run";
-  int governance_result = -1, gate_result = 0, sidecar_result = 0, fs_result = 0;
+  int governance_result = -1, gate_result = 0, sidecar_result = 0, fs_result = 0, mcp_result = 0;
   int generated = -1;  // the hidden generators of the man pages and completions (docs/packaging.md)
   if (!run_only) {
     cordon::cli::add_info_commands(app);
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     cordon::cli::add_gate_commands(app, &gate_result);
     cordon::cli::add_sidecar_command(app, &sidecar_result);
     cordon::cli::add_fs_command(app, &fs_result);
+    cordon::cli::add_mcp_command(app, &mcp_result);
     cordon::cli::add_manpage_command(app, &generated);
     cordon::cli::add_completion_command(app, &generated);
   }
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("gate")) return gate_result;
   if (app.got_subcommand("sidecar")) return sidecar_result;
   if (app.got_subcommand("fs")) return fs_result;
+  if (app.got_subcommand("mcp")) return mcp_result;
   int code = cordon::cli::dispatch(app, run);
   return governance_result >= 0 ? governance_result : code;
 }

@@ -1,0 +1,88 @@
+// `cordon mcp`: the governance runtime's tool-use call as a Model Context
+// Protocol server on stdin/stdout (src/mcp/server.h, docs/mcp.md). This file
+// only reads the options; the server is src/mcp.
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/mcp.h"
+#include "cli/profile_dirs.h"
+#include "cli/workspace.h"
+#include "cordon/governance/approval.h"
+#include "mcp/server.h"
+
+extern char** environ;
+
+namespace cordon::cli {
+namespace {
+
+struct mcp_options {
+  std::string rules, policy_file, profile, workspace, audit, approver = "deny";
+  std::uint64_t max_output = 256 * 1024;
+  double timeout = 120, approver_timeout = 60;
+  std::size_t pool = 1;
+};
+
+int mcp_command(const mcp_options& o) {
+  auto rules = governance::capability_policy::load(o.rules);
+  if (!rules) return print_error(rules.error_value()), exit_cordon_failed;
+  auto chosen = load_policy_or_profile(o.policy_file, o.profile);
+  if (!chosen) return print_policy_file_error(o.policy_file, chosen.error_value()), exit_cordon_failed;
+  const char* home = std::getenv("HOME");
+  auto ws = choose_workspace(o.workspace, current_directory(), home != nullptr ? home : "");
+  if (!ws) return print_error(ws.error_value()), exit_cordon_failed;
+  mcp::server_options options;
+  options.rules = std::move(*rules);
+  options.policy = std::move(chosen->policy);
+  options.workspace = ws->workspace;
+  options.audit_path = o.audit;
+  options.max_output = o.max_output;
+  options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout * 1000));
+  options.pool_size = o.pool;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) options.host_environment.emplace_back(*e);
+  if (o.approver != "deny") {
+    std::vector<std::string> argv;
+    std::istringstream words(o.approver);
+    for (std::string w; words >> w;) argv.push_back(w);
+    options.approver = std::make_unique<governance::external_command_approval_service>(
+        argv, std::chrono::milliseconds(static_cast<long long>(o.approver_timeout * 1000)));
+  }
+  auto served = mcp::serve(std::move(options), std::cin, std::cout);
+  if (!served) return print_error(served.error_value()), exit_cordon_failed;
+  return 0;
+}
+
+}  // namespace
+
+void add_mcp_command(CLI::App& app, int* result) {
+  static mcp_options options;
+  CLI::App* mcp = app.add_subcommand("mcp", "Serve governed, confined tool calls to an MCP client (stdio)");
+  mcp->footer(
+      "Tools: shell, read, write, edit, glob, grep, apply_patch; protocol, approvals and results: docs/mcp.md.\n\n"
+      "Exit status: 0 at the end of input; 125 the rules or policy cannot be used, the audit log fails, or bad usage.");
+  mcp->add_option("--rules", options.rules, "The capability rules (JSON): what may run, what needs approval")
+      ->required()
+      ->type_name("FILE");
+  mcp->add_option("--policy", options.policy_file, "Sandbox policy file (JSON)")->type_name("FILE");
+  mcp->add_option("--profile", options.profile, "Profile by name (default workspace-write)")
+      ->type_name("NAME")
+      ->excludes("--policy");
+  mcp->add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`")
+      ->type_name("DIR");
+  mcp->add_option("--audit", options.audit, "Append every call's events to this tamper-evident log")->type_name("FILE");
+  mcp->add_option("--approver", options.approver,
+                  "deny (default) or an approver command, asked when the client cannot ask the user (no elicitation)");
+  mcp->add_option("--approver-timeout", options.approver_timeout, "Seconds an approver command may take (default 60)");
+  mcp->add_option("--max-output", options.max_output, "Bytes of each output stream kept per command (default 262144)")
+      ->type_name("BYTES")
+      ->check(CLI::PositiveNumber);
+  mcp->add_option("--timeout", options.timeout, "Seconds a command may run at most (default 120)")
+      ->check(CLI::PositiveNumber);
+  mcp->add_option("--pool", options.pool, "Sandboxes kept prepared for commands (default 1; 0: every command cold)")
+      ->check(CLI::Range(0, 16));
+  mcp->callback([result] { *result = mcp_command(options); });
+}
+
+}  // namespace cordon::cli
