@@ -87,7 +87,7 @@ fi
 say "building cordon and the benchmark targets in ${build#"$root"/}"
 # Only what the benchmarks run: the CLI, its helpers, and the bench programs.
 cmake --build "$build" --target cordon_cli cordon_supervisor cordon_fs_worker cordon_prepared_bench \
-  cordon_compile_bench cordon_spawn_many cordon_broker_bench cordon_governance_bench cordon_fs_worker_bench \
+  cordon_compile_bench cordon_spawn_many cordon_broker_bench cordon_governance_bench cordon_fs_worker_bench cordon_c \
   >"$cache/build.log" 2>&1 || { tail -n 30 "$cache/build.log" >&2; echo "bench: build failed (bench/.cache/build.log)" >&2; exit 1; }
 cordon_bin="${CORDON_BIN:-$build/cordon}"
 
@@ -103,6 +103,13 @@ broker_args=(--cordon "$cordon_bin" --client "$build/bench/cordon_broker_bench")
 say "broker throughput and connection latency"
 python3 "$root/bench/broker_bench.py" "${broker_args[@]}" "$cache/broker-section.md" >/dev/null
 { echo; cat "$cache/broker-section.md"; } >>"$root/docs/benchmarks.md"
+
+# The tool-use call cold and pooled against a bare subprocess, and the cordon mcp round trip
+# (bench/tool_call_bench.py), appended to the same page.
+say "the tool-use call and the MCP round trip"
+CORDON_LIBRARY="$build/src/capi/libcordon_c.so.1" python3 "$root/bench/tool_call_bench.py" --build "$build" \
+  --runs "$([ "${BENCH_QUICK:-0}" = 1 ] && echo 10 || echo 50)" "$cache/tool-call-section.md" >/dev/null
+{ echo; cat "$cache/tool-call-section.md"; } >>"$root/docs/benchmarks.md"
 
 # Every other layer (prepared sandboxes, CPU per launch, sidecar, filesystem worker, governance, the
 # gate runner) and the side-by-side table of them all, ratios first, before the page's Summary, with
