@@ -168,13 +168,7 @@ result<execute_options> read_context(const char* text) {
 }
 
 json result_json(const gov::execution_result& r) {
-  json approval = nullptr;
-  if (r.approval) {
-    approval = {{"decision", std::string(gov::to_string(r.approval->kind))},
-                {"scope", std::string(gov::to_string(r.approval->scope))},
-                {"reason", r.approval->reason},
-                {"approver", r.approval->approver}};
-  }
+  const json approval = r.approval ? json::parse(gov::approval_decision_json(*r.approval)) : json(nullptr);
   return {{"status", std::string(gov::to_string(r.status))},
           {"reason", r.reason},
           {"exit_code", gov::exit_status(r)},

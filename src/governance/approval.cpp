@@ -79,6 +79,11 @@ std::string approval_request_json(const approval_request& r) {
   return detail::canonical(out);
 }
 
+std::string approval_decision_json(const approval_decision& d) {
+  return detail::canonical(json{{"decision", to_string(d.kind)}, {"scope", to_string(d.scope)}, {"reason", d.reason},
+                                {"approver", d.approver}});
+}
+
 result<approval_decision> approval_decision_from_json(std::string_view text) {
   auto doc = detail::parse_document(text);
   if (!doc) return std::move(doc).error_value();

@@ -76,13 +76,7 @@ std::string refusal_text(const gov::execution_result& r) {
 }
 
 json decision_json(const gov::execution_result& r) {
-  json approval = nullptr;
-  if (r.approval) {
-    approval = {{"decision", std::string(gov::to_string(r.approval->kind))},
-                {"scope", std::string(gov::to_string(r.approval->scope))},
-                {"reason", r.approval->reason},
-                {"approver", r.approval->approver}};
-  }
+  const json approval = r.approval ? json::parse(gov::approval_decision_json(*r.approval)) : json(nullptr);
   return {{"status", std::string(gov::to_string(r.status))}, {"reason", r.reason},
           {"decision", std::string(gov::to_string(r.decision.decision))}, {"rule_id", r.decision.rule_id},
           {"approval", approval}, {"run_id", r.run_id}};

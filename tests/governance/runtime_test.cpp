@@ -11,6 +11,7 @@
 
 #include "cordon/governance/runtime.h"
 #include "cordon/profiles.h"
+#include "runtime_support.h"
 
 namespace cordon::governance {
 namespace {
@@ -30,56 +31,12 @@ constexpr const char* kRules = R"({"schema_version": 1, "name": "runtime-test", 
   {"id": "read", "reason": "reading the workspace", "decision": "allow", "actions": ["filesystem_read"], "paths": ["/tmp"]}
 ]})";
 
-struct workspace {
-  std::string path;
-  workspace() {
-    char t[] = "/tmp/cordon-runtime-XXXXXX";
-    path = ::mkdtemp(t);
-    fs::permissions(path, fs::perms::all);
-  }
-  ~workspace() { fs::remove_all(path); }
-};
+using test_support::context_for;
+using test_support::recording_approver;
+using test_support::shell;
+using test_support::workspace;
 
-capability_policy rules() {
-  auto p = capability_policy::from_json(kRules);
-  EXPECT_TRUE(p) << p.error_value().describe();
-  return *p;
-}
-
-capability_request shell(const std::string& command) {
-  capability_request r;
-  r.action = action_kind::shell;
-  r.risk = risk_level::low;
-  r.command = command;
-  r.trace_id = "trace-1";
-  return r;
-}
-
-execution_context context_for(const workspace& ws, const std::string& session = "session-1") {
-  execution_context c;
-  c.session_id = session;
-  c.workspace = ws.path;
-  c.policy = *builtin_profile("workspace-write");
-  c.boundary_revision = 3;
-  return c;
-}
-
-// Counts its calls and remembers what it was shown.
-class recording_approver final : public approval_service {
- public:
-  explicit recording_approver(approval_decision answer) : answer_(std::move(answer)) {}
-  approval_decision decide(const approval_request& request) override {
-    ++calls;
-    seen = request;
-    return answer_;
-  }
-  std::string_view name() const noexcept override { return "recording"; }
-  int calls = 0;
-  approval_request seen;
-
- private:
-  approval_decision answer_;
-};
+capability_policy rules() { return test_support::load_rules(kRules); }
 
 // Fails from its Nth event on.
 class failing_sink final : public audit_sink {

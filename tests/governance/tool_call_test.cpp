@@ -15,6 +15,7 @@
 #include "cordon/backend.h"
 #include "cordon/governance/runtime.h"
 #include "cordon/profiles.h"
+#include "runtime_support.h"
 
 namespace cordon::governance {
 namespace {
@@ -30,52 +31,28 @@ constexpr const char* kRules = R"({"schema_version": 1, "name": "tool-call-test"
   {"id": "rm", "reason": "no deleting", "decision": "deny", "commands": ["rm"]}
 ]})";
 
-struct workspace {
-  std::string path;
-  workspace() {
-    char t[] = "/tmp/cordon-toolcall-XXXXXX";
-    path = ::mkdtemp(t);
-    fs::permissions(path, fs::perms::all);
+using test_support::context_for;
+using test_support::shell;
+using test_support::workspace;
+using counting_approver = test_support::recording_approver;
+
+capability_policy rules() { return test_support::load_rules(kRules); }
+
+// A pool of one sandbox for `policy` compiled for workspace `ws`; the
+// backend lives as long as the pool (the plan points at it).
+struct one_sandbox_pool {
+  std::unique_ptr<sandbox_backend> backend = make_host_backend();
+  std::unique_ptr<prepared_pool> pool;
+  one_sandbox_pool(const sandbox_policy& policy, const std::string& ws) {
+    compile_options options;
+    options.workspace = ws;
+    auto compiled = backend->compile(policy, options);
+    EXPECT_TRUE(compiled) << compiled.failure().message;
+    if (!compiled) return;
+    pool_options one;
+    one.size = 1;
+    pool = std::make_unique<prepared_pool>(compiled.plan(), one);
   }
-  ~workspace() { fs::remove_all(path); }
-};
-
-capability_policy rules() {
-  auto p = capability_policy::from_json(kRules);
-  EXPECT_TRUE(p) << p.error_value().describe();
-  return *p;
-}
-
-capability_request shell(const std::string& command) {
-  capability_request r;
-  r.action = action_kind::shell;
-  r.risk = risk_level::low;
-  r.command = command;
-  return r;
-}
-
-execution_context context_for(const workspace& ws, const std::string& session = "session-1") {
-  execution_context c;
-  c.session_id = session;
-  c.workspace = ws.path;
-  c.policy = *builtin_profile("workspace-write");
-  return c;
-}
-
-class counting_approver final : public approval_service {
- public:
-  explicit counting_approver(approval_decision answer) : answer_(std::move(answer)) {}
-  approval_decision decide(const approval_request& request) override {
-    ++calls;
-    seen = request;
-    return answer_;
-  }
-  std::string_view name() const noexcept override { return "counting"; }
-  int calls = 0;
-  approval_request seen;
-
- private:
-  approval_decision answer_;
 };
 
 // The peak resident set of this process (VmHWM), in bytes.
@@ -197,16 +174,10 @@ TEST(ToolCall, StartsFromAPoolWhosePlanIsTheCompiledOneAndTimesOutWith124) {
   in_memory_audit_sink audit;
   execution_runtime runtime(rules(), &audit, nullptr);
   auto context = context_for(ws);
-  auto backend = make_host_backend();
-  compile_options options;
-  options.workspace = ws.path;
-  auto compiled = backend->compile(context.policy, options);
-  ASSERT_TRUE(compiled) << compiled.failure().message;
-  pool_options one;
-  one.size = 1;
-  prepared_pool pool(compiled.plan(), one);
+  one_sandbox_pool pool(context.policy, ws.path);
+  ASSERT_TRUE(pool.pool);
   tool_io io;
-  io.pool = &pool;
+  io.pool = pool.pool.get();
   auto r = runtime.execute_tool(shell("echo pooled"), context, io);
   ASSERT_EQ(r.status, execution_status::completed) << r.reason;
   EXPECT_TRUE(r.pooled) << (r.warnings.empty() ? "" : r.warnings[0]);
@@ -223,16 +194,10 @@ TEST(ToolCall, APoolForAnotherPlanIsNotUsedAndSaysSo) {
   workspace ws, other;
   in_memory_audit_sink audit;
   execution_runtime runtime(rules(), &audit, nullptr);
-  auto backend = make_host_backend();
-  compile_options options;
-  options.workspace = other.path;  // another workspace: another plan
-  auto compiled = backend->compile(*builtin_profile("workspace-write"), options);
-  ASSERT_TRUE(compiled) << compiled.failure().message;
-  pool_options one;
-  one.size = 1;
-  prepared_pool pool(compiled.plan(), one);
+  one_sandbox_pool pool(*builtin_profile("workspace-write"), other.path);  // another workspace: another plan
+  ASSERT_TRUE(pool.pool);
   tool_io io;
-  io.pool = &pool;
+  io.pool = pool.pool.get();
   auto r = runtime.execute_tool(shell("echo cold"), context_for(ws), io);
   ASSERT_EQ(r.status, execution_status::completed) << r.reason;
   EXPECT_FALSE(r.pooled);

@@ -148,6 +148,10 @@ std::string approval_request_json(const approval_request& request);
 // parse_error, invalid_policy with a JSON pointer.
 result<approval_decision> approval_decision_from_json(std::string_view text);
 
+// A decision as a host shows it (the C API's and `cordon mcp`'s "approval"):
+// {"decision", "scope", "reason", "approver"}, canonical JSON.
+std::string approval_decision_json(const approval_decision& decision);
+
 // The grants with session and workspace scope that the runtime remembers.
 class approval_ledger {
  public:
