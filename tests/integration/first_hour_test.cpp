@@ -128,7 +128,7 @@ TEST(FirstHour, UnknownWordsAreNamedWithTheChoices) {
   auto typo = run_cli({"rnu"}, "/");
   EXPECT_EQ(typo.exit_code, 125);
   EXPECT_EQ(typo.err,
-            "cordon: usage_error: unknown command 'rnu' (choices: run, probe, profile, policy, report, exec, audit, rules, session, gate, sidecar, fs; see cordon "
+            "cordon: usage_error: unknown command 'rnu' (choices: run, probe, profile, policy, report, exec, audit, rules, session, gate, sidecar, fs, mcp; see cordon "
             "--help)\n");
   auto bare = run_cli({"profile"}, "/");
   EXPECT_EQ(bare.exit_code, 125);
@@ -254,7 +254,7 @@ TEST(FirstHour, EveryCommandANewcomerTriesListsItsExitStatusInItsHelp) {
       {}, {"run"}, {"probe"}, {"profile", "list"}, {"profile", "show"}, {"policy", "validate"},
       {"policy", "normalize"}, {"policy", "explain"}, {"report", "show"}, {"fs"}, {"audit", "verify"},
       {"audit", "show"}, {"rules", "test"}, {"session", "init"}, {"session", "show"}, {"session", "grow"},
-      {"gate", "run"}, {"gate", "render"}};
+      {"gate", "run"}, {"gate", "render"}, {"mcp"}};
   for (auto args : commands) {
     args.push_back("--help");
     auto r = run_cli(args, "/");
