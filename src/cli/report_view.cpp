@@ -5,9 +5,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
+#include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
 
@@ -321,34 +323,37 @@ void print_report_tables(const json& report, std::ostream& out) {
   }
 }
 
-void add_report_command(CLI::App& app, int* result) {
-  CLI::App* reports = app.add_subcommand("report", "Read run reports");
-  reports->require_subcommand(1);
-  static std::string file;
-  CLI::App* show = reports->add_subcommand("show", "Print a run report (cordon run --report FILE) as tables");
-  show->add_option("file", file, "Report file (JSON, schema 1)")->required();
-  show->footer("Exit status: 0 printed; 125 the file cannot be read, is not JSON, or is not a schema-1 report.");
-  show->final_callback([result] {
+namespace {
+
+// `cordon report show FILE`.
+struct report_show_command final : command {
+  std::string file;
+  void add_options(CLI::App& app) override {
+    app.add_option("file", file, "Report file (JSON, schema 1)")->required();
+    app.footer("Exit status: 0 printed; 125 the file cannot be read, is not JSON, or is not a schema-1 report.");
+  }
+  int execute() override {
     std::ifstream in(file);
     if (!in) {
       std::cerr << "cordon: io_error: " << file << ": cannot open the report\n";
-      *result = exit_cordon_failed;
-      return;
+      return exit_cordon_failed;
     }
     const json report = json::parse(in, nullptr, false);
     if (report.is_discarded() || !report.is_object()) {
       std::cerr << "cordon: parse_error: " << file << ": not a JSON object\n";
-      *result = exit_cordon_failed;
-      return;
+      return exit_cordon_failed;
     }
     if (!report.contains("schema") || report["schema"] != 1) {
       std::cerr << "cordon: invalid_report: " << file << ": /schema: not a schema-1 run report (docs/report.md)\n";
-      *result = exit_cordon_failed;
-      return;
+      return exit_cordon_failed;
     }
     print_report_tables(report, std::cout);
-    *result = 0;
-  });
-}
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_report_show_command() { return std::make_unique<report_show_command>(); }
 
 }  // namespace cordon::cli

@@ -4,7 +4,6 @@
 // enforcement levels wherever they are printed.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -37,10 +36,5 @@ void print_run_summary(const nlohmann::ordered_json& report, const std::string& 
 // works for every outcome (completed, timed_out, interrupted, refused,
 // launch_failed).
 void print_report_tables(const nlohmann::ordered_json& report, std::ostream& out);
-
-// Registers `cordon report show FILE`; its callback stores the exit code in
-// `*result`: 0, or 125 (exit_cordon_failed) when FILE cannot be read, is not
-// JSON, or is not a schema-1 report.
-void add_report_command(CLI::App& app, int* result);
 
 }  // namespace cordon::cli
