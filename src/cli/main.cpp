@@ -105,7 +105,30 @@ int run_cli(int argc, char** argv) {
   return chosen->execute();
 }
 
+// The one line an exception that reached main() leaves, "cordon:
+// internal_error: WHAT" (WHAT on one line), and exit 125: cordon's own
+// failure (docs/errors.md). Writes nothing else, so that it cannot throw
+// again when memory ran out.
+int uncaught(const char* what) {
+  std::cerr << "cordon: internal_error: ";
+  for (const char* c = what; *c != '\0'; ++c) std::cerr << (*c == '\n' ? ' ' : *c);
+  std::cerr << "\n";
+  return exit_cordon_failed;
+}
+
 }  // namespace
 }  // namespace cordon::cli
 
-int main(int argc, char** argv) { return cordon::cli::run_cli(argc, argv); }
+// The CLI's one exception boundary: no exception leaves main(). A command
+// refuses the bad input it can name with a typed line first; what still
+// throws (a bug, or memory that ran out) is one line and exit 125 instead of
+// std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return cordon::cli::run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    return cordon::cli::uncaught(e.what());
+  } catch (...) {
+    return cordon::cli::uncaught("an exception of unknown type");
+  }
+}

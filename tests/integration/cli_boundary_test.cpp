@@ -2,6 +2,7 @@
 // used to reach it: every refusal is one line on stderr and exit 125, never
 // std::terminate (SIGABRT, 134). Each input here is a file a person may hand
 // to a command, with a field of the wrong JSON type.
+#include <cstdio>
 #include <string>
 
 #include "cli_capture.h"
@@ -82,6 +83,39 @@ TEST(ReportShow, AReportWithEveryCheckedFieldWellTypedStillPrints) {
   EXPECT_EQ(shown.err, "");
   EXPECT_NE(shown.out.find("variables:  PATH HOME\n"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("memory_bytes 1 (hit)"), std::string::npos) << shown.out;
+}
+
+// `cordon ARGS` under prlimit(1)'s address-space limit of `mib` MiB: its
+// stderr and exit status. Paths in `args` must need no shell quoting.
+captured run_cli_in_mib(const std::string& args, int mib) {
+  const std::string line =
+      "prlimit --as=" + std::to_string(std::uint64_t(mib) << 20) + " -- " + cordon_cli() + " " + args + " 2>&1 >/dev/null";
+  captured c;
+  FILE* pipe = ::popen(line.c_str(), "r");
+  if (pipe == nullptr) return c;
+  char buffer[512];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) c.err.append(buffer, n);
+  const int status = ::pclose(pipe);
+  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return c;
+}
+
+// An exception no reader refuses (here std::bad_alloc: a 40 MB string in a
+// report, read under a 100 MiB address-space limit) reaches main()'s one
+// boundary: one "internal_error" line and exit 125, not std::terminate's
+// abort (134). The same report without the limit prints.
+TEST(ExceptionBoundary, AnExceptionThatReachesMainIsOneLineAndExit125) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit an address-space limit";
+#endif
+  temp_dir dir;
+  const std::string file = dir.write("big.json", report_with(R"("warnings": [")" + std::string(40'000'000, 'A') + "\"]"));
+  auto limited = run_cli_in_mib("report show " + file, 100);
+  EXPECT_EQ(limited.exit_code, kCordonFailed) << limited.err;
+  EXPECT_EQ(limited.err, "cordon: internal_error: std::bad_alloc\n");
+  auto unlimited = run_cli({"report", "show", file}, "/");
+  EXPECT_EQ(unlimited.exit_code, 0) << unlimited.err;
+  EXPECT_EQ(unlimited.err, "");
 }
 
 }  // namespace
