@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/command.h"
 #include "cli/exit_codes.h"
-#include "cli/mcp.h"
 #include "cli/profile_dirs.h"
 #include "cli/workspace.h"
 #include "cordon/governance/approval.h"
@@ -25,7 +25,7 @@ struct mcp_options {
   std::size_t pool = 1;
 };
 
-int mcp_command(const mcp_options& o) {
+int serve_mcp(const mcp_options& o) {
   auto rules = governance::capability_policy::load(o.rules);
   if (!rules) return print_error(rules.error_value()), exit_cordon_failed;
   auto chosen = load_policy_or_profile(o.policy_file, o.profile);
@@ -54,35 +54,40 @@ int mcp_command(const mcp_options& o) {
   return 0;
 }
 
+// `cordon mcp`.
+struct mcp_command final : command {
+  mcp_options options;
+  void add_options(CLI::App& app) override {
+    app.footer(
+        "Tools: shell, read, write, edit, glob, grep, apply_patch; protocol, approvals and results: docs/mcp.md.\n\n"
+        "Exit status: 0 at the end of input; 125 the rules or policy cannot be used, the audit log fails, or bad "
+        "usage.");
+    app.add_option("--rules", options.rules, "The capability rules (JSON): what may run, what needs approval")
+        ->required()
+        ->type_name("FILE");
+    app.add_option("--policy", options.policy_file, "Sandbox policy file (JSON)")->type_name("FILE");
+    app.add_option("--profile", options.profile, "Profile by name (default workspace-write)")
+        ->type_name("NAME")
+        ->excludes("--policy");
+    app.add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`")
+        ->type_name("DIR");
+    app.add_option("--audit", options.audit, "Append every call's events to this tamper-evident log")->type_name("FILE");
+    app.add_option("--approver", options.approver,
+                   "deny (default) or an approver command, asked when the client cannot ask the user (no elicitation)");
+    app.add_option("--approver-timeout", options.approver_timeout, "Seconds an approver command may take (default 60)");
+    app.add_option("--max-output", options.max_output, "Bytes of each output stream kept per command (default 262144)")
+        ->type_name("BYTES")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--timeout", options.timeout, "Seconds a command may run at most (default 120)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--pool", options.pool, "Sandboxes kept prepared for commands (default 1; 0: every command cold)")
+        ->check(CLI::Range(0, 16));
+  }
+  int execute() override { return serve_mcp(options); }
+};
+
 }  // namespace
 
-void add_mcp_command(CLI::App& app, int* result) {
-  static mcp_options options;
-  CLI::App* mcp = app.add_subcommand("mcp", "Serve governed, confined tool calls to an MCP client (stdio)");
-  mcp->footer(
-      "Tools: shell, read, write, edit, glob, grep, apply_patch; protocol, approvals and results: docs/mcp.md.\n\n"
-      "Exit status: 0 at the end of input; 125 the rules or policy cannot be used, the audit log fails, or bad usage.");
-  mcp->add_option("--rules", options.rules, "The capability rules (JSON): what may run, what needs approval")
-      ->required()
-      ->type_name("FILE");
-  mcp->add_option("--policy", options.policy_file, "Sandbox policy file (JSON)")->type_name("FILE");
-  mcp->add_option("--profile", options.profile, "Profile by name (default workspace-write)")
-      ->type_name("NAME")
-      ->excludes("--policy");
-  mcp->add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`")
-      ->type_name("DIR");
-  mcp->add_option("--audit", options.audit, "Append every call's events to this tamper-evident log")->type_name("FILE");
-  mcp->add_option("--approver", options.approver,
-                  "deny (default) or an approver command, asked when the client cannot ask the user (no elicitation)");
-  mcp->add_option("--approver-timeout", options.approver_timeout, "Seconds an approver command may take (default 60)");
-  mcp->add_option("--max-output", options.max_output, "Bytes of each output stream kept per command (default 262144)")
-      ->type_name("BYTES")
-      ->check(CLI::PositiveNumber);
-  mcp->add_option("--timeout", options.timeout, "Seconds a command may run at most (default 120)")
-      ->check(CLI::PositiveNumber);
-  mcp->add_option("--pool", options.pool, "Sandboxes kept prepared for commands (default 1; 0: every command cold)")
-      ->check(CLI::Range(0, 16));
-  mcp->callback([result] { *result = mcp_command(options); });
-}
+std::unique_ptr<command> make_mcp_command() { return std::make_unique<mcp_command>(); }
 
 }  // namespace cordon::cli
