@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -86,7 +87,7 @@ struct dns_broker {
   int dns_port = 0;  // the sandbox's DNS socket (UDP, 127.0.0.1)
 };
 
-dns_broker start_dns_broker(network_policy policy, int upstream_port) {
+dns_broker start_dns_broker(network_policy policy, int upstream_port, broker_hooks hooks = {}) {
   dns_broker out;
   fd_guard listener = tcp_listener(out.port);
   fd_guard dns(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -99,6 +100,7 @@ dns_broker start_dns_broker(network_policy policy, int upstream_port) {
   out.dns_port = ntohs(a.sin_port);
   broker_options options;
   options.policy = std::move(policy);
+  options.hooks = std::move(hooks);
   options.listener_names = {"transparent"};
   options.transparent_listener = 0;
   options.destinations = out.table;
@@ -111,13 +113,13 @@ dns_broker start_dns_broker(network_policy policy, int upstream_port) {
 
 // Connects to the transparent listener as the supervisor routes a connect
 // to `port` on 127.0.0.1: the original destination noted under the source port.
-fd_guard dial_routed(dns_broker& b, int port) {
+fd_guard dial_routed(dns_broker& b, int port, const std::string& address = "127.0.0.1") {
   fd_guard s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in local = loopback(0);
   ::bind(s.get(), reinterpret_cast<sockaddr*>(&local), sizeof local);
   socklen_t length = sizeof local;
   ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&local), &length);
-  b.table->put(std::to_string(ntohs(local.sin_port)), {"127.0.0.1", port});
+  b.table->put(std::to_string(ntohs(local.sin_port)), {address, port});
   sockaddr_in to = loopback(b.port);
   if (::connect(s.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return fd_guard();
   set_io_timeouts(s.get());
@@ -203,6 +205,64 @@ TEST(BrokerDnsTcp, AnotherPortOnTheSameAddressIsAnOrdinaryTransparentConnection)
   EXPECT_EQ(e.connections[0].protocol, "transparent");
   EXPECT_EQ(e.connections[0].action, "deny");
   EXPECT_EQ(upstream.asked("allowed.test"), 0);
+}
+
+// 1,000 DNS queries for names under an allowed wildcard, then a real
+// connection: the connection is listed with its bytes (the queries fill the
+// list first and give way), every query is counted, and the memory peak
+// counts the DNS cache they filled (docs/network.md, Evidence, Memory budget).
+TEST(BrokerDnsTcp, AThousandQueriesBeforeARealConnectionLeaveItInTheReport) {
+  tcp_dns_upstream upstream;
+  test_server destination(echo);
+  auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port(),
+                            local_hooks(destination.port()));
+  ASSERT_TRUE(b.broker);
+  int next = 0;
+  for (int connection = 0; connection < 4; ++connection) {  // 250 queries each (256 per connection at most)
+    fd_guard c = dial_routed(b, b.dns_port);
+    ASSERT_GE(c.get(), 0);
+    std::string batch;
+    for (int i = 0; i < 250; ++i, ++next) batch += framed(query("q" + std::to_string(next) + ".wild.test", 1));
+    ASSERT_TRUE(send_all(c.get(), batch));
+    for (int i = 0; i < 250; ++i) ASSERT_GE(read_framed(c.get()).size(), 12u) << i;
+  }
+  const std::string hello = client_hello(sni_extension("real.wild.test"));
+  {
+    fd_guard r = dial_routed(b, 443, "192.0.2.53");
+    ASSERT_GE(r.get(), 0);
+    ASSERT_TRUE(send_all(r.get(), hello));
+    EXPECT_EQ(recv_exact(r.get(), hello.size()), hello);
+  }
+  wait_for_total(*b.broker, 1001);
+  b.broker->stop();
+  const auto e = b.broker->evidence();
+  EXPECT_EQ(e.total, 1001u);
+  EXPECT_EQ(e.allowed, 1001u);
+  ASSERT_EQ(e.connections.size(), network_evidence::max_recorded);
+  EXPECT_EQ(e.not_recorded, 1001u - network_evidence::max_recorded);
+  const auto real = std::find_if(e.connections.begin(), e.connections.end(),
+                                 [](const network_connection& c) { return c.host == "real.wild.test"; });
+  ASSERT_NE(real, e.connections.end()) << "the real connection was crowded out of the report";
+  EXPECT_EQ(real->protocol, "transparent");
+  EXPECT_EQ(real->bytes_sent, hello.size());
+  EXPECT_GT(e.memory_peak_bytes, 1000u * 100) << "the DNS cache of 1,000 names is in the peak";
+}
+
+// Repeated queries for one name are one entry with their count.
+TEST(BrokerDnsTcp, RepeatedQueriesForOneNameAreOneEntry) {
+  tcp_dns_upstream upstream;
+  auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_routed(b, b.dns_port);
+  std::string batch;
+  for (int i = 0; i < 200; ++i) batch += framed(query("same.wild.test", static_cast<std::uint16_t>(i)));
+  ASSERT_TRUE(send_all(c.get(), batch));
+  for (int i = 0; i < 200; ++i) ASSERT_GE(read_framed(c.get()).size(), 12u) << i;
+  const auto e = wait_for_total(*b.broker, 200);
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_EQ(e.connections[0].count, 200u);
+  EXPECT_EQ(e.aggregated, 199u);
+  EXPECT_EQ(e.total, 200u);
 }
 
 }  // namespace
