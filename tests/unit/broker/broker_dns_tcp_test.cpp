@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -37,11 +40,12 @@ std::string read_framed(int fd) {
 }
 
 // An upstream resolver over TCP on 127.0.0.1: answers every query with one
-// A record 192.0.2.53 and counts the names it was asked.
+// A record 192.0.2.53 (with `fresh`, with `fresh` A records never given
+// before, as a server an attacker runs would) and counts the names it was asked.
 class tcp_dns_upstream {
  public:
-  tcp_dns_upstream()
-      : server_([this](int fd) {
+  explicit tcp_dns_upstream(int fresh = 0)
+      : server_([this, fresh](int fd) {
           for (;;) {
             const std::string q = read_framed(fd);
             if (q.size() < 17) return;
@@ -58,8 +62,13 @@ class tcp_dns_upstream {
             std::string r = q;
             r[2] = static_cast<char>(0x81);
             r[3] = static_cast<char>(0x80);
-            r[7] = 1;
-            r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x35", 16);
+            r[7] = static_cast<char>(fresh > 0 ? fresh : 1);
+            if (fresh == 0) r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x35", 16);
+            for (int k = 0; k < fresh; ++k) {
+              const std::uint32_t n = next_address_++;
+              r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04", 12);
+              r += std::string{'\x0a', static_cast<char>(n >> 16), static_cast<char>(n >> 8), static_cast<char>(n)};
+            }
             if (!send_all(fd, framed(r))) return;
           }
         }) {}
@@ -77,6 +86,7 @@ class tcp_dns_upstream {
   std::mutex mutex_;
   std::map<std::string, int> asked_;
   std::string last_;
+  std::atomic<std::uint32_t> next_address_{1};
   test_server server_;
 };
 
@@ -246,6 +256,86 @@ TEST(BrokerDnsTcp, AThousandQueriesBeforeARealConnectionLeaveItInTheReport) {
   EXPECT_EQ(real->protocol, "transparent");
   EXPECT_EQ(real->bytes_sent, hello.size());
   EXPECT_GT(e.memory_peak_bytes, 1000u * 100) << "the DNS cache of 1,000 names is in the peak";
+}
+
+// An upstream resolver over TCP on 127.0.0.1 that serves one connection at
+// a time on one thread (a thread per connection would leave the test's own
+// memory growing with every query), answering each query with `fresh` A
+// records never given before, as a server an attacker runs would.
+class sequential_dns_upstream {
+ public:
+  explicit sequential_dns_upstream(int fresh) : listener_(tcp_listener(port_)) {
+    thread_ = std::thread([this, fresh] {
+      for (;;) {
+        const int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;  // shut down
+        fd_guard c(fd);
+        set_io_timeouts(fd);
+        const std::string q = read_framed(fd);
+        if (q.size() < 17) continue;
+        std::string r = q;
+        r[2] = static_cast<char>(0x81);
+        r[3] = static_cast<char>(0x80);
+        r[7] = static_cast<char>(fresh);
+        for (int k = 0; k < fresh; ++k, ++next_) {
+          r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04", 12);
+          r += std::string{'\x0a', static_cast<char>(next_ >> 16), static_cast<char>(next_ >> 8), static_cast<char>(next_)};
+        }
+        send_all(fd, framed(r));
+      }
+    });
+  }
+  ~sequential_dns_upstream() {
+    ::shutdown(listener_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  int port_ = 0;
+  fd_guard listener_;
+  std::uint32_t next_ = 1;
+  std::thread thread_;
+};
+
+// The process's resident memory now, bytes (VmRSS).
+std::uint64_t resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// The attack pass's flood: 10,000 queries for fresh names under an allowed
+// wildcard, each answered with 20 addresses never seen before (the broker
+// of the attack grew to 790 MiB). The broker stays within its DNS bound and
+// the report's peak is what it held.
+TEST(BrokerDnsTcp, AFloodUnderAWildcardStaysWithinTheBound) {
+  sequential_dns_upstream upstream(20);
+  auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  const std::uint64_t before = resident_bytes();
+  int next = 0;
+  for (int connection = 0; connection < 40; ++connection) {
+    fd_guard c = dial_routed(b, b.dns_port);
+    ASSERT_GE(c.get(), 0);
+    std::string batch;
+    for (int i = 0; i < 250; ++i, ++next) batch += framed(query("f" + std::to_string(next) + ".wild.test", 1));
+    ASSERT_TRUE(send_all(c.get(), batch));
+    for (int i = 0; i < 250; ++i) ASSERT_GE(read_framed(c.get()).size(), 12u) << i;
+  }
+  wait_for_total(*b.broker, 10000, std::chrono::milliseconds(10000));
+  b.broker->stop();
+  const std::uint64_t after = resident_bytes();
+  const auto e = b.broker->evidence();
+  EXPECT_EQ(e.total, 10000u);
+  EXPECT_GT(e.memory_peak_bytes, 1u << 20);
+  EXPECT_LT(e.memory_peak_bytes, 16u << 20);
+  const std::uint64_t grown = after > before ? after - before : 0;
+  std::printf("[ memory   ] 10,000 DNS queries x 20 fresh addresses: broker peak %.1f MiB, test process (broker, client, upstream) RSS grew %.1f MiB\n",
+              static_cast<double>(e.memory_peak_bytes) / (1 << 20), static_cast<double>(grown) / (1 << 20));
+  EXPECT_LT(grown, 64u << 20);
 }
 
 // Repeated queries for one name are one entry with their count.
