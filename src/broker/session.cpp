@@ -715,7 +715,7 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void next_client() {
-    if (judge_) return read_client_judged();
+    if (judge_) return read_client();
     if (use_splice_ && !to_destination_buffer_.empty()) {  // judged until now: splice from here, buffers freed
       std::vector<char>().swap(to_destination_buffer_);
       std::string().swap(judged_);
@@ -799,27 +799,10 @@ class session : public std::enable_shared_from_this<session> {
     granted_ += given;
   }
 
+  // The client's direction through user space: relayed as read, or, on an
+  // HTTP connection for a name, each request judged before it goes
+  // (client_judge.h), a refused one ending the connection with that decision.
   void read_client() {
-    client_.async_read_some(asio::buffer(to_destination_buffer_), wrap([this](std::error_code ec, std::size_t n) {
-                              if (phase_ != phase::relaying) return;
-                              if (ec == asio::error::eof) {
-                                upstream_.shutdown(tcp::socket::shutdown_send, ec);
-                                client_done_ = true;
-                                if (destination_done_) finish();
-                                return;
-                              }
-                              if (ec) {
-                                finish();
-                                return;
-                              }
-                              write_upstream(asio::buffer(to_destination_buffer_.data(), n));
-                            }));
-  }
-
-  // The client's direction of an HTTP connection for a name: every request
-  // is judged before it goes (client_judge.h); a refused one ends the
-  // connection with that decision.
-  void read_client_judged() {
     if (to_destination_buffer_.empty()) to_destination_buffer_.resize(std::max<std::size_t>(limits().relay_buffer_bytes, 1));
     client_.async_read_some(asio::buffer(to_destination_buffer_), wrap([this](std::error_code ec, std::size_t n) {
                               if (phase_ != phase::relaying) return;
@@ -830,6 +813,7 @@ class session : public std::enable_shared_from_this<session> {
                                 return;
                               }
                               if (ec) return finish();
+                              if (!judge_) return write_upstream(asio::buffer(to_destination_buffer_.data(), n));
                               judged_.clear();
                               const auto verdict = judge_->feed(std::string_view(to_destination_buffer_.data(), n), judged_);
                               if (verdict == judge_verdict::refuse) {

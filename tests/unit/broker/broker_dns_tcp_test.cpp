@@ -217,6 +217,23 @@ TEST(BrokerDnsTcp, AnotherPortOnTheSameAddressIsAnOrdinaryTransparentConnection)
   EXPECT_EQ(upstream.asked("allowed.test"), 0);
 }
 
+// Asks `connections` x 250 queries (a connection takes at most 256) for
+// fresh names <prefix><n>.wild.test over DNS over TCP; true when every one
+// was answered.
+bool ask_fresh_names(dns_broker& b, int connections, const std::string& prefix) {
+  int next = 0;
+  for (int connection = 0; connection < connections; ++connection) {
+    fd_guard c = dial_routed(b, b.dns_port);
+    std::string batch;
+    for (int i = 0; i < 250; ++i, ++next) batch += framed(query(prefix + std::to_string(next) + ".wild.test", 1));
+    if (c.get() < 0 || !send_all(c.get(), batch)) return false;
+    for (int i = 0; i < 250; ++i) {
+      if (read_framed(c.get()).size() < 12) return false;
+    }
+  }
+  return true;
+}
+
 // 1,000 DNS queries for names under an allowed wildcard, then a real
 // connection: the connection is listed with its bytes (the queries fill the
 // list first and give way), every query is counted, and the memory peak
@@ -227,15 +244,7 @@ TEST(BrokerDnsTcp, AThousandQueriesBeforeARealConnectionLeaveItInTheReport) {
   auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port(),
                             local_hooks(destination.port()));
   ASSERT_TRUE(b.broker);
-  int next = 0;
-  for (int connection = 0; connection < 4; ++connection) {  // 250 queries each (256 per connection at most)
-    fd_guard c = dial_routed(b, b.dns_port);
-    ASSERT_GE(c.get(), 0);
-    std::string batch;
-    for (int i = 0; i < 250; ++i, ++next) batch += framed(query("q" + std::to_string(next) + ".wild.test", 1));
-    ASSERT_TRUE(send_all(c.get(), batch));
-    for (int i = 0; i < 250; ++i) ASSERT_GE(read_framed(c.get()).size(), 12u) << i;
-  }
+  ASSERT_TRUE(ask_fresh_names(b, 4, "q"));
   const std::string hello = client_hello(sni_extension("real.wild.test"));
   {
     fd_guard r = dial_routed(b, 443, "192.0.2.53");
@@ -316,15 +325,7 @@ TEST(BrokerDnsTcp, AFloodUnderAWildcardStaysWithinTheBound) {
   auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port());
   ASSERT_TRUE(b.broker);
   const std::uint64_t before = resident_bytes();
-  int next = 0;
-  for (int connection = 0; connection < 40; ++connection) {
-    fd_guard c = dial_routed(b, b.dns_port);
-    ASSERT_GE(c.get(), 0);
-    std::string batch;
-    for (int i = 0; i < 250; ++i, ++next) batch += framed(query("f" + std::to_string(next) + ".wild.test", 1));
-    ASSERT_TRUE(send_all(c.get(), batch));
-    for (int i = 0; i < 250; ++i) ASSERT_GE(read_framed(c.get()).size(), 12u) << i;
-  }
+  ASSERT_TRUE(ask_fresh_names(b, 40, "f"));
   wait_for_total(*b.broker, 10000, std::chrono::milliseconds(10000));
   b.broker->stop();
   const std::uint64_t after = resident_bytes();

@@ -20,11 +20,9 @@ network_connection entry(const std::string& host, const std::string& action, std
 }
 
 network_connection dns_entry(const std::string& name, const std::string& action = "allow") {
-  network_connection c;
+  network_connection c = entry(name, action);
   c.protocol = "dns";
-  c.host = name;
   c.port = 53;
-  c.action = action;
   c.rule_consulted = true;
   c.rule = 0;
   return c;
