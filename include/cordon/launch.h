@@ -97,6 +97,9 @@ struct network_connection {
   std::int64_t duration_ms = 0;      // accept to close
   std::string tls{};                 // "terminate" when the broker ended the command's TLS; empty otherwise
   std::vector<network_request> requests{};  // terminated: each request, in order (at most 256 kept)
+  // DNS: how many queries this entry stands for (repeated queries for one
+  // name with one answer are listed once, docs/network.md "Evidence"); 1 otherwise
+  std::uint64_t count = 1;
 };
 
 // A credential the broker injected (docs/tls.md): its host and header, and
@@ -108,7 +111,9 @@ struct network_injection {
 };
 
 // Everything the broker decided during one run. At most `max_recorded`
-// connections are kept (the first ones); the counters count all of them.
+// entries are listed; a full list makes room for a more informative entry
+// by dropping a less informative one (broker/evidence_stream.h,
+// add_connection); the counters count all of them.
 struct network_evidence {
   static constexpr std::size_t max_recorded = 256;
   std::vector<std::string> listeners;  // where the command reaches the broker ("127.0.0.1:3128", a socket path)
@@ -120,6 +125,7 @@ struct network_evidence {
   std::uint64_t malformed = 0;         // no valid request (or no valid TLS where a rule required it)
   std::uint64_t error = 0;             // broker limits, internal errors, run ended before a decision
   std::uint64_t not_recorded = 0;      // connections beyond max_recorded
+  std::uint64_t aggregated = 0;        // DNS queries counted into an earlier entry for the same name (its `count`)
   // The broker's relay memory (docs/network.md, "Memory budget"): the
   // budget for bulk buffers, and the most its connections held at once
   // (kernel socket queues, pipe contents and user-space buffers, sampled

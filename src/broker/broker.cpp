@@ -36,9 +36,11 @@ constexpr std::chrono::milliseconds accept_backoff{50};
 // How often the relays' memory is sampled for the evidence's peak.
 constexpr std::chrono::milliseconds memory_sample_interval{100};
 
-// Adds up what every session holds now and keeps the peak (relay_memory.h).
+// Adds up what the broker holds now and keeps the peak (relay_memory.h):
+// every session, the DNS cache and the DNS server's queries waiting upstream.
 void sample_memory(core& c) {
-  std::uint64_t held = 0;
+  std::uint64_t held = c.dns.held_bytes();
+  if (c.dns_service) held += dns_server_held_bytes(*c.dns_service);
   for (const auto& entry : c.sessions) held += session_held_bytes(*entry.second);
   const std::lock_guard<std::mutex> lock(c.mutex);
   c.evidence.memory_peak_bytes = std::max(c.evidence.memory_peak_bytes, held);
@@ -48,7 +50,7 @@ void sample_memory_periodically(core& c) {
   c.memory_sampler->expires_after(memory_sample_interval);
   c.memory_sampler->async_wait([&c](std::error_code ec) {
     if (ec || c.stopping) return;
-    if (!c.sessions.empty()) sample_memory(c);
+    sample_memory(c);  // also without sessions: a DNS flood holds the cache
     sample_memory_periodically(c);
   });
 }

@@ -72,7 +72,10 @@ struct broker_limits {
   // base buffers (docs/network.md, "Memory budget").
   std::uint64_t memory_budget_bytes = 64ULL * 1024 * 1024;
   // A transparent connection whose client sends nothing this long (a
-  // protocol where the server speaks first) is decided by its address.
+  // protocol where the server speaks first) is decided without its bytes:
+  // by the name the sandbox resolved to its address, else by its address.
+  // Decided by a name, its bytes are still judged before any go, and a
+  // client silent for request_timeout is refused (client_judge.h).
   std::chrono::milliseconds first_bytes_wait{1000};
 };
 

@@ -78,7 +78,8 @@ struct core {
   bool stopping = false;
   dns_cache dns;                            // what the sandbox resolved through dns_server
   std::shared_ptr<dns_server> dns_service;  // null: no DNS socket
-  relay_budget budget;                      // bulk buffer grants (relay_memory.h)
+  relay_budget budget;                      // bulk buffer grants and the DNS cache (relay_memory.h)
+  std::uint64_t dns_granted = 0;            // of `budget`, what the DNS cache holds (dns_server.cpp)
   std::optional<original_destination> dns_address;  // the sandbox's DNS socket (dns_server.cpp)
   std::optional<asio::ip::tcp::endpoint> dns_upstream;  // options.dns_upstream, parsed
   std::unique_ptr<asio::steady_timer> memory_sampler;
@@ -131,6 +132,8 @@ void start_transparent_session(core& c, stream::socket client, std::optional<ori
 // Returns why it cannot, or empty.
 std::string start_dns_server(core& c, int fd);
 void stop_dns_server(dns_server& s);
+// What the DNS server holds now (its buffer, queries waiting upstream), bytes.
+std::uint64_t dns_server_held_bytes(const dns_server& s);
 
 // The broker's verdict on one DNS query from the sandbox, before any
 // upstream: `forward` (allowed: ask the upstream resolver; `record` is

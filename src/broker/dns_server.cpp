@@ -76,6 +76,22 @@ void learn_dns_answer(core& c, network_connection& record, std::string_view resp
   }
   c.dns.learn(record.host, addresses);
   if (!addresses.empty()) record.address = addresses.front();
+  // The cache's growth comes out of the run's memory budget, like a bulk
+  // relay's buffers: when it is spent the answer is relayed but not
+  // remembered (a transparent connection to it is then decided by its
+  // address), and the entry says so.
+  std::uint64_t held = c.dns.held_bytes();
+  if (held > c.dns_granted && !c.budget.take(held - c.dns_granted, c.options.limits.memory_budget_bytes)) {
+    c.dns.forget_name(record.host);
+    record.reason = "answer not remembered: the broker's memory budget is spent";
+    held = c.dns.held_bytes();
+  }
+  if (held > c.dns_granted) {
+    c.dns_granted = held;  // taken above
+  } else {
+    c.budget.give(c.dns_granted - held);
+    c.dns_granted = held;
+  }
 }
 
 class dns_server : public std::enable_shared_from_this<dns_server> {
@@ -94,6 +110,17 @@ class dns_server : public std::enable_shared_from_this<dns_server> {
                                  }
                                  self->receive();
                                });
+  }
+
+  // What it holds now: its receive buffer and each query waiting for its
+  // upstream answer (the query, the answer buffer, the record), bytes.
+  std::uint64_t held_bytes() const {
+    std::uint64_t held = buffer_.capacity();
+    for (const auto& q : pending_) {
+      held += sizeof(upstream_query) + q->query.capacity() + q->answer.capacity() + q->record.host.capacity() +
+              q->record.reason.capacity();
+    }
+    return held;
   }
 
   void stop() {
@@ -256,6 +283,8 @@ std::string start_dns_server(core& c, int fd) {
 }
 
 void stop_dns_server(dns_server& s) { s.stop(); }
+
+std::uint64_t dns_server_held_bytes(const dns_server& s) { return s.held_bytes(); }
 
 }  // namespace cordon::broker::detail
 

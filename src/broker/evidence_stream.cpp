@@ -1,29 +1,75 @@
 // src/broker/evidence_stream.cpp — see evidence_stream.h.
 #include "broker/evidence_stream.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace cordon::broker {
 
+namespace {
+
+bool is_dns(const network_connection& c) { return c.protocol == "dns" || c.protocol == "dns_tcp"; }
+
+// How much an entry says, least first: a DNS query (repeats of one are
+// counted into one entry), another decision, a denial, a connection that
+// carried bytes. A full list drops the least informative entry first.
+int informative(const network_connection& c) {
+  if (c.bytes_sent + c.bytes_received > 0) return 3;
+  if (c.action == "deny") return 2;
+  return is_dns(c) ? 0 : 1;
+}
+
+// A listed DNS entry `c` repeats: same protocol, name, rule, action and answer.
+bool repeats(const network_connection& listed, const network_connection& c) {
+  return is_dns(listed) && listed.protocol == c.protocol && listed.host == c.host && listed.action == c.action &&
+         listed.rule_consulted == c.rule_consulted && listed.rule == c.rule && listed.address == c.address &&
+         listed.reason == c.reason;
+}
+
+}  // namespace
+
 void add_connection(network_evidence& e, network_connection c) {
-  ++e.total;
+  e.total += c.count;
+  std::uint64_t* counter = &e.error;
   if (c.action == "allow") {
-    ++e.allowed;
+    counter = &e.allowed;
   } else if (c.action == "deny") {
-    ++e.denied;
+    counter = &e.denied;
   } else if (c.action == "unreachable") {
-    ++e.unreachable;
+    counter = &e.unreachable;
   } else if (c.action == "malformed") {
-    ++e.malformed;
+    counter = &e.malformed;
   } else {
     c.action = "error";
-    ++e.error;
+  }
+  *counter += c.count;
+  if (is_dns(c)) {
+    for (auto& listed : e.connections) {
+      if (!repeats(listed, c)) continue;
+      listed.count += c.count;
+      listed.duration_ms = std::max(listed.duration_ms, c.duration_ms);
+      e.aggregated += c.count;
+      return;
+    }
   }
   if (e.connections.size() < network_evidence::max_recorded) {
     e.connections.push_back(std::move(c));
-  } else {
-    ++e.not_recorded;
+    return;
   }
+  // Full: the latest of the least informative entries gives way to a more
+  // informative one, else the new one is not listed.
+  const int rank = informative(c);
+  auto weakest = e.connections.end();
+  for (auto it = e.connections.begin(); it != e.connections.end(); ++it) {
+    if (informative(*it) < rank && (weakest == e.connections.end() || informative(*it) <= informative(*weakest))) weakest = it;
+  }
+  if (weakest == e.connections.end()) {
+    e.not_recorded += c.count;
+    return;
+  }
+  e.not_recorded += weakest->count;
+  e.connections.erase(weakest);
+  e.connections.push_back(std::move(c));
 }
 
 void streamed_evidence::opened(std::uint64_t id, network_connection c) {

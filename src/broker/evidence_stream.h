@@ -18,8 +18,16 @@ namespace cordon::broker {
 
 // Adds `connection` to `evidence` as the broker records an entry: counted
 // under its action (one that is not one of the five values becomes, and
-// counts as, "error"), listed while fewer than network_evidence::max_recorded
-// are, else counted in not_recorded. The counters are always the entries'.
+// counts as, "error"), `count` times (1 but for an aggregated DNS entry).
+// A DNS query that repeats a listed one (same protocol, name, rule, action,
+// answer and reason) is counted into that entry's `count` and into
+// `aggregated`. Otherwise it is listed while fewer than
+// network_evidence::max_recorded are; when the list is full, the latest of
+// the least informative listed entries (DNS, then other decisions, then
+// denials, then connections that carried bytes) gives way to a more
+// informative one and is counted in not_recorded, else the new one is. So
+// no flood of cheaper entries crowds a denial or a connection that carried
+// bytes out of the list. The counters are always the entries'.
 void add_connection(network_evidence& evidence, network_connection connection);
 
 // The supervisor's copy of a streamed evidence. Holds at most max_recorded

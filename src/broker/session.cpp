@@ -11,12 +11,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "broker/client_judge.h"
 #include "broker/core.h"
 #include "broker/decision.h"
 #include "broker/first_bytes.h"
@@ -79,8 +81,8 @@ class session : public std::enable_shared_from_this<session> {
                        ":" + std::to_string(original_.port);
     record_.host = original_.address;
     record_.port = original_.port;
-    // A ClientHello record is up to 16 KiB plus its header.
-    buffer_.resize(std::max<std::size_t>(limits().max_request_bytes, 16384 + 5));
+    // A ClientHello may span records (first_bytes.h).
+    buffer_.resize(std::max<std::size_t>(limits().max_request_bytes, max_client_hello_bytes));
     arm(limits().first_bytes_wait, &session::on_first_bytes_wait);
     read_first_bytes();
   }
@@ -91,7 +93,8 @@ class session : public std::enable_shared_from_this<session> {
     const auto fd = [](auto& socket) { return socket.is_open() ? socket.native_handle() : -1; };
     return socket_held_bytes(fd(client_)) + socket_held_bytes(fd(upstream_)) + to_destination_pipe_.held +
            to_client_pipe_.held + buffer_.capacity() + check_buffer_.capacity() + to_destination_buffer_.capacity() +
-           to_client_buffer_.capacity() + to_upstream_.capacity() + to_client_.capacity();
+           to_client_buffer_.capacity() + to_upstream_.capacity() + to_client_.capacity() + judged_.capacity() +
+           (judge_ ? judge_->held_bytes() : 0);
   }
 
   // The broker stops: close now, record what this connection got to.
@@ -303,9 +306,14 @@ class session : public std::enable_shared_from_this<session> {
                                 return;
                               }
                               filled_ += n;
-                              const auto seen = classify_first_bytes(std::string_view(buffer_.data(), filled_));
+                              const auto seen =
+                                  classify_first_bytes(std::string_view(buffer_.data(), filled_), limits().max_request_bytes);
                               switch (seen.status) {
                                 case first_bytes_status::incomplete:
+                                  if (!worth_waiting_for(std::string_view(buffer_.data(), filled_))) {
+                                    decide_transparent("", "address");  // a word that names nothing
+                                    return;
+                                  }
                                   if (!waited_for_first_bytes_) arm(limits().request_timeout, &session::on_request_timeout);
                                   waited_for_first_bytes_ = true;
                                   read_first_bytes();
@@ -318,6 +326,7 @@ class session : public std::enable_shared_from_this<session> {
                                   decide_transparent(seen.name, "http_host");
                                   return;
                                 case first_bytes_status::other:
+                                case first_bytes_status::malformed:  // judged again once decided (client_judge.h)
                                   decide_transparent("", "address");
                                   return;
                               }
@@ -561,7 +570,7 @@ class session : public std::enable_shared_from_this<session> {
                       : socks5_reply(socks5_reply_code::succeeded, local.address().to_string(), local.port());
     }
     if (record_.rule && rule_terminates(core_, *record_.rule)) return terminate_tls();
-    if ((record_.protocol == "http_connect" || socks()) && !ip_literal_) {
+    if (record_.protocol != "http_forward" && !ip_literal_) {  // decided for a name
       answer_then_check_first_bytes();
       return;
     }
@@ -586,77 +595,63 @@ class session : public std::enable_shared_from_this<session> {
     report_decided();
   }
 
-  // ---- the TLS check of a tunnel to a name ----------------------------------
+  // ---- the check of a connection decided for a name -------------------------
 
-  // A tunnel opened for a name: its client is told yes (200, SOCKS5
-  // success), then its first bytes are read before any reach the
-  // destination. A TLS ClientHello must name that host (SNI): a different
-  // name is domain fronting, and no name at all cannot be held to the rule;
-  // both are refused and recorded. Anything that is not TLS passes (a tunnel
-  // carries any TCP protocol).
+  // A tunnel opened for a name (its client is told yes first: 200, SOCKS5
+  // success), or a transparent connection decided by a name: the client's
+  // bytes are judged before any reach the destination (client_judge.h): a
+  // ClientHello must name that host (SNI), every HTTP request must ask for
+  // it; another protocol passes. A client that sends nothing within the
+  // request timeout is refused: nothing it could send later would be judged.
   void answer_then_check_first_bytes() {
     phase_ = phase::checking;
     record_.address.clear();  // set again once the check passes
-    arm(limits().first_bytes_wait, &session::on_check_wait);
+    judge_.emplace(record_.host, !(transparent() && record_.name_source == "dns"), limits().max_request_bytes);
+    arm(limits().request_timeout, &session::on_check_timeout);
     asio::async_write(client_, asio::buffer(to_client_), wrap([this](std::error_code ec, std::size_t) {
                         if (phase_ != phase::checking) return;
                         if (ec) return finish();
                         to_client_.clear();
-                        check_first_bytes();
+                        std::string first;
+                        first.swap(to_upstream_);
+                        check_first_bytes(first);
                       }));
   }
 
-  void check_first_bytes() {
-    const auto seen = classify_first_bytes(to_upstream_);
-    // Neither TLS nor HTTP: any TCP protocol may use a tunnel.
-    if (!to_upstream_.empty() && seen.status == first_bytes_status::other) return pass_check();
-    if (seen.status == first_bytes_status::incomplete && to_upstream_.size() < 16384 + 5) {
-      if (check_buffer_.empty()) check_buffer_.resize(16384 + 5);
-      client_.async_read_some(asio::buffer(check_buffer_.data(), check_buffer_.size() - to_upstream_.size()),
-                              wrap([this](std::error_code ec, std::size_t n) {
-                                if (phase_ != phase::checking) return;
-                                if (ec && to_upstream_.empty()) return finish();  // an allowed tunnel that carried nothing
-                                if (ec) {
-                                  // Closed in the middle of its ClientHello: nothing the check could
-                                  // judge was sent, and nothing was relayed (docs/network.md).
-                                  outcome_ = outcome::malformed;
-                                  record_.reason = "tunnel: the client closed before its TLS ClientHello or HTTP request head was complete";
-                                  return finish();
-                                }
-                                to_upstream_.append(check_buffer_.data(), n);
-                                check_first_bytes();
-                              }));
-      return;
-    }
-    if (seen.status == first_bytes_status::http && !seen.name.empty() && !names_the_tunnels_host(seen.name)) {
-      // A plain HTTP request in a tunnel to a name: the host it asks the
-      // server for (absolute-form target, else Host) must be the tunnel's,
-      // or a server hosting both would serve the other name (fronting).
-      refuse({}, outcome::denied,
-             "HTTP request for " + printable(seen.name) + " does not match the tunnel's host " + record_.host +
-                 " (domain fronting)");
-      return;
-    }
-    if (seen.status == first_bytes_status::tls) {
-      if (seen.name.empty()) {
-        refuse({}, outcome::denied, "TLS without a server name (SNI) in a tunnel to " + record_.host);
+  void check_first_bytes(std::string_view fresh) {
+    if (!fresh.empty()) checked_bytes_ = true;
+    std::string out;
+    switch (judge_->feed(fresh, out)) {
+      case judge_verdict::refuse:
+        refuse({}, judge_->malformed() ? outcome::malformed : outcome::denied, judge_->reason());
         return;
-      }
-      if (!names_the_tunnels_host(seen.name)) {
-        refuse({}, outcome::denied,
-               "TLS server name " + printable(seen.name) + " does not match the tunnel's host " + record_.host +
-                   " (domain fronting)");
+      case judge_verdict::more:
+        read_check();
         return;
-      }
+      case judge_verdict::pass_rest:
+        judge_.reset();  // TLS after its ClientHello, another protocol: relayed unread
+        [[fallthrough]];
+      case judge_verdict::relay:  // HTTP: the judge stays on the client's direction
+        to_upstream_ = std::move(out);
+        pass_check();
+        return;
     }
-    pass_check();
   }
 
-  // Does `name`, as the client's first bytes carry it (SNI, HTTP host), name
-  // the host this tunnel was opened for, once normalized?
-  bool names_the_tunnels_host(const std::string& name) const {
-    const auto named = normalize_destination_host(name);
-    return named && *named == record_.host;
+  void read_check() {
+    if (check_buffer_.empty()) check_buffer_.resize(4096);
+    client_.async_read_some(asio::buffer(check_buffer_), wrap([this](std::error_code ec, std::size_t n) {
+                              if (phase_ != phase::checking) return;
+                              if (ec && !checked_bytes_) return finish();  // an allowed tunnel that carried nothing
+                              if (ec) {
+                                // Closed in the middle of its ClientHello or request head: nothing the
+                                // check could judge was sent, and nothing was relayed (docs/network.md).
+                                outcome_ = outcome::malformed;
+                                record_.reason = "tunnel: the client closed before its TLS ClientHello or HTTP request head was complete";
+                                return finish();
+                              }
+                              check_first_bytes(std::string_view(check_buffer_.data(), n));
+                            }));
   }
 
   void pass_check() {
@@ -666,22 +661,13 @@ class session : public std::enable_shared_from_this<session> {
     start_relay();
   }
 
-  // The client sent nothing yet: a protocol where the server speaks first.
-  void on_check_wait() {
-    if (phase_ != phase::checking) return;
-    if (!to_upstream_.empty()) {
-      arm(limits().request_timeout, &session::on_check_timeout);
-      return;
-    }
-    std::error_code ec;
-    client_.cancel(ec);  // the pending read
-    pass_check();
-  }
-
   void on_check_timeout() {
     if (phase_ != phase::checking) return;
     refuse({}, outcome::malformed,
-           "tunnel: no complete TLS ClientHello or HTTP request head within " + ms_text(limits().request_timeout));
+           checked_bytes_ ? "tunnel: no complete TLS ClientHello or HTTP request head within " +
+                                ms_text(limits().request_timeout)
+                          : "tunnel: the client sent nothing within " + ms_text(limits().request_timeout) +
+                                " (a connection for a name carries only what the broker can judge)");
   }
 
   // ---- relaying ------------------------------------------------------------
@@ -728,7 +714,14 @@ class session : public std::enable_shared_from_this<session> {
     }
   }
 
-  void next_client() { use_splice_ ? pump(client_, upstream_, to_destination_pipe_, true) : read_client(); }
+  void next_client() {
+    if (judge_) return read_client();
+    if (use_splice_ && !to_destination_buffer_.empty()) {  // judged until now: splice from here, buffers freed
+      std::vector<char>().swap(to_destination_buffer_);
+      std::string().swap(judged_);
+    }
+    use_splice_ ? pump(client_, upstream_, to_destination_pipe_, true) : read_client();
+  }
   void next_upstream() { use_splice_ ? pump(upstream_, client_, to_client_pipe_, false) : read_upstream(); }
 
   // One direction with splice(2): source -> pipe -> sink, until the source
@@ -806,7 +799,11 @@ class session : public std::enable_shared_from_this<session> {
     granted_ += given;
   }
 
+  // The client's direction through user space: relayed as read, or, on an
+  // HTTP connection for a name, each request judged before it goes
+  // (client_judge.h), a refused one ending the connection with that decision.
   void read_client() {
+    if (to_destination_buffer_.empty()) to_destination_buffer_.resize(std::max<std::size_t>(limits().relay_buffer_bytes, 1));
     client_.async_read_some(asio::buffer(to_destination_buffer_), wrap([this](std::error_code ec, std::size_t n) {
                               if (phase_ != phase::relaying) return;
                               if (ec == asio::error::eof) {
@@ -815,11 +812,19 @@ class session : public std::enable_shared_from_this<session> {
                                 if (destination_done_) finish();
                                 return;
                               }
-                              if (ec) {
-                                finish();
-                                return;
+                              if (ec) return finish();
+                              if (!judge_) return write_upstream(asio::buffer(to_destination_buffer_.data(), n));
+                              judged_.clear();
+                              const auto verdict = judge_->feed(std::string_view(to_destination_buffer_.data(), n), judged_);
+                              if (verdict == judge_verdict::refuse) {
+                                outcome_ = judge_->malformed() ? outcome::malformed : outcome::denied;
+                                record_.reason = printable(judge_->reason() + " (request " +
+                                                           std::to_string(judge_->requests() + 1) + " of the connection)");
+                                return finish();
                               }
-                              write_upstream(asio::buffer(to_destination_buffer_.data(), n));
+                              if (verdict == judge_verdict::pass_rest) judge_.reset();  // relayed unread from here
+                              if (judged_.empty()) return next_client();
+                              write_upstream(asio::buffer(judged_));
                             }));
   }
 
@@ -963,6 +968,9 @@ class session : public std::enable_shared_from_this<session> {
   bool ip_literal_ = false;   // the destination was named by an IP literal
   std::string checked_address_;   // the dialed address, recorded once the TLS check passed
   std::vector<char> check_buffer_;
+  std::optional<client_judge> judge_;  // a connection for a name: the client's bytes judged (client_judge.h)
+  std::string judged_;                 // what the judge let go, being written
+  bool checked_bytes_ = false;         // the client sent bytes during the check
 
   bool resolving_ = false;
   std::vector<std::string> candidates_;

@@ -36,6 +36,7 @@ json connection_to_json(const network_connection& c) {
   put(cj, "rule", c.rule);
   if (!c.tls.empty()) cj["tls"] = c.tls;
   if (!c.requests.empty()) cj["requests"] = requests_to_json<json>(c.requests);
+  if (c.count != 1) cj["count"] = c.count;
   return cj;
 }
 
@@ -56,6 +57,7 @@ network_connection connection_from_json(const json& cj) {
   get(cj, "bytes_sent", c.bytes_sent);
   get(cj, "bytes_received", c.bytes_received);
   get(cj, "duration_ms", c.duration_ms);
+  get(cj, "count", c.count);
   if (cj.contains("requests")) c.requests = requests_from_json(cj.at("requests"));
   return c;
 }
@@ -65,7 +67,7 @@ json evidence_to_json(const network_evidence& e) {
   for (const auto& c : e.connections) connections.push_back(connection_to_json(c));
   return {{"listeners", e.listeners}, {"connections", connections}, {"total", e.total}, {"allowed", e.allowed},
           {"denied", e.denied}, {"unreachable", e.unreachable}, {"malformed", e.malformed}, {"error", e.error},
-          {"not_recorded", e.not_recorded}, {"memory_budget_bytes", e.memory_budget_bytes},
+          {"not_recorded", e.not_recorded}, {"aggregated", e.aggregated}, {"memory_budget_bytes", e.memory_budget_bytes},
           {"memory_peak_bytes", e.memory_peak_bytes}, {"tls", tls_to_json<json>(e)}};
 }
 
@@ -80,6 +82,7 @@ network_evidence evidence_from_json(const json& j) {
   get(j, "malformed", e.malformed);
   get(j, "error", e.error);
   get(j, "not_recorded", e.not_recorded);
+  get(j, "aggregated", e.aggregated);
   get(j, "memory_budget_bytes", e.memory_budget_bytes);
   get(j, "memory_peak_bytes", e.memory_peak_bytes);
   if (j.contains("tls")) tls_from_json(j.at("tls"), e);

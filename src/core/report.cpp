@@ -242,6 +242,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
       if (!c.name_source.empty()) entry["name_source"] = c.name_source;
       if (!c.tls.empty()) entry["tls"] = c.tls;
       if (!c.requests.empty()) entry["requests"] = core::requests_to_json<json>(c.requests);
+      if (c.count != 1) entry["count"] = c.count;
       connections.push_back(std::move(entry));
     }
     j["network"] = {{"listeners", n.listeners},
@@ -252,6 +253,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                     {"malformed", n.malformed},
                     {"error", n.error},
                     {"not_recorded", n.not_recorded},
+                    {"aggregated", n.aggregated},
                     {"memory", {{"budget_bytes", n.memory_budget_bytes}, {"peak_bytes", n.memory_peak_bytes}}},
                     {"connections", connections}};
     network_evidence trust = n;  // the CA file and its variables come from the policy

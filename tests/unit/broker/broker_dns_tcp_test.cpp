@@ -7,7 +7,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -36,11 +40,12 @@ std::string read_framed(int fd) {
 }
 
 // An upstream resolver over TCP on 127.0.0.1: answers every query with one
-// A record 192.0.2.53 and counts the names it was asked.
+// A record 192.0.2.53 (with `fresh`, with `fresh` A records never given
+// before, as a server an attacker runs would) and counts the names it was asked.
 class tcp_dns_upstream {
  public:
-  tcp_dns_upstream()
-      : server_([this](int fd) {
+  explicit tcp_dns_upstream(int fresh = 0)
+      : server_([this, fresh](int fd) {
           for (;;) {
             const std::string q = read_framed(fd);
             if (q.size() < 17) return;
@@ -57,8 +62,13 @@ class tcp_dns_upstream {
             std::string r = q;
             r[2] = static_cast<char>(0x81);
             r[3] = static_cast<char>(0x80);
-            r[7] = 1;
-            r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x35", 16);
+            r[7] = static_cast<char>(fresh > 0 ? fresh : 1);
+            if (fresh == 0) r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x35", 16);
+            for (int k = 0; k < fresh; ++k) {
+              const std::uint32_t n = next_address_++;
+              r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04", 12);
+              r += std::string{'\x0a', static_cast<char>(n >> 16), static_cast<char>(n >> 8), static_cast<char>(n)};
+            }
             if (!send_all(fd, framed(r))) return;
           }
         }) {}
@@ -76,6 +86,7 @@ class tcp_dns_upstream {
   std::mutex mutex_;
   std::map<std::string, int> asked_;
   std::string last_;
+  std::atomic<std::uint32_t> next_address_{1};
   test_server server_;
 };
 
@@ -86,7 +97,7 @@ struct dns_broker {
   int dns_port = 0;  // the sandbox's DNS socket (UDP, 127.0.0.1)
 };
 
-dns_broker start_dns_broker(network_policy policy, int upstream_port) {
+dns_broker start_dns_broker(network_policy policy, int upstream_port, broker_hooks hooks = {}) {
   dns_broker out;
   fd_guard listener = tcp_listener(out.port);
   fd_guard dns(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -99,6 +110,7 @@ dns_broker start_dns_broker(network_policy policy, int upstream_port) {
   out.dns_port = ntohs(a.sin_port);
   broker_options options;
   options.policy = std::move(policy);
+  options.hooks = std::move(hooks);
   options.listener_names = {"transparent"};
   options.transparent_listener = 0;
   options.destinations = out.table;
@@ -111,13 +123,13 @@ dns_broker start_dns_broker(network_policy policy, int upstream_port) {
 
 // Connects to the transparent listener as the supervisor routes a connect
 // to `port` on 127.0.0.1: the original destination noted under the source port.
-fd_guard dial_routed(dns_broker& b, int port) {
+fd_guard dial_routed(dns_broker& b, int port, const std::string& address = "127.0.0.1") {
   fd_guard s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in local = loopback(0);
   ::bind(s.get(), reinterpret_cast<sockaddr*>(&local), sizeof local);
   socklen_t length = sizeof local;
   ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&local), &length);
-  b.table->put(std::to_string(ntohs(local.sin_port)), {"127.0.0.1", port});
+  b.table->put(std::to_string(ntohs(local.sin_port)), {address, port});
   sockaddr_in to = loopback(b.port);
   if (::connect(s.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return fd_guard();
   set_io_timeouts(s.get());
@@ -203,6 +215,145 @@ TEST(BrokerDnsTcp, AnotherPortOnTheSameAddressIsAnOrdinaryTransparentConnection)
   EXPECT_EQ(e.connections[0].protocol, "transparent");
   EXPECT_EQ(e.connections[0].action, "deny");
   EXPECT_EQ(upstream.asked("allowed.test"), 0);
+}
+
+// Asks `connections` x 250 queries (a connection takes at most 256) for
+// fresh names <prefix><n>.wild.test over DNS over TCP; true when every one
+// was answered.
+bool ask_fresh_names(dns_broker& b, int connections, const std::string& prefix) {
+  int next = 0;
+  for (int connection = 0; connection < connections; ++connection) {
+    fd_guard c = dial_routed(b, b.dns_port);
+    std::string batch;
+    for (int i = 0; i < 250; ++i, ++next) batch += framed(query(prefix + std::to_string(next) + ".wild.test", 1));
+    if (c.get() < 0 || !send_all(c.get(), batch)) return false;
+    for (int i = 0; i < 250; ++i) {
+      if (read_framed(c.get()).size() < 12) return false;
+    }
+  }
+  return true;
+}
+
+// 1,000 DNS queries for names under an allowed wildcard, then a real
+// connection: the connection is listed with its bytes (the queries fill the
+// list first and give way), every query is counted, and the memory peak
+// counts the DNS cache they filled (docs/network.md, Evidence, Memory budget).
+TEST(BrokerDnsTcp, AThousandQueriesBeforeARealConnectionLeaveItInTheReport) {
+  tcp_dns_upstream upstream;
+  test_server destination(echo);
+  auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port(),
+                            local_hooks(destination.port()));
+  ASSERT_TRUE(b.broker);
+  ASSERT_TRUE(ask_fresh_names(b, 4, "q"));
+  const std::string hello = client_hello(sni_extension("real.wild.test"));
+  {
+    fd_guard r = dial_routed(b, 443, "192.0.2.53");
+    ASSERT_GE(r.get(), 0);
+    ASSERT_TRUE(send_all(r.get(), hello));
+    EXPECT_EQ(recv_exact(r.get(), hello.size()), hello);
+  }
+  wait_for_total(*b.broker, 1001);
+  b.broker->stop();
+  const auto e = b.broker->evidence();
+  EXPECT_EQ(e.total, 1001u);
+  EXPECT_EQ(e.allowed, 1001u);
+  ASSERT_EQ(e.connections.size(), network_evidence::max_recorded);
+  EXPECT_EQ(e.not_recorded, 1001u - network_evidence::max_recorded);
+  const auto real = std::find_if(e.connections.begin(), e.connections.end(),
+                                 [](const network_connection& c) { return c.host == "real.wild.test"; });
+  ASSERT_NE(real, e.connections.end()) << "the real connection was crowded out of the report";
+  EXPECT_EQ(real->protocol, "transparent");
+  EXPECT_EQ(real->bytes_sent, hello.size());
+  EXPECT_GT(e.memory_peak_bytes, 1000u * 100) << "the DNS cache of 1,000 names is in the peak";
+}
+
+// An upstream resolver over TCP on 127.0.0.1 that serves one connection at
+// a time on one thread (a thread per connection would leave the test's own
+// memory growing with every query), answering each query with `fresh` A
+// records never given before, as a server an attacker runs would.
+class sequential_dns_upstream {
+ public:
+  explicit sequential_dns_upstream(int fresh) : listener_(tcp_listener(port_)) {
+    thread_ = std::thread([this, fresh] {
+      for (;;) {
+        const int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;  // shut down
+        fd_guard c(fd);
+        set_io_timeouts(fd);
+        const std::string q = read_framed(fd);
+        if (q.size() < 17) continue;
+        std::string r = q;
+        r[2] = static_cast<char>(0x81);
+        r[3] = static_cast<char>(0x80);
+        r[7] = static_cast<char>(fresh);
+        for (int k = 0; k < fresh; ++k, ++next_) {
+          r += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04", 12);
+          r += std::string{'\x0a', static_cast<char>(next_ >> 16), static_cast<char>(next_ >> 8), static_cast<char>(next_)};
+        }
+        send_all(fd, framed(r));
+      }
+    });
+  }
+  ~sequential_dns_upstream() {
+    ::shutdown(listener_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  int port_ = 0;
+  fd_guard listener_;
+  std::uint32_t next_ = 1;
+  std::thread thread_;
+};
+
+// The process's resident memory now, bytes (VmRSS).
+std::uint64_t resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// The attack pass's flood: 10,000 queries for fresh names under an allowed
+// wildcard, each answered with 20 addresses never seen before (the broker
+// of the attack grew to 790 MiB). The broker stays within its DNS bound and
+// the report's peak is what it held.
+TEST(BrokerDnsTcp, AFloodUnderAWildcardStaysWithinTheBound) {
+  sequential_dns_upstream upstream(20);
+  auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  const std::uint64_t before = resident_bytes();
+  ASSERT_TRUE(ask_fresh_names(b, 40, "f"));
+  wait_for_total(*b.broker, 10000, std::chrono::milliseconds(10000));
+  b.broker->stop();
+  const std::uint64_t after = resident_bytes();
+  const auto e = b.broker->evidence();
+  EXPECT_EQ(e.total, 10000u);
+  EXPECT_GT(e.memory_peak_bytes, 1u << 20);
+  EXPECT_LT(e.memory_peak_bytes, 16u << 20);
+  const std::uint64_t grown = after > before ? after - before : 0;
+  std::printf("[ memory   ] 10,000 DNS queries x 20 fresh addresses: broker peak %.1f MiB, test process (broker, client, upstream) RSS grew %.1f MiB\n",
+              static_cast<double>(e.memory_peak_bytes) / (1 << 20), static_cast<double>(grown) / (1 << 20));
+  EXPECT_LT(grown, 64u << 20);
+}
+
+// Repeated queries for one name are one entry with their count.
+TEST(BrokerDnsTcp, RepeatedQueriesForOneNameAreOneEntry) {
+  tcp_dns_upstream upstream;
+  auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_routed(b, b.dns_port);
+  std::string batch;
+  for (int i = 0; i < 200; ++i) batch += framed(query("same.wild.test", static_cast<std::uint16_t>(i)));
+  ASSERT_TRUE(send_all(c.get(), batch));
+  for (int i = 0; i < 200; ++i) ASSERT_GE(read_framed(c.get()).size(), 12u) << i;
+  const auto e = wait_for_total(*b.broker, 200);
+  ASSERT_EQ(e.connections.size(), 1u);
+  EXPECT_EQ(e.connections[0].count, 200u);
+  EXPECT_EQ(e.aggregated, 199u);
+  EXPECT_EQ(e.total, 200u);
 }
 
 }  // namespace

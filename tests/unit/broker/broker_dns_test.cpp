@@ -2,7 +2,9 @@
 // dns_cache.h) and which names the sandbox may resolve (decide_resolution).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "broker/decision.h"
 #include "broker/dns_cache.h"
@@ -99,6 +101,53 @@ TEST(BrokerDns, CacheRemembersNamesAndForgetsTheOldest) {
   for (std::size_t i = 0; i < dns_cache::max_names; ++i) cache.learn("n" + std::to_string(i) + ".example", {"198.51.100.9"});
   EXPECT_TRUE(cache.addresses_of("a.example").empty());
   EXPECT_EQ(cache.name_of("2001:db8::1"), "");
+}
+
+// A flood of answers (as a command whose wildcard's DNS it controls could
+// make): the cache keeps max_names names of max_addresses_per_name
+// addresses each, its index holds no address no kept name has, and what it
+// holds (held_bytes) stays bounded and returns to 0 when everything is gone.
+TEST(BrokerDns, CacheIsBoundedInNamesAndAddressesPerName) {
+  dns_cache cache;
+  const auto address = [](std::size_t i) {
+    return "2001:db8::" + std::to_string(i / 10000) + ":" + std::to_string(i % 10000);
+  };
+  std::size_t next = 0;
+  for (int round = 0; round < 100; ++round) {  // one name answered with ever new addresses
+    std::vector<std::string> fresh;
+    for (int k = 0; k < 20; ++k) fresh.push_back(address(next++));
+    cache.learn("hot.example", fresh);
+  }
+  EXPECT_EQ(cache.addresses_of("hot.example").size(), dns_cache::max_addresses_per_name);
+  EXPECT_EQ(cache.indexed_addresses(), dns_cache::max_addresses_per_name);
+  EXPECT_EQ(cache.name_of(address(0)), "") << "a dropped address leaves the index";
+  EXPECT_EQ(cache.name_of(address(next - 1)), "hot.example");
+  std::uint64_t peak = 0;
+  for (std::size_t i = 0; i < 3 * dns_cache::max_names; ++i) {
+    std::vector<std::string> fresh;
+    for (int k = 0; k < 20; ++k) fresh.push_back(address(next++));
+    cache.learn("q" + std::to_string(i) + ".wild.example", fresh);
+    peak = std::max(peak, cache.held_bytes());
+  }
+  EXPECT_EQ(cache.names(), dns_cache::max_names);
+  EXPECT_EQ(cache.indexed_addresses(), dns_cache::max_names * dns_cache::max_addresses_per_name);
+  EXPECT_TRUE(cache.addresses_of("hot.example").empty());
+  // At most ~15 MiB for names and addresses as long as DNS allows (253, 39).
+  EXPECT_LT(peak, 16u << 20);
+  EXPECT_GT(peak, dns_cache::max_names * dns_cache::max_addresses_per_name * 100u);
+}
+
+// A name answered again is the most recent: it outlives names answered once before it.
+TEST(BrokerDns, CacheEvictsTheLeastRecentlyAnsweredName) {
+  dns_cache cache;
+  cache.learn("kept.example", {"192.0.2.1"});
+  for (std::size_t i = 0; i < dns_cache::max_names + 10; ++i) {
+    cache.learn("n" + std::to_string(i) + ".example", {"198.51.100.9"});
+    if (i % 100 == 0) cache.learn("kept.example", {"192.0.2.1"});
+  }
+  EXPECT_EQ(cache.addresses_of("kept.example").size(), 1u);
+  EXPECT_EQ(cache.name_of("192.0.2.1"), "kept.example");
+  EXPECT_TRUE(cache.addresses_of("n0.example").empty());
 }
 
 }  // namespace

@@ -19,6 +19,61 @@ network_connection entry(const std::string& host, const std::string& action, std
   return c;
 }
 
+network_connection dns_entry(const std::string& name, const std::string& action = "allow") {
+  network_connection c = entry(name, action);
+  c.protocol = "dns";
+  c.port = 53;
+  c.rule_consulted = true;
+  c.rule = 0;
+  return c;
+}
+
+// Repeated DNS queries are one entry with a count; a flood of distinct ones
+// cannot push a connection that carried bytes, or a denial, out of the list:
+// the least informative entries give way first (docs/network.md, Evidence).
+TEST(BrokerEvidenceStream, DnsFloodsAreAggregatedAndNeverCrowdOutAConnection) {
+  streamed_evidence s(8);
+  for (int i = 0; i < 500; ++i) s.recorded(0, dns_entry("same.example"));
+  for (int i = 0; i < 1000; ++i) s.recorded(0, dns_entry("q" + std::to_string(i) + ".example"));
+  s.recorded(0, entry("real.example", "allow", 812));
+  s.recorded(0, entry("denied.example", "deny"));
+  for (int i = 0; i < 1000; ++i) s.recorded(0, dns_entry("r" + std::to_string(i) + ".example"));
+  const auto& e = s.evidence();
+  EXPECT_EQ(e.total, 2502U);
+  EXPECT_EQ(e.allowed, 2501U);
+  EXPECT_EQ(e.denied, 1U);
+  EXPECT_EQ(e.aggregated, 499U);
+  ASSERT_EQ(e.connections.size(), network_evidence::max_recorded);
+  EXPECT_EQ(e.connections[0].host, "same.example");
+  EXPECT_EQ(e.connections[0].count, 500U);
+  int real = 0, denial = 0;
+  for (const auto& c : e.connections) {
+    real += c.host == "real.example";
+    denial += c.host == "denied.example";
+  }
+  EXPECT_EQ(real, 1);
+  EXPECT_EQ(denial, 1);
+  std::uint64_t listed = 0;
+  for (const auto& c : e.connections) listed += c.count;
+  EXPECT_EQ(listed + e.not_recorded, e.total) << "every query is listed, counted into an entry, or not_recorded";
+}
+
+TEST(BrokerEvidenceStream, ADnsQueryWithAnotherAnswerOrActionIsAnotherEntry) {
+  streamed_evidence s(8);
+  auto a = dns_entry("n.example");
+  a.address = "203.0.113.1";
+  auto b = a;
+  b.address = "203.0.113.2";
+  s.recorded(0, a);
+  s.recorded(0, b);
+  s.recorded(0, dns_entry("n.example", "deny"));
+  s.recorded(0, a);
+  const auto& e = s.evidence();
+  EXPECT_EQ(e.connections.size(), 3U);
+  EXPECT_EQ(e.connections[0].count, 2U);
+  EXPECT_EQ(e.aggregated, 1U);
+}
+
 TEST(BrokerEvidenceStream, AFinalEntryReplacesItsOpenReportAndCountsOnce) {
   streamed_evidence s(8);
   s.opened(1, entry("a.example", "allow"));

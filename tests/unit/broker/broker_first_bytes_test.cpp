@@ -34,16 +34,20 @@ TEST(BrokerFirstBytes, TlsWithoutServerName) {
   EXPECT_EQ(got.name, "");
 }
 
-TEST(BrokerFirstBytes, MalformedTlsIsOther) {
+// TLS no check can read is malformed, never passed as another protocol.
+TEST(BrokerFirstBytes, MalformedTlsIsMalformed) {
   std::string hello = client_hello(sni_extension("api.example.com"));
   // The SNI list claims more than the extension holds.
   const auto at = hello.find("api.example.com") - 5;
   hello[at] = '\x7f';
-  EXPECT_EQ(classify_first_bytes(hello).status, first_bytes_status::other);
-  EXPECT_EQ(classify_first_bytes(std::string("\x16\x09\x00\x00\x05", 5) + "xxxxx").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes(hello).status, first_bytes_status::malformed);
+  EXPECT_EQ(classify_first_bytes(std::string("\x16\x09\x00\x00\x05", 5) + "xxxxx").status, first_bytes_status::malformed);
   // A handshake that is not a ClientHello.
-  EXPECT_EQ(classify_first_bytes(std::string("\x16\x03\x01\x00\x04\x02\x00\x00\x00", 9)).status,
-            first_bytes_status::other);
+  const auto got = classify_first_bytes(std::string("\x16\x03\x01\x00\x04\x02\x00\x00\x00", 9));
+  EXPECT_EQ(got.status, first_bytes_status::malformed);
+  EXPECT_EQ(got.problem, "the first TLS handshake message is not a ClientHello");
+  // Another record type before the ClientHello.
+  EXPECT_EQ(classify_first_bytes(std::string("\x15\x03\x01\x00\x02\x01\x00", 7)).status, first_bytes_status::malformed);
 }
 
 TEST(BrokerFirstBytes, HttpHost) {
@@ -59,6 +63,13 @@ TEST(BrokerFirstBytes, HttpHost) {
   EXPECT_EQ(got.name, "");
   EXPECT_EQ(classify_first_bytes("GET / HTTP/1.1\r\nHost: a").status, first_bytes_status::incomplete);
   EXPECT_EQ(classify_first_bytes("GE").status, first_bytes_status::incomplete);
+  // As a lenient server reads it (RFC 9112 §2.2, §3): empty lines first,
+  // any whitespace between the words, bare LF line ends.
+  got = classify_first_bytes("\r\n\nGET \t /  HTTP/1.1\nHost:  b.example \n\n");
+  EXPECT_EQ(got.status, first_bytes_status::http);
+  EXPECT_EQ(got.name, "b.example");
+  got = classify_first_bytes("GET  http://c.example/ HTTP/1.1\r\nHost: b.example\r\n\r\n");
+  EXPECT_EQ(got.name, "c.example");
 }
 
 // A server routes a request whose target is in absolute form by that target
@@ -79,11 +90,13 @@ TEST(BrokerFirstBytes, AnythingElseIsOther) {
   EXPECT_EQ(classify_first_bytes("SSH-2.0-OpenSSH_9.2\r\n").status, first_bytes_status::other);
   EXPECT_EQ(classify_first_bytes(std::string("\x00\x01\x02", 3)).status, first_bytes_status::other);
   EXPECT_EQ(classify_first_bytes("").status, first_bytes_status::incomplete);
-  // One byte that begins no method: another protocol, decided at once.
-  EXPECT_EQ(classify_first_bytes("x").status, first_bytes_status::other);
+  // A token could still be a method (servers accept methods they do not
+  // know, and route them by Host): held until its line ends.
+  EXPECT_EQ(classify_first_bytes("x").status, first_bytes_status::incomplete);
   EXPECT_EQ(classify_first_bytes("PING\r\n").status, first_bytes_status::other);
-  EXPECT_EQ(classify_first_bytes("GETX / HTTP/1.1\r\n\r\n").status, first_bytes_status::other);
+  EXPECT_EQ(classify_first_bytes("GETX / HTTP/1.1\r\nHost: a.example\r\n\r\n").name, "a.example");
   EXPECT_EQ(classify_first_bytes("PO").status, first_bytes_status::incomplete);
+  EXPECT_EQ(classify_first_bytes("x\x01").status, first_bytes_status::other);
 }
 
 }  // namespace
