@@ -110,7 +110,8 @@ chmod 755 "$stage" && mkdir -p "$stage/source" "$stage/setuid"
 cp build/cordon build/src/supervisor/cordon-supervisor build/tests/cordon_integration_tests \
   build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper "$stage/"
 cp -r schemas "$stage/source/"
-cp tests/kernels/guest-init.sh tests/kernels/guest_checks.py tests/kernels/integration-filter "$stage/"
+cp tests/kernels/guest-init.sh tests/kernels/guest_checks.py tests/kernels/integration-filter \
+  scripts/host-expect.py "$stage/"
 install -o root -g root -m 4755 build/tests/escape-setuid-helper "$stage/setuid/escape-setuid-helper"
 chmod -R a+rX "$stage"
 

@@ -4,10 +4,23 @@ each skip with its reason and each failure, then each stage's exit status and
 seconds (from RESULTS/stages.tsv, written by test.sh), and writes the stages as
 JUnit (one test case per stage, its time in seconds) to JUNIT.
 
-Usage: scripts/test-summary.py RESULTS JUNIT
-Exit status: 0 when every stage passed, else 1."""
-import glob, json, sys, xml.etree.ElementTree as ET
+With EXPECTED (a list of this CI host's expected skips, tests/expected-skips/),
+a skip no line of it matches is an unexpected skip: named, and the run fails
+(a regression in what cordon detects must not turn tests into skips quietly).
+Each line of EXPECTED is an fnmatch pattern for "NAME (RESULT FILE)", then
+"# why".
+
+Usage: scripts/test-summary.py RESULTS JUNIT [EXPECTED]
+Exit status: 0 when every stage passed and no skip was unexpected, else 1."""
+import fnmatch, glob, json, sys, xml.etree.ElementTree as ET
 d, junit = sys.argv[1], sys.argv[2]
+expected = None
+if len(sys.argv) > 3:
+    expected = []
+    for line in open(sys.argv[3]):
+        pattern = line.split("#", 1)[0].strip()
+        if pattern:
+            expected.append(pattern)
 passed = failed = skipped = 0
 failures = []  # every failed test, by name and where it ran: printed last, so a clipped log still shows them
 reasons = []  # every skip, with the reason the test gave (GTEST_SKIP() << "...")
@@ -26,7 +39,7 @@ for x in glob.glob(d + "/root.xml") + glob.glob(d + "/asan.xml") + glob.glob(d +
             failures.append(f"{case.get('name')} ({x.rsplit('/', 1)[-1]})")
         if case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
             why = gtest_reason(case.findtext("system-out")) or (case.find("skipped").get("message", "") if case.find("skipped") is not None else "")
-            reasons.append(f"{case.get('name')}: {why or 'no reason given'}")
+            reasons.append((f"{case.get('name')} ({x.rsplit('/', 1)[-1]})", why or 'no reason given'))
 def skips_in_log(json_path, data):
     # gtest's JSON has no skip message; its brief log has "FILE:N: Skipped" and
     # the reason. The test it belongs to is the one of FILE whose TEST line is
@@ -62,17 +75,24 @@ for j in glob.glob(d + "/*.unprivileged.json") + glob.glob(d + "/*.asan.json") +
                 why = " ".join(s.get("message", "") for s in case.get("skipped", []) if isinstance(s, dict))
                 name = f"{suite.get('name')}.{case.get('name')}"
                 why = gtest_reason(why) or why.strip() or logged.get(name, "") or "no reason given"
-                reasons.append(f"{name} ({j.rsplit('/', 1)[-1]}): {why}")
+                reasons.append((f"{name} ({j.rsplit('/', 1)[-1]})", why))
             elif case.get("failures"):
                 failed += 1
                 failures.append(f"{suite.get('name')}.{case.get('name')} ({j.rsplit('/', 1)[-1]})")
             else:
                 passed += 1
-for r in reasons:
-    print(f"cordon: skipped {r}")
+unexpected = []
+for name, why in reasons:
+    print(f"cordon: skipped {name}: {why}")
+    if expected is not None and not any(fnmatch.fnmatchcase(name, p) for p in expected):
+        unexpected.append((name, why))
 for f in failures:
     print(f"cordon: FAILED {f}")
 print(f"cordon: {passed} passed, {failed} failed, {skipped} skipped")
+
+for name, why in unexpected:
+    print(f"cordon: UNEXPECTED SKIP {name}: {why} (not in {sys.argv[3]}: the host declares more, "
+          "or the line belongs there with its reason)")
 
 # The stages, in the order they ran: NAME STATUS SECONDS per line.
 stages = []
@@ -88,5 +108,5 @@ for name, status, seconds in stages:
 ET.ElementTree(suite).write(junit, encoding="utf-8", xml_declaration=True)
 # One line naming each stage's exit status and seconds, last, so a clipped log still says which stage failed.
 print("cordon: stages: " + " ".join(f"{n}={s} ({t} s)" for n, s, t in stages) +
-      f"; total {sum(t for _, _, t in stages)} s (JUnit: {junit})")
-sys.exit(0 if all(s == 0 for _, s, _ in stages) else 1)
+      f"; total {sum(t for _, _, t in stages)} s; unexpected skips {len(unexpected)} (JUnit: {junit})")
+sys.exit(0 if all(s == 0 for _, s, _ in stages) and not unexpected else 1)

@@ -110,12 +110,18 @@ escape_filter+='-EscapeResources.ForkBombIsKilledWithItsTreeAtTheTimeout:EscapeR
 who_runs="${who_runs:-unprivileged}"
 
 run_gtest() {  # run_gtest WHO BINARY FILTER
-  local who="$1" binary="$2" filter="$3" json="$out/$2.$1.$config.kernels.json" started=$SECONDS
+  local who="$1" binary="$2" filter="$3" json="$out/$2.$1.$config.kernels.json" started=$SECONDS declared
+  # This guest's own declaration, as that user (scripts/host-expect.py, tests/host_expect.h).
   if [ "$who" = root ]; then
-    env "${test_env[@]}" "$stage/$binary" --gtest_brief=1 --gtest_filter="$filter" --gtest_output="json:$json"
+    declared="$(python3 "$stage/host-expect.py")"
+    env "${test_env[@]}" CORDON_EXPECT="$declared" "$stage/$binary" --gtest_brief=1 --gtest_filter="$filter" \
+      --gtest_output="json:$json"
   else
-    as_user "$scope" "${test_env[@]}" "$stage/$binary" --gtest_brief=1 --gtest_filter="$filter" --gtest_output="json:$json"
+    declared="$(as_user - python3 "$stage/host-expect.py")"
+    as_user "$scope" "${test_env[@]}" CORDON_EXPECT="$declared" "$stage/$binary" --gtest_brief=1 \
+      --gtest_filter="$filter" --gtest_output="json:$json"
   fi
+  echo "guest: $binary as $who: CORDON_EXPECT=$declared"
   echo "guest: $binary as $who: status $?, $((SECONDS - started)) s"
 }
 
