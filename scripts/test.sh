@@ -107,7 +107,7 @@ unprivileged_stage() {
     build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper \
     build/tests/governance/cordon_governance_tests build/tests/run/cordon_run_api_tests \
     build/src/supervisor/cordon-supervisor "$results/"
-  mkdir -p "$results/source/docs" && cp -r schemas "$results/source/" && cp docs/governance.md "$results/source/docs/"
+  mkdir -p "$results/source/docs" && cp -r schemas "$results/source/" && cp docs/governance.md docs/seccomp.md "$results/source/docs/"
   cp build/tests/gates/cordon_gates_tests "$results/"  # `cordon gate run` (tests/gates/)
   cp build/tests/sidecars/cordon_sidecars_tests "$results/"  # `cordon sidecar` (tests/sidecars/)
   cp build/tests/fsworker/cordon_fsworker_tests build/src/fsworker/cordon-fs-worker "$results/"  # docs/fs-worker.md
