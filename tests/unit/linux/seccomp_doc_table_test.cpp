@@ -1,8 +1,8 @@
 // The prebuilt seccomp programs against the intended errno table of
 // docs/seccomp.md, "The rules" and docs/seccomp.md, "Root callers: no setuid or setgid bits",
 // for every one of the 32 filter variants. The oracle is the document, read
-// here at test time; the programs are run in a classic-BPF interpreter (the
-// one of seccomp_filter_test.cpp, repeated small), so a rule that gives a
+// here at test time; the programs are run in a classic-BPF interpreter
+// (bpf_interpreter.h), so a rule that gives a
 // wrong errno in one variant fails here even when libseccomp builds the same
 // wrong rule in both layouts.
 #include <gtest/gtest.h>
@@ -26,35 +26,13 @@
 #include <string>
 #include <vector>
 
+#include "bpf_interpreter.h"
 #include "linux/seccomp_filter.h"
 #include "linux/seccomp_programs.h"
 #include "source_dir.h"
 
 namespace cordon::linux_impl {
 namespace {
-
-std::optional<std::uint32_t> run_bpf(const std::vector<sock_filter>& program, const seccomp_data& data) {
-  std::uint32_t a = 0;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&data);
-  for (std::size_t pc = 0; pc < program.size(); ++pc) {
-    const sock_filter& insn = program[pc];
-    switch (insn.code) {
-      case BPF_LD | BPF_W | BPF_ABS:
-        if (insn.k + 4 > sizeof data || insn.k % 4 != 0) return std::nullopt;
-        std::memcpy(&a, bytes + insn.k, 4);
-        break;
-      case BPF_ALU | BPF_AND | BPF_K: a &= insn.k; break;
-      case BPF_JMP | BPF_JA: pc += insn.k; break;
-      case BPF_JMP | BPF_JEQ | BPF_K: pc += (a == insn.k) ? insn.jt : insn.jf; break;
-      case BPF_JMP | BPF_JGT | BPF_K: pc += (a > insn.k) ? insn.jt : insn.jf; break;
-      case BPF_JMP | BPF_JGE | BPF_K: pc += (a >= insn.k) ? insn.jt : insn.jf; break;
-      case BPF_JMP | BPF_JSET | BPF_K: pc += (a & insn.k) ? insn.jt : insn.jf; break;
-      case BPF_RET | BPF_K: return insn.k;
-      default: return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
 
 // The errno the command sees for one call (0: allowed), as the kernel and the
 // supervisor together answer it: RET_ERRNO's data, or for RET_USER_NOTIF the
@@ -68,11 +46,11 @@ std::optional<int> errno_seen(const seccomp_program& program, int nr, std::uint6
   data.args[1] = a1;
   data.args[2] = a2;
   data.args[3] = a3;
-  auto action = run_bpf(program.bpf, data);
-  if (!action) return std::nullopt;
-  switch (*action & SECCOMP_RET_ACTION_FULL) {
+  const test_bpf::bpf_verdict verdict = test_bpf::run_bpf(program.bpf, data);
+  if (!verdict.ok) return std::nullopt;
+  switch (verdict.action & SECCOMP_RET_ACTION_FULL) {
     case SECCOMP_RET_ALLOW: return 0;
-    case SECCOMP_RET_ERRNO: return static_cast<int>(*action & SECCOMP_RET_DATA);
+    case SECCOMP_RET_ERRNO: return static_cast<int>(verdict.action & SECCOMP_RET_DATA);
     case SECCOMP_RET_USER_NOTIF:
       for (const auto& [number, err] : program.errno_by_syscall) {
         if (number == nr) return err;
