@@ -180,7 +180,9 @@ bool release_fifo(const std::string& path, pid_t pid) {
 
 TEST(GovernanceCli, AGrowthDuringAnExecIsKept) {
   sandbox_dir d;
-  d.write("rules.json", kRules);
+  std::string rules = kRules;  // and cat, which waits on the FIFO below
+  rules.replace(rules.find("\"sleep\"]"), std::string("\"sleep\"]").size(), "\"sleep\", \"cat\"]");
+  d.write("rules.json", rules);
   // The command waits on a FIFO until the growth below is done: the exec is
   // running for the whole of the growth, however slow either is.
   const std::string fifo = d.path + "/ws/go";
