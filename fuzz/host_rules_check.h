@@ -1,5 +1,5 @@
 // fuzz/host_rules_check.h — the properties cordon_fuzz_host_rules checks on
-// one input, shared with tests/unit/fuzz_regressions_test.cpp, which replays
+// one input, shared with tests/unit/core/fuzz_regressions_test.cpp, which replays
 // fuzz/regressions/host_rules/* and the host-rule table through them.
 //
 // Input, as lines:

@@ -1,5 +1,5 @@
 // fuzz/policy_check.h — the properties cordon_fuzz_policy checks on one
-// input, shared with tests/unit/fuzz_regressions_test.cpp, which replays
+// input, shared with tests/unit/core/fuzz_regressions_test.cpp, which replays
 // fuzz/regressions/policy/* and the seed corpus through the same checks.
 //
 // Input: any bytes, read as policy JSON. Beyond "no crash, no sanitizer

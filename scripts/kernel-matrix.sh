@@ -7,10 +7,10 @@
 #              with a subtree delegated to the unprivileged user;
 #   nolandlock the same kernel booted with an lsm= list that leaves Landlock out;
 #   nouserns   user.max_user_namespaces=0 set by the guest's init.
-# Each configuration runs the escape suite and the integration tests that
-# exercise each control, as root and as an unprivileged user, plus the
-# expectations of that configuration (tests/kernels/guest_checks.py), and
-# writes gtest JSON. The results page docs/kernels.md is regenerated from them.
+# Each configuration runs the expectations of that configuration
+# (tests/kernels/guest_checks.py, as root and as an unprivileged user), then
+# once, as the unprivileged user, the escape classes that depend on the kernel
+# and the integration tests that exercise each control, and writes gtest JSON. The results page docs/kernels.md is regenerated from them.
 #
 # Usage: scripts/kernel-matrix.sh [--results DIR] [--no-docs] [config...]
 #   --results DIR  also copy every JSON result into DIR (scripts/test.sh's
@@ -18,7 +18,8 @@
 #   --no-docs      do not rewrite docs/kernels.md
 # Environment: CORDON_MATRIX_TIMEOUT (seconds per guest, default 900),
 #   CORDON_MATRIX_ACCEL (tcg, the default, or kvm),
-#   CORDON_MATRIX_SUITES (default "checks,escape,integration": what the guests run).
+#   CORDON_MATRIX_SUITES (default "checks,escape,integration": what the guests run),
+#   CORDON_MATRIX_WHO (default "unprivileged"; "root,unprivileged" runs the suites as both).
 # Needs: qemu-system-x86, busybox-static, apt-get download (Debian's archive).
 # The kernel package and the initramfs are cached in .cache/kernels/.
 set -euo pipefail
@@ -40,6 +41,7 @@ done
 timeout_s="${CORDON_MATRIX_TIMEOUT:-900}"
 accel="${CORDON_MATRIX_ACCEL:-tcg}"
 suites="${CORDON_MATRIX_SUITES:-checks,escape,integration}"
+who="${CORDON_MATRIX_WHO:-unprivileged}"
 
 [ "$(id -u)" -eq 0 ] || { echo "kernel-matrix: run as root (it installs a setuid-root test helper)" >&2; exit 2; }
 for tool in qemu-system-x86_64 busybox apt-get dpkg-deb; do
@@ -108,7 +110,8 @@ chmod 755 "$stage" && mkdir -p "$stage/source" "$stage/setuid"
 cp build/cordon build/src/supervisor/cordon-supervisor build/tests/cordon_integration_tests \
   build/tests/cordon_escape_tests build/tests/escape-probe build/tests/escape-setuid-helper "$stage/"
 cp -r schemas "$stage/source/"
-cp tests/kernels/guest-init.sh tests/kernels/guest_checks.py tests/kernels/integration-filter "$stage/"
+cp tests/kernels/guest-init.sh tests/kernels/guest_checks.py tests/kernels/integration-filter \
+  scripts/host-expect.py "$stage/"
 install -o root -g root -m 4755 build/tests/escape-setuid-helper "$stage/setuid/escape-setuid-helper"
 chmod -R a+rX "$stage"
 
@@ -126,7 +129,7 @@ boot() {  # boot CONFIG: one guest, its console in $run_dir/CONFIG/console.log
   timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel "$accel" -machine q35 -cpu max -smp 2 -m 2048 \
     -nographic -no-reboot -monitor none -serial "file:$out/console.log" \
     -kernel "$vmlinuz" -initrd "$initrd" \
-    -append "console=ttyS0 quiet panic=-1 oops=panic no_timer_check cordon.config=$config cordon.stage2=$stage/guest-init.sh cordon.suites=$suites $extra" \
+    -append "console=ttyS0 quiet panic=-1 oops=panic no_timer_check cordon.config=$config cordon.stage2=$stage/guest-init.sh cordon.suites=$suites cordon.who=$who $extra" \
     -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
     -virtfs "local,path=$out,mount_tag=results,security_model=none" \
     </dev/null >/dev/null 2>"$out/qemu.err" || status=$?

@@ -6,6 +6,9 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ clang pkg-config
+  # ccache: the CI's clean-clone builds (scripts/test-newcomer.sh, the .deb of scripts/test-packaging.sh)
+  # reuse the objects of build/ instead of compiling everything again (CMakeLists.txt uses it when present)
+  ccache
   libseccomp-dev nlohmann-json3-dev libcli11-dev libasio-dev libmd-dev
   libgtest-dev libgmock-dev
   # the kernel matrix (scripts/kernel-matrix.sh): QEMU for the Debian 6.1 guest, busybox for its

@@ -2,7 +2,7 @@
 // backend states for one policy on one host.
 //
 // A level is a promise about this host and this policy, not about a backend's
-// name (docs/policy.md, "Enforcement levels"). There is no overall "secure" flag.
+// name (docs/policy.md, "Enforcement requirements"). There is no overall "secure" flag.
 #pragma once
 
 #include <array>

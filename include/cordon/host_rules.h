@@ -1,7 +1,7 @@
 // cordon/host_rules.h — the network rule matcher: which rule of a filtered
 // network policy decides a connection to one destination.
 //
-// This is the single implementation of docs/network.md, "Network rule semantics";
+// This is the single implementation of docs/policy.md, "How a destination is decided";
 // every backend and the network broker call it, so the decision for a given
 // policy and destination is the same on every platform:
 //

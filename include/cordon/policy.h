@@ -45,7 +45,7 @@ struct filesystem_policy {
   std::vector<std::string> protected_read_only;
   std::vector<std::string> denied;
   // Protect .git/hooks, .git/config and .gitmodules of every repository found
-  // under the writable roots at launch (deferred execution, DESIGN.md).
+  // under the writable roots at launch (docs/deferred-execution.md).
   bool protect_vcs_metadata = false;
   // Named unix sockets the command may connect to (connect(2), and
   // sendto/sendmsg of a datagram to a named address). Every other named
@@ -90,7 +90,7 @@ struct network_rule {
 };
 
 // A credential the broker adds to requests to one host over TLS it
-// terminates (docs/tls.md, "Credential injection"). The secret is read by
+// terminates (docs/tls.md, "Policy fields"). The secret is read by
 // the supervisor before the run from the host environment variable
 // `from_env` or the file `from_file` (exactly one); the sandbox never gets
 // it. `format` is the header value with "{}" standing for the secret.
@@ -142,7 +142,7 @@ struct process_policy {
   bool allow_pty = false;
   // Core dumps: off unless set (RLIMIT_CORE 0, hard and soft, which the
   // command cannot raise). A core file holds the process's memory: secrets
-  // and the host's environment (docs/policy.md, "process.core_dumps").
+  // and the host's environment (docs/policy.md, "Fields"; docs/linux-backend.md, "Core dumps").
   bool core_dumps = false;
   bool operator==(const process_policy&) const = default;
 };

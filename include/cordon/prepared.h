@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -138,6 +139,11 @@ class prepared_pool {
 
   std::size_t ready_count() const;
   std::shared_ptr<const sandbox_plan> plan() const;
+  // What the refill thread has done so far, for tests and monitoring: the
+  // preparations it started, and the times it looked for work and waited
+  // instead for a run started lately (options.refill_after).
+  std::uint64_t preparations_started() const;
+  std::uint64_t refills_deferred() const;
 
   struct impl;
 

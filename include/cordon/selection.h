@@ -1,5 +1,5 @@
 // cordon/selection.h — which backend runs a policy: auto / require / forbid
-// (docs/architecture.md, "Backend selection").
+// (docs/governance.md, "Backend selection").
 //
 //  - automatic: a policy that restricts anything (every cordon policy does: at
 //    least the environment and the process tree) needs the platform sandbox;

@@ -17,8 +17,8 @@
 //  - SOCKS5 (RFC 1928) CONNECT with IPv4, IPv6 or hostname addressing, no
 //    authentication.
 //
-// Decisions: match_host_rules() on the name the command asked for (the
-// design page, "Network rule semantics"). The broker resolves allowed names
+// Decisions: match_host_rules() on the name the command asked for (docs/policy.md,
+// "How a destination is decided"). The broker resolves allowed names
 // itself. An address in a loopback, private, link-local, unspecified,
 // shared (100.64/10), multicast or other non-public range is used only when
 // an allow rule whose pattern is that very IP literal decides it: an `allow`

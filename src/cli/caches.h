@@ -1,5 +1,5 @@
 // caches.h — `--cache NAME`: an opt-in persistent package or build cache,
-// shared by every run that names it (docs/workloads.md, "Persistent caches").
+// shared by every run that names it (docs/workloads.md, "Conveniences").
 #pragma once
 
 #include <string>

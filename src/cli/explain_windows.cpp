@@ -1,7 +1,7 @@
 // `cordon policy explain --platform windows`: the Windows plan a policy
 // compiles to (ACL changes, job limits, token, environment) and each
 // control's level, compiled here from a reference host shape
-// (docs/windows-backend.md, "Explaining a plan on Linux"). Nothing here can
+// (docs/windows-backend.md, "Host facts"). Nothing here can
 // prove a Windows mechanism, so no level is above `unverified`.
 #include <iomanip>
 #include <iostream>

@@ -1,5 +1,5 @@
 // git_identity.h — the user's git identity inside a built-in profile
-// (docs/workloads.md, "Git identity").
+// (docs/workloads.md, "Environment").
 //
 // Inside the sandbox HOME is /tmp, so git finds no ~/.gitconfig and `git
 // commit` fails with "Author identity unknown". Showing the whole file would

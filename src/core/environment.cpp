@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "broker/endpoint.h"
+#include "core/broker_endpoint.h"
 
 namespace cordon::core {
 namespace {

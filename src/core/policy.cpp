@@ -1,5 +1,5 @@
 // src/core/policy.cpp — isolation spellings and the enforcement a policy's
-// content implies (docs/policy.md, "Enforcement levels").
+// content implies (docs/policy.md, "Enforcement requirements").
 #include "cordon/policy.h"
 
 #include <utility>

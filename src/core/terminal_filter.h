@@ -1,5 +1,5 @@
 // terminal_filter.h — what of a sandboxed command's output may reach the
-// caller's terminal (docs/linux-backend.md, "Terminal output").
+// caller's terminal (docs/linux-backend.md, "Standard descriptors and terminals").
 //
 // A terminal is more than a display: some escape sequences make it write
 // the clipboard (OSC 52), answer with text the command chose (a window title

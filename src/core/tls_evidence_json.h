@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "broker/endpoint.h"
+#include "core/broker_endpoint.h"
 #include "cordon/launch.h"
 
 namespace cordon::core {

@@ -1,5 +1,5 @@
 // tokens.h — root tokens and the workspace rule: gate 1's host-independent
-// half of path handling (docs/architecture.md, "Gate 1").
+// half of path handling (docs/architecture.md, "The pipeline").
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// ops_search.cpp — glob and grep (ops.h, docs/fs-worker.md "glob and grep").
+// ops_search.cpp — glob and grep (ops.h, docs/fs-worker.md, "Operations").
 // grep uses RE2: its matching time is linear in the input, so no pattern can
 // make a request outlive its deadline by backtracking.
 #include <fcntl.h>

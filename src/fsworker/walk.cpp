@@ -1,6 +1,8 @@
 // walk.cpp — glob matching, gitignore rules and the directory walk (walk.h).
 #include "fsworker/walk.h"
 
+#include "posix/unique_fd.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -128,13 +130,11 @@ struct walker {
   fs_status dir(int fd, const std::string& rel, const std::string& abs, std::size_t depth) {
     if (ctx.expired()) return make_fs_error("deadline_exceeded", "the request's deadline passed during the walk");
     const std::size_t rules_before = rules.size();
-    const int dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    if (dup < 0) return resolver::from_errno(errno, "list", abs);
-    DIR* d = ::fdopendir(dup);
-    if (d == nullptr) {
-      ::close(dup);
-      return resolver::from_errno(errno, "list", abs);
-    }
+    unique_fd dup(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+    if (!dup) return resolver::from_errno(errno, "list", abs);
+    DIR* d = ::fdopendir(dup.get());
+    if (d == nullptr) return resolver::from_errno(errno, "list", abs);
+    dup.release();  // the DIR owns it now (closedir)
     std::vector<std::string> names;
     while (dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;

@@ -1,6 +1,6 @@
 // walk.h — directory walks for glob and grep: beneath a checked directory,
 // every entry opened through the resolver, gitignore rules optional, glob
-// patterns (docs/fs-worker.md, "glob and grep").
+// patterns (docs/fs-worker.md, "Operations").
 #pragma once
 
 #include <sys/stat.h>

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <map>
 
-#include "gates/digest.h"
+#include "manifest/digest.h"
 #include "gates/runner.h"
 
 namespace cordon::gates {
+
+using manifest::sha256_digest;
 namespace {
 
 using ojson = nlohmann::ordered_json;

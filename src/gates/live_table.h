@@ -1,5 +1,5 @@
 // live_table.h — the live table of `cordon gate run` on a terminal
-// (docs/gates.md, "Output"): one row per gate with its state, elapsed time
+// (docs/gates.md, "Output and exit status"): one row per gate with its state, elapsed time
 // and the controls its sandbox held below `enforced`, redrawn in place as
 // gates start and finish and, while any runs, twice a second.
 //

@@ -17,33 +17,19 @@
 
 #include "cordon/policy_json.h"
 #include "cordon/profiles.h"
-#include "gates/digest.h"
-#include "gates/toml_document.h"
+#include "manifest/digest.h"
+#include "manifest/manifest_text.h"
+#include "manifest/toml_document.h"
 
 namespace cordon::gates {
 
-bool valid_name(std::string_view name) {
-  if (name.empty() || name.size() > 100 || name == "." || name == "..") return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// A relative path that stays under its base: no leading '/', no "..".
-bool stays_inside(std::string_view path) {
-  if (path.empty() || path.front() == '/') return false;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    if (path.substr(start, end - start) == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
+using manifest::manifest_directory_of;
+using manifest::parse_toml;
+using manifest::read_manifest_text;
+using manifest::sha256_digest;
+using manifest::stays_inside;
+using manifest::toml_syntax_error;
+using manifest::valid_name;
 
 namespace {
 
@@ -282,18 +268,6 @@ manifest_result parse_manifest(std::string_view text, const std::string& path) {
                    [](const manifest_error& a, const manifest_error& b) { return a.line < b.line; });
   if (out.errors.empty()) out.manifest = std::move(manifest);
   return out;
-}
-
-std::optional<std::string> read_manifest_text(const std::string& path, std::string& failure) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    failure = path + ": cannot read: " + std::error_code(err, std::generic_category()).message();
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 manifest_result load_manifest(const std::string& path) {

@@ -65,18 +65,10 @@ struct manifest_result {
   std::vector<manifest_error> errors;     // every problem found, by line
 };
 
-// A name a record file may carry: 1-100 characters of [A-Za-z0-9._-], not "." or "..".
-bool valid_name(std::string_view name);
-// A relative path that stays under its base: no leading '/', no ".." component.
-bool stays_inside(std::string_view path);
-
 // Parses manifest text. `path` names the file in messages and resolves
 // relative paths. TOML syntax errors stop at the first (toml++ reports one);
 // structural errors are all collected.
 manifest_result parse_manifest(std::string_view text, const std::string& path);
-
-// A manifest file's bytes, or nullopt with "PATH: cannot read: strerror" in `failure`.
-std::optional<std::string> read_manifest_text(const std::string& path, std::string& failure);
 
 // Reads and parses a file. An unreadable file is one error at line 0 with
 // strerror in the message.

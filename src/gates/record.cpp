@@ -1,6 +1,7 @@
 // record.cpp — run.json and JUnit XML.
 #include "gates/record.h"
 #include "core/utc_time.h"
+#include "posix/unique_fd.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -58,21 +59,21 @@ std::string seconds(std::uint64_t ms) {
 
 result<void> replace_file(const std::string& path, const std::string& contents) {
   std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return make_error(error_code::io_error, "create " + temporary, {}, errno);
+  unique_fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd) return make_error(error_code::io_error, "create " + temporary, {}, errno);
   std::size_t done = 0;
   while (done < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    ssize_t n = ::write(fd.get(), contents.data() + done, contents.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       int err = errno;
-      ::close(fd);
+      fd.reset();
       ::unlink(temporary.c_str());
       return make_error(error_code::io_error, "write " + temporary, {}, err);
     }
     done += static_cast<std::size_t>(n);
   }
-  ::close(fd);
+  fd.reset();
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(temporary.c_str());

@@ -21,11 +21,13 @@
 #include "cordon/report.h"
 #include "posix/atomic_file.h"
 #include "gates/confined_launch.h"
-#include "gates/digest.h"
+#include "manifest/digest.h"
 #include "gates/live_table.h"
 #include "gates/record.h"
 
 namespace cordon::gates {
+
+using manifest::sha256_digest;
 
 std::string_view to_string(gate_outcome outcome) noexcept {
   switch (outcome) {

@@ -15,6 +15,7 @@
 #include "cordon/governance/capability_request.h"
 #include "cordon/report.h"
 #include "posix/atomic_file.h"
+#include "posix/unique_fd.h"
 #include "governance/json_util.h"
 
 namespace cordon::governance {
@@ -180,30 +181,19 @@ jsonl_audit_sink::~jsonl_audit_sink() {
 
 result<std::unique_ptr<jsonl_audit_sink>> jsonl_audit_sink::open(const std::string& path, jsonl_sink_options options) {
   // O_RDWR: the sink reads back what other writers appended (catch_up_locked).
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return make_error(error_code::io_error, "cannot open the audit log " + path, {}, errno);
-  file_lock held(fd);  // no writer appends between the verification and the size
-  if (auto locked = held.status(path); !locked) {
-    ::close(fd);
-    return std::move(locked).error_value();
-  }
+  unique_fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd) return make_error(error_code::io_error, "cannot open the audit log " + path, {}, errno);
+  file_lock held(fd.get());  // no writer appends between the verification and the size
+  if (auto locked = held.status(path); !locked) return std::move(locked).error_value();
   auto checked = verify_audit_log(path);
-  if (!checked) {
-    ::close(fd);
-    return std::move(checked).error_value();
-  }
+  if (!checked) return std::move(checked).error_value();
   if (!checked->ok) {
-    ::close(fd);
     return make_error(error_code::invalid_policy, "the audit log " + path + " does not verify: line " +
                                                       std::to_string(checked->bad_line) + ": " + checked->problem);
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return make_error(error_code::io_error, "cannot stat the audit log " + path, {}, err);
-  }
-  return std::unique_ptr<jsonl_audit_sink>(new jsonl_audit_sink(path, options, fd, checked->events, checked->last_hash,
+  if (::fstat(fd.get(), &st) != 0) return make_error(error_code::io_error, "cannot stat the audit log " + path, {}, errno);
+  return std::unique_ptr<jsonl_audit_sink>(new jsonl_audit_sink(path, options, fd.release(), checked->events, checked->last_hash,
                                                                 static_cast<std::uint64_t>(st.st_size)));
 }
 

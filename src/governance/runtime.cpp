@@ -13,19 +13,18 @@
 
 #include "cordon/report.h"
 #include "governance/sandbox_adapter.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::governance {
 namespace {
 
 std::string random_run_id() {
   unsigned char bytes[16] = {};
-  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    if (::read(fd, bytes, sizeof bytes) != static_cast<ssize_t>(sizeof bytes)) {
+  if (unique_fd fd(::open("/dev/urandom", O_RDONLY | O_CLOEXEC)); fd) {
+    if (::read(fd.get(), bytes, sizeof bytes) != static_cast<ssize_t>(sizeof bytes)) {
       auto now = std::chrono::steady_clock::now().time_since_epoch().count();
       for (std::size_t i = 0; i < sizeof bytes; ++i) bytes[i] = static_cast<unsigned char>(now >> (i % 8 * 8));
     }
-    ::close(fd);
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

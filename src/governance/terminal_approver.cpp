@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cordon/governance/approval.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::governance {
 namespace {
@@ -70,18 +71,19 @@ std::string summary(const approval_request& r) {
 }  // namespace
 
 approval_decision terminal_approval_service::decide(const approval_request& request) {
-  int in = in_fd_, out = out_fd_, owned = -1;
+  int in = in_fd_, out = out_fd_;
+  unique_fd owned;
   if (in < 0 || out < 0) {
-    owned = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-    if (owned < 0) return {approval_decision_kind::denied, approval_scope::once, "no terminal to ask on", {}, {}};
-    in = out = owned;
+    owned.reset(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
+    if (!owned) return {approval_decision_kind::denied, approval_scope::once, "no terminal to ask on", {}, {}};
+    in = out = owned.get();
   }
   // What was typed before the question (type-ahead, a command's leftover
   // keystrokes) is not its answer: the terminal's input queue is discarded.
   if (::isatty(in) == 1) ::tcflush(in, TCIFLUSH);
   write_all(out, summary(request));
   std::string answer = read_line(in);
-  if (owned >= 0) ::close(owned);
+  owned.reset();
   approval_decision d{approval_decision_kind::approved, approval_scope::once, "approved on the terminal", {}, {}};
   if (answer == "once" || answer == "o") return d;
   if (answer == "session" || answer == "s") {

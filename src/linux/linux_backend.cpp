@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <set>
 
-#include "broker/endpoint.h"
+#include "core/broker_endpoint.h"
 #include "linux/contract.h"
 #include "linux/git_worktrees.h"
 #include "linux/host_facts.h"

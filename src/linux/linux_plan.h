@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cordon/plan.h"
-#include "broker/endpoint.h"
+#include "core/broker_endpoint.h"
 #include "linux/cgroups.h"
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
@@ -69,7 +69,7 @@ struct linux_plan_payload final : plan_payload {
   // and the repositories known at compile time under these writable roots.
   std::vector<std::string> watch_absent;
   // .gitmodules files absent at compile time: reported only if the command
-  // creates one (docs/linux-backend.md, "Repository metadata").
+  // creates one (docs/linux-backend.md, "Compile (in the calling process)").
   std::vector<std::string> watch_gitmodules;
   struct repository_scan {
     std::string root;

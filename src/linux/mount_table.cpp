@@ -12,6 +12,7 @@
 
 #include "linux/mount_by_fd.h"
 #include "linux/paths.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 namespace {
@@ -117,12 +118,11 @@ std::string find_hard_linked(const std::string& path, int budget) {
 void record_source_identities(mount_table& table) {
   for (auto& op : table.ops) {
     if (op.kind != mount_kind::bind_read_only && op.kind != mount_kind::bind_writable) continue;
-    int fd = open_no_symlinks(op.path.c_str());
+    unique_fd fd(open_no_symlinks(op.path.c_str()));
     struct stat st {};
-    if (fd >= 0 && ::fstat(fd, &st) == 0) {
+    if (fd && ::fstat(fd.get(), &st) == 0) {
       op.source_identity = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), true};
     }
-    if (fd >= 0) ::close(fd);
   }
 }
 

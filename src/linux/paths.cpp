@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "cordon/policy.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 
@@ -33,11 +34,11 @@ bool kernel_realpath(const std::string& path, std::string& out, bool& is_directo
   open_how how{};
   how.flags = O_PATH | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  long direct = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
-  if (direct >= 0) {
+  unique_fd direct(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
+  if (direct) {
     struct stat st {};
-    bool ok = ::fstat(static_cast<int>(direct), &st) == 0;
-    ::close(static_cast<int>(direct));
+    bool ok = ::fstat(direct.get(), &st) == 0;
+    direct.reset();
     if (ok) {
       out = path;
       is_directory = S_ISDIR(st.st_mode);
@@ -46,15 +47,15 @@ bool kernel_realpath(const std::string& path, std::string& out, bool& is_directo
   } else if (errno == ENOENT || errno == ENOTDIR) {
     return false;
   }
-  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-  if (fd < 0) return false;
+  unique_fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!fd) return false;
   struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0;
+  bool ok = ::fstat(fd.get(), &st) == 0;
   char link[64];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd.get());
   char buffer[PATH_MAX];
   ssize_t n = ok ? ::readlink(link, buffer, sizeof buffer - 1) : -1;
-  ::close(fd);
+  fd.reset();
   if (n <= 0 || buffer[0] != '/') {
     // No /proc, or a path the kernel cannot name: fall back to the library.
     if (!ok || ::realpath(path.c_str(), buffer) == nullptr) return false;

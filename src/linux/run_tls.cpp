@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "broker/endpoint.h"
+#include "core/broker_endpoint.h"
 #include "core/json_pointer.h"
 
 namespace cordon::linux_impl {

@@ -5,7 +5,7 @@
 // exported BPF programs, their rule lists and the native syscall names into
 // a generated source. A launch only copies the program it needs: no
 // libseccomp in the process, no rule compilation per run.
-// tests/unit/seccomp_filter_test.cpp checks the tables against libseccomp.
+// tests/unit/linux/seccomp_filter_test.cpp checks the tables against libseccomp.
 #pragma once
 
 #include <linux/filter.h>
@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <iterator>
 
-#include "broker/endpoint.h"
+#include "core/broker_endpoint.h"
 #include "linux/seccomp_filter.h"
 
 namespace cordon::linux_impl {

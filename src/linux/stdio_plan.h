@@ -5,7 +5,7 @@
 // fsetxattr work on a descriptor, through any dup or /proc/self/fd, and no
 // path rule sees them), and a directory is a root for openat(). So the
 // command never holds one: it gets only things whose metadata cannot reach a
-// host file (docs/linux-backend.md, "Standard descriptors"):
+// host file (docs/linux-backend.md, "Standard descriptors and terminals"):
 //
 //   anonymous pipe or socket        passed through (the common case, no cost)
 //   /dev/null                       the sandbox's own /dev/null (a read-only bind)

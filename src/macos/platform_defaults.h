@@ -2,7 +2,7 @@
 // Mach services and sysctls a deny-default profile grants.
 //
 // Every entry is listed in `cordon policy explain --platform macos` and in
-// docs/macos-backend.md, "Platform defaults". Denied paths still win over
+// docs/macos-backend.md, "Levels". Denied paths still win over
 // them: the compiler wraps each default in the policy's exclusions.
 #pragma once
 

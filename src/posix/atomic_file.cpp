@@ -21,19 +21,17 @@ std::string base_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-result<int> open_parent_directory(const std::string& path) {
+result<unique_fd> open_parent_directory(const std::string& path) {
   std::string directory = parent_of(path);
-  int fd = ::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return make_error(error_code::io_error, "cannot open directory " + directory, {}, errno);
+  unique_fd fd(::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return make_error(error_code::io_error, "cannot open directory " + directory, {}, errno);
   return fd;
 }
 
 result<void> write_file_atomically(const std::string& path, const std::string& contents) {
   auto dir = open_parent_directory(path);
   if (!dir) return std::move(dir).error_value();
-  auto written = write_file_atomically_at(*dir, base_of(path), contents);
-  ::close(*dir);
-  return written;
+  return write_file_atomically_at(dir->get(), base_of(path), contents);
 }
 
 result<void> write_file_atomically_at(int dir_fd, const std::string& name, const std::string& contents) {
@@ -44,11 +42,12 @@ result<void> write_file_atomically_at(int dir_fd, const std::string& name, const
   std::uint64_t nonce = 0;
   if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce)) nonce = static_cast<std::uint64_t>(::getpid());
   std::string temp = "." + name + ".tmp." + std::to_string(nonce);
-  int fd = ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return make_error(error_code::io_error, "cannot create a temporary file beside " + name, {}, errno);
+  unique_fd file(::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!file) return make_error(error_code::io_error, "cannot create a temporary file beside " + name, {}, errno);
+  const int fd = file.get();
   auto fail = [&](const char* what) {
     int err = errno;
-    ::close(fd);
+    file.reset();
     ::unlinkat(dir_fd, temp.c_str(), 0);
     return make_error(error_code::io_error, std::string(what) + " " + name, {}, err);
   };
@@ -62,7 +61,7 @@ result<void> write_file_atomically_at(int dir_fd, const std::string& name, const
     written += static_cast<std::size_t>(n);
   }
   if (::fsync(fd) != 0) return fail("cannot sync");
-  if (::close(fd) != 0) {
+  if (file.close_now() != 0) {
     int err = errno;
     ::unlinkat(dir_fd, temp.c_str(), 0);
     return make_error(error_code::io_error, "cannot close " + name, {}, err);
@@ -73,11 +72,7 @@ result<void> write_file_atomically_at(int dir_fd, const std::string& name, const
     return make_error(error_code::io_error, "cannot rename into " + name, {}, err);
   }
   // Make the rename itself durable (an O_PATH descriptor cannot be synced; reopen it).
-  int sync_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (sync_fd >= 0) {
-    ::fsync(sync_fd);
-    ::close(sync_fd);
-  }
+  if (unique_fd sync_fd(::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)); sync_fd) ::fsync(sync_fd.get());
   return ok;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cordon/result.h"
+#include "posix/unique_fd.h"
 
 namespace cordon {
 
@@ -23,7 +24,7 @@ std::string parent_of(const std::string& path);
 std::string base_of(const std::string& path);
 
 // Opens the directory that will hold `path` (O_PATH | O_DIRECTORY). Errors:
-// io_error with errno. The caller owns the descriptor.
-result<int> open_parent_directory(const std::string& path);
+// io_error with errno.
+result<unique_fd> open_parent_directory(const std::string& path);
 
 }  // namespace cordon

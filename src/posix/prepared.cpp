@@ -226,6 +226,8 @@ struct prepared_pool::impl {
   // and until when a refill waits for them. Only run() closes the pidfds.
   std::vector<unique_fd> running;
   int starting = 0;
+  std::uint64_t preparations = 0;  // preparations_started()
+  std::uint64_t deferred = 0;      // refills_deferred()
   std::chrono::steady_clock::time_point quiet_until{};
   unique_fd wake{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};  // ends a refill's wait early (stop, update)
   std::thread refill;
@@ -261,6 +263,7 @@ struct prepared_pool::impl {
       });
     }
     if (starting == 0 && running.empty()) return false;
+    ++deferred;
     // A start still sending its command has no pidfd here yet: look again
     // in a millisecond.
     const int timeout_ms = starting > 0 ? 1 : static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(quiet_until - now).count());
@@ -301,6 +304,7 @@ struct prepared_pool::impl {
       if (wait_for_quiet(lock)) continue;
       auto for_plan = plan;
       const std::uint64_t for_generation = generation;
+      ++preparations;
       lock.unlock();
       prepare_options prepare;
       prepare.supervisor_path = options.supervisor_path;
@@ -437,6 +441,16 @@ result<bool> prepared_pool::refresh() {
   }
   update(compiled.plan());
   return true;
+}
+
+std::uint64_t prepared_pool::preparations_started() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->preparations;
+}
+
+std::uint64_t prepared_pool::refills_deferred() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->deferred;
 }
 
 std::size_t prepared_pool::ready_count() const {

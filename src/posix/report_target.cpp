@@ -114,7 +114,7 @@ result<report_target> report_target::open(const std::string& path) {
   auto dir = open_parent_directory(path);
   if (!dir) return std::move(dir).error_value();
   report_target target;
-  target.dir_fd_ = *dir;
+  target.dir_fd_ = dir->release();
   target.directory_ = directory;
   target.name_ = name;
   struct stat st{};

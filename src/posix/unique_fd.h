@@ -33,6 +33,9 @@ class unique_fd {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
   }
+  // Closes the held descriptor now and returns close(2)'s result (0, or -1
+  // with errno set), for a writer that must know whether its data got out.
+  int close_now() noexcept { return ::close(release()); }
 
  private:
   int fd_ = -1;

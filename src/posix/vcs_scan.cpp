@@ -12,6 +12,7 @@
 
 #include "core/git_rules.h"
 #include "core/sha256.h"
+#include "posix/unique_fd.h"
 
 namespace cordon::vcs {
 namespace {
@@ -61,15 +62,14 @@ std::string parent(const std::string& path) {
 
 std::string read_head(const std::string& path, std::size_t limit) {
   std::string out;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return out;
+  unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return out;
   char buffer[65536];
   while (out.size() < limit) {
-    ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit - out.size()));
+    ssize_t n = ::read(fd.get(), buffer, std::min(sizeof buffer, limit - out.size()));
     if (n <= 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return out;
 }
 

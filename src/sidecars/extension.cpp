@@ -12,9 +12,9 @@
 #include "cordon/policy_json.h"
 #include "cordon/profiles.h"
 #include "core/sha256.h"
-#include "gates/digest.h"
-#include "gates/manifest.h"
-#include "gates/toml_document.h"
+#include "manifest/digest.h"
+#include "manifest/manifest_text.h"
+#include "manifest/toml_document.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::sidecars {
@@ -65,7 +65,7 @@ class reader {
       if (k == "name") {
         if (auto s = string(node, k)) {
           m.name = *s;
-          if (!gates::valid_name(m.name)) fail(line_of(node), "'name' must be 1-100 characters of [A-Za-z0-9._-]");
+          if (!manifest::valid_name(m.name)) fail(line_of(node), "'name' must be 1-100 characters of [A-Za-z0-9._-]");
         }
       } else if (k == "version") {
         if (auto s = string(node, k)) m.version = *s;
@@ -149,7 +149,7 @@ class reader {
       if (k == "path") {
         if (auto s = string(node, k)) {
           f.path = *s;
-          if (!gates::stays_inside(f.path)) fail(line_of(node), "'path' must be relative to the manifest, without '..'");
+          if (!manifest::stays_inside(f.path)) fail(line_of(node), "'path' must be relative to the manifest, without '..'");
         }
       } else if (k == "sha256") {
         if (auto s = string(node, k)) {
@@ -184,8 +184,8 @@ std::string describe_grant(const gov::capability_request& r, std::size_t index) 
 
 extension_result parse_extension_manifest(std::string_view text, const std::string& path) {
   extension_result out;
-  gates::toml_syntax_error syntax;
-  std::optional<toml::table> parsed = gates::parse_toml(text, path, syntax);
+  manifest::toml_syntax_error syntax;
+  std::optional<toml::table> parsed = manifest::parse_toml(text, path, syntax);
   if (!parsed) {
     out.errors.push_back({syntax.line, syntax.message});
     return out;
@@ -193,8 +193,8 @@ extension_result parse_extension_manifest(std::string_view text, const std::stri
   toml::table root = std::move(*parsed);
   extension_manifest m;
   m.path = path;
-  m.directory = gates::manifest_directory_of(path);
-  m.digest = gates::sha256_digest(text);
+  m.directory = manifest::manifest_directory_of(path);
+  m.digest = manifest::sha256_digest(text);
   reader r(out.errors);
   bool have_extension = false;
   for (auto&& [key, node] : root) {
@@ -224,7 +224,7 @@ extension_result parse_extension_manifest(std::string_view text, const std::stri
 
 extension_result load_extension_manifest(const std::string& path) {
   std::string failure;
-  auto text = gates::read_manifest_text(path, failure);
+  auto text = manifest::read_manifest_text(path, failure);
   if (!text) return {std::nullopt, {{0, failure}}};
   return parse_extension_manifest(*text, path);
 }

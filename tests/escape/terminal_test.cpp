@@ -239,7 +239,7 @@ TEST(Terminal, InjectionReachesOnlyThePrivatePty) {
 }
 
 // What reaches the caller's terminal passes the escape sequence filter
-// (docs/linux-backend.md, "Terminal output"): a clipboard write, a title
+// (docs/linux-backend.md, "Standard descriptors and terminals"): a clipboard write, a title
 // report and tmux's passthrough are removed, text and colours arrive as
 // written, through the private pty (the default profile) and through a pipe
 // relayed to the terminal (read-only: no pty).

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cli_capture.h"
-#include "gates/digest.h"
+#include "manifest/digest.h"
 #include "gates/manifest.h"
 #include "gates/runner.h"
 #include "harness.h"
@@ -103,7 +103,7 @@ TEST(GateRun, EveryOutcomeWithRecordAndJunit) {
 
   json record = json::parse(slurp(out + "/run.json"));
   EXPECT_EQ(record.at("state"), "finished");
-  EXPECT_EQ(record.at("manifest").at("digest"), gates::sha256_digest(slurp(manifest)));
+  EXPECT_EQ(record.at("manifest").at("digest"), manifest::sha256_digest(slurp(manifest)));
   const std::map<std::string, std::string> expected = {
       {"pass", "passed"},      {"fail", "failed"},   {"slow", "timed_out"},  {"needs-a-vm", "refused"},
       {"windows-only", "not_applicable"}, {"build", "failed"}, {"test", "skipped"}, {"deploy", "skipped"},
@@ -127,7 +127,7 @@ TEST(GateRun, EveryOutcomeWithRecordAndJunit) {
   EXPECT_EQ(slurp(out + "/gate/pass.stdout"), "hello\n");
   EXPECT_EQ(slurp(out + "/gate/pass.stderr"), "to-stderr\n");
   std::string report_text = slurp(out + "/gate/pass.sandbox.json");
-  EXPECT_EQ(pass.at("report_digest"), gates::sha256_digest(report_text));
+  EXPECT_EQ(pass.at("report_digest"), manifest::sha256_digest(report_text));
   json report = json::parse(report_text);
   EXPECT_EQ(report.at("outcome"), "completed");
   EXPECT_EQ(report.at("policy").at("digest"), pass.at("policy").at("digest"));

@@ -1,15 +1,19 @@
 // The governance commands of the CLI: exit statuses, audit verify naming the
 // bad line, rules test failing on a wrong example, stale session revisions.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 namespace {
 
@@ -157,10 +161,33 @@ namespace {
 // command ran: a growth another cordon made meanwhile (before, exec wrote back
 // the copy it had read at its start, and the growth was lost) and the grant
 // this exec recorded.
+// Lets a command blocked reading the FIFO at `path` go on: opens it for
+// writing once the command has it open for reading, and closes it (the
+// command reads its end). Gives up when `pid` ended first or after 30 s.
+bool release_fifo(const std::string& path, pid_t pid) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);  // ENXIO: no reader yet
+    if (fd >= 0) return ::close(fd) == 0;
+    siginfo_t ended{};  // WNOWAIT: the caller still reaps it, with its status
+    if (::waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 && ended.si_pid == pid) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 TEST(GovernanceCli, AGrowthDuringAnExecIsKept) {
   sandbox_dir d;
-  d.write("rules.json", kRules);
-  d.write("ask.json", shell_request("mkdir made && sleep 2"));
+  std::string rules = kRules;  // and cat, which waits on the FIFO below
+  rules.replace(rules.find("\"sleep\"]"), std::string("\"sleep\"]").size(), "\"sleep\", \"cat\"]");
+  d.write("rules.json", rules);
+  // The command waits on a FIFO until the growth below is done: the exec is
+  // running for the whole of the growth, however slow either is.
+  const std::string fifo = d.path + "/ws/go";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
+  d.write("ask.json", shell_request("mkdir made && cat " + fifo + " >/dev/null"));
   d.write("approve.py",
           "import json, sys\nr = json.load(sys.stdin)\n"
           "print(json.dumps({'decision': 'approved', 'scope': 'session', 'request_digest': r['request_digest']}))\n");
@@ -172,6 +199,7 @@ TEST(GovernanceCli, AGrowthDuringAnExecIsKept) {
   EXPECT_TRUE(d.run_started("a.jsonl"));
   EXPECT_EQ(d.run("session grow s.json --revision 1 --kind environment --value MY_TOOL --approver 'python3 approve.py'"), 0)
       << d.read("out.txt");
+  EXPECT_TRUE(release_fifo(fifo, pid)) << "the exec's command never opened the FIFO: " << d.read("exec.txt");
   int status = 0;
   ::waitpid(pid, &status, 0);
   EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0) << d.read("exec.txt");

@@ -1,5 +1,5 @@
 // Edge cases of the path model, each with its documented behaviour
-// (docs/linux-backend.md, "The mount table").
+// (docs/linux-backend.md, "Path edge cases").
 #include <unistd.h>
 
 #include <filesystem>

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cordon/cordon.h"
+#include "../host_expect.h"
 
 namespace cordon {
 
@@ -18,7 +19,7 @@ class prepared_fixture : public ::testing::Test {
  protected:
   void SetUp() override {
     backend_ = make_host_backend();
-    if (!backend_->probe().available) GTEST_SKIP() << "the host backend is not available here";
+    if (!backend_->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
     workspace_ = std::filesystem::temp_directory_path() / ("cordon-prepared-" + std::to_string(::getpid()));
     std::filesystem::create_directories(workspace_);
   }

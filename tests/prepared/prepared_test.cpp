@@ -3,9 +3,12 @@
 // run, says it was prepared, and a sandbox serves one command only.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -178,20 +181,37 @@ std::pair<std::unique_ptr<prepared_pool>, std::optional<run_handle>> Prepared::s
 
 // The replacement of a sandbox taken by start() is prepared once its run is
 // over (pool_options::refill_after): not while the command runs, and at
-// once after it.
+// once after it. The command waits on a FIFO, so it runs exactly as long as
+// the test says; the pool's own counters show its refill thread looking,
+// waiting for the run instead of preparing, and preparing once it is over.
 TEST_F(Prepared, RefillWaitsForTheRunItReplaces) {
-  auto [pool_of_one, run] = start_in_pool_of_one(std::chrono::seconds(20), "sleep 0.6; echo done");
+  const std::string fifo = (workspace_ / "go").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto [pool_of_one, run] = start_in_pool_of_one(std::chrono::seconds(20), "cat '" + fifo + "' >/dev/null; echo done");
   ASSERT_TRUE(pool_of_one && run);
   prepared_pool& pool = *pool_of_one;
-  // A preparation takes tens of milliseconds: in 400 ms an eager refill would be done.
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // The first preparation filled the pool; start() took its sandbox. The
+  // refill thread then looks and, the run going on, waits: once it has
+  // (a positive event), nothing may have been prepared meanwhile.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pool.refills_deferred() == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GE(pool.refills_deferred(), 1u) << "the refill thread never looked for work";
+  EXPECT_EQ(pool.preparations_started(), 1u) << "a replacement was prepared while the command ran";
   EXPECT_EQ(pool.ready_count(), 0u) << "the replacement was prepared while the command ran";
+  // The command is still blocked on the FIFO: its run cannot be over.
+  EXPECT_FALSE(run->wait_for(std::chrono::milliseconds(0)));
+  {
+    std::ofstream release(fifo);  // opens the FIFO for writing; closing it ends the command's cat
+  }
   EXPECT_EQ(read_all(run->stdout_fd()), "done\n");
   run_report report = run->wait();
   ASSERT_TRUE(report.outcome);
   EXPECT_EQ(exit_code_for(report), 0);
   // The helper exits after its report: the refill starts then, not 20 s later.
   EXPECT_TRUE(pool_reaches(pool, 1, std::chrono::seconds(10))) << "no refill after the run ended";
+  EXPECT_EQ(pool.preparations_started(), 2u);
 }
 
 // A long command does not hold the refill back longer than refill_after.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../host_execution_plan.h"
+#include "../host_expect.h"
 #include "cordon/cordon.h"
 #include "cordon/prepared.h"
 
@@ -83,7 +84,7 @@ class RunApi : public ::testing::Test {
 
 TEST_F(RunApi, EightThreadsTwoCancelledHostSignalsUntouched) {
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   auto plan = compile_profile(*backend, "workspace-write");
   ASSERT_TRUE(plan);
 
@@ -162,7 +163,7 @@ TEST_F(RunApi, EightThreadsTwoCancelledHostSignalsUntouched) {
 
 TEST_F(RunApi, CommandNotFoundAndGivenDescriptors) {
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   auto plan = compile_profile(*backend, "read-only");
   ASSERT_TRUE(plan);
   run_request missing;
@@ -210,7 +211,7 @@ bool reaches_eof(int fd) {
 // left both sides waiting for each other.
 TEST_F(RunApi, OutputEndsBeforeALargeReportIsRead) {
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   for (const bool host_execution : {false, true}) {
     SCOPED_TRACE(host_execution ? "host execution" : "sandbox");
     auto plan = host_execution ? host_execution_plan(workspace_.string()) : compile_profile(*backend, "read-only");
@@ -236,7 +237,7 @@ TEST_F(RunApi, OutputEndsBeforeALargeReportIsRead) {
 // the report comes (what an event loop waits on instead of a thread).
 TEST_F(RunApi, CancelWhileAnotherThreadWaitsAndCompletionFd) {
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   auto plan = compile_profile(*backend, "read-only");
   ASSERT_TRUE(plan);
   run_request sleeper;
@@ -271,7 +272,7 @@ TEST_F(RunApi, CancelWhileAnotherThreadWaitsAndCompletionFd) {
 // a thread, or by the time await_exiting_sandboxes() returns.
 TEST_F(RunApi, InThisProcessNothingOutlivesTheRun) {
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   auto plan = compile_profile(*backend, "read-only");
   ASSERT_TRUE(plan);
   // A fixed amount of work (about half a second of CPU here), not a time: on a
@@ -308,7 +309,7 @@ TEST_F(RunApi, InThisProcessNothingOutlivesTheRun) {
 // a new namespace.
 TEST_F(RunApi, AHostWhereOrphansComeBackIsLeftNoZombieHelper) {
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   auto plan = compile_profile(*backend, "read-only");
   ASSERT_TRUE(plan);
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0) << std::strerror(errno);
@@ -399,7 +400,7 @@ bool broker_runs(const std::filesystem::path& program) {
 // other is refused (a violation).
 TEST_F(RunApi, AFilteredRunsBrokerIsTheHostsHelper) {
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   const char* built = std::getenv("CORDON_SUPERVISOR");
   const std::string helper = built != nullptr && *built != '\0' ? built : CORDON_SUPERVISOR_PATH;
   const std::filesystem::path copy = workspace_ / "my-helper";
@@ -456,7 +457,7 @@ TEST_F(RunApi, AFilteredRunsBrokerIsTheHostsHelper) {
 TEST_F(RunApi, MissingHelperIsALaunchFailureNamingThePath) {
   // cordon/run.h: start_run's errors include launch_failed with errno when no helper is found.
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   auto plan = compile_profile(*backend, "read-only");
   ASSERT_TRUE(plan);
   run_request request;
@@ -475,7 +476,7 @@ TEST_F(RunApi, AMalformedHelperAnswerIsALaunchFailureNotACrash) {
   // line has the report's framing but not its shape: wait() returns a
   // launch_failed report; before, outcome_from_json threw out of it.
   auto backend = make_host_backend();
-  if (!backend->probe().available) GTEST_SKIP() << "the host backend is not available here";
+  if (!backend->probe().available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "the host backend is not available here");
   auto plan = compile_profile(*backend, "read-only");
   ASSERT_TRUE(plan);
   const std::pair<const char*, const char*> answers[] = {

@@ -92,7 +92,7 @@ struct execution_context {
 // empty. Each becomes absolute with its directory's symlinks resolved (the
 // policy names real paths, docs/policy.md); one that cannot is skipped. A
 // command that could write them would break the chain, forge records or
-// grant itself authority (docs/governance.md, "Audit log").
+// grant itself authority (docs/governance.md, "Audit").
 void deny_records_to_command(execution_context& context, const std::string& audit_path,
                              const std::string& session_path);
 

@@ -1,6 +1,6 @@
 // cordon/windows/compile.h — the Windows plan compiler.
 //
-// compile_windows_plan() runs the gates of DESIGN.md ("Backends") for the
+// compile_windows_plan() runs the gates of docs/architecture.md ("The pipeline") for the
 // Windows restricted-process launcher, on the host that `facts` describe:
 //   1. validate and normalize (validate_sandbox_policy), resolve root tokens
 //      and map every path to a Windows path       -> error_code::invalid_policy

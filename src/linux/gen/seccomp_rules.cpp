@@ -440,12 +440,12 @@ result<seccomp_program> build_seccomp_program_with_libseccomp(const seccomp_opti
   // AUDIT_ARCH value and get the bad-arch action: kill the whole process.
   // On x86_64, libseccomp also sends native-arch syscall numbers with the x32
   // bit (0x40000000) to the bad-arch action, so x32 calls are killed too
-  // (tests/unit/seccomp_filter_test.cpp checks this).
+  // (tests/unit/linux/seccomp_filter_test.cpp checks this).
   int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   if (rc != 0) return seccomp_error("seccomp_attr_set(ACT_BADARCH)", rc);
 
   // A binary tree of syscall numbers instead of libseccomp's default linear
-  // list: the same decisions (tests/unit/seccomp_filter_test.cpp compares
+  // list: the same decisions (tests/unit/linux/seccomp_filter_test.cpp compares
   // both on every syscall), fewer instructions per call, and about half the
   // time to install, because the kernel runs the program once for each
   // syscall number to build its cache of always-allowed calls.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "child_process.h"
+#include "../../host_expect.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -91,7 +92,12 @@ long try_open(const std::string& path, int flags) {
 TEST(Landlock, KernelAbiIsReportedWithoutFailing) {
   const int abi = landlock_kernel_abi();
   EXPECT_GE(abi, 0);
-  if (abi == 0) GTEST_SKIP() << "Landlock is not available on this kernel";
+  // The host's own declaration (scripts/host-expect.py asks the kernel
+  // directly): cordon's answer must be the kernel's.
+  if (auto declared = cordon::test::declared_number("landlock")) {
+    EXPECT_EQ(abi, *declared);
+  }
+  if (abi == 0) CORDON_SKIP_UNLESS_DECLARED("landlock", 1, "Landlock is not available on this kernel");
   EXPECT_GE(abi, 1);
 }
 
@@ -132,7 +138,7 @@ TEST(Landlock, NoAbiMeansNothingApplied) {
 
 TEST(Landlock, EnforcesReadAndReadWriteRules) {
   const int abi = landlock_kernel_abi();
-  if (abi == 0) GTEST_SKIP() << "Landlock is not available on this kernel";
+  if (abi == 0) CORDON_SKIP_UNLESS_DECLARED("landlock", 1, "Landlock is not available on this kernel");
 
   temp_dir root;
   ASSERT_FALSE(root.path().empty()) << "mkdtemp failed";
@@ -236,7 +242,7 @@ TEST(Landlock, AppliesAtEveryAbiUpToTheKernels) {
   // Older ABIs use a shorter ruleset attribute and fewer rights; each must
   // still produce a ruleset this kernel accepts and enforces.
   const int kernel_abi = landlock_kernel_abi();
-  if (kernel_abi == 0) GTEST_SKIP() << "Landlock is not available on this kernel";
+  if (kernel_abi == 0) CORDON_SKIP_UNLESS_DECLARED("landlock", 1, "Landlock is not available on this kernel");
 
   temp_dir root;
   ASSERT_FALSE(root.path().empty());
@@ -276,7 +282,7 @@ TEST(Landlock, AppliesAtEveryAbiUpToTheKernels) {
 
 TEST(Landlock, ReportsFailedPath) {
   const int abi = landlock_kernel_abi();
-  if (abi == 0) GTEST_SKIP() << "Landlock is not available on this kernel";
+  if (abi == 0) CORDON_SKIP_UNLESS_DECLARED("landlock", 1, "Landlock is not available on this kernel");
   temp_dir root;
   ASSERT_FALSE(root.path().empty());
   const std::string file = root.path() + "/file";
@@ -301,7 +307,7 @@ TEST(Landlock, ReportsFailedPath) {
 
 TEST(Landlock, RestrictTcpDeniesBindAndConnect) {
   const int abi = landlock_kernel_abi();
-  if (abi < 4) GTEST_SKIP() << "Landlock ABI " << abi << " has no TCP rights (needs 4)";
+  if (abi < 4) CORDON_SKIP_UNLESS_DECLARED("landlock", 4, "Landlock ABI " << abi << " has no TCP rights (needs 4)");
 
   landlock_ruleset_plan plan;
   plan.abi = abi;
@@ -348,7 +354,7 @@ TEST(Landlock, RestrictTcpDeniesBindAndConnect) {
 
 TEST(Landlock, ScopesSignalsAndAbstractSockets) {
   const int abi = landlock_kernel_abi();
-  if (abi < 6) GTEST_SKIP() << "Landlock ABI " << abi << " has no scopes (needs 6)";
+  if (abi < 6) CORDON_SKIP_UNLESS_DECLARED("landlock", 6, "Landlock ABI " << abi << " has no scopes (needs 6)");
 
   landlock_ruleset_plan plan;
   plan.abi = abi;

@@ -9,6 +9,7 @@
 
 #include "cordon/cordon.h"
 #include "linux/namespaces.h"
+#include "../../host_expect.h"
 
 namespace cordon {
 namespace {
@@ -25,7 +26,7 @@ TEST(LaunchFixes, ProbeAndLaunchCreateTheSameNamespaces) {
 TEST(LaunchFixes, FailedSetrlimitFailsTheLaunch) {
   auto backend = make_linux_backend();
   host_facts facts = backend->read_host_facts({}, false);
-  if (!facts.backend_available) GTEST_SKIP() << "user namespaces unavailable: " << facts.backend_blocker;
+  if (!facts.backend_available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "user namespaces unavailable: " << facts.backend_blocker);
   facts.cgroups = {};  // no cgroup: the CPU limit becomes an rlimit
   facts.cgroups.blocker = "test: no cgroup";
   sandbox_policy policy;

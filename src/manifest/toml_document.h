@@ -7,7 +7,7 @@
 #include <string_view>
 #include <toml++/toml.h>
 
-namespace cordon::gates {
+namespace cordon::manifest {
 
 // A TOML syntax error: toml++ stops at the first, with its line (1-based).
 struct toml_syntax_error {
@@ -32,4 +32,4 @@ inline std::string manifest_directory_of(const std::string& path) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
-}  // namespace cordon::gates
+}  // namespace cordon::manifest

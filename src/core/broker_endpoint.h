@@ -1,6 +1,8 @@
-// endpoint.h — where a command in a filtered-network sandbox finds the
-// network broker (docs/network.md). Fixed: each sandbox has a network
-// namespace and a /dev of its own, so nothing else can hold these.
+// broker_endpoint.h — where a command in a filtered-network sandbox finds the
+// network broker (docs/network.md); in core because core's environment and
+// evidence code names them as well as the broker and the Linux backend.
+// Fixed: each sandbox has a network namespace and a /dev of its own, so
+// nothing else can hold these.
 #pragma once
 
 #include <cstdint>

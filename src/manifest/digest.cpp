@@ -1,9 +1,9 @@
 // digest.cpp — SHA-256 from libcordon's libmd wrapper (src/core/sha256.h).
-#include "gates/digest.h"
+#include "manifest/digest.h"
 
 #include "core/sha256.h"
 
-namespace cordon::gates {
+namespace cordon::manifest {
 
 std::string sha256_digest(std::string_view bytes) {
   static constexpr char hex[] = "0123456789abcdef";
@@ -15,4 +15,4 @@ std::string sha256_digest(std::string_view bytes) {
   return out;
 }
 
-}  // namespace cordon::gates
+}  // namespace cordon::manifest
