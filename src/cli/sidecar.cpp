@@ -19,6 +19,7 @@ namespace cordon::cli {
 // `cordon sidecar`'s own statuses are the CLI's (exit_codes.h).
 static_assert(sidecars::sidecar_exit_handshake_timeout == exit_timeout &&
               sidecars::sidecar_exit_refused == exit_cordon_failed);
+
 namespace {
 
 constexpr const char* kSidecarHelp = R"(The sidecar's stdin and stdout carry its protocol; cordon adds nothing to them.
