@@ -113,7 +113,7 @@ int explain_policy(const explain_options& options) {
       std::cout << "\n";
       print_blockers(f.blockers);
     }
-    return 1;
+    return exit_check_failed;
   }
   const sandbox_plan& plan = *compiled.plan();
   std::cout << " on " << plan.platform() << "\n";

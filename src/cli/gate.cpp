@@ -16,9 +16,15 @@
 #include "gates/kubernetes.h"
 #include "gates/live_table.h"
 #include "gates/manifest.h"
+#include "cli/exit_codes.h"
 #include "gates/runner.h"
 
 namespace cordon::cli {
+
+// `cordon gate run`'s statuses are the CLI's (exit_codes.h).
+static_assert(gates::gate_exit_all_passed == exit_ok && gates::gate_exit_not_all_passed == exit_check_failed &&
+              gates::gate_exit_runner_failed == exit_cordon_failed);
+
 namespace {
 
 constexpr const char* kGateRunHelp = R"(Every gate's policy is compiled before any gate runs. A gate for another OS is

@@ -217,7 +217,7 @@ int audit_verify(const std::string& path) {
   if (!v->ok) {
     std::cerr << "cordon: audit: " << path << ": line " << v->bad_line << ": " << v->problem << "\n";
     std::cout << "bad: " << v->events << " records verified before line " << v->bad_line << "\n";
-    return 1;
+    return exit_check_failed;
   }
   std::cout << "ok: " << v->events << " records, last hash " << v->last_hash << "\n";
   for (const auto& id : v->interrupted_runs) std::cout << "interrupted: run " << id << " started and never ended\n";
@@ -243,7 +243,7 @@ int audit_show(const std::string& path) {
   }
   if (!v->ok) {
     std::cout << "BAD at line " << v->bad_line << ": " << v->problem << "\n";
-    return 1;
+    return exit_check_failed;
   }
   std::cout << "verified: " << v->events << " records\n";
   return 0;
@@ -254,7 +254,7 @@ int rules_test(const std::string& path) {
   if (!rules) {
     print_error(rules.error_value());
     // docs/governance.md: 1 when the file is not good, 125 when it cannot be read.
-    return rules.error_value().code == error_code::io_error ? exit_cordon_failed : 1;
+    return rules.error_value().code == error_code::io_error ? exit_cordon_failed : exit_check_failed;
   }
   std::size_t examples = rules->examples().size();
   for (const auto& r : rules->rules()) examples += r.match_examples.size() + r.not_match_examples.size();

@@ -22,7 +22,7 @@ int probe_host(bool human, const std::string& platform) {
   host_capabilities caps = platform == "macos" ? macos_capabilities() : make_host_backend()->probe();
   if (human) {
     print_probe_table(caps);
-    return caps.available ? 0 : 1;
+    return caps.available ? exit_ok : exit_check_failed;
   }
   json j;
   j["platform"] = caps.platform;
@@ -45,7 +45,7 @@ int probe_host(bool human, const std::string& platform) {
   j["blockers"] = blockers;
   j["facts"] = caps.facts;
   std::cout << j.dump(2) << "\n";
-  return caps.available ? 0 : 1;
+  return caps.available ? exit_ok : exit_check_failed;
 }
 
 int profile_show(const std::string& name) {

@@ -9,11 +9,17 @@
 #include "cli/commands.h"
 #include "cli/workspace.h"
 #include "cordon/enforcement.h"
+#include "cli/exit_codes.h"
 #include "sidecars/launcher.h"
 
 extern char** environ;
 
 namespace cordon::cli {
+
+// `cordon sidecar`'s own statuses are the CLI's (exit_codes.h).
+static_assert(sidecars::sidecar_exit_handshake_timeout == exit_timeout &&
+              sidecars::sidecar_exit_refused == exit_cordon_failed);
+
 namespace {
 
 constexpr const char* kSidecarHelp = R"(The sidecar's stdin and stdout carry its protocol; cordon adds nothing to them.
