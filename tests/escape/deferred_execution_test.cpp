@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "escape_support.h"
 
 namespace cordon::test::escape {
@@ -176,6 +178,55 @@ TEST(EscapeDeferred, StartupFilesInAWritableHomeAreProtectedOrReported) {
   EXPECT_TRUE(has_finding(r, "startup_file", home.path() + "/.config/autostart")) << findings_text(r);
   EXPECT_FALSE(has_finding(r, "startup_file", home.path() + "/.gitconfig")) << findings_text(r);
   EXPECT_TRUE(has_violation(r, "startup_file"));
+}
+
+bool scan_complete(const run_result& r) {
+  return r.report.is_object() && r.report.contains("deferred_execution") &&
+         r.report["deferred_execution"]["scan"]["complete"].get<bool>();
+}
+
+// The attack pass's exhaustion: a repository whose config includes itself
+// three times (3^10 reads on main, each of the whole file) and one that
+// includes a sparse 3 GiB file. The run ends with a report; each is a
+// scan_incomplete finding and violation naming the config, the scan is not
+// complete, and the repositories themselves are still found.
+TEST(EscapeDeferred, IncludeCyclesAndGiantConfigsGiveScanIncomplete) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script =
+      kGit + "init -q loop && printf '[include]\\n\\tpath = config\\n\\tpath = config\\n\\tpath = config\\n' >> "
+             "loop/.git/config && " +
+      kGit + "init -q giant && truncate -s 3G giant/big.cfg && printf '[include]\\n\\tpath = ../big.cfg\\n' >> "
+             "giant/.git/config && echo made";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "made\n");
+  EXPECT_TRUE(has_finding(r, "scan_incomplete", ws.path() + "/loop/.git/config")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "scan_incomplete", ws.path() + "/giant/big.cfg")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/loop/.git")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/giant/.git")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "scan_incomplete")) << r.report.dump(2);
+  EXPECT_FALSE(scan_complete(r)) << r.report.dump(2);
+}
+
+// A directory the command makes unreadable (mode 111) hides what is below it
+// from a scan running as the same user: that is a scan_incomplete finding
+// naming it, never `complete: true`. Root reads it anyway (CAP_DAC_READ_SEARCH)
+// and finds the repository itself.
+TEST(EscapeDeferred, AnUnreadableDirectoryGivesScanIncomplete) {
+  temp_dir ws;
+  host_repository(ws);
+  auto r = run_sh(ws.path(), "mkdir -p d/x && " + kGit + "init -q d/x/r && chmod 111 d && echo hidden");
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "hidden\n");
+  if (::geteuid() == 0) {
+    EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/d/x/r/.git")) << findings_text(r);
+  } else {
+    EXPECT_TRUE(has_finding(r, "scan_incomplete", ws.path() + "/d")) << findings_text(r);
+    EXPECT_TRUE(has_violation(r, "scan_incomplete")) << r.report.dump(2);
+    EXPECT_FALSE(scan_complete(r)) << r.report.dump(2);
+  }
+  fs::permissions(ws.path() + "/d", fs::perms::owner_all);
 }
 
 // The allowed thing with nothing left behind: ordinary git work in the

@@ -124,6 +124,52 @@ TEST(GitConfigTree, AnIncludeLoopStopsAtTenLevelsAndSaysSo) {
   EXPECT_NE(tree.unreadable[0].find("more than 10 levels"), std::string::npos);
 }
 
+// A config that includes itself three times: on main 3^10 reads. Now an
+// include cycle is an error at once (git stops at depth 10 with an error),
+// named by the file it closes on, and the file is read once.
+TEST(GitConfigTree, AnIncludeCycleIsAnErrorAtOnce) {
+  scratch s;
+  s.write("a", "[include]\npath = b\n");
+  s.write("b", "[include]\npath = a\npath = a\npath = ./a\n");
+  auto tree = read_git_config_tree(s.dir + "/a", "");
+  ASSERT_FALSE(tree.unreadable.empty());
+  EXPECT_NE(tree.unreadable[0].find(s.dir + "/a (include cycle"), std::string::npos) << tree.unreadable[0];
+  EXPECT_LE(tree.files.size(), 5u);
+}
+
+// A diamond (two includes of one file) is no cycle: read once, no error.
+TEST(GitConfigTree, AFileIncludedTwiceIsReadOnce) {
+  scratch s;
+  s.write("a", "[include]\npath = c\npath = b\n");
+  s.write("b", "[include]\npath = c\n");
+  s.write("c", "[core]\npager = x\n");
+  auto tree = read_git_config_tree(s.dir + "/a", "");
+  EXPECT_TRUE(tree.unreadable.empty());
+  int pagers = 0;
+  for (const auto& e : tree.entries) pagers += e.key() == "core.pager";
+  EXPECT_EQ(pagers, 1);
+}
+
+// A sparse file far above the size cap is refused by its size, unread; a
+// file of more variables than the cap likewise.
+TEST(GitConfigTree, GiantConfigsAreRefusedUnread) {
+  scratch s;
+  {
+    std::ofstream(s.dir + "/big");
+  }
+  ASSERT_EQ(::truncate((s.dir + "/big").c_str(), std::int64_t{8} << 30), 0);
+  s.write("a", "[include]\npath = big\n");
+  auto tree = read_git_config_tree(s.dir + "/a", "");
+  ASSERT_EQ(tree.unreadable.size(), 1u);
+  EXPECT_NE(tree.unreadable[0].find(s.dir + "/big (larger than"), std::string::npos) << tree.unreadable[0];
+  std::string many = "[a]\n";
+  for (std::size_t i = 0; i <= max_config_variables; ++i) many += "b\n";
+  s.write("many", many);
+  tree = read_git_config_tree(s.dir + "/many", "");
+  ASSERT_EQ(tree.unreadable.size(), 1u);
+  EXPECT_NE(tree.unreadable[0].find("more than"), std::string::npos) << tree.unreadable[0];
+}
+
 TEST(GitConfigTree, AConfigGitWouldRejectIsUnreadable) {
   scratch s;
   s.write("c", "[core\n");

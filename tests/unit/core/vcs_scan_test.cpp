@@ -160,5 +160,36 @@ TEST(VcsScan, TheBoundIsAFindingNotSilence) {
   EXPECT_TRUE(found(e, "scan_incomplete", s.dir)) << kinds(e);
 }
 
+// A directory this user cannot list hides its subtree: the scan names it
+// (launch: `incomplete`; after the run: a scan_incomplete finding) and is
+// not complete. Root lists it anyway, so the case needs another user.
+TEST(VcsScan, AnUnreadableDirectoryIsIncompleteNotSilence) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads a mode-111 directory";
+  scratch s;
+  fs::create_directories(s.dir + "/d/x");
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  EXPECT_TRUE(before.incomplete.empty());
+  ASSERT_EQ(::chmod((s.dir + "/d").c_str(), 0111), 0);
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_FALSE(e.complete);
+  EXPECT_TRUE(found(e, "scan_incomplete", s.dir + "/d")) << kinds(e);
+  ::chmod((s.dir + "/d").c_str(), 0755);
+}
+
+// A config made unparseable, cyclic or giant during the run is a
+// scan_incomplete finding naming it (on main the post-run scan ignored it).
+TEST(VcsScan, AConfigTheScanCannotReadAfterTheRunIsAFinding) {
+  scratch s;
+  s.write("r/.git/config", "[core]\n");
+  fs::create_directories(s.dir + "/r/.git/hooks");
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  s.write("r/.git/config", "[include]\npath = config\n");
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_FALSE(e.complete);
+  EXPECT_TRUE(found(e, "scan_incomplete", s.dir + "/r/.git/config")) << kinds(e);
+}
+
 }  // namespace
 }  // namespace cordon::vcs
