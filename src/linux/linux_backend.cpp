@@ -98,6 +98,19 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
               " directories (or is deeper than " + std::to_string(vcs::max_depth) +
               ") to scan for repositories; list protected paths explicitly"));
     }
+    // What the scan could not see: a config git would read and cordon cannot
+    // refuses the run; a directory it could not list is said now and is a
+    // scan_incomplete finding after the run if it still cannot.
+    for (const auto& gap : scan.incomplete) {
+      if (gap.refuses_launch) {
+        out.blockers.push_back(blocker::for_control(
+            control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
+            "repository metadata " + gap.path + ": " + gap.reason + " (fix or remove it first)"));
+      } else {
+        out.warnings.push_back("the repository scan cannot see " + gap.path + " (" + gap.reason +
+                               "): repositories there are not protected, and the report will say so");
+      }
+    }
     for (const auto& missing : scan.missing) {
       out.blockers.push_back(blocker::for_control(
           control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,

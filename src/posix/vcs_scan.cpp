@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string_view>
 
@@ -73,15 +76,41 @@ std::string read_head(const std::string& path, std::size_t limit) {
   return out;
 }
 
+void add_gap(vcs_scan& scan, const std::string& path, std::string reason, bool refuses_launch = false) {
+  if (scan.incomplete.size() < max_gaps) {
+    scan.incomplete.push_back({path, std::move(reason), refuses_launch});
+  } else if (scan.incomplete.size() == max_gaps) {
+    scan.incomplete.push_back({path, "and more places not seen (only " + std::to_string(max_gaps) + " are named)",
+                               refuses_launch});
+  }
+}
+
 // A directory's entries, sorted, with readdir's type (DT_UNKNOWN when the
 // file system does not say): the walk needs lstat(2) only for those.
-std::vector<std::pair<std::string, unsigned char>> sorted_entries(const std::string& dir_path) {
-  std::vector<std::pair<std::string, unsigned char>> entries;
+// An error names why the listing is not whole: it cannot be opened or read,
+// or holds more than max_directory_entries.
+using entry_list = std::vector<std::pair<std::string, unsigned char>>;
+entry_list sorted_entries(const std::string& dir_path, std::string* error = nullptr) {
+  entry_list entries;
   DIR* dir = ::opendir(dir_path.c_str());
-  if (dir == nullptr) return entries;
-  while (dirent* entry = ::readdir(dir)) {
+  if (dir == nullptr) {
+    if (error) *error = std::string("cannot be listed: ") + std::strerror(errno);
+    return entries;
+  }
+  for (;;) {
+    errno = 0;
+    dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0 && error) *error = std::string("cannot be read: ") + std::strerror(errno);
+      break;
+    }
     std::string_view name = entry->d_name;
-    if (name != "." && name != "..") entries.emplace_back(std::string(name), entry->d_type);
+    if (name == "." || name == "..") continue;
+    if (entries.size() >= max_directory_entries) {
+      if (error) *error = "more than " + std::to_string(max_directory_entries) + " entries";
+      break;
+    }
+    entries.emplace_back(std::string(name), entry->d_type);
   }
   ::closedir(dir);
   std::sort(entries.begin(), entries.end());
@@ -140,8 +169,19 @@ void read_config(const std::string& git_dir, const std::string& work_tree, const
                  repository_record& record) {
   std::vector<core::git_config_entry> entries;
   for (const char* name : {"config", "config.worktree"}) {
+    if (scan.config_bytes > max_scan_config_bytes) {
+      add_gap(scan, git_dir + "/" + name,
+              "not read: the scan read " + std::to_string(max_scan_config_bytes) + " bytes of config already", true);
+      continue;
+    }
     core::git_config_tree tree = core::read_git_config_tree(git_dir + "/" + name, home);
-    for (const auto& bad : tree.unreadable) scan.missing.push_back(bad + " (git config cordon cannot read)");
+    scan.config_bytes += tree.bytes;
+    for (const auto& bad : tree.unreadable) {
+      // "<path> (<why>)": the path is the gap, the rest its reason.
+      auto open = bad.find(" (");
+      std::string why = open == std::string::npos ? std::string() : ": " + bad.substr(open + 2, bad.size() - open - 3);
+      add_gap(scan, bad.substr(0, open), "git config cordon cannot read" + why, true);
+    }
     for (std::size_t i = 1; i < tree.files.size(); ++i) {  // includes
       add_protect_or_watch(scan, tree.files[i], true);
       record.metadata[tree.files[i]] = stamp_of(tree.files[i]);
@@ -228,6 +268,9 @@ struct walker {
   const std::string& home;
   vcs_scan& scan;
   std::uint64_t max_entries;
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(scan_time_budget_seconds);
+  bool out_of_time = false;
 
   void found_dot_git(const std::string& dir_path, const std::string& child, bool directory) {
     scan.repositories.push_back(child);
@@ -251,36 +294,59 @@ struct walker {
     (lstat_mode(gitmodules, mode) ? scan.protect : scan.absent_gitmodules).push_back(gitmodules);
   }
 
-  void walk(const std::string& dir_path, std::size_t depth) {
-    const auto entries = sorted_entries(dir_path);
-    std::vector<std::string> names;
-    names.reserve(entries.size());
-    for (const auto& entry : entries) names.push_back(entry.first);
-    if (looks_bare(dir_path, names)) {
-      scan.repositories.push_back(dir_path);
-      protect_git_dir(dir_path, "bare", home, scan, 0);
-      return;  // objects and refs are not work tree
+  // The subdirectories of `dir_path` to walk (names only: what the
+  // recursion keeps per level), after handling what it holds itself.
+  // False: it is a bare repository, or the walk must stop.
+  bool visit(const std::string& dir_path, std::size_t depth, std::vector<std::string>& subdirs) {
+    std::string error;
+    const auto entries = sorted_entries(dir_path, &error);
+    if (!error.empty()) add_gap(scan, dir_path, error);  // what was listed is still looked at
+    {
+      std::vector<std::string> names;
+      names.reserve(entries.size());
+      for (const auto& entry : entries) names.push_back(entry.first);
+      if (looks_bare(dir_path, names)) {
+        scan.repositories.push_back(dir_path);
+        protect_git_dir(dir_path, "bare", home, scan, 0);
+        return false;  // objects and refs are not work tree
+      }
     }
-    std::vector<std::string> subdirs;
     for (const auto& [name, type] : entries) {
       if (type != DT_UNKNOWN && type != DT_DIR && name != ".git") continue;  // a file, a link: not walked
       std::string child = join(dir_path, name);
-      mode_t mode = 0;
-      if (!lstat_mode(child, mode)) continue;
-      if (name == ".git") {
-        found_dot_git(dir_path, child, S_ISDIR(mode));
+      struct stat st {};
+      if (::lstat(child.c_str(), &st) != 0) {
+        // Gone meanwhile (ENOENT) is nothing; anything else (EACCES on a
+        // directory without search permission, ENAMETOOLONG) hides it.
+        if (errno != ENOENT) add_gap(scan, child, std::string("cannot be examined: ") + std::strerror(errno));
         continue;
       }
-      if (!S_ISDIR(mode)) continue;
+      if (name == ".git") {
+        found_dot_git(dir_path, child, S_ISDIR(st.st_mode));
+        continue;
+      }
+      if (!S_ISDIR(st.st_mode)) continue;
       if (++scan.entries_seen > max_entries || depth + 1 > max_depth) {
         scan.truncated = true;
-        return;
+        return false;
       }
-      subdirs.push_back(std::move(child));
+      subdirs.push_back(name);
     }
+    return true;
+  }
+
+  void walk(const std::string& dir_path, std::size_t depth) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      if (!out_of_time) add_gap(scan, dir_path, "the scan's time budget of " + std::to_string(scan_time_budget_seconds) +
+                                                    " s ran out here; this and what follows were not checked");
+      out_of_time = true;
+      return;
+    }
+    std::vector<std::string> subdirs;
+    if (!visit(dir_path, depth, subdirs)) return;
     for (const auto& sub : subdirs) {
-      if (scan.truncated) return;
-      walk(sub, depth + 1);
+      if (scan.truncated || out_of_time) return;
+      walk(join(dir_path, sub), depth + 1);
     }
   }
 };
@@ -402,6 +468,7 @@ void changes_since(const std::string& root, const vcs_scan& before, const std::s
         "more than " + std::to_string(max_directories) + " directories or deeper than " + std::to_string(max_depth) +
             ": repositories beyond the bound were not checked");
   }
+
   // Repositories added from outside the root (a host worktree's common directory): stamped again one by one.
   for (const auto& [path, record] : before.records) {
     if (now.records.count(path) || within(path, root) || !is_dir(path)) continue;
@@ -416,6 +483,10 @@ void changes_since(const std::string& root, const vcs_scan& before, const std::s
     if (was != before.startup.end() && was->second == stamp) continue;
     add(evidence, "startup_file", path, "",
         !stamp.present ? "removed" : (was == before.startup.end() || !was->second.present) ? "created" : "changed");
+  }
+  for (const auto& gap : now.incomplete) {
+    evidence.complete = false;
+    add(evidence, "scan_incomplete", gap.path, "", gap.reason + ": what it holds or names was not checked");
   }
 }
 

@@ -35,6 +35,25 @@ namespace cordon::vcs {
 // launch, a scan_incomplete finding after the run), never silently short.
 inline constexpr std::uint64_t max_directories = 200000;
 inline constexpr std::size_t max_depth = 64;  // directories below the root
+// Past these the subtree (or repository) is a gap, named: what one directory
+// may hold, the config bytes one scan reads (each file at most
+// core::max_config_bytes), the gaps kept (one more says how many were left
+// out) and the wall time of one scan. With them a scan's own memory stays
+// under a bound whatever the workspace holds (docs/deferred-execution.md,
+// "The bound").
+inline constexpr std::size_t max_directory_entries = 100000;
+inline constexpr std::uint64_t max_scan_config_bytes = 32 << 20;
+inline constexpr std::size_t max_gaps = 1000;
+inline constexpr int scan_time_budget_seconds = 30;
+
+// A part of the tree the scan did not see: a directory it could not list or
+// an entry it could not stat (`path`), a config it could not read or that
+// broke a bound, or where a budget ran out, and why.
+struct scan_gap {
+  std::string path;
+  std::string reason;
+  bool refuses_launch = false;  // a config git would read and cordon cannot: the run is refused at launch
+};
 
 // What a file was when it was looked at. `present` false: it did not exist.
 struct file_stamp {
@@ -69,6 +88,8 @@ struct vcs_scan {
   std::map<std::string, file_stamp> startup;              // start-up paths under the root (present or not)
   std::uint64_t entries_seen = 0;  // directories visited
   bool truncated = false;          // more than max_directories, or deeper than max_depth
+  std::vector<scan_gap> incomplete;  // what was not seen, named (at most max_gaps + 1)
+  std::uint64_t config_bytes = 0;    // config read so far (max_scan_config_bytes)
 };
 
 // Scans `root` (an existing directory, resolved). `home` is the caller's home
@@ -87,7 +108,9 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 
 // Scans `root` again and compares with `before`: one finding per new
 // repository, changed metadata file, new executable key, hook, gitlink and
-// start-up path; `evidence.entries` and `complete` are set. Repositories of
+// start-up path, and one scan_incomplete finding per gap (the bound, a
+// directory it could not list, a config it could not read); `evidence.entries`
+// and `complete` are set (false with any gap). Repositories of
 // `before` outside `root` (added by scan_git_directory) are stamped again
 // one by one.
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
