@@ -229,6 +229,24 @@ TEST(EscapeDeferred, AnUnreadableDirectoryGivesScanIncomplete) {
   fs::permissions(ws.path() + "/d", fs::perms::owner_all);
 }
 
+// git's in-progress operation state left by the run is a finding, and the
+// `exec` lines of its todo list (run by the host's `git rebase --continue`)
+// are violations: here a real interactive rebase stopped at a `break`, with
+// an `exec` still to run.
+TEST(EscapeDeferred, ARebaseTodoWithExecIsAViolation) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script = "echo b >> README && " + kGit + "commit -q -am second && GIT_SEQUENCE_EDITOR='sed -i 1ibreak' " +
+                             kGit + "rebase -q -i --exec 'echo later' HEAD~1 >/dev/null 2>&1; test -d .git/rebase-merge && echo stopped";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "stopped\n");
+  EXPECT_TRUE(has_finding(r, "operation_state", ws.path() + "/.git/rebase-merge")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "operation_exec", ws.path() + "/.git/rebase-merge/git-rebase-todo")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "operation_exec")) << r.report.dump(2);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+}
+
 // The allowed thing with nothing left behind: ordinary git work in the
 // workspace gives no finding and no violation.
 TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {

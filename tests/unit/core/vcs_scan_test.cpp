@@ -191,5 +191,27 @@ TEST(VcsScan, AConfigTheScanCannotReadAfterTheRunIsAFinding) {
   EXPECT_TRUE(found(e, "scan_incomplete", s.dir + "/r/.git/config")) << kinds(e);
 }
 
+// Operation state created during the run, and the exec lines of its todo
+// lists (x or exec, indented or not); a comment is no exec line, and a state
+// directory that existed unchanged is nothing.
+TEST(VcsScan, OperationStateAndTodoExecLinesAreFindings) {
+  scratch s;
+  s.write("r/.git/config", "[core]\n");
+  fs::create_directories(s.dir + "/r/.git/hooks");
+  s.write("r/.git/rebase-apply/next", "1\n");
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  s.write("r/.git/rebase-merge/git-rebase-todo", "pick 1234 one\n  x make\n# exec not-this\nexec touch /tmp/p\n");
+  s.write("r/.git/sequencer/todo", "pick 5678 two\n");
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_TRUE(found(e, "operation_state", s.dir + "/r/.git/rebase-merge")) << kinds(e);
+  EXPECT_TRUE(found(e, "operation_state", s.dir + "/r/.git/sequencer")) << kinds(e);
+  EXPECT_FALSE(found(e, "operation_state", s.dir + "/r/.git/rebase-apply")) << kinds(e);
+  int execs = 0;
+  for (const auto& f : e.findings) execs += f.kind == "operation_exec";
+  EXPECT_EQ(execs, 2) << kinds(e);
+  EXPECT_TRUE(found(e, "operation_exec", s.dir + "/r/.git/rebase-merge/git-rebase-todo")) << kinds(e);
+}
+
 }  // namespace
 }  // namespace cordon::vcs
