@@ -213,10 +213,50 @@ void read_config(const std::string& git_dir, const std::string& work_tree, const
   }
 }
 
+// The `exec` (or `x`) lines of a todo list (git-rebase(1) "-i": "exec
+// <cmd>" runs the command; the sequencer reads the same syntax), trimmed.
+std::vector<std::string> exec_lines_of(const std::string& todo) {
+  std::vector<std::string> out;
+  const std::string text = read_head(todo, core::max_config_bytes);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + at, end - at);
+    at = end + 1;
+    auto first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) continue;
+    line.remove_prefix(first);
+    auto word_end = line.find_first_of(" \t");
+    std::string_view word = line.substr(0, word_end);
+    if (word == "exec" || word == "x") out.push_back(todo + "\t" + std::string(line));
+  }
+  return out;
+}
+
+// gitrepository-layout(5) and git's sequencer: an interactive rebase keeps
+// rebase-merge/git-rebase-todo, `git am` and the apply backend
+// rebase-apply/, cherry-pick and revert sequencer/todo. Not bound read-only
+// (git writes them while it works); compared after the run.
+void record_operation_state(const std::string& git_dir, repository_record& record) {
+  for (const char* name : {"rebase-merge", "rebase-apply", "sequencer"}) {
+    const std::string dir = git_dir + "/" + name;
+    file_stamp stamp = stamp_of(dir);
+    if (stamp.present && S_ISDIR(stamp.mode)) {
+      for (const char* todo : {"git-rebase-todo", "todo"}) {
+        auto lines = exec_lines_of(dir + "/" + todo);
+        record.exec_lines.insert(record.exec_lines.end(), lines.begin(), lines.end());
+      }
+    }
+    record.operation[dir] = std::move(stamp);
+  }
+}
+
 void protect_git_dir(const std::string& git_dir, const std::string& kind, const std::string& home, vcs_scan& scan,
                      int depth) {
   repository_record& record = scan.records[git_dir];
   record.kind = kind;
+  record_operation_state(git_dir, record);
   // The work tree core.hooksPath is relative to: the parent of a .git, the bare repository itself.
   const std::string work_tree = kind == "bare" ? git_dir : parent(git_dir);
   read_config(git_dir, work_tree, home, scan, record);
@@ -408,6 +448,21 @@ void compare(const std::string& path, const repository_record& now, const reposi
   }
   for (const auto& link : now.gitlinks) {
     if (!old_links.count(link)) add(e, "gitlink_added", link, "", "in the index of " + path);
+  }
+  // Operation state created or changed (removed is git finishing its work).
+  for (const auto& [dir, stamp] : now.operation) {
+    if (!stamp.present) continue;
+    auto was = before ? before->operation.find(dir) : now.operation.end();
+    const bool existed = before && was != before->operation.end() && was->second.present;
+    if (existed && was->second == stamp) continue;
+    add(e, "operation_state", dir, "", existed ? "changed: git resumes it on --continue" : "created: git resumes it on --continue");
+  }
+  std::set<std::string> old_exec;
+  if (before) old_exec.insert(before->exec_lines.begin(), before->exec_lines.end());
+  for (const auto& line : now.exec_lines) {
+    if (old_exec.count(line)) continue;
+    auto tab = line.find('\t');
+    add(e, "operation_exec", line.substr(0, tab), "", line.substr(tab + 1));
   }
 }
 

@@ -73,6 +73,11 @@ struct repository_record {
   std::map<std::string, file_stamp> metadata;  // config, config.worktree, commondir, hooks/, includes, hooksPath
   std::vector<std::string> gitlinks;           // of its index, as recorded
   std::vector<std::string> keys;               // executable config: "key\tvalue\tfile"
+  // git's in-progress operation state (rebase-merge/, rebase-apply/,
+  // sequencer/; present or not), and the `exec` lines of its todo lists
+  // ("todo file\tline"), which git runs on --continue.
+  std::map<std::string, file_stamp> operation;
+  std::vector<std::string> exec_lines;
 };
 
 struct vcs_scan {
