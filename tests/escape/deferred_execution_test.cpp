@@ -247,6 +247,29 @@ TEST(EscapeDeferred, ARebaseTodoWithExecIsAViolation) {
   EXPECT_EQ(report_schema_verdict(r.report), "valid");
 }
 
+// The host's own git configuration names paths in the workspace: a global
+// relative core.hooksPath (each repository's .githooks), an fsmonitor from
+// GIT_CONFIG_COUNT and a pager from GIT_CONFIG_PARAMETERS. The existing hooks
+// directory is read-only; the absent programs are watched, and creating one
+// is a finding. The repository's ordinary files stay writable.
+TEST(EscapeDeferred, TheHostsGlobalAndEnvironmentGitConfigIsHonoured) {
+  temp_dir home("/var/tmp"), ws;
+  install_probe(ws);
+  host_repository(ws);
+  home.write(".gitconfig", "[core]\n\thooksPath = .githooks\n");
+  ws.mkdir(".githooks");
+  ws.write(".githooks/pre-commit", "#!/bin/sh\n");
+  auto r = run_probe(ws,
+                     {"write", ".githooks/pre-commit", "#!/bin/sh\ntouch /tmp/pwned\n", "+", "write", "monitor.sh",
+                      "#!/bin/sh\n", "+", "write", "pager.sh", "#!/bin/sh\n", "+", "write", "README", "x"},
+                     {}, {"HOME=" + home.path(), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.fsmonitor",
+                          "GIT_CONFIG_VALUE_0=./monitor.sh", "GIT_CONFIG_PARAMETERS='core.pager'='./pager.sh'"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write EROFS", "write OK", "write OK", "write OK"})) << r.all();
+  EXPECT_TRUE(has_finding(r, "repository_redirect_created", ws.path() + "/monitor.sh")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "repository_redirect_created", ws.path() + "/pager.sh")) << findings_text(r);
+}
+
 // The allowed thing with nothing left behind: ordinary git work in the
 // workspace gives no finding and no violation.
 TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {
