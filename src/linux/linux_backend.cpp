@@ -4,6 +4,7 @@
 #include "cordon/linux_backend.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -20,6 +21,7 @@
 #include "linux/supervisor.h"
 #include "linux/view_diagnosis.h"
 #include "core/environment.h"
+#include "core/git_sources.h"
 
 namespace cordon {
 namespace {
@@ -79,11 +81,17 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     if (root != token_run_tmp) writable_roots.push_back(resolve_on_host(root).path);
   }
   for (const auto& root : normalized.filesystem.readable) readable_roots.push_back(resolve_on_host(root).path);
+  // The host's git configuration, as git reads it for the user running
+  // cordon with this process's environment (core/git_sources.h).
+  std::vector<std::string> environment;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) environment.emplace_back(*e);
+  const core::git_config_tree host_git = core::read_host_git_config(home, environment);
   for (const auto& root : normalized.filesystem.writable) {
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
     if (!r.exists || !r.is_directory) continue;
     vcs_scan scan = vcs::scan_vcs_metadata(r.path, home);
+    vcs::apply_host_config(r.path, host_git, home, scan);
     // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).
     add_worktree_repositories(writable_roots, readable_roots, home, scan, worktrees);
     create_missing_hooks(scan, out.warnings);

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/git_rules.h"
+#include "core/git_sources.h"
 #include "core/sha256.h"
 
 namespace cordon::vcs {
@@ -507,6 +508,37 @@ vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std
   walker{root, home, scan, max_entries}.walk(root, 0);
   watch_startup(root, home, scan);
   return scan;
+}
+
+void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
+                       vcs_scan& scan) {
+  for (const auto& bad : host.unreadable) {
+    auto open = bad.find(" (");
+    std::string why = open == std::string::npos ? std::string() : ": " + bad.substr(open + 2, bad.size() - open - 3);
+    add_gap(scan, bad.substr(0, open), "the host's git config cordon cannot read" + why, true);
+  }
+  for (const auto& file : host.files) {
+    if (within(file, root)) add_protect_or_watch(scan, file, true);
+  }
+  // Where git runs for each repository: its work tree (a bare repository is its own).
+  std::set<std::string> work_trees;
+  for (const auto& [path, record] : scan.records) {
+    const bool dot_git = path.size() > 5 && path.compare(path.size() - 5, 5, "/.git") == 0;
+    if (record.kind == "bare") work_trees.insert(path);
+    else if (dot_git && (record.kind == "git_directory" || record.kind == "git_file")) work_trees.insert(parent(path));
+  }
+  // Existing paths become read-only binds; absent ones are watched (creating
+  // one is a repository_redirect_created finding after the run).
+  std::set<std::string> named;
+  for (const auto& entry : host.entries) {
+    for (const auto& path : core::git_entry_paths(entry, "", home)) named.insert(path);  // absolute and ~/ paths
+    for (const auto& work_tree : work_trees) {
+      for (const auto& path : core::git_entry_paths(entry, work_tree, home)) named.insert(path);
+    }
+  }
+  for (const auto& path : named) {
+    if (within(path, root)) add_protect_or_watch(scan, path, true);
+  }
 }
 
 void scan_git_directory(const std::string& git_dir, const std::string& home, vcs_scan& scan) {

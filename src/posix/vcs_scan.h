@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cordon/launch.h"
+#include "core/git_rules.h"
 
 namespace cordon::vcs {
 
@@ -105,6 +106,16 @@ struct vcs_scan {
 // are added to `protect`, absent ones are watched.
 vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
                            std::uint64_t max_entries = max_directories);
+
+// The host's own git configuration (core/git_sources.h: system, global,
+// XDG, GIT_CONFIG_* and their includes, read once per launch): each of its
+// files inside `root` is protected (or watched when absent), and each path a
+// variable of it names inside `root` (a global core.hooksPath of ".githooks"
+// names one in every repository's work tree) is protected or watched and
+// stamped in that repository's record, so that a change is a finding. A
+// file of it cordon cannot read is a gap that refuses the launch.
+void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
+                       vcs_scan& scan);
 
 // The protections and record of one git directory found some other way (the
 // common directory of a linked worktree, linux/git_worktrees.h), exactly as
