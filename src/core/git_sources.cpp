@@ -207,11 +207,11 @@ std::vector<std::string> git_entry_paths(const git_config_entry& e, const std::s
                                          const std::string& home) {
   std::string value;
   const bool path_key = e.subsection.empty() && e.section == "core" &&
-                        (e.name == "hookspath" || e.name == "worktree" || e.name == "attributesfile");
+                        (e.name == "hookspath" || e.name == "attributesfile");
   if (path_key) {
     value = e.value;
   } else if (git_key_runs_code(e) && e.section != "include" && e.section != "includeif" &&
-             e.section != "extensions") {
+             e.section != "extensions" && !(e.section == "core" && e.name == "worktree")) {
     std::string_view command = e.value;
     if (!command.empty() && command[0] == '!') command.remove_prefix(1);
     value = first_word(command);

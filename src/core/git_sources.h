@@ -47,12 +47,14 @@ std::optional<git_config_entry> config_entry_from_key(const std::string& key, st
 
 // The paths a variable names, for a repository whose work tree is
 // `work_tree` ("" when unknown: relative paths are then skipped): a path
-// key's value (core.hooksPath, core.worktree, core.attributesFile), or the
+// key's value (core.hooksPath, core.attributesFile: which filter and diff
+// drivers run), or the
 // program of a key git runs (git_key_runs_code: core.fsmonitor,
 // core.pager, an alias's "!cmd", ...) when its first word holds a '/'.
 // `~/` is `home`; a relative path is relative to the work tree (where git
 // runs hooks and commands). Lexically normalized. Includes are not here:
-// read_git_config_tree follows them.
+// read_git_config_tree follows them; nor is core.worktree, which names a
+// work tree (data), not code.
 std::vector<std::string> git_entry_paths(const git_config_entry& entry, const std::string& work_tree,
                                          const std::string& home);
 

@@ -537,7 +537,8 @@ void apply_host_config(const std::string& root, const core::git_config_tree& hos
     }
   }
   for (const auto& path : named) {
-    if (within(path, root)) add_protect_or_watch(scan, path, true);
+    // The root itself (or above it) is the work, not a program: never bound read-only whole.
+    if (within(path, root) && path != root) add_protect_or_watch(scan, path, true);
   }
 }
 
