@@ -270,6 +270,32 @@ TEST(EscapeDeferred, TheHostsGlobalAndEnvironmentGitConfigIsHonoured) {
   EXPECT_TRUE(has_finding(r, "repository_redirect_created", ws.path() + "/pager.sh")) << findings_text(r);
 }
 
+// A writable home is watched whole, not as a list of start-up files: a file
+// a shell, Python or a user service would run (here ~/.config/python/
+// sitecustomize.py and a systemd drop-in deep below), and a plain note, are
+// each a home_file finding and violation; writing them works.
+TEST(EscapeDeferred, EveryFileWrittenUnderAWritableHomeIsAFinding) {
+  temp_dir home("/var/tmp"), ws("/var/tmp"), policy_dir;
+  install_probe(ws);
+  std::string policy = write_policy(
+      policy_dir, R"({"readable": ["{workspace}"], "writable": ["{workspace}", ")" + home.path() +
+                      R"("], "protect_vcs_metadata": true})");
+  const std::string h = home.path();
+  const std::string script = "mkdir -p " + h + "/.local/lib/python3/site-packages " + h +
+                             "/.config/systemd/user/x.service.d && echo 'import os' > " + h +
+                             "/.local/lib/python3/site-packages/sitecustomize.py && echo '[Service]' > " + h +
+                             "/.config/systemd/user/x.service.d/o.conf && echo n > " + h + "/notes.txt && echo written";
+  auto r = run_cordon({"--policy", policy}, {"/bin/sh", "-c", script}, ws.path(), {"HOME=" + h});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "written\n");
+  for (const char* path : {"/.local/lib/python3/site-packages/sitecustomize.py",
+                           "/.config/systemd/user/x.service.d/o.conf", "/notes.txt"}) {
+    EXPECT_TRUE(has_finding(r, "home_file", home.path() + path)) << path << "\n" << findings_text(r);
+  }
+  EXPECT_TRUE(has_violation(r, "home_file")) << r.report.dump(2);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+}
+
 // The allowed thing with nothing left behind: ordinary git work in the
 // workspace gives no finding and no violation.
 TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {
