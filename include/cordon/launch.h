@@ -149,6 +149,8 @@ struct deferred_execution_finding {
   // changed), "operation_state" (git's rebase-merge/, rebase-apply/ or
   // sequencer/ created or changed: resumed by the host's --continue),
   // "operation_exec" (an exec line in its todo list: `detail` is the line),
+  // "home_file" (a file or directory under a writable home, outside the
+  // writable roots inside it, created or changed during the run),
   // "scan_incomplete" (a place the scan did not see, named by `path`: the
   // bound, a directory it cannot list, a config it cannot read; what lies
   // there is unknown)

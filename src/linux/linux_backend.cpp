@@ -52,6 +52,7 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
     }
   }
   for (const auto& scan : payload.repository_scans) vcs::changes_since(scan.root, scan.before, payload.home, evidence);
+  if (payload.home_watch) vcs::home_changes_since(*payload.home_watch, evidence);
   // One finding per path and kind: an absent redirect is both watched and stamped.
   std::set<std::pair<std::string, std::string>> seen;
   std::vector<deferred_execution_finding> unique;
@@ -68,6 +69,28 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
                                "desktop session there (report: deferred_execution)");
   }
   if (!payload.repository_scans.empty()) outcome.deferred_execution = std::move(evidence);
+}
+
+// A home inside (or equal to) a writable root is watched whole after the
+// run, except the writable roots inside it (the workspace's own tree), which
+// the repository scan covers (posix/home_watch.h).
+void watch_writable_home(const std::string& home, const std::vector<std::string>& writable_roots,
+                         linux_plan_payload& payload) {
+  if (home.empty() || home == "/") return;
+  const std::string resolved = resolve_on_host(home).path;
+  auto inside = [](const std::string& path, const std::string& root) {
+    return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
+  };
+  const bool writable = std::any_of(writable_roots.begin(), writable_roots.end(),
+                                    [&](const std::string& root) { return inside(resolved, root); });
+  if (!writable) return;
+  vcs::home_watch watch;
+  watch.home = resolved;
+  for (const auto& root : writable_roots) {
+    if (root != resolved && inside(root, resolved)) watch.excluded.push_back(root);
+  }
+  watch.since = vcs::home_watch_now();
+  payload.home_watch = std::move(watch);
 }
 
 // Repository metadata inside the writable roots: what the mount table
@@ -134,6 +157,7 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
                                 scan.absent_redirects.end());
     payload.repository_scans.push_back({r.path, std::move(scan)});
   }
+  watch_writable_home(home, writable_roots, payload);
 }
 
 void choose_network(const sandbox_policy& normalized, linux_plan_payload& payload) {
