@@ -296,6 +296,39 @@ TEST(EscapeDeferred, EveryFileWrittenUnderAWritableHomeIsAFinding) {
   EXPECT_EQ(report_schema_verdict(r.report), "valid");
 }
 
+// Agent and editor configuration in the workspace: an existing
+// .vscode/tasks.json (and its directory) is read-only, an absent .mcp.json
+// and .claude/settings.json may be written but each is an agent_config
+// finding, AGENTS.md and a CI workflow are instruction_file findings; listed
+// in --rw itself, .vscode opts out (writable, still reported). Ordinary
+// files stay writable.
+TEST(EscapeDeferred, AgentAndEditorConfigurationIsReadOnlyOrReported) {
+  temp_dir ws;
+  install_probe(ws);
+  ws.mkdir(".vscode");
+  ws.write(".vscode/tasks.json", "{}\n");
+  auto r = run_probe(ws, {"write", ".vscode/tasks.json", "{\"tasks\": [{\"command\": \"touch /tmp/pwned\"}]}", "+",
+                          "write", ".vscode/settings.json", "{}", "+", "write", ".mcp.json", "{}", "+", "mkdir",
+                          ".claude", "+", "write", ".claude/settings.json", "{\"hooks\": {}}", "+", "write",
+                          "AGENTS.md", "do it", "+", "mkdir", ".github", "+", "mkdir", ".github/workflows", "+",
+                          "write", ".github/workflows/ci.yml", "on: push", "+", "write", "README", "x"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write EROFS", "write EROFS", "write OK", "mkdir OK", "write OK", "write OK", "mkdir OK",
+                          "mkdir OK", "write OK", "write OK"}))
+      << r.all();
+  EXPECT_TRUE(has_finding(r, "agent_config", ws.path() + "/.mcp.json")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "agent_config", ws.path() + "/.claude/settings.json")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "instruction_file", ws.path() + "/AGENTS.md")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "instruction_file", ws.path() + "/.github/workflows")) << findings_text(r);
+  EXPECT_FALSE(has_finding(r, "agent_config", ws.path() + "/.vscode")) << findings_text(r);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+  // The opt-out: .vscode listed in --rw itself is writable, and still reported.
+  auto opted = run_probe(ws, {"write", ".vscode/tasks.json", "{}"}, {"--rw", ws.path() + "/.vscode"});
+  ASSERT_EQ(opted.exit_code, 0) << opted.all();
+  EXPECT_EQ(opted.out, lines({"write OK"})) << opted.all();
+  EXPECT_TRUE(has_finding(opted, "agent_config", ws.path() + "/.vscode")) << findings_text(opted);
+}
+
 // The allowed thing with nothing left behind: ordinary git work in the
 // workspace gives no finding and no violation.
 TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {
