@@ -151,6 +151,10 @@ struct deferred_execution_finding {
   // "operation_exec" (an exec line in its todo list: `detail` is the line),
   // "home_file" (a file or directory under a writable home, outside the
   // writable roots inside it, created or changed during the run),
+  // "agent_config" (agent or editor configuration that runs code without
+  // asking: .claude/settings.json, .mcp.json, .vscode/, .envrc, ...,
+  // created or changed), "instruction_file" (AGENTS.md, CI workflows, ...:
+  // created, changed or removed),
   // "scan_incomplete" (a place the scan did not see, named by `path`: the
   // bound, a directory it cannot list, a config it cannot read; what lies
   // there is unknown)

@@ -115,6 +115,7 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     if (!r.exists || !r.is_directory) continue;
     vcs_scan scan = vcs::scan_vcs_metadata(r.path, home);
     vcs::apply_host_config(r.path, host_git, home, scan);
+    vcs::watch_agent_config(r.path, writable_roots, scan);
     // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).
     add_worktree_repositories(writable_roots, readable_roots, home, scan, worktrees);
     create_missing_hooks(scan, out.warnings);

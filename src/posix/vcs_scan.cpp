@@ -37,6 +37,28 @@ constexpr const char* kStartupPaths[] = {
     ".config/autostart",               ".local/bin",    ".config/fish/config.fish", ".config/fish/conf.d",
 };
 
+// Agent and editor configuration, relative to a project's top: what runs
+// code with no review moment (agent hooks: .claude/settings*.json,
+// .gemini/settings.json; MCP server lists: .mcp.json, .cursor/mcp.json,
+// .vscode/mcp.json; slash commands and sub-agents that may run shell:
+// .claude/commands, .claude/agents; editor tasks, launch configurations and
+// settings naming executables: .vscode/, .idea/; direnv: .envrc; containers
+// built and their postCreateCommand run on opening: .devcontainer/,
+// .devcontainer.json; Codex's project configuration: .codex/)...
+constexpr const char* kAgentRunsCode[] = {
+    ".claude/settings.json", ".claude/settings.local.json", ".claude/commands", ".claude/agents",
+    ".mcp.json",             ".cursor/mcp.json",            ".gemini/settings.json", ".codex",
+    ".vscode",               ".idea",                       ".envrc",                ".devcontainer",
+    ".devcontainer.json",
+};
+// ... and what an agent or CI reads as instructions or configuration, which
+// a person is expected to review (reported when created or changed).
+constexpr const char* kAgentInstructions[] = {
+    "AGENTS.md",         "CLAUDE.md",        "CLAUDE.local.md",      "GEMINI.md",
+    ".cursorrules",      ".cursor/rules",    ".windsurfrules",       ".github/copilot-instructions.md",
+    ".github/instructions", ".github/workflows", ".gitlab-ci.yml",   ".pre-commit-config.yaml",
+};
+
 bool lstat_mode(const std::string& path, mode_t& mode) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return false;
@@ -542,6 +564,29 @@ void apply_host_config(const std::string& root, const core::git_config_tree& hos
   }
 }
 
+void watch_agent_config(const std::string& root, const std::vector<std::string>& opted_out, vcs_scan& scan) {
+  std::set<std::string> tops = {root};
+  for (const auto& [path, record] : scan.records) {
+    const bool dot_git = path.size() > 5 && path.compare(path.size() - 5, 5, "/.git") == 0;
+    if (dot_git && (record.kind == "git_directory" || record.kind == "git_file") && within(path, root)) {
+      tops.insert(parent(path));
+    }
+  }
+  for (const auto& top : tops) {
+    for (const char* relative : kAgentRunsCode) {
+      const std::string path = join(top, relative);
+      const bool opted = std::find(opted_out.begin(), opted_out.end(), path) != opted_out.end();
+      vcs_scan::agent_path entry{stamp_of(path), true};
+      if (!opted && entry.stamp.present) scan.protect.push_back(path);
+      scan.agent[path] = std::move(entry);
+    }
+    for (const char* relative : kAgentInstructions) {
+      const std::string path = join(top, relative);
+      scan.agent[path] = {stamp_of(path), false};
+    }
+  }
+}
+
 void scan_git_directory(const std::string& git_dir, const std::string& home, vcs_scan& scan) {
   protect_git_dir(git_dir, "git_directory", home, scan, 0);
 }
@@ -571,6 +616,14 @@ void changes_since(const std::string& root, const vcs_scan& before, const std::s
     if (was != before.startup.end() && was->second == stamp) continue;
     add(evidence, "startup_file", path, "",
         !stamp.present ? "removed" : (was == before.startup.end() || !was->second.present) ? "created" : "changed");
+  }
+  for (const auto& [path, was] : before.agent) {
+    file_stamp stamp = stamp_of(path);
+    if (stamp == was.stamp || (!stamp.present && !was.stamp.present)) continue;
+    const char* what = !stamp.present ? "removed" : !was.stamp.present ? "created" : "changed";
+    add(evidence, was.runs_code ? "agent_config" : "instruction_file", path, "",
+        std::string(what) + (was.runs_code ? ": an agent or editor runs what it names without asking"
+                                           : ": an agent or CI reads it as instructions; review it"));
   }
   for (const auto& gap : now.incomplete) {
     evidence.complete = false;

@@ -95,6 +95,14 @@ struct vcs_scan {
   std::uint64_t entries_seen = 0;  // directories visited
   bool truncated = false;          // more than max_directories, or deeper than max_depth
   std::vector<scan_gap> incomplete;  // what was not seen, named (at most max_gaps + 1)
+  // Agent and editor configuration (watch_agent_config): each path with its
+  // stamp at launch and whether it runs code without review (protected, or
+  // watched when absent) or is only reported when created or changed.
+  struct agent_path {
+    file_stamp stamp;
+    bool runs_code = false;
+  };
+  std::map<std::string, agent_path> agent;
   std::uint64_t config_bytes = 0;    // config read so far (max_scan_config_bytes)
 };
 
@@ -116,6 +124,18 @@ vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
 // file of it cordon cannot read is a gap that refuses the launch.
 void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
                        vcs_scan& scan);
+
+// Agent and editor configuration at the top of `root` and of each
+// repository's work tree found in it (docs/deferred-execution.md, "Agent and
+// editor configuration"): what runs code without a review moment (agent
+// settings with hooks, MCP server lists, .vscode/, .idea/, .envrc,
+// devcontainer definitions) is protected when it exists, and its creation is
+// an agent_config finding; instruction and CI files (AGENTS.md, CLAUDE.md,
+// .github/workflows/, ...) are stamped, and their creation or change is an
+// instruction_file finding. A path listed itself in `opted_out` (the
+// policy's writable roots: `--rw .vscode` opts .vscode out) stays writable;
+// its creation or change is still an agent_config finding.
+void watch_agent_config(const std::string& root, const std::vector<std::string>& opted_out, vcs_scan& scan);
 
 // The protections and record of one git directory found some other way (the
 // common directory of a linked worktree, linux/git_worktrees.h), exactly as
