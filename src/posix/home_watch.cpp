@@ -46,8 +46,12 @@ struct home_walker {
     return std::find(watch.excluded.begin(), watch.excluded.end(), path) != watch.excluded.end();
   }
 
-  // `fd` is the open directory `path`; it is closed here.
-  void walk(int fd, const std::string& path) {
+  // `fd` is the open directory `path`, `depth` levels below the home; it is closed here.
+  void walk(int fd, const std::string& path, std::size_t depth) {
+    if (depth > home_max_depth) {
+      ::close(fd);
+      return gap(path, "deeper than " + std::to_string(home_max_depth) + " levels below the home");
+    }
     DIR* dir = ::fdopendir(fd);
     if (dir == nullptr) {
       ::close(fd);
@@ -91,7 +95,7 @@ struct home_walker {
         if (errno != ENOENT) gap(path + "/" + name, std::string("cannot be opened: ") + std::strerror(errno));
         continue;
       }
-      walk(sub, path + "/" + name);
+      walk(sub, path + "/" + name, depth + 1);
     }
     ::closedir(dir);
   }
@@ -112,7 +116,7 @@ void home_changes_since(const home_watch& watch, deferred_execution_evidence& ev
     walker.gap(watch.home, std::string("cannot be opened: ") + std::strerror(errno));
     return;
   }
-  walker.walk(fd, watch.home);
+  walker.walk(fd, watch.home, 0);
   evidence.entries += walker.examined;
   if (walker.unnamed > 0) {
     evidence.findings.push_back({"home_file", watch.home, "",

@@ -28,6 +28,7 @@ namespace cordon::vcs {
 inline constexpr std::uint64_t home_max_entries = 2000000;  // entries examined
 inline constexpr std::size_t home_max_findings = 1000;       // home_file findings named; one more counts the rest
 inline constexpr int home_time_budget_seconds = 30;
+inline constexpr std::size_t home_max_depth = 64;  // levels below the home (one open directory each)
 
 struct home_watch {
   std::string home;                   // absolute, resolved
