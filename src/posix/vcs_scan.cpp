@@ -108,6 +108,16 @@ void add_gap(vcs_scan& scan, const std::string& path, std::string reason, bool r
   }
 }
 
+// Each "<path> (<why>)" of a git_config_tree's `unreadable` as a gap that
+// refuses the launch: the path, and `what` with the why.
+void add_config_gaps(vcs_scan& scan, const std::vector<std::string>& unreadable, const std::string& what) {
+  for (const auto& bad : unreadable) {
+    auto open = bad.find(" (");
+    std::string why = open == std::string::npos ? std::string() : ": " + bad.substr(open + 2, bad.size() - open - 3);
+    add_gap(scan, bad.substr(0, open), what + why, true);
+  }
+}
+
 // A directory's entries, sorted, with readdir's type (DT_UNKNOWN when the
 // file system does not say): the walk needs lstat(2) only for those.
 // An error names why the listing is not whole: it cannot be opened or read,
@@ -199,12 +209,7 @@ void read_config(const std::string& git_dir, const std::string& work_tree, const
     }
     core::git_config_tree tree = core::read_git_config_tree(git_dir + "/" + name, home);
     scan.config_bytes += tree.bytes;
-    for (const auto& bad : tree.unreadable) {
-      // "<path> (<why>)": the path is the gap, the rest its reason.
-      auto open = bad.find(" (");
-      std::string why = open == std::string::npos ? std::string() : ": " + bad.substr(open + 2, bad.size() - open - 3);
-      add_gap(scan, bad.substr(0, open), "git config cordon cannot read" + why, true);
-    }
+    add_config_gaps(scan, tree.unreadable, "git config cordon cannot read");
     for (std::size_t i = 1; i < tree.files.size(); ++i) {  // includes
       add_protect_or_watch(scan, tree.files[i], true);
       record.metadata[tree.files[i]] = stamp_of(tree.files[i]);
@@ -534,11 +539,7 @@ vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std
 
 void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
                        vcs_scan& scan) {
-  for (const auto& bad : host.unreadable) {
-    auto open = bad.find(" (");
-    std::string why = open == std::string::npos ? std::string() : ": " + bad.substr(open + 2, bad.size() - open - 3);
-    add_gap(scan, bad.substr(0, open), "the host's git config cordon cannot read" + why, true);
-  }
+  add_config_gaps(scan, host.unreadable, "the host's git config cordon cannot read");
   for (const auto& file : host.files) {
     if (within(file, root)) add_protect_or_watch(scan, file, true);
   }
