@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <string_view>
 
@@ -430,6 +431,18 @@ void watch_startup(const std::string& root, const std::string& home, vcs_scan& s
   }
 }
 
+// Where git runs for each repository found: the directory holding its .git
+// (a directory or a file), and a bare repository itself when `bare`.
+std::set<std::string> work_trees_of(const vcs_scan& scan, bool bare) {
+  std::set<std::string> out;
+  for (const auto& [path, record] : scan.records) {
+    const bool dot_git = path.size() > 5 && path.compare(path.size() - 5, 5, "/.git") == 0;
+    if (bare && record.kind == "bare") out.insert(path);
+    else if (dot_git && (record.kind == "git_directory" || record.kind == "git_file")) out.insert(parent(path));
+  }
+  return out;
+}
+
 void add(deferred_execution_evidence& e, std::string kind, std::string path, std::string key, std::string detail) {
   e.findings.push_back({std::move(kind), std::move(path), std::move(key), std::move(detail)});
 }
@@ -543,13 +556,7 @@ void apply_host_config(const std::string& root, const core::git_config_tree& hos
   for (const auto& file : host.files) {
     if (within(file, root)) add_protect_or_watch(scan, file, true);
   }
-  // Where git runs for each repository: its work tree (a bare repository is its own).
-  std::set<std::string> work_trees;
-  for (const auto& [path, record] : scan.records) {
-    const bool dot_git = path.size() > 5 && path.compare(path.size() - 5, 5, "/.git") == 0;
-    if (record.kind == "bare") work_trees.insert(path);
-    else if (dot_git && (record.kind == "git_directory" || record.kind == "git_file")) work_trees.insert(parent(path));
-  }
+  const std::set<std::string> work_trees = work_trees_of(scan, true);
   // Existing paths become read-only binds; absent ones are watched (creating
   // one is a repository_redirect_created finding after the run).
   std::set<std::string> named;
@@ -566,13 +573,9 @@ void apply_host_config(const std::string& root, const core::git_config_tree& hos
 }
 
 void watch_agent_config(const std::string& root, const std::vector<std::string>& opted_out, vcs_scan& scan) {
-  std::set<std::string> tops = {root};
-  for (const auto& [path, record] : scan.records) {
-    const bool dot_git = path.size() > 5 && path.compare(path.size() - 5, 5, "/.git") == 0;
-    if (dot_git && (record.kind == "git_directory" || record.kind == "git_file") && within(path, root)) {
-      tops.insert(parent(path));
-    }
-  }
+  std::set<std::string> tops = work_trees_of(scan, false);
+  for (auto it = tops.begin(); it != tops.end();) it = within(*it, root) ? std::next(it) : tops.erase(it);
+  tops.insert(root);
   for (const auto& top : tops) {
     for (const char* relative : kAgentRunsCode) {
       const std::string path = join(top, relative);
