@@ -146,18 +146,8 @@ struct deferred_execution_finding {
   // "hooks_path" (core.hooksPath), "hook" (a hook in a new repository),
   // "gitlink_added" (mode 160000 in an index), "startup_file" (a shell,
   // systemd, autostart, ~/.local/bin or git start-up path created or
-  // changed), "operation_state" (git's rebase-merge/, rebase-apply/ or
-  // sequencer/ created or changed: resumed by the host's --continue),
-  // "operation_exec" (an exec line in its todo list: `detail` is the line),
-  // "home_file" (a file or directory under a writable home, outside the
-  // writable roots inside it, created or changed during the run),
-  // "agent_config" (agent or editor configuration that runs code without
-  // asking: .claude/settings.json, .mcp.json, .vscode/, .envrc, ...,
-  // created or changed), "instruction_file" (AGENTS.md, CI workflows, ...:
-  // created, changed or removed),
-  // "scan_incomplete" (a place the scan did not see, named by `path`: the
-  // bound, a directory it cannot list, a config it cannot read; what lies
-  // there is unknown)
+  // changed), "scan_incomplete" (the bound was reached: what lies beyond is
+  // unknown)
   std::string kind;
   std::string path;    // host path of the file or repository
   std::string key;     // executable_config / hooks_path: the key, lowercased as `git config --list` prints it; else ""
@@ -167,7 +157,7 @@ struct deferred_execution_finding {
 struct deferred_execution_evidence {
   std::vector<deferred_execution_finding> findings;
   std::uint64_t entries = 0;  // directories the post-run scan visited
-  bool complete = true;       // false: something was not seen (a scan_incomplete finding says what)
+  bool complete = true;       // false: the bound was reached (a scan_incomplete finding says which)
 };
 
 struct run_outcome {
