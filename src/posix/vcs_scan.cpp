@@ -443,7 +443,16 @@ std::set<std::string> work_trees_of(const vcs_scan& scan, bool bare) {
   return out;
 }
 
+// At most max_findings are named; the next is one scan_incomplete saying so
+// (the report, its violations and the summary stay bounded too).
 void add(deferred_execution_evidence& e, std::string kind, std::string path, std::string key, std::string detail) {
+  if (e.findings.size() > max_findings) return;
+  if (e.findings.size() == max_findings) {
+    e.complete = false;
+    e.findings.push_back({"scan_incomplete", std::move(path), "",
+                          "more than " + std::to_string(max_findings) + " findings: the rest are not named"});
+    return;
+  }
   e.findings.push_back({std::move(kind), std::move(path), std::move(key), std::move(detail)});
 }
 
