@@ -22,6 +22,7 @@ namespace cordon::vcs {
 namespace {
 
 constexpr std::size_t kDigestBytes = 1 << 20;  // content hashed per file; the size is hashed too
+constexpr std::size_t max_findings = 1000;  // named per run; one more scan_incomplete says the rest were not
 constexpr std::size_t kIndexBytes = 64 << 20;  // an index larger than this is not parsed (a finding says so)
 
 // Start-up paths relative to the home directory: what a login or

@@ -46,7 +46,6 @@ inline constexpr std::size_t max_directory_entries = 100000;
 inline constexpr std::uint64_t max_scan_config_bytes = 32 << 20;
 inline constexpr std::size_t max_gaps = 1000;
 inline constexpr int scan_time_budget_seconds = 30;
-inline constexpr std::size_t max_findings = 1000;  // named per run; one more scan_incomplete says the rest were not
 
 // A part of the tree the scan did not see: a directory it could not list or
 // an entry it could not stat (`path`), a config it could not read or that
