@@ -181,13 +181,17 @@ struct tree_reader {
     if (!read.insert(file).second) return;
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0) return;  // absent: git reads nothing (yet)
-    if (read.size() > max_config_files) return refuse(file, "more than " + std::to_string(max_config_files) + " files included");
+    if (read.size() > max_config_files) {
+      return refuse(file, "more than " + std::to_string(max_config_files) + " files included");
+    }
     if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_config_bytes) {
       return refuse(file, "larger than " + std::to_string(max_config_bytes) + " bytes");
     }
     std::string text;
     if (!S_ISREG(st.st_mode) || !read_file(file, max_config_bytes, text)) return refuse(file, "cannot be read");
-    if (text.size() > max_config_bytes) return refuse(file, "larger than " + std::to_string(max_config_bytes) + " bytes");
+    if (text.size() > max_config_bytes) {
+      return refuse(file, "larger than " + std::to_string(max_config_bytes) + " bytes");
+    }
     out.bytes += text.size();
     const std::size_t room = max_config_variables - std::min(max_config_variables, out.entries.size());
     auto entries = parse_git_config(text, file, room);
