@@ -4,10 +4,10 @@
 # `cordon run` each time), in workspaces of 80, 1,700 (one node_modules),
 # 20,000 and 150,000 directories, each a git repository, side by side in one
 # run, the sizes interleaved. Not a test: numbers for the document.
-#   bench/workspace_size.sh [RUNS]   (default 9; needs build/src/cli/cordon)
+#   bench/workspace_size.sh [RUNS]   (default 9; needs build/cordon, or CORDON=path)
 set -eu
 cd "$(dirname "$0")/.."
-cordon=$(pwd)/build/src/cli/cordon
+cordon=${CORDON:-$(pwd)/build/cordon}
 [ -x "$cordon" ] || { echo "build it first: cmake --build build --target cordon" >&2; exit 2; }
 runs=${1:-9}
 base=$(mktemp -d "${TMPDIR:-/var/tmp}/cordon-wssize.XXXXXX")
