@@ -205,8 +205,11 @@ void read_config(const std::string& git_dir, const std::string& work_tree, const
   std::vector<core::git_config_entry> entries;
   for (const char* name : {"config", "config.worktree"}) {
     if (scan.config_bytes > max_scan_config_bytes) {
+      // Not a refusal: no workspace is refused for its size. Its config and
+      // hooks/ are still bound read-only below; what it would include is
+      // not, and the report says so after the run (the same budget runs out).
       add_gap(scan, git_dir + "/" + name,
-              "not read: the scan read " + std::to_string(max_scan_config_bytes) + " bytes of config already", true);
+              "not read: the scan read " + std::to_string(max_scan_config_bytes) + " bytes of config already");
       continue;
     }
     core::git_config_tree tree = core::read_git_config_tree(git_dir + "/" + name, home);
