@@ -213,5 +213,20 @@ TEST(VcsScan, OperationStateAndTodoExecLinesAreFindings) {
   EXPECT_TRUE(found(e, "operation_exec", s.dir + "/r/.git/rebase-merge/git-rebase-todo")) << kinds(e);
 }
 
+// However much the command leaves, at most 1,000 findings are named and one
+// more scan_incomplete says the rest were not (the report stays bounded).
+TEST(VcsScan, FindingsAreCappedWithAScanIncomplete) {
+  scratch s;
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  s.write("r/.git/config", "[core]\n");
+  for (int i = 0; i < 1200; ++i) s.write("r/.git/hooks/h" + std::to_string(i), "#!/bin/sh\n");
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  ASSERT_EQ(e.findings.size(), 1001u);
+  EXPECT_EQ(e.findings.back().kind, "scan_incomplete");
+  EXPECT_NE(e.findings.back().detail.find("more than 1000 findings"), std::string::npos) << e.findings.back().detail;
+  EXPECT_FALSE(e.complete);
+}
+
 }  // namespace
 }  // namespace cordon::vcs
