@@ -27,8 +27,6 @@ struct run_options {
   std::vector<std::string> command;
 };
 
-void add_run_command(CLI::App& app, run_options& options);
-
 // `cordon run [OPTIONS] CMD ARGS...`: everything from the first word that is
 // not an option or an option's value is the command, its own options
 // included (`cordon run sh -c 'echo hi'`). CLI11 would take "-c" for an
@@ -38,11 +36,6 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args);
 // The index in `args` (argv[1..]) of the command word, past cordon's own
 // options (-v, -q, --color WHEN) that `app` defines; args.size() if none.
 std::size_t command_word_index(const CLI::App& app, const std::vector<std::string>& args);
-void add_info_commands(CLI::App& app);
-// `cordon gate run` (gate.cpp): its callback stores the exit code in `*result`.
-void add_gate_commands(CLI::App& app, int* result);
-// `cordon sidecar` (sidecar.cpp): its callback stores the exit code in `*result`.
-void add_sidecar_command(CLI::App& app, int* result);
 
 // usage.cpp: refuses (one line on stderr, returns 125) an unknown command or
 // subcommand word, naming it and the choices, and a command that needs a
@@ -63,16 +56,8 @@ std::string unknown_option_message(const CLI::App& app, const std::vector<std::s
 // names the policy's "enforcement" entry instead, and no flag.
 void print_blocker_hints(const std::vector<blocker>& blockers, bool run_flags = true);
 
-// The hidden `__manpage DIR` (manpage.cpp) and `__completion SHELL`
-// (completion.cpp): generated from `app`'s own definitions at build time;
-// their callbacks store the exit code in `*result`.
-void add_manpage_command(CLI::App& app, int* result);
-void add_completion_command(CLI::App& app, int* result);
-
-// Runs the subcommand that was parsed; returns the process exit code.
-int dispatch(CLI::App& app, const run_options& run);
-
-int run_command(const run_options& options);
+// `cordon run`'s work after its parse (run.cpp): returns the exit status.
+int run_confined(const run_options& options);
 
 // Prints an error to stderr: "cordon: <code>: <location>: <message>: <strerror>",
 // one line per line of the message.
@@ -99,10 +84,6 @@ void print_compile_failure(const compile_failure& f, bool run_flags = true, cons
 // The current working directory ("/" when it cannot be determined).
 std::string current_directory();
 
-// `cordon policy explain` (explain.cpp): registers the subcommand on `policy`;
-// its callback stores the exit code in `*result`.
-void add_explain_command(CLI::App& policy, int* result);
-
 // `cordon policy explain --platform windows` (explain_windows.cpp): prints the
 // Windows plan compiled from a reference host shape; `workspace` is a Windows
 // path or empty. Returns 0 when it compiles, 1 when it is refused.
@@ -118,10 +99,5 @@ int explain_macos(const sandbox_policy& policy, const std::string& source, const
                   const std::string& workspace_reason, bool show_profile);
 // The macOS backend's capabilities as seen from this host (never available off a Mac).
 host_capabilities macos_capabilities();
-// `cordon exec`, `audit`, `rules`, `session` (governance.cpp): callbacks store
-// the exit code in `*result`.
-void add_governance_commands(CLI::App& app, int* result);
-// `cordon fs` (fs.cpp): the confined filesystem worker on stdin/stdout (docs/fs-worker.md).
-void add_fs_command(CLI::App& app, int* result);
 
 }  // namespace cordon::cli

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/command_tree.h"
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 
@@ -203,20 +204,26 @@ void print_fish(const command_doc& root) {
   }
 }
 
+// The hidden `cordon __completion SHELL`.
+struct completion_command final : command {
+  std::string shell;
+  const CLI::App* root = nullptr;
+  void add_options(CLI::App& app) override {
+    root = app.get_parent();
+    app.group("");  // hidden: not in --help, the pages or the completions
+    app.add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  }
+  int execute() override {
+    const command_doc tree = describe_commands(*root);
+    if (shell == "bash") print_bash(tree);
+    if (shell == "zsh") print_zsh(tree);
+    if (shell == "fish") print_fish(tree);
+    return std::cout.flush() ? 0 : exit_cordon_failed;
+  }
+};
+
 }  // namespace
 
-void add_completion_command(CLI::App& app, int* result) {
-  static std::string shell;
-  CLI::App* completion = app.add_subcommand("__completion", "Print the completion script for SHELL (used by the build)");
-  completion->group("");  // hidden: not in --help, the pages or the completions
-  completion->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
-  completion->final_callback([&app, result] {
-    const command_doc root = describe_commands(app);
-    if (shell == "bash") print_bash(root);
-    if (shell == "zsh") print_zsh(root);
-    if (shell == "fish") print_fish(root);
-    *result = std::cout.flush() ? 0 : exit_cordon_failed;
-  });
-}
+std::unique_ptr<command> make_completion_command() { return std::make_unique<completion_command>(); }
 
 }  // namespace cordon::cli

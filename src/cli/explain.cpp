@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/plan_details.h"
@@ -61,7 +62,7 @@ void print_mounts_and_environment(const sandbox_plan& plan) {
   for (const auto& e : environment) std::cout << "  " << e << "\n";
 }
 
-int explain_command(const explain_options& options) {
+int explain_policy(const explain_options& options) {
   const std::string cwd = current_directory();
   const char* home = std::getenv("HOME");
   auto chosen = load_policy_or_profile(options.file, options.profile);
@@ -151,29 +152,34 @@ Exit status: 0 the policy compiles here; 1 compile refuses it (invalid policy
 or a gate: backend, isolation, enforcement); 125 it could not be explained
 (unreadable file, not JSON, unknown profile, refused workspace, bad usage).)TXT";
 
+// `cordon policy explain [FILE]`.
+struct policy_explain_command final : command {
+  explain_options options;
+  void add_options(CLI::App& app) override {
+    CLI::App* explain = &app;
+    explain->footer(kExplainHelp);
+    auto* file = explain->add_option("file", options.file, "Policy file (JSON, schema v1)")->type_name("FILE");
+    explain->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
+        ->type_name("NAME")
+        ->excludes(file);
+    explain->add_option("--workspace", options.workspace,
+                        "Directory that {workspace} names (default: the git repository or current directory)")
+        ->type_name("DIR");
+    explain->add_option("--cgroup-parent", options.cgroup_parent,
+                        "The delegated cgroup v2 DIR a run would be given (cordon run --cgroup-parent): limits "
+                        "tree-wide without root")
+        ->type_name("DIR");
+    add_policy_flags(*explain, options.overrides);
+    explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host), macos or windows")
+        ->check(CLI::IsMember({"linux", "macos", "windows"}));
+    explain->add_flag("--show-profile", options.show_profile, "With --platform macos: print the SBPL profile only");
+  }
+  int execute() override { return explain_policy(options); }
+};
+
 }  // namespace
 
-void add_explain_command(CLI::App& policy, int* result) {
-  static explain_options options;
-  CLI::App* explain = policy.add_subcommand("explain", "Show what each control would be for a policy on this host");
-  explain->footer(kExplainHelp);
-  auto* file = explain->add_option("file", options.file, "Policy file (JSON, schema v1)")->type_name("FILE");
-  explain->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
-      ->type_name("NAME")
-      ->excludes(file);
-  explain->add_option("--workspace", options.workspace,
-                      "Directory that {workspace} names (default: the git repository or current directory)")
-      ->type_name("DIR");
-  explain->add_option("--cgroup-parent", options.cgroup_parent,
-                      "The delegated cgroup v2 DIR a run would be given (cordon run --cgroup-parent): limits "
-                      "tree-wide without root")
-      ->type_name("DIR");
-  add_policy_flags(*explain, options.overrides);
-  explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host), macos or windows")
-      ->check(CLI::IsMember({"linux", "macos", "windows"}));
-  explain->add_flag("--show-profile", options.show_profile, "With --platform macos: print the SBPL profile only");
-  explain->final_callback([result] { *result = explain_command(options); });
-}
+std::unique_ptr<command> make_policy_explain_command() { return std::make_unique<policy_explain_command>(); }
 
 void print_probe_table(const host_capabilities& caps) {
   std::cout << "platform:   " << caps.platform << "\n";

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/profile_dirs.h"
@@ -57,7 +58,7 @@ struct fs_options {
   unsigned deadline_ms = 10000;
 };
 
-int fs_command(const fs_options& options) {
+int serve_fs(const fs_options& options) {
   const char* home = std::getenv("HOME");
   auto workspace = choose_workspace(options.workspace, current_directory(), home != nullptr ? home : "");
   if (!workspace) {
@@ -125,26 +126,30 @@ int fs_command(const fs_options& options) {
   return status;
 }
 
+// `cordon fs`.
+struct fs_command final : command {
+  fs_options options;
+  void add_options(CLI::App& app) override {
+    app.footer(
+        "Protocol, operations and error codes: docs/fs-worker.md.\n\nExit status: 0 at the end of input; 125 the policy "
+        "is refused, the worker fails, or bad usage.");
+    app.add_option("--policy", options.policy_file, "Policy file (JSON)")->type_name("FILE");
+    app.add_option("--profile", options.profile,
+                   "Profile by name: built-in (default workspace-write) or a user or system profile (cordon profile list)")
+        ->type_name("NAME")
+        ->excludes("--policy");
+    app.add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`")
+        ->type_name("DIR");
+    app.add_option("--worker", options.worker, "The cordon-fs-worker executable (default: installed or $CORDON_FS_WORKER)")
+        ->type_name("PATH");
+    app.add_option("--deadline-ms", options.deadline_ms, "Per-request deadline in milliseconds (default 10000)")
+        ->check(CLI::Range(1u, 3600000u));
+  }
+  int execute() override { return serve_fs(options); }
+};
+
 }  // namespace
 
-void add_fs_command(CLI::App& app, int* result) {
-  static fs_options options;
-  CLI::App* fs = app.add_subcommand("fs", "Serve an agent's file tools from a confined worker (JSON lines on stdin/stdout)");
-  fs->footer(
-      "Protocol, operations and error codes: docs/fs-worker.md.\n\nExit status: 0 at the end of input; 125 the policy "
-      "is refused, the worker fails, or bad usage.");
-  fs->add_option("--policy", options.policy_file, "Policy file (JSON)")->type_name("FILE");
-  fs->add_option("--profile", options.profile,
-                 "Profile by name: built-in (default workspace-write) or a user or system profile (cordon profile list)")
-      ->type_name("NAME")
-      ->excludes("--policy");
-  fs->add_option("--workspace", options.workspace, "The workspace ({workspace}); default as for `cordon run`")
-      ->type_name("DIR");
-  fs->add_option("--worker", options.worker, "The cordon-fs-worker executable (default: installed or $CORDON_FS_WORKER)")
-      ->type_name("PATH");
-  fs->add_option("--deadline-ms", options.deadline_ms, "Per-request deadline in milliseconds (default 10000)")
-      ->check(CLI::Range(1u, 3600000u));
-  fs->callback([result] { *result = fs_command(options); });
-}
+std::unique_ptr<command> make_fs_command() { return std::make_unique<fs_command>(); }
 
 }  // namespace cordon::cli

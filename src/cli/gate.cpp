@@ -9,6 +9,7 @@
 
 #include "posix/atomic_file.h"
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/workspace.h"
@@ -158,37 +159,44 @@ int gate_render(const gate_render_options& options) {
   return 0;
 }
 
+// `cordon gate run MANIFEST`.
+struct gate_run_command final : command {
+  gate_run_options options;
+  void add_options(CLI::App& app) override {
+    app.footer(kGateRunHelp);
+    app.add_option("manifest", options.manifest, "The gate manifest")->required();
+    app.add_option("--out", options.out_dir, "Directory for the run record (default: ./cordon-gate-run)");
+    app.add_option("--jobs,-j", options.jobs, "Gates run at the same time (default 1)")->check(CLI::Range(1u, 256u));
+    app.add_option("--only", options.only, "Run only these gates (and the gates they need)");
+    app.add_option("--junit", options.junit, "Write JUnit XML here (atomically)");
+    app.add_option("--workspace", options.workspace, "Directory that {workspace} names in every gate's policy");
+  }
+  int execute() override { return gate_run(options); }
+};
+
+// `cordon gate render MANIFEST`.
+struct gate_render_command final : command {
+  gate_render_options options;
+  void add_options(CLI::App& app) override {
+    app.footer(kGateRenderHelp);
+    app.add_option("manifest", options.manifest, "The gate manifest")->required();
+    app.add_flag("--kubernetes", options.kubernetes, "One Kubernetes Job per gate (JSON, valid YAML)");
+    app.add_option("--image", options.image, "The image the pods run: cordon on PATH, the workspace inside")
+        ->required();
+    app.add_option("--pod-workspace", options.pod_workspace, "Where the workspace is in the image (/workspace)");
+    app.add_option("--seccomp-profile", options.seccomp,
+                   "unconfined (default) or localhost/PATH: a node profile that allows user namespaces");
+    app.add_option("--namespace", options.namespace_name, "metadata.namespace of every Job");
+    app.add_option("--only", options.only, "Render only these gates (and the gates they need)");
+    app.add_option("--output,-o", options.output, "Write here (atomically) instead of stdout");
+    app.add_option("--workspace", options.workspace, "The workspace the manifest lies in (as for gate run)");
+  }
+  int execute() override { return gate_render(options); }
+};
+
 }  // namespace
 
-void add_gate_commands(CLI::App& app, int* result) {
-  static gate_run_options options;
-  CLI::App* gate = app.add_subcommand("gate", "Run CI gates, each confined by its own policy");
-  gate->require_subcommand(1);
-  CLI::App* run = gate->add_subcommand("run", "Run the gates of a manifest (TOML, docs/gates.md)");
-  run->footer(kGateRunHelp);
-  run->add_option("manifest", options.manifest, "The gate manifest")->required();
-  run->add_option("--out", options.out_dir, "Directory for the run record (default: ./cordon-gate-run)");
-  run->add_option("--jobs,-j", options.jobs, "Gates run at the same time (default 1)")->check(CLI::Range(1u, 256u));
-  run->add_option("--only", options.only, "Run only these gates (and the gates they need)");
-  run->add_option("--junit", options.junit, "Write JUnit XML here (atomically)");
-  run->add_option("--workspace", options.workspace, "Directory that {workspace} names in every gate's policy");
-  run->final_callback([result] { *result = gate_run(options); });
-
-  static gate_render_options render_options;
-  CLI::App* render = gate->add_subcommand("render", "Write a manifest's gates as jobs for a scheduler (Kubernetes)");
-  render->footer(kGateRenderHelp);
-  render->add_option("manifest", render_options.manifest, "The gate manifest")->required();
-  render->add_flag("--kubernetes", render_options.kubernetes, "One Kubernetes Job per gate (JSON, valid YAML)");
-  render->add_option("--image", render_options.image, "The image the pods run: cordon on PATH, the workspace inside")
-      ->required();
-  render->add_option("--pod-workspace", render_options.pod_workspace, "Where the workspace is in the image (/workspace)");
-  render->add_option("--seccomp-profile", render_options.seccomp,
-                     "unconfined (default) or localhost/PATH: a node profile that allows user namespaces");
-  render->add_option("--namespace", render_options.namespace_name, "metadata.namespace of every Job");
-  render->add_option("--only", render_options.only, "Render only these gates (and the gates they need)");
-  render->add_option("--output,-o", render_options.output, "Write here (atomically) instead of stdout");
-  render->add_option("--workspace", render_options.workspace, "The workspace the manifest lies in (as for gate run)");
-  render->final_callback([result] { *result = gate_render(render_options); });
-}
+std::unique_ptr<command> make_gate_run_command() { return std::make_unique<gate_run_command>(); }
+std::unique_ptr<command> make_gate_render_command() { return std::make_unique<gate_render_command>(); }
 
 }  // namespace cordon::cli

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/workspace.h"
@@ -137,7 +138,7 @@ result<void> save_session_after_run(const std::string& file, const gov::approval
   return write_file_atomically(file, current->first.to_json(current->second));
 }
 
-int exec_command(const exec_options& o) {
+int exec_request(const exec_options& o) {
   auto text = read_text(o.request);
   if (!text) return print_error(text.error_value()), exit_cordon_failed;
   auto request = gov::capability_request_from_json(*text);
@@ -328,77 +329,112 @@ int session_grow(const session_options& o) {
   return 0;
 }
 
-}  // namespace
+// `cordon exec`.
+struct exec_command final : command {
+  exec_options exec;
+  void add_options(CLI::App& app) override {
+    app.footer(kExecHelp);
+    app.add_option("--request", exec.request, "The capability request (JSON)")->required();
+    app.add_option("--rules", exec.rules, "The capability rules (JSON)")->required();
+    app.add_option("--approver", exec.approver, "deny, tty, or an approver command");
+    app.add_option("--approver-timeout", exec.approver_timeout, "Seconds an approver command may take (default 60)");
+    app.add_option("--audit", exec.audit, "Append the audit events to this tamper-evident log");
+    app.add_option("--audit-key-file", exec.audit_key_file, "Key (16+ bytes) of the log's keyed head (HMAC-SHA256)");
+    app.add_option("--session", exec.session, "The session file (cordon session init); its boundary and grants");
+    app.add_option("--workspace", exec.workspace, "Without --session: the workspace directory");
+    app.add_option("--backend", exec.backend, "auto, require or forbid (backend selection)");
+  }
+  int execute() override { return exec_request(exec); }
+};
 
-void add_governance_commands(CLI::App& app, int* result) {
-  static exec_options exec;
-  static session_options session;
-  static std::string audit_file, rules_file, head_key_file;
-  static bool no_head = false;
-  CLI::App* e = app.add_subcommand("exec", "Run one capability request through the governance runtime");
-  e->footer(kExecHelp);
-  e->add_option("--request", exec.request, "The capability request (JSON)")->required();
-  e->add_option("--rules", exec.rules, "The capability rules (JSON)")->required();
-  e->add_option("--approver", exec.approver, "deny, tty, or an approver command");
-  e->add_option("--approver-timeout", exec.approver_timeout, "Seconds an approver command may take (default 60)");
-  e->add_option("--audit", exec.audit, "Append the audit events to this tamper-evident log");
-  e->add_option("--audit-key-file", exec.audit_key_file, "Key (16+ bytes) of the log's keyed head (HMAC-SHA256)");
-  e->add_option("--session", exec.session, "The session file (cordon session init); its boundary and grants");
-  e->add_option("--workspace", exec.workspace, "Without --session: the workspace directory");
-  e->add_option("--backend", exec.backend, "auto, require or forbid (backend selection)");
-  e->final_callback([result] { *result = exec_command(exec); });
+// `cordon audit verify FILE`.
+struct audit_verify_command final : command {
+  std::string file, head_key_file;
+  bool no_head = false;
+  void add_options(CLI::App& app) override {
+    app.footer("Exit status: 0 every record verifies; 1 a record is edited, removed, inserted, reordered or "
+               "truncated (the line is named), or the log has records and no head file (unless --no-head), or "
+               "the keyed head does not verify; 125 the log or key cannot be read, or bad usage.");
+    app.add_option("file", file, "The log")->required();
+    app.add_flag("--no-head", no_head, "No head file is kept: verify the chain alone (a cut end goes unseen)");
+    app.add_option("--head-key-file", head_key_file, "The head must carry a MAC under this key, naming the last record");
+  }
+  int execute() override { return audit_verify(file, no_head, head_key_file); }
+};
 
-  CLI::App* audit = app.add_subcommand("audit", "Check or show a tamper-evident audit log");
-  audit->require_subcommand(1);
-  CLI::App* verify = audit->add_subcommand("verify", "Verify a log; name the first bad line (exit 1)");
-  verify->footer("Exit status: 0 every record verifies; 1 a record is edited, removed, inserted, reordered or "
-                 "truncated (the line is named), or the log has records and no head file (unless --no-head), or "
-                 "the keyed head does not verify; 125 the log or key cannot be read, or bad usage.");
-  verify->final_callback([result] { *result = audit_verify(audit_file, no_head, head_key_file); });
-  verify->add_option("file", audit_file, "The log")->required();
-  verify->add_flag("--no-head", no_head, "No head file is kept: verify the chain alone (a cut end goes unseen)");
-  verify->add_option("--head-key-file", head_key_file, "The head must carry a MAC under this key and name the last record");
-  audit->add_subcommand("show", "The log as a table (interrupted runs marked)")
-      ->footer("Exit status: 0 shown and every record verifies; 1 shown up to a bad record; 125 the log cannot be "
-               "read, or bad usage.")
-      ->final_callback([result] { *result = audit_show(audit_file); })
-      ->add_option("file", audit_file, "The log")->required();
+// `cordon audit show FILE`.
+struct audit_show_command final : command {
+  std::string file;
+  void add_options(CLI::App& app) override {
+    app.footer("Exit status: 0 shown and every record verifies; 1 shown up to a bad record; 125 the log cannot be "
+               "read, or bad usage.");
+    app.add_option("file", file, "The log")->required();
+  }
+  int execute() override { return audit_show(file); }
+};
 
-  CLI::App* rules = app.add_subcommand("rules", "Capability rules files");
-  rules->require_subcommand(1);
-  rules->add_subcommand("test", "Load a rules file and run its examples (exit 1 on failure)")
-      ->footer("Exit status: 0 the file is valid and every example passes; 1 it is invalid or an example fails "
-               "(its location is named); 125 the file cannot be read, or bad usage.")
-      ->final_callback([result] { *result = rules_test(rules_file); })
-      ->add_option("file", rules_file, "The rules file")->required();
+// `cordon rules test FILE`.
+struct rules_test_command final : command {
+  std::string file;
+  void add_options(CLI::App& app) override {
+    app.footer("Exit status: 0 the file is valid and every example passes; 1 it is invalid or an example fails "
+               "(its location is named); 125 the file cannot be read, or bad usage.");
+    app.add_option("file", file, "The rules file")->required();
+  }
+  int execute() override { return rules_test(file); }
+};
 
-  CLI::App* s = app.add_subcommand("session", "A session's execution boundary");
-  s->require_subcommand(1);
-  CLI::App* init = s->add_subcommand("init", "Create a session file at revision 1");
-  init->add_option("file", session.file)->required();
-  init->add_option("--workspace", session.workspace, "The workspace directory");
-  init->add_option("--profile", session.profile, "Built-in profile (default workspace-write)");
-  init->add_option("--policy", session.policy, "Policy file");
-  init->add_option("--id", session.id, "Session id");
-  init->footer("Exit status: 0 the session file was written; 125 the policy, profile or workspace is refused, the "
+// `cordon session init FILE`.
+struct session_init_command final : command {
+  session_options session;
+  void add_options(CLI::App& app) override {
+    app.add_option("file", session.file)->required();
+    app.add_option("--workspace", session.workspace, "The workspace directory");
+    app.add_option("--profile", session.profile, "Built-in profile (default workspace-write)");
+    app.add_option("--policy", session.policy, "Policy file");
+    app.add_option("--id", session.id, "Session id");
+    app.footer("Exit status: 0 the session file was written; 125 the policy, profile or workspace is refused, the "
                "file cannot be written, or bad usage.");
-  init->final_callback([result] { *result = session_init(session); });
-  CLI::App* show = s->add_subcommand("show", "The current boundary and its history");
-  show->add_option("file", session.file)->required();
-  show->footer("Exit status: 0 shown; 125 the session file cannot be read or is not one, or bad usage.");
-  show->final_callback([result] { *result = session_show(session.file); });
-  CLI::App* grow = s->add_subcommand("grow", "Ask to grow the boundary (needs approval)");
-  grow->add_option("file", session.file)->required();
-  grow->add_option("--revision", session.revision, "The revision this growth is based on")->required();
-  grow->add_option("--kind", session.kind, "readable, writable, hosts or environment")->required();
-  grow->add_option("--value", session.values, "A path, HOST[:PORT] or variable name")->required();
-  grow->add_option("--reason", session.reason, "Why");
-  grow->add_option("--approver", session.approver, "deny, tty, or an approver command");
-  grow->add_option("--audit", session.audit, "Audit log");
-  grow->footer("Exit status: 0 the boundary grew (a new revision was written); 200 the approver denied it; 201 "
+  }
+  int execute() override { return session_init(session); }
+};
+
+// `cordon session show FILE`.
+struct session_show_command final : command {
+  std::string file;
+  void add_options(CLI::App& app) override {
+    app.add_option("file", file)->required();
+    app.footer("Exit status: 0 shown; 125 the session file cannot be read or is not one, or bad usage.");
+  }
+  int execute() override { return session_show(file); }
+};
+
+// `cordon session grow FILE`.
+struct session_grow_command final : command {
+  session_options session;
+  void add_options(CLI::App& app) override {
+    app.add_option("file", session.file)->required();
+    app.add_option("--revision", session.revision, "The revision this growth is based on")->required();
+    app.add_option("--kind", session.kind, "readable, writable, hosts or environment")->required();
+    app.add_option("--value", session.values, "A path, HOST[:PORT] or variable name")->required();
+    app.add_option("--reason", session.reason, "Why");
+    app.add_option("--approver", session.approver, "deny, tty, or an approver command");
+    app.add_option("--audit", session.audit, "Audit log");
+    app.footer("Exit status: 0 the boundary grew (a new revision was written); 200 the approver denied it; 201 "
                "rejected (a stale --revision, a growth that is not valid, no approval to be had); 125 the session "
                "file or audit log cannot be used, the growth is refused, or bad usage (docs/governance.md).");
-  grow->final_callback([result] { *result = session_grow(session); });
-}
+  }
+  int execute() override { return session_grow(session); }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_exec_command() { return std::make_unique<exec_command>(); }
+std::unique_ptr<command> make_audit_verify_command() { return std::make_unique<audit_verify_command>(); }
+std::unique_ptr<command> make_audit_show_command() { return std::make_unique<audit_show_command>(); }
+std::unique_ptr<command> make_rules_test_command() { return std::make_unique<rules_test_command>(); }
+std::unique_ptr<command> make_session_init_command() { return std::make_unique<session_init_command>(); }
+std::unique_ptr<command> make_session_show_command() { return std::make_unique<session_show_command>(); }
+std::unique_ptr<command> make_session_grow_command() { return std::make_unique<session_grow_command>(); }
 
 }  // namespace cordon::cli

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -17,9 +18,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-int g_info_result = 0;  // set by the info subcommands' callbacks
-
-int probe_command(bool human, const std::string& platform) {
+int probe_host(bool human, const std::string& platform) {
   host_capabilities caps = platform == "macos" ? macos_capabilities() : make_host_backend()->probe();
   if (human) {
     print_probe_table(caps);
@@ -109,66 +108,67 @@ int policy_check(const std::string& file, bool print_normalized) {
   return 0;
 }
 
+// `cordon probe`.
+struct probe_command final : command {
+  bool human = false;
+  std::string platform = "linux";
+  void add_options(CLI::App& app) override {
+    app.add_flag("--human", human, "A readable table instead of JSON");
+    app.add_option("--platform", platform, "Backend to probe: linux (this host) or macos (as a Mac would be)")
+        ->check(CLI::IsMember({"linux", "macos"}));
+    app.footer("Exit status: 0 the backend is available; 1 it is not; 125 bad usage.");
+  }
+  int execute() override { return probe_host(human, platform); }
+};
+
+// `cordon profile list`.
+struct profile_list_command final : command {
+  void add_options(CLI::App& app) override { app.footer("Exit status: 0 listed; 125 bad usage."); }
+  int execute() override { return profile_list(); }
+};
+
+// `cordon profile show NAME`.
+struct profile_show_command final : command {
+  std::string name;
+  void add_options(CLI::App& app) override {
+    app.footer("Exit status: 0 printed; 125 no such profile, an unreadable or invalid profile file, or bad usage.");
+    app.add_option("name", name, "Profile name")->required();
+  }
+  int execute() override { return profile_show(name); }
+};
+
+// `cordon policy validate FILES...`.
+struct policy_validate_command final : command {
+  std::vector<std::string> files;
+  void add_options(CLI::App& app) override {
+    app.footer("Exit status: 0 every file is valid; 125 a file is invalid, not JSON or unreadable, or bad usage.");
+    app.add_option("files", files, "Policy files")->required();
+  }
+  int execute() override {
+    int code = 0;
+    for (const auto& file : files) {
+      if (policy_check(file, false) != 0) code = exit_cordon_failed;
+    }
+    return code;
+  }
+};
+
+// `cordon policy normalize FILE`.
+struct policy_normalize_command final : command {
+  std::string file;
+  void add_options(CLI::App& app) override {
+    app.footer("Exit status: 0 printed; 125 the file is invalid, not JSON or unreadable, or bad usage.");
+    app.add_option("file", file, "Policy file")->required();
+  }
+  int execute() override { return policy_check(file, true); }
+};
+
 }  // namespace
 
-void add_info_commands(CLI::App& app) {
-  static bool probe_human = false;
-  CLI::App* probe = app.add_subcommand("probe", "Print this host's capabilities for the Linux backend (JSON)");
-  probe->add_flag("--human", probe_human, "A readable table instead of JSON");
-  static std::string probe_platform = "linux";
-  probe->add_option("--platform", probe_platform, "Backend to probe: linux (this host) or macos (as a Mac would be)")
-      ->check(CLI::IsMember({"linux", "macos"}));
-  probe->footer("Exit status: 0 the backend is available; 1 it is not; 125 bad usage.");
-  probe->final_callback([] { g_info_result = probe_command(probe_human, probe_platform); });
-
-  CLI::App* profile = app.add_subcommand("profile", "Profiles by name: built-in, user and system ones");
-  profile->require_subcommand(1);
-  profile->add_subcommand("list", "List the profiles and where each comes from (-q: the names --profile takes)")
-      ->footer("Exit status: 0 listed; 125 bad usage.")
-      ->final_callback([] { g_info_result = profile_list(); });
-  static std::string profile_name;
-  profile->add_subcommand("show", "Print a profile's JSON")
-      ->footer("Exit status: 0 printed; 125 no such profile, an unreadable or invalid profile file, or bad usage.")
-      ->final_callback([] { g_info_result = profile_show(profile_name); })
-      ->add_option("name", profile_name, "Profile name")
-      ->required();
-
-  CLI::App* policy = app.add_subcommand("policy", "Check policy files");
-  policy->require_subcommand(1);
-  static std::vector<std::string> policy_files;
-  policy->add_subcommand("validate", "Check policy files; print every error with its location")
-      ->footer("Exit status: 0 every file is valid; 125 a file is invalid, not JSON or unreadable, or bad usage.")
-      ->final_callback([] {
-        g_info_result = 0;
-        for (const auto& file : policy_files) {
-          if (policy_check(file, false) != 0) g_info_result = exit_cordon_failed;
-        }
-      })
-      ->add_option("files", policy_files, "Policy files")
-      ->required();
-  static std::string policy_file;
-  policy->add_subcommand("normalize", "Print the normalized form of a valid policy file")
-      ->footer("Exit status: 0 printed; 125 the file is invalid, not JSON or unreadable, or bad usage.")
-      ->final_callback([] { g_info_result = policy_check(policy_file, true); })
-      ->add_option("file", policy_file, "Policy file")
-      ->required();
-  add_explain_command(*policy, &g_info_result);
-  add_report_command(app, &g_info_result);
-}
-
-int dispatch(CLI::App& app, const run_options& run) {
-  if (app.got_subcommand("run")) {
-    // `run` stops at its command (prefix_command), and CLI11 then keeps an
-    // unknown option such as "--dny=secret" aside instead of failing. A
-    // misspelt flag must never run the command with less confinement.
-    for (const auto& extra : app.get_subcommand("run")->remaining()) {
-      if (extra == "--") continue;  // the separator before the command
-      std::cerr << "cordon: usage_error: unknown option " << extra << " for run (see cordon run --help)\n";
-      return exit_cordon_failed;
-    }
-    return run_command(run);
-  }
-  return g_info_result;
-}
+std::unique_ptr<command> make_probe_command() { return std::make_unique<probe_command>(); }
+std::unique_ptr<command> make_profile_list_command() { return std::make_unique<profile_list_command>(); }
+std::unique_ptr<command> make_profile_show_command() { return std::make_unique<profile_show_command>(); }
+std::unique_ptr<command> make_policy_validate_command() { return std::make_unique<policy_validate_command>(); }
+std::unique_ptr<command> make_policy_normalize_command() { return std::make_unique<policy_normalize_command>(); }
 
 }  // namespace cordon::cli

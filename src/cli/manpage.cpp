@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/command_tree.h"
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/profile_dirs.h"
@@ -137,14 +138,20 @@ int write_pages(const CLI::App& app, const std::string& dir) {
   return 0;
 }
 
+// The hidden `cordon __manpage DIR`.
+struct manpage_command final : command {
+  std::string dir;
+  const CLI::App* root = nullptr;
+  void add_options(CLI::App& app) override {
+    root = app.get_parent();
+    app.group("");  // hidden: not in --help, the pages or the completions
+    app.add_option("dir", dir, "Directory")->required();
+  }
+  int execute() override { return write_pages(*root, dir); }
+};
+
 }  // namespace
 
-void add_manpage_command(CLI::App& app, int* result) {
-  static std::string dir;
-  CLI::App* man = app.add_subcommand("__manpage", "Write the man pages into DIR (used by the build)");
-  man->group("");  // hidden: not in --help, the pages or the completions
-  man->add_option("dir", dir, "Directory")->required();
-  man->final_callback([&app, result] { *result = write_pages(app, dir); });
-}
+std::unique_ptr<command> make_manpage_command() { return std::make_unique<manpage_command>(); }
 
 }  // namespace cordon::cli

@@ -5,9 +5,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
+#include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
 
@@ -127,6 +129,36 @@ std::vector<std::string> violation_texts(const json& report) {
   return out;
 }
 
+bool is_object(const json& j) { return j.is_object(); }
+bool is_list(const json& j) { return j.is_array(); }
+bool is_string(const json& j) { return j.is_string(); }
+bool is_number(const json& j) { return j.is_number(); }
+bool is_count(const json& j) { return j.is_number_unsigned(); }
+bool is_boolean(const json& j) { return j.is_boolean(); }
+
+// The value at `key` of `j`; null when `j` is no object or has no such key.
+const json& member(const json& j, const char* key) {
+  static const json none;
+  return j.is_object() && j.contains(key) ? j[key] : none;
+}
+
+// Keeps the first problem of a report's shape: "POINTER: not WHAT".
+struct shape_check {
+  std::string problem;
+  // `key` of `j` (at pointer `at`), when present, passes `ok`.
+  void member_is(const json& j, const std::string& at, const char* key, bool (*ok)(const json&), const char* what) {
+    if (problem.empty() && j.is_object() && j.contains(key) && !ok(j[key])) problem = at + "/" + key + ": not " + what;
+  }
+  // `key` of `j`, when present, is a list whose every element passes `ok`.
+  void elements_are(const json& j, const std::string& at, const char* key, bool (*ok)(const json&), const char* what) {
+    member_is(j, at, key, is_list, "a list");
+    const json& list = member(j, key);
+    for (std::size_t i = 0; problem.empty() && list.is_array() && i < list.size(); ++i) {
+      if (!ok(list[i])) problem = at + "/" + key + "/" + std::to_string(i) + ": not " + what;
+    }
+  }
+};
+
 }  // namespace
 
 std::string_view isolation_meaning(std::string_view level) {
@@ -188,6 +220,33 @@ void print_run_summary(const json& report, const std::string& report_path, std::
   }
   if (report.contains("error")) line("error", text_of(report["error"], "code") + ": " + text_of(report["error"], "message"));
   if (!report_path.empty()) line("report", report_path + " (cordon report show " + shell_word(report_path) + ")");
+}
+
+std::string report_shape_problem(const json& report) {
+  shape_check c;
+  c.member_is(report, "", "environment", is_object, "an object");
+  c.elements_are(member(report, "environment"), "/environment", "names", is_string, "a string");
+  c.member_is(report, "", "timing", is_object, "an object");
+  for (const char* key : {"wall_ms", "user_cpu_ms", "system_cpu_ms"}) {
+    c.member_is(member(report, "timing"), "/timing", key, is_number, "a number");
+  }
+  c.member_is(report, "", "resources", is_object, "an object");
+  for (const char* key : {"max_process_rss_bytes", "peak_memory_bytes"}) {
+    c.member_is(member(report, "resources"), "/resources", key, is_count, "a count of bytes");
+  }
+  c.member_is(member(report, "resources"), "/resources", "tree_cpu_ms", is_number, "a number");
+  c.member_is(report, "", "limits_hit", is_object, "an object");
+  for (const char* key : {"memory", "cpu", "processes"}) {
+    c.member_is(member(report, "limits_hit"), "/limits_hit", key, is_boolean, "true or false");
+  }
+  c.member_is(report, "", "timeout_fired", is_boolean, "true or false");
+  c.elements_are(report, "", "violations", is_object, "an object");
+  c.member_is(report, "", "network", is_object, "an object");
+  for (const char* key : {"total", "allowed", "denied", "failed", "not_recorded"}) {
+    c.member_is(member(report, "network"), "/network", key, is_number, "a number");
+  }
+  c.elements_are(member(report, "network"), "/network", "connections", is_object, "an object");
+  return c.problem;
 }
 
 void print_report_tables(const json& report, std::ostream& out) {
@@ -321,34 +380,41 @@ void print_report_tables(const json& report, std::ostream& out) {
   }
 }
 
-void add_report_command(CLI::App& app, int* result) {
-  CLI::App* reports = app.add_subcommand("report", "Read run reports");
-  reports->require_subcommand(1);
-  static std::string file;
-  CLI::App* show = reports->add_subcommand("show", "Print a run report (cordon run --report FILE) as tables");
-  show->add_option("file", file, "Report file (JSON, schema 1)")->required();
-  show->footer("Exit status: 0 printed; 125 the file cannot be read, is not JSON, or is not a schema-1 report.");
-  show->final_callback([result] {
+namespace {
+
+// `cordon report show FILE`.
+struct report_show_command final : command {
+  std::string file;
+  void add_options(CLI::App& app) override {
+    app.add_option("file", file, "Report file (JSON, schema 1)")->required();
+    app.footer("Exit status: 0 printed; 125 the file cannot be read, is not JSON, or is not a schema-1 report.");
+  }
+  int execute() override {
     std::ifstream in(file);
     if (!in) {
       std::cerr << "cordon: io_error: " << file << ": cannot open the report\n";
-      *result = exit_cordon_failed;
-      return;
+      return exit_cordon_failed;
     }
     const json report = json::parse(in, nullptr, false);
     if (report.is_discarded() || !report.is_object()) {
       std::cerr << "cordon: parse_error: " << file << ": not a JSON object\n";
-      *result = exit_cordon_failed;
-      return;
+      return exit_cordon_failed;
     }
     if (!report.contains("schema") || report["schema"] != 1) {
       std::cerr << "cordon: invalid_report: " << file << ": /schema: not a schema-1 run report (docs/report.md)\n";
-      *result = exit_cordon_failed;
-      return;
+      return exit_cordon_failed;
+    }
+    if (const std::string problem = report_shape_problem(report); !problem.empty()) {
+      std::cerr << "cordon: invalid_report: " << file << ": " << problem << " (docs/report.md)\n";
+      return exit_cordon_failed;
     }
     print_report_tables(report, std::cout);
-    *result = 0;
-  });
-}
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_report_show_command() { return std::make_unique<report_show_command>(); }
 
 }  // namespace cordon::cli

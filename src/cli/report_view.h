@@ -4,7 +4,6 @@
 // enforcement levels wherever they are printed.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -33,14 +32,16 @@ void print_isolation_lines(const std::string& provided, const std::string& requi
 // command's own stderr. Fields a report lacks are left out.
 void print_run_summary(const nlohmann::ordered_json& report, const std::string& report_path, std::ostream& out);
 
+// The first field of `report` that print_report_tables() reads and that has
+// the wrong JSON type, as "POINTER: not WHAT" ("/environment/names/1: not a
+// string"); "" when every such field has its type (docs/report.md, and
+// schemas/report.v1.schema.json). `cordon report show` refuses a report with
+// a problem (invalid_report) instead of printing it.
+std::string report_shape_problem(const nlohmann::ordered_json& report);
+
 // The whole report as labelled lines and tables (`cordon report show`):
 // works for every outcome (completed, timed_out, interrupted, refused,
-// launch_failed).
+// launch_failed). `report` has no report_shape_problem().
 void print_report_tables(const nlohmann::ordered_json& report, std::ostream& out);
-
-// Registers `cordon report show FILE`; its callback stores the exit code in
-// `*result`: 0, or 125 (exit_cordon_failed) when FILE cannot be read, is not
-// JSON, or is not a schema-1 report.
-void add_report_command(CLI::App& app, int* result);
 
 }  // namespace cordon::cli

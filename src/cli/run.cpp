@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/git_identity.h"
@@ -195,8 +196,8 @@ void separate_command(const CLI::App& app, std::vector<std::string>& args) {
   }
 }
 
-void add_run_command(CLI::App& app, run_options& options) {
-  CLI::App* run = app.add_subcommand("run", "Run a command confined by a policy or profile");
+void add_run_options(CLI::App& app, run_options& options) {
+  CLI::App* run = &app;
   run->footer(kRunHelp);
   auto* policy = run->add_option("--policy", options.policy_file, "Policy file (JSON, schema v1)")->type_name("FILE");
   run->add_option("--profile", options.profile, "Profile by name: built-in (workspace-write, read-only, offline) or a user or system profile (cordon profile list)")
@@ -229,7 +230,7 @@ void add_run_command(CLI::App& app, run_options& options) {
   run->prefix_command();
 }
 
-int run_command(const run_options& options) {
+int run_confined(const run_options& options) {
   launch_request request;
   request.argv = options.command;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) request.host_environment.emplace_back(*e);
@@ -320,5 +321,32 @@ int run_command(const run_options& options) {
   }
   return exit_after_run(exit_code_for(run));
 }
+
+namespace {
+
+// `cordon run [OPTIONS] CMD ARGS...`.
+struct run_command final : command {
+  run_options options;
+  CLI::App* self = nullptr;
+  void add_options(CLI::App& app) override {
+    self = &app;
+    add_run_options(app, options);
+  }
+  int execute() override {
+    // `run` stops at its command (prefix_command), and CLI11 then keeps an
+    // unknown option such as "--dny=secret" aside instead of failing. A
+    // misspelt flag must never run the command with less confinement.
+    for (const auto& extra : self->remaining()) {
+      if (extra == "--") continue;  // the separator before the command
+      std::cerr << "cordon: usage_error: unknown option " << extra << " for run (see cordon run --help)\n";
+      return exit_cordon_failed;
+    }
+    return run_confined(options);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_run_command() { return std::make_unique<run_command>(); }
 
 }  // namespace cordon::cli

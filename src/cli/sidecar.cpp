@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/workspace.h"
 #include "cordon/enforcement.h"
@@ -68,7 +69,7 @@ int usage(const std::string& message) {
   return sidecars::sidecar_exit_refused;
 }
 
-int sidecar_command(const sidecar_options& o) {
+int run_sidecar(const sidecar_options& o) {
   sidecars::sidecar_request request;
   for (const auto& r : o.require) {
     auto eq = r.find('=');
@@ -122,31 +123,35 @@ int sidecar_command(const sidecar_options& o) {
   return sidecars::run_sidecar(request, std::cerr);
 }
 
+// `cordon sidecar [OPTIONS] -- CMD ARGS...`.
+struct sidecar_command final : command {
+  sidecar_options options;
+  void add_options(CLI::App& app) override {
+    app.footer(kSidecarHelp);
+    app.add_option("--policy", options.policy, "Built-in profile or policy file (JSON)");
+    app.add_option("--protocol", options.protocol, "mcp (default), lsp or raw")->check(CLI::IsMember({"mcp", "lsp", "raw"}));
+    app.add_option("--handshake-timeout", options.handshake_timeout, "Seconds for initialize to be answered (default 30)")
+        ->check(CLI::Range(0.001, 86400.0));
+    app.add_option("--require", options.require, "CONTROL=LEVEL the plan must meet, else the launch is refused");
+    app.add_option("--report", options.report, "Write the sidecar report here (launch, then final; atomically)");
+    app.add_option("--report-fd", options.report_fd, "Also write each report as one JSON line on this descriptor")
+        ->check(CLI::Range(3, 1 << 20));
+    app.add_option("--manifest", options.manifest, "Extension manifest (TOML): command, policy, protocol, grants, files");
+    app.add_option("--capability-rules", options.capability_rules,
+                  "Capability rules (JSON, docs/governance.md) that judge the extension's grants");
+    app.add_option("--workspace", options.workspace, "Directory that {workspace} names");
+    app.add_option("--stdin-grace", options.stdin_grace, "Seconds between closing stdin and SIGTERM (default 2)")
+        ->check(CLI::Range(0.0, 600.0));
+    app.add_option("--term-grace", options.term_grace, "Seconds between SIGTERM and SIGKILL (default 1)")
+        ->check(CLI::Range(0.0, 600.0));
+    app.add_option("command", options.command, "The sidecar and its arguments (after --)");
+    app.prefix_command();
+  }
+  int execute() override { return run_sidecar(options); }
+};
+
 }  // namespace
 
-void add_sidecar_command(CLI::App& app, int* result) {
-  static sidecar_options options;
-  CLI::App* s = app.add_subcommand("sidecar", "Run a protocol sidecar (MCP, LSP) confined, stdin/stdout as its channel");
-  s->footer(kSidecarHelp);
-  s->add_option("--policy", options.policy, "Built-in profile or policy file (JSON)");
-  s->add_option("--protocol", options.protocol, "mcp (default), lsp or raw")->check(CLI::IsMember({"mcp", "lsp", "raw"}));
-  s->add_option("--handshake-timeout", options.handshake_timeout, "Seconds for initialize to be answered (default 30)")
-      ->check(CLI::Range(0.001, 86400.0));
-  s->add_option("--require", options.require, "CONTROL=LEVEL the plan must meet, else the launch is refused");
-  s->add_option("--report", options.report, "Write the sidecar report here (launch, then final; atomically)");
-  s->add_option("--report-fd", options.report_fd, "Also write each report as one JSON line on this descriptor")
-      ->check(CLI::Range(3, 1 << 20));
-  s->add_option("--manifest", options.manifest, "Extension manifest (TOML): command, policy, protocol, grants, files");
-  s->add_option("--capability-rules", options.capability_rules,
-                "Capability rules (JSON, docs/governance.md) that judge the extension's grants");
-  s->add_option("--workspace", options.workspace, "Directory that {workspace} names");
-  s->add_option("--stdin-grace", options.stdin_grace, "Seconds between closing stdin and SIGTERM (default 2)")
-      ->check(CLI::Range(0.0, 600.0));
-  s->add_option("--term-grace", options.term_grace, "Seconds between SIGTERM and SIGKILL (default 1)")
-      ->check(CLI::Range(0.0, 600.0));
-  s->add_option("command", options.command, "The sidecar and its arguments (after --)");
-  s->prefix_command();
-  s->final_callback([result] { *result = sidecar_command(options); });
-}
+std::unique_ptr<command> make_sidecar_command() { return std::make_unique<sidecar_command>(); }
 
 }  // namespace cordon::cli
