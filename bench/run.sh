@@ -111,6 +111,14 @@ CORDON_LIBRARY="$build/src/capi/libcordon_c.so.1" python3 "$root/bench/tool_call
   --runs "$([ "${BENCH_QUICK:-0}" = 1 ] && echo 10 || echo 50)" "$cache/tool-call-section.md" >/dev/null
 { echo; cat "$cache/tool-call-section.md"; } >>"$root/docs/benchmarks.md"
 
+# The repository scan's cost as the workspace grows (bench/workspace_size.sh), appended.
+say "workspace size"
+{
+  echo; echo "## Workspace size"; echo
+  echo "\`cordon run -- /bin/true\` start-to-exit (ms), cold, in git repositories of N directories (bench/workspace_size.sh); load average $(cut -d' ' -f1-3 /proc/loadavg) before it."
+  echo; echo '```'; CORDON="$cordon_bin" "$root/bench/workspace_size.sh" "$([ "${BENCH_QUICK:-0}" = 1 ] && echo 3 || echo 9)"; echo '```'
+} >>"$root/docs/benchmarks.md"
+
 # Every other layer (prepared sandboxes, CPU per launch, sidecar, filesystem worker, governance, the
 # gate runner) and the side-by-side table of them all, ratios first, before the page's Summary, with
 # docs/benchmarks-layers.png (bench/layers.py).

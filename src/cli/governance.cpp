@@ -57,7 +57,7 @@ Exit status:
        run was cancelled (SIGINT, SIGTERM, SIGHUP))";
 
 struct exec_options {
-  std::string request, rules, approver = "deny", audit, session, workspace, backend = "auto";
+  std::string request, rules, approver = "deny", audit, audit_key_file, session, workspace, backend = "auto";
   double approver_timeout = 60;
   std::uint64_t max_output = 0;  // --max-output BYTES (cli/capped_run.h)
 };
@@ -87,10 +87,17 @@ std::unique_ptr<gov::approval_service> make_approver(const std::string& spec, do
       argv, std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000)));
 }
 
-// A durable sink when asked for, else memory.
-result<std::unique_ptr<gov::audit_sink>> make_sink(const std::string& path) {
+// A durable sink when asked for, else memory; `key_file` holds the key of a
+// keyed head (docs/governance.md).
+result<std::unique_ptr<gov::audit_sink>> make_sink(const std::string& path, const std::string& key_file = "") {
   if (path.empty()) return std::unique_ptr<gov::audit_sink>(std::make_unique<gov::in_memory_audit_sink>());
-  auto sink = gov::jsonl_audit_sink::open(path);
+  gov::jsonl_sink_options options;
+  if (!key_file.empty()) {
+    auto key = read_text(key_file);
+    if (!key) return std::move(key).error_value();
+    options.head_key = std::move(*key);
+  }
+  auto sink = gov::jsonl_audit_sink::open(path, options);
   if (!sink) return std::move(sink).error_value();
   return std::unique_ptr<gov::audit_sink>(std::move(*sink));
 }
@@ -164,13 +171,14 @@ int exec_request(const exec_options& o) {
     boundary = std::move(*made);
     if (request->working_directory.empty()) request->working_directory = ws->working_directory;
   }
-  auto sink = make_sink(o.audit);
+  auto sink = make_sink(o.audit, o.audit_key_file);
   if (!sink) return print_error(sink.error_value()), exit_cordon_failed;
   auto approver = make_approver(o.approver, o.approver_timeout);
   gov::execution_runtime runtime(*rules, sink->get(), approver.get(), &ledger);
   auto context = boundary->context(*backend);
   // The head exists by the time the plan is compiled: the decision is audited first.
   gov::deny_records_to_command(context, o.audit, o.session);
+  gov::deny_records_to_command(context, "", o.audit_key_file);  // the head key, like a record
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) context.host_environment.emplace_back(*e);
   if (request->working_directory.empty()) request->working_directory = boundary->workspace();
   // SIGINT, SIGTERM and SIGHUP cancel the run (recorded as run.cancelled)
@@ -211,15 +219,24 @@ int exec_request(const exec_options& o) {
 
 std::string short_id(const std::string& id) { return id.size() > 8 ? id.substr(0, 8) : id; }
 
-int audit_verify(const std::string& path) {
-  auto v = gov::verify_audit_log(path);
+int audit_verify(const std::string& path, bool no_head, const std::string& key_file) {
+  gov::audit_verify_options options;
+  options.require_head = !no_head;
+  if (!key_file.empty()) {
+    auto key = read_text(key_file);
+    if (!key) return print_error(key.error_value()), exit_cordon_failed;
+    options.head_key = std::move(*key);
+  }
+  auto v = gov::verify_audit_log(path, options);
   if (!v) return print_error(v.error_value()), exit_cordon_failed;
   if (!v->ok) {
     std::cerr << "cordon: audit: " << path << ": line " << v->bad_line << ": " << v->problem << "\n";
     std::cout << "bad: " << v->events << " records verified before line " << v->bad_line << "\n";
     return exit_check_failed;
   }
-  std::cout << "ok: " << v->events << " records, last hash " << v->last_hash << "\n";
+  std::cout << "ok: " << v->events << " records, last hash " << v->last_hash
+            << (!options.head_key.empty() ? " (keyed head verified)" : !v->head_present ? " (no head: chain only)" : "")
+            << "\n";
   for (const auto& id : v->interrupted_runs) std::cout << "interrupted: run " << id << " started and never ended\n";
   return 0;
 }
@@ -324,6 +341,7 @@ struct exec_command final : command {
     app.add_option("--approver", exec.approver, "deny, tty, or an approver command");
     app.add_option("--approver-timeout", exec.approver_timeout, "Seconds an approver command may take (default 60)");
     app.add_option("--audit", exec.audit, "Append the audit events to this tamper-evident log");
+    app.add_option("--audit-key-file", exec.audit_key_file, "Key (16+ bytes) of the log's keyed head (HMAC-SHA256)");
     app.add_option("--session", exec.session, "The session file (cordon session init); its boundary and grants");
     app.add_option("--workspace", exec.workspace, "Without --session: the workspace directory");
     app.add_option("--backend", exec.backend, "auto, require or forbid (backend selection)");
@@ -338,13 +356,17 @@ struct exec_command final : command {
 
 // `cordon audit verify FILE`.
 struct audit_verify_command final : command {
-  std::string file;
+  std::string file, head_key_file;
+  bool no_head = false;
   void add_options(CLI::App& app) override {
     app.footer("Exit status: 0 every record verifies; 1 a record is edited, removed, inserted, reordered or "
-               "truncated (the line is named); 125 the log cannot be read, or bad usage.");
+               "truncated (the line is named), or the log has records and no head file (unless --no-head), or "
+               "the keyed head does not verify; 125 the log or key cannot be read, or bad usage.");
     app.add_option("file", file, "The log")->required();
+    app.add_flag("--no-head", no_head, "No head file is kept: verify the chain alone (a cut end goes unseen)");
+    app.add_option("--head-key-file", head_key_file, "The head must carry a MAC under this key, naming the last record");
   }
-  int execute() override { return audit_verify(file); }
+  int execute() override { return audit_verify(file, no_head, head_key_file); }
 };
 
 // `cordon audit show FILE`.

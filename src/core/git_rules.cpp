@@ -1,12 +1,16 @@
 #include "core/git_rules.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
-#include <sstream>
+#include <set>
 #include <sys/stat.h>
 
 namespace cordon::core {
@@ -122,13 +126,21 @@ bool parse_value(cursor& in, std::string& value) {
   }
 }
 
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  out = buffer.str();
-  return !in.bad();
+// At most `limit` + 1 bytes: the caller sees that the file is larger.
+bool read_file(const std::string& path, std::size_t limit, std::string& out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  char buffer[65536];
+  bool good = true;
+  while (out.size() <= limit) {
+    ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit + 1 - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) good = false;
+    if (n <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return good;
 }
 
 std::string directory_of(const std::string& path) {
@@ -152,33 +164,58 @@ std::string include_target(const std::string& value, const std::string& includin
   return path.empty() ? path : std::filesystem::path(path).lexically_normal().string();
 }
 
-void read_tree(const std::string& file, const std::string& home, int depth, git_config_tree& out) {
-  out.files.push_back(file);
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return;  // absent: git reads nothing (yet)
-  std::string text;
-  if (!S_ISREG(st.st_mode) || !read_file(file, text)) {
-    out.unreadable.push_back(file);
-    return;
-  }
-  auto entries = parse_git_config(text, file);
-  if (!entries) {
-    out.unreadable.push_back(file);
-    return;
-  }
-  for (auto& entry : *entries) {
-    const bool include = entry.name == "path" && ((entry.section == "include" && entry.subsection.empty()) ||
-                                                  (entry.section == "includeif" && !entry.subsection.empty()));
-    std::string target = include ? include_target(entry.value, file, home) : std::string();
-    out.entries.push_back(std::move(entry));
-    if (target.empty()) continue;
-    if (depth >= 10) {
-      out.unreadable.push_back(target + " (included more than 10 levels deep)");
-      continue;
+struct tree_reader {
+  const std::string& home;
+  git_config_tree& out;
+  std::set<std::string> read;         // files read (a second include adds nothing)
+  std::vector<std::string> chain;     // the include chain to the file being read
+
+  void refuse(const std::string& file, const std::string& why) { out.unreadable.push_back(file + " (" + why + ")"); }
+
+  void read_tree(const std::string& file, int depth) {
+    if (std::find(chain.begin(), chain.end(), file) != chain.end()) {
+      refuse(file, "include cycle: it includes itself");
+      return;
     }
-    read_tree(target, home, depth + 1, out);
+    out.files.push_back(file);
+    if (!read.insert(file).second) return;
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) return;  // absent: git reads nothing (yet)
+    if (read.size() > max_config_files) {
+      return refuse(file, "more than " + std::to_string(max_config_files) + " files included");
+    }
+    if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_config_bytes) {
+      return refuse(file, "larger than " + std::to_string(max_config_bytes) + " bytes");
+    }
+    std::string text;
+    if (!S_ISREG(st.st_mode) || !read_file(file, max_config_bytes, text)) return refuse(file, "cannot be read");
+    if (text.size() > max_config_bytes) {
+      return refuse(file, "larger than " + std::to_string(max_config_bytes) + " bytes");
+    }
+    out.bytes += text.size();
+    const std::size_t room = max_config_variables - std::min(max_config_variables, out.entries.size());
+    auto entries = parse_git_config(text, file, room);
+    if (!entries) {
+      const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+      return refuse(file, lines >= room ? "more than " + std::to_string(max_config_variables) + " variables in the tree"
+                                        : "not a config git reads");
+    }
+    chain.push_back(file);
+    for (auto& entry : *entries) {
+      const bool include = entry.name == "path" && ((entry.section == "include" && entry.subsection.empty()) ||
+                                                    (entry.section == "includeif" && !entry.subsection.empty()));
+      std::string target = include ? include_target(entry.value, file, home) : std::string();
+      out.entries.push_back(std::move(entry));
+      if (target.empty()) continue;
+      if (depth >= max_include_depth) {
+        refuse(target, "included more than " + std::to_string(max_include_depth) + " levels deep");
+        continue;
+      }
+      read_tree(target, depth + 1);
+    }
+    chain.pop_back();
   }
-}
+};
 
 std::uint32_t be32(std::string_view b, std::size_t at) {
   return (std::uint32_t(std::uint8_t(b[at])) << 24) | (std::uint32_t(std::uint8_t(b[at + 1])) << 16) |
@@ -191,7 +228,8 @@ std::string git_config_entry::key() const {
   return subsection.empty() ? section + "." + name : section + "." + subsection + "." + name;
 }
 
-std::optional<std::vector<git_config_entry>> parse_git_config(std::string_view text, const std::string& file) {
+std::optional<std::vector<git_config_entry>> parse_git_config(std::string_view text, const std::string& file,
+                                                              std::size_t max_variables) {
   std::vector<git_config_entry> entries;
   cursor in(text);
   std::string section, subsection;
@@ -232,6 +270,7 @@ std::optional<std::vector<git_config_entry>> parse_git_config(std::string_view t
     } else if (c != '\n') {
       return std::nullopt;
     }
+    if (entries.size() >= max_variables) return std::nullopt;
     entries.push_back(std::move(entry));
   }
   return entries;
@@ -239,7 +278,7 @@ std::optional<std::vector<git_config_entry>> parse_git_config(std::string_view t
 
 git_config_tree read_git_config_tree(const std::string& file, const std::string& home) {
   git_config_tree out;
-  read_tree(file, home, 0, out);
+  tree_reader{home, out, {}, {}}.read_tree(file, 0);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,21 +42,39 @@ struct git_config_entry {
 // entries. Returns nullopt on text git itself rejects (an unterminated header
 // or quote, a bad escape, a line that is not a variable): a reader that
 // cannot tell what git would read must not guess.
-std::optional<std::vector<git_config_entry>> parse_git_config(std::string_view text, const std::string& file);
+// More than `max_variables` variables is refused the same way (nullopt):
+// the caller's memory stays bounded whatever the text holds.
+std::optional<std::vector<git_config_entry>> parse_git_config(std::string_view text, const std::string& file,
+                                                              std::size_t max_variables = SIZE_MAX);
+
+// The bounds of read_git_config_tree(), so that a config the command wrote
+// cannot exhaust the process that reads it (docs/deferred-execution.md,
+// "The bound"). Past any of them the file is in `unreadable`, never read in part.
+inline constexpr std::size_t max_config_bytes = 1 << 20;       // per file (git has no limit; real ones are < 64 KiB)
+inline constexpr std::size_t max_config_variables = 10000;     // per file, and per tree
+inline constexpr std::size_t max_config_files = 64;            // distinct files per tree
+inline constexpr int max_include_depth = 10;                   // git's own (config.c, MAX_INCLUDE_DEPTH)
 
 // Every file git could read starting from `file`, and every variable in
 // them, in order. include.path and includeIf.<condition>.path are followed
 // whatever the condition (gitdir:, onbranch:, hasconfig:): a superset of what
 // git reads on any branch, in any directory. Relative include paths are
 // relative to the including file's directory, `~/` is `home`, as git-config(1)
-// says; at most 10 levels (git's own limit). `files` lists the start file and
-// each include path named (existing or not: a missing include is read by git
-// once it exists); `unreadable` the files that exist but could not be read or
-// parsed (the caller must fail closed on them).
+// says. Errors, as git's are: an include more than 10 levels deep, and an
+// include cycle (a file including itself, directly or not: git fails at
+// depth 10, cordon at once). Each file is read once (a file included twice
+// from different places adds nothing new), at most max_config_bytes, and a
+// tree reads at most max_config_files files and keeps max_config_variables
+// variables. `files` lists the start file and each include path named
+// (existing or not: a missing include is read by git once it exists);
+// `unreadable` each file that exists but could not be read or parsed, or
+// broke a bound, as "<path> (<why>)" (the caller must fail closed on them);
+// `bytes` what was read.
 struct git_config_tree {
   std::vector<git_config_entry> entries;
   std::vector<std::string> files;
   std::vector<std::string> unreadable;
+  std::size_t bytes = 0;
 };
 git_config_tree read_git_config_tree(const std::string& file, const std::string& home);
 

@@ -49,6 +49,7 @@ class gate_reader {
       if (k == "name") string(node, k, gate.name);
       else if (k == "cmd") cmd = &node;
       else if (k == "shell") boolean(node, k, gate.shell);
+      else if (k == "accept_findings") boolean(node, k, gate.accept_findings);
       else if (k == "env") read_os(node, gate.os);
       else if (k == "timeout_sec") read_timeout(node, gate.timeout_ms);
       else if (k == "sandbox_policy") read_policy(node, gate);

@@ -44,6 +44,10 @@ struct gate_spec {
   std::string workdir = ".";                   // relative to the manifest's directory
   std::vector<std::string> needs;
   std::vector<std::pair<std::string, std::string>> setenv;  // `setenv` table, sorted by name
+  // `accept_findings`: a gate whose sandbox report has violations or
+  // deferred-execution findings passes anyway (they are still recorded);
+  // without it such a gate is failed (docs/gates.md).
+  bool accept_findings = false;
   int line = 0;  // where the [[gate]] header is
 };
 

@@ -123,6 +123,8 @@ std::string run_record_json(const run_header& header, const std::vector<gate_sta
     entry["stdout"] = ran ? json(base + ".stdout") : json(nullptr);
     entry["stderr"] = ran ? json(base + ".stderr") : json(nullptr);
     entry["below_enforced"] = g.below_enforced;
+    entry["findings"] = g.findings;
+    entry["accept_findings"] = g.spec->accept_findings;
     json blockers = json::array();
     for (const auto& b : g.blockers) {
       blockers.push_back({{"control", b.subject_name()}, {"required", b.required_name()},
@@ -151,6 +153,11 @@ std::string junit_xml(const run_header& header, const std::vector<gate_state>& g
     for (const auto& b : g.blockers) message += "; " + b.subject_name() + " requires " + b.required_name() + ", has " + b.available_name();
     cases += "    <testcase classname=\"cordon.gate\" name=\"" + xml_escape(g.spec->name) + "\" time=\"" +
              seconds(g.duration_ms) + "\">\n";
+    if (!g.findings.empty()) {
+      cases += "      <properties>\n";
+      for (const auto& f : g.findings) cases += "        <property name=\"finding\" value=\"" + xml_escape(f) + "\"/>\n";
+      cases += "      </properties>\n";
+    }
     std::string attrs = " type=\"" + std::string(to_string(outcome)) + "\" message=\"" + xml_escape(message) + "\"";
     switch (outcome) {
       case gate_outcome::passed: break;

@@ -80,6 +80,29 @@ std::string string_in(const nlohmann::json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// "kind target" of each violation and each deferred-execution finding of a
+// report (a finding is also a violation: each is listed once), in order.
+std::vector<std::string> findings_in(const nlohmann::json& report) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](std::string line) {
+    if (seen.insert(line).second) out.push_back(std::move(line));
+  };
+  if (!report.is_object()) return out;
+  if (auto v = report.find("violations"); v != report.end() && v->is_array()) {
+    for (const auto& e : *v) add(string_in(e, "kind") + " " + string_in(e, "target"));
+  }
+  if (auto d = report.find("deferred_execution"); d != report.end() && d->is_object()) {
+    if (auto f = d->find("findings"); f != d->end() && f->is_array()) {
+      for (const auto& e : *f) {
+        const std::string key = string_in(e, "key");
+        add(string_in(e, "kind") + " " + string_in(e, "path") + (key.empty() ? "" : " " + key));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> below_enforced(const enforcement_contract& contract) {
   std::vector<std::string> out;
   for (const auto& [c, status] : contract) {
@@ -283,8 +306,13 @@ class runner {
       lines_ << " below-enforced=" << (g.below_enforced.empty() ? "none" : "");
       for (std::size_t i = 0; i < g.below_enforced.size(); ++i) lines_ << (i ? "," : "") << g.below_enforced[i];
     }
-    if (!g.detail.empty() && g.outcome != gate_outcome::passed) lines_ << " (" << g.detail << ")";
+    if (!g.detail.empty() && (g.outcome != gate_outcome::passed || !g.findings.empty())) {
+      lines_ << " (" << g.detail << ")";
+    }
     lines_ << std::endl;
+    if (g.phase == gate_phase::finished) {
+      for (const auto& f : g.findings) lines_ << "gate " << g.spec->name << " finding " << f << std::endl;
+    }
   }
 
   bool needs_passed(const gate_state& g, bool& blocked) const {
@@ -367,6 +395,7 @@ class runner {
         if (level != "enforced" && level != "not_applicable") g.below_enforced.push_back(name + "=" + level);
       }
     }
+    g.findings = findings_in(report);
     // The launcher must have run the policy compiled here; a report that says
     // otherwise cannot vouch for the gate, whatever its exit status.
     std::string ran_digest;
@@ -385,8 +414,14 @@ class runner {
     } else if (g.exit_status == 0 && report_outcome == "completed" && ran_digest != g.policy_digest) {
       g.outcome = gate_outcome::failed;
       g.detail = "the report's policy digest " + ran_digest + " is not the compiled policy's";
+    } else if (g.exit_status == 0 && report_outcome == "completed" && !g.findings.empty() &&
+               !g.spec->accept_findings) {
+      g.outcome = gate_outcome::failed;
+      g.detail = std::to_string(g.findings.size()) + " violation(s) or deferred-execution finding(s) in the report: " +
+                 g.findings.front() + (g.findings.size() > 1 ? ", ..." : "") + " (accept_findings = true to pass)";
     } else if (g.exit_status == 0 && report_outcome == "completed") {
       g.outcome = gate_outcome::passed;
+      if (!g.findings.empty()) g.detail = std::to_string(g.findings.size()) + " accepted finding(s)";
     } else if (g.exit_status == 124 && report_outcome == "timed_out") {
       g.outcome = gate_outcome::timed_out;
       g.detail = "the timeout fired; the tree was killed";

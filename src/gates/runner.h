@@ -15,7 +15,7 @@ namespace cordon::gates {
 
 // What became of one gate. Only `passed` is a pass.
 enum class gate_outcome {
-  passed,          // the command exited 0
+  passed,          // the command exited 0, and its report has no violation or finding (or the gate accepts them)
   failed,          // it exited non-zero, was killed by a signal, or could not start
   timed_out,       // its timeout fired; the tree was killed
   refused,         // its policy cannot be enforced on this host (blockers recorded); nothing ran
@@ -40,6 +40,9 @@ struct gate_state {
   std::uint64_t duration_ms = 0;
   std::string policy_name, policy_digest, report_digest;
   std::vector<std::string> below_enforced;  // "control=level" for each control under `enforced`
+  // "kind target" of each violation and deferred-execution finding in its
+  // report: a gate with any is failed unless its spec accepts findings.
+  std::vector<std::string> findings;
   std::vector<blocker> blockers;            // refused: why
   std::string detail;                       // one line: why it ended so
   int pid = -1;

@@ -11,6 +11,10 @@
 #include <set>
 #include <sstream>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "cordon/governance/audit.h"
 #include "cordon/governance/capability_request.h"
 #include "cordon/report.h"
@@ -34,6 +38,29 @@ std::string record_hash(std::uint64_t seq, const std::string& prev, const json& 
 }
 
 std::string head_path(const std::string& path) { return path + ".head"; }
+
+// The head's MAC: HMAC-SHA256 (OpenSSL) under `key` of the canonical
+// {"hash","seq"} it names, "hmac-sha256:<hex>".
+std::string head_mac(const std::string& key, std::uint64_t seq, const std::string& hash) {
+  const std::string message = detail::canonical({{"seq", seq}, {"hash", hash}});
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (::HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+             reinterpret_cast<const unsigned char*>(message.data()), message.size(), out, &size) == nullptr) {
+    return {};
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "hmac-sha256:";
+  for (unsigned int i = 0; i < size; ++i) {
+    text.push_back(kHex[out[i] >> 4]);
+    text.push_back(kHex[out[i] & 0xF]);
+  }
+  return text;
+}
+
+bool same_text(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
 
 result<audit_event> event_from(const json& j) {
   audit_event e;
@@ -90,7 +117,11 @@ class file_lock {
 
 }  // namespace
 
-result<audit_verification> verify_audit_log(const std::string& path) {
+result<audit_verification> verify_audit_log(const std::string& path, const audit_verify_options& options) {
+  if (!options.head_key.empty() && options.head_key.size() < audit_head_key_min_bytes) {
+    return make_error(error_code::invalid_policy, "the audit head key has fewer than " +
+                                                      std::to_string(audit_head_key_min_bytes) + " bytes");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(error_code::io_error, "cannot read " + path, {}, errno);
   std::stringstream buffer;
@@ -143,17 +174,35 @@ result<audit_verification> verify_audit_log(const std::string& path) {
   std::ifstream head_in(head_path(path), std::ios::binary);
   if (head_in) {
     json head = json::parse(head_in, nullptr, false);
-    if (head.is_discarded() || !head.contains("seq") || !head["seq"].is_number_unsigned() || !head.contains("hash")) {
+    if (head.is_discarded() || !head.is_object() || !head.contains("seq") || !head["seq"].is_number_unsigned() ||
+        !head.contains("hash") || !head["hash"].is_string() || (head.contains("mac") && !head["mac"].is_string())) {
       return fail(v.events + 1, "the head file " + head_path(path) + " is unreadable");
     }
-    auto head_seq = head["seq"].get<std::uint64_t>();
-    if (head_seq > v.events) {
+    v.head_present = true;
+    v.head_seq = head["seq"].get<std::uint64_t>();
+    v.head_keyed = head.contains("mac");
+    if (v.head_seq > v.events) {
       return fail(v.events + 1, "record " + std::to_string(v.events + 1) + " is missing: the head file records " +
-                                    std::to_string(head_seq) + " (truncated)");
+                                    std::to_string(v.head_seq) + " (truncated)");
     }
-    if (head_seq > 0 && v.records[head_seq - 1].hash != head["hash"]) {
-      return fail(head_seq, "record " + std::to_string(head_seq) + " does not match the head file");
+    if (v.head_seq > 0 && v.records[v.head_seq - 1].hash != head["hash"]) {
+      return fail(v.head_seq, "record " + std::to_string(v.head_seq) + " does not match the head file");
     }
+    if (!options.head_key.empty()) {
+      if (!v.head_keyed) return fail(v.events + 1, "the head file " + head_path(path) + " is not keyed");
+      const std::string expected = head_mac(options.head_key, v.head_seq, head["hash"].get<std::string>());
+      if (expected.empty() || !same_text(expected, head["mac"].get<std::string>())) {
+        return fail(v.events + 1, "the head file's MAC does not verify under this key (re-chained or re-keyed)");
+      }
+      if (v.head_seq < v.events) {
+        return fail(v.head_seq + 1, "record " + std::to_string(v.head_seq + 1) +
+                                        " comes after the keyed head: no key vouches for it");
+      }
+    }
+  } else if (v.events > 0 && (options.require_head || !options.head_key.empty())) {
+    return fail(v.events + 1, "no head file " + head_path(path) +
+                                  ": records cut from the end would not show (say that no head is kept to "
+                                  "verify the chain alone)");
   }
   std::vector<std::pair<std::size_t, std::string>> ordered;
   for (const auto& [id, at] : open_runs) ordered.emplace_back(at, id);
@@ -180,12 +229,20 @@ jsonl_audit_sink::~jsonl_audit_sink() {
 }
 
 result<std::unique_ptr<jsonl_audit_sink>> jsonl_audit_sink::open(const std::string& path, jsonl_sink_options options) {
+  if (!options.head_key.empty() && options.head_key.size() < audit_head_key_min_bytes) {
+    return make_error(error_code::invalid_policy, "the audit head key has fewer than " +
+                                                      std::to_string(audit_head_key_min_bytes) + " bytes");
+  }
   // O_RDWR: the sink reads back what other writers appended (catch_up_locked).
   unique_fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
   if (!fd) return make_error(error_code::io_error, "cannot open the audit log " + path, {}, errno);
   file_lock held(fd.get());  // no writer appends between the verification and the size
   if (auto locked = held.status(path); !locked) return std::move(locked).error_value();
-  auto checked = verify_audit_log(path);
+  // A keyed sink continues only a chain its key vouches for: signing a head
+  // over records someone re-chained would launder them.
+  audit_verify_options verify;
+  verify.head_key = options.head_key;
+  auto checked = verify_audit_log(path, verify);
   if (!checked) return std::move(checked).error_value();
   if (!checked->ok) {
     return make_error(error_code::invalid_policy, "the audit log " + path + " does not verify: line " +
@@ -244,7 +301,9 @@ result<void> jsonl_audit_sink::sync_locked() {
     failed_ = make_error(error_code::io_error, "fdatasync of the audit log " + path_, {}, errno);
     return *failed_;
   }
-  std::string head = detail::canonical({{"seq", seq_}, {"hash", last_hash_}}) + "\n";
+  json fields = {{"seq", seq_}, {"hash", last_hash_}};
+  if (!options_.head_key.empty()) fields["mac"] = head_mac(options_.head_key, seq_, last_hash_);
+  std::string head = detail::canonical(fields) + "\n";
   if (auto written = write_file_atomically(head_path(path_), head); !written) {
     failed_ = written.error_value();
     failed_->message = "the audit head file: " + failed_->message;

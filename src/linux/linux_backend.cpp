@@ -4,6 +4,7 @@
 #include "cordon/linux_backend.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -20,6 +21,7 @@
 #include "linux/supervisor.h"
 #include "linux/view_diagnosis.h"
 #include "core/environment.h"
+#include "core/git_sources.h"
 
 namespace cordon {
 namespace {
@@ -50,6 +52,7 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
     }
   }
   for (const auto& scan : payload.repository_scans) vcs::changes_since(scan.root, scan.before, payload.home, evidence);
+  if (payload.home_watch) vcs::home_changes_since(*payload.home_watch, evidence);
   // One finding per path and kind: an absent redirect is both watched and stamped.
   std::set<std::pair<std::string, std::string>> seen;
   std::vector<deferred_execution_finding> unique;
@@ -68,6 +71,28 @@ void check_repository_metadata(const linux_plan_payload& payload, run_outcome& o
   if (!payload.repository_scans.empty()) outcome.deferred_execution = std::move(evidence);
 }
 
+// A home inside (or equal to) a writable root is watched whole after the
+// run, except the writable roots inside it (the workspace's own tree), which
+// the repository scan covers (posix/home_watch.h).
+void watch_writable_home(const std::string& home, const std::vector<std::string>& writable_roots,
+                         linux_plan_payload& payload) {
+  if (home.empty() || home == "/") return;
+  const std::string resolved = resolve_on_host(home).path;
+  auto inside = [](const std::string& path, const std::string& root) {
+    return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
+  };
+  const bool writable = std::any_of(writable_roots.begin(), writable_roots.end(),
+                                    [&](const std::string& root) { return inside(resolved, root); });
+  if (!writable) return;
+  vcs::home_watch watch;
+  watch.home = resolved;
+  for (const auto& root : writable_roots) {
+    if (root != resolved && inside(root, resolved)) watch.excluded.push_back(root);
+  }
+  watch.since = vcs::home_watch_now();
+  payload.home_watch = std::move(watch);
+}
+
 // Repository metadata inside the writable roots: what the mount table
 // re-binds read-only, what it cannot cover (blockers and warnings), and what
 // the launcher checks after the run.
@@ -79,11 +104,18 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     if (root != token_run_tmp) writable_roots.push_back(resolve_on_host(root).path);
   }
   for (const auto& root : normalized.filesystem.readable) readable_roots.push_back(resolve_on_host(root).path);
+  // The host's git configuration, as git reads it for the user running
+  // cordon with this process's environment (core/git_sources.h).
+  std::vector<std::string> environment;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) environment.emplace_back(*e);
+  const core::git_config_tree host_git = core::read_host_git_config(home, environment);
   for (const auto& root : normalized.filesystem.writable) {
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
     if (!r.exists || !r.is_directory) continue;
     vcs_scan scan = vcs::scan_vcs_metadata(r.path, home);
+    vcs::apply_host_config(r.path, host_git, home, scan);
+    vcs::watch_agent_config(r.path, writable_roots, scan);
     // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).
     add_worktree_repositories(writable_roots, readable_roots, home, scan, worktrees);
     create_missing_hooks(scan, out.warnings);
@@ -97,6 +129,19 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
           "writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
               " directories (or is deeper than " + std::to_string(vcs::max_depth) +
               ") to scan for repositories; list protected paths explicitly"));
+    }
+    // What the scan could not see: a config git would read and cordon cannot
+    // refuses the run; a directory it could not list is said now and is a
+    // scan_incomplete finding after the run if it still cannot.
+    for (const auto& gap : scan.incomplete) {
+      if (gap.refuses_launch) {
+        out.blockers.push_back(blocker::for_control(
+            control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
+            "repository metadata " + gap.path + ": " + gap.reason + " (fix or remove it first)"));
+      } else {
+        out.warnings.push_back("the repository scan cannot see " + gap.path + " (" + gap.reason +
+                               "): repositories there are not protected, and the report will say so");
+      }
     }
     for (const auto& missing : scan.missing) {
       out.blockers.push_back(blocker::for_control(
@@ -113,6 +158,7 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
                                 scan.absent_redirects.end());
     payload.repository_scans.push_back({r.path, std::move(scan)});
   }
+  watch_writable_home(home, writable_roots, payload);
 }
 
 void choose_network(const sandbox_policy& normalized, linux_plan_payload& payload) {

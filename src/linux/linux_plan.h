@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
 #include "linux/paths.h"
+#include "posix/home_watch.h"
 #include "posix/vcs_scan.h"
 #include "linux/seccomp_filter.h"
 
@@ -77,6 +79,9 @@ struct linux_plan_payload final : plan_payload {
   };
   std::vector<repository_scan> repository_scans;  // one per scanned writable root
   std::string home;  // the caller's, for ~/ in git includes and the start-up paths
+  // A writable home (a writable root holds it): watched whole after the run
+  // (posix/home_watch.h), outside the writable roots inside it.
+  std::optional<vcs::home_watch> home_watch;
 };
 
 }  // namespace cordon::linux_impl

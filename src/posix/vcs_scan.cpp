@@ -5,12 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
+#include <iterator>
 #include <set>
 #include <string_view>
 
 #include "core/git_rules.h"
+#include "core/git_sources.h"
 #include "core/sha256.h"
 #include "posix/unique_fd.h"
 
@@ -18,6 +23,7 @@ namespace cordon::vcs {
 namespace {
 
 constexpr std::size_t kDigestBytes = 1 << 20;  // content hashed per file; the size is hashed too
+constexpr std::size_t max_findings = 1000;  // named per run; one more scan_incomplete says the rest were not
 constexpr std::size_t kIndexBytes = 64 << 20;  // an index larger than this is not parsed (a finding says so)
 
 // Start-up paths relative to the home directory: what a login or
@@ -32,6 +38,28 @@ constexpr const char* kStartupPaths[] = {
     ".xprofile",     ".xsessionrc",    ".xinitrc",      ".pam_environment",
     ".gitconfig",    ".config/git",    ".config/systemd/user",           ".config/environment.d",
     ".config/autostart",               ".local/bin",    ".config/fish/config.fish", ".config/fish/conf.d",
+};
+
+// Agent and editor configuration, relative to a project's top: what runs
+// code with no review moment (agent hooks: .claude/settings*.json,
+// .gemini/settings.json; MCP server lists: .mcp.json, .cursor/mcp.json,
+// .vscode/mcp.json; slash commands and sub-agents that may run shell:
+// .claude/commands, .claude/agents; editor tasks, launch configurations and
+// settings naming executables: .vscode/, .idea/; direnv: .envrc; containers
+// built and their postCreateCommand run on opening: .devcontainer/,
+// .devcontainer.json; Codex's project configuration: .codex/)...
+constexpr const char* kAgentRunsCode[] = {
+    ".claude/settings.json", ".claude/settings.local.json", ".claude/commands", ".claude/agents",
+    ".mcp.json",             ".cursor/mcp.json",            ".gemini/settings.json", ".codex",
+    ".vscode",               ".idea",                       ".envrc",                ".devcontainer",
+    ".devcontainer.json",
+};
+// ... and what an agent or CI reads as instructions or configuration, which
+// a person is expected to review (reported when created or changed).
+constexpr const char* kAgentInstructions[] = {
+    "AGENTS.md",         "CLAUDE.md",        "CLAUDE.local.md",      "GEMINI.md",
+    ".cursorrules",      ".cursor/rules",    ".windsurfrules",       ".github/copilot-instructions.md",
+    ".github/instructions", ".github/workflows", ".gitlab-ci.yml",   ".pre-commit-config.yaml",
 };
 
 bool lstat_mode(const std::string& path, mode_t& mode) {
@@ -73,15 +101,51 @@ std::string read_head(const std::string& path, std::size_t limit) {
   return out;
 }
 
+void add_gap(vcs_scan& scan, const std::string& path, std::string reason, bool refuses_launch = false) {
+  if (scan.incomplete.size() < max_gaps) {
+    scan.incomplete.push_back({path, std::move(reason), refuses_launch});
+  } else if (scan.incomplete.size() == max_gaps) {
+    scan.incomplete.push_back({path, "and more places not seen (only " + std::to_string(max_gaps) + " are named)",
+                               refuses_launch});
+  }
+}
+
+// Each "<path> (<why>)" of a git_config_tree's `unreadable` as a gap that
+// refuses the launch: the path, and `what` with the why.
+void add_config_gaps(vcs_scan& scan, const std::vector<std::string>& unreadable, const std::string& what) {
+  for (const auto& bad : unreadable) {
+    auto open = bad.find(" (");
+    std::string why = open == std::string::npos ? std::string() : ": " + bad.substr(open + 2, bad.size() - open - 3);
+    add_gap(scan, bad.substr(0, open), what + why, true);
+  }
+}
+
 // A directory's entries, sorted, with readdir's type (DT_UNKNOWN when the
 // file system does not say): the walk needs lstat(2) only for those.
-std::vector<std::pair<std::string, unsigned char>> sorted_entries(const std::string& dir_path) {
-  std::vector<std::pair<std::string, unsigned char>> entries;
+// An error names why the listing is not whole: it cannot be opened or read,
+// or holds more than max_directory_entries.
+using entry_list = std::vector<std::pair<std::string, unsigned char>>;
+entry_list sorted_entries(const std::string& dir_path, std::string* error = nullptr) {
+  entry_list entries;
   DIR* dir = ::opendir(dir_path.c_str());
-  if (dir == nullptr) return entries;
-  while (dirent* entry = ::readdir(dir)) {
+  if (dir == nullptr) {
+    if (error) *error = std::string("cannot be listed: ") + std::strerror(errno);
+    return entries;
+  }
+  for (;;) {
+    errno = 0;
+    dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0 && error) *error = std::string("cannot be read: ") + std::strerror(errno);
+      break;
+    }
     std::string_view name = entry->d_name;
-    if (name != "." && name != "..") entries.emplace_back(std::string(name), entry->d_type);
+    if (name == "." || name == "..") continue;
+    if (entries.size() >= max_directory_entries) {
+      if (error) *error = "more than " + std::to_string(max_directory_entries) + " entries";
+      break;
+    }
+    entries.emplace_back(std::string(name), entry->d_type);
   }
   ::closedir(dir);
   std::sort(entries.begin(), entries.end());
@@ -140,8 +204,17 @@ void read_config(const std::string& git_dir, const std::string& work_tree, const
                  repository_record& record) {
   std::vector<core::git_config_entry> entries;
   for (const char* name : {"config", "config.worktree"}) {
+    if (scan.config_bytes > max_scan_config_bytes) {
+      // Not a refusal: no workspace is refused for its size. Its config and
+      // hooks/ are still bound read-only below; what it would include is
+      // not, and the report says so after the run (the same budget runs out).
+      add_gap(scan, git_dir + "/" + name,
+              "not read: the scan read " + std::to_string(max_scan_config_bytes) + " bytes of config already");
+      continue;
+    }
     core::git_config_tree tree = core::read_git_config_tree(git_dir + "/" + name, home);
-    for (const auto& bad : tree.unreadable) scan.missing.push_back(bad + " (git config cordon cannot read)");
+    scan.config_bytes += tree.bytes;
+    add_config_gaps(scan, tree.unreadable, "git config cordon cannot read");
     for (std::size_t i = 1; i < tree.files.size(); ++i) {  // includes
       add_protect_or_watch(scan, tree.files[i], true);
       record.metadata[tree.files[i]] = stamp_of(tree.files[i]);
@@ -173,10 +246,50 @@ void read_config(const std::string& git_dir, const std::string& work_tree, const
   }
 }
 
+// The `exec` (or `x`) lines of a todo list (git-rebase(1) "-i": "exec
+// <cmd>" runs the command; the sequencer reads the same syntax), trimmed.
+std::vector<std::string> exec_lines_of(const std::string& todo) {
+  std::vector<std::string> out;
+  const std::string text = read_head(todo, core::max_config_bytes);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + at, end - at);
+    at = end + 1;
+    auto first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) continue;
+    line.remove_prefix(first);
+    auto word_end = line.find_first_of(" \t");
+    std::string_view word = line.substr(0, word_end);
+    if (word == "exec" || word == "x") out.push_back(todo + "\t" + std::string(line));
+  }
+  return out;
+}
+
+// gitrepository-layout(5) and git's sequencer: an interactive rebase keeps
+// rebase-merge/git-rebase-todo, `git am` and the apply backend
+// rebase-apply/, cherry-pick and revert sequencer/todo. Not bound read-only
+// (git writes them while it works); compared after the run.
+void record_operation_state(const std::string& git_dir, repository_record& record) {
+  for (const char* name : {"rebase-merge", "rebase-apply", "sequencer"}) {
+    const std::string dir = git_dir + "/" + name;
+    file_stamp stamp = stamp_of(dir);
+    if (stamp.present && S_ISDIR(stamp.mode)) {
+      for (const char* todo : {"git-rebase-todo", "todo"}) {
+        auto lines = exec_lines_of(dir + "/" + todo);
+        record.exec_lines.insert(record.exec_lines.end(), lines.begin(), lines.end());
+      }
+    }
+    record.operation[dir] = std::move(stamp);
+  }
+}
+
 void protect_git_dir(const std::string& git_dir, const std::string& kind, const std::string& home, vcs_scan& scan,
                      int depth) {
   repository_record& record = scan.records[git_dir];
   record.kind = kind;
+  record_operation_state(git_dir, record);
   // The work tree core.hooksPath is relative to: the parent of a .git, the bare repository itself.
   const std::string work_tree = kind == "bare" ? git_dir : parent(git_dir);
   read_config(git_dir, work_tree, home, scan, record);
@@ -228,6 +341,9 @@ struct walker {
   const std::string& home;
   vcs_scan& scan;
   std::uint64_t max_entries;
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(scan_time_budget_seconds);
+  bool out_of_time = false;
 
   void found_dot_git(const std::string& dir_path, const std::string& child, bool directory) {
     scan.repositories.push_back(child);
@@ -251,36 +367,59 @@ struct walker {
     (lstat_mode(gitmodules, mode) ? scan.protect : scan.absent_gitmodules).push_back(gitmodules);
   }
 
-  void walk(const std::string& dir_path, std::size_t depth) {
-    const auto entries = sorted_entries(dir_path);
-    std::vector<std::string> names;
-    names.reserve(entries.size());
-    for (const auto& entry : entries) names.push_back(entry.first);
-    if (looks_bare(dir_path, names)) {
-      scan.repositories.push_back(dir_path);
-      protect_git_dir(dir_path, "bare", home, scan, 0);
-      return;  // objects and refs are not work tree
+  // The subdirectories of `dir_path` to walk (names only: what the
+  // recursion keeps per level), after handling what it holds itself.
+  // False: it is a bare repository, or the walk must stop.
+  bool visit(const std::string& dir_path, std::size_t depth, std::vector<std::string>& subdirs) {
+    std::string error;
+    const auto entries = sorted_entries(dir_path, &error);
+    if (!error.empty()) add_gap(scan, dir_path, error);  // what was listed is still looked at
+    {
+      std::vector<std::string> names;
+      names.reserve(entries.size());
+      for (const auto& entry : entries) names.push_back(entry.first);
+      if (looks_bare(dir_path, names)) {
+        scan.repositories.push_back(dir_path);
+        protect_git_dir(dir_path, "bare", home, scan, 0);
+        return false;  // objects and refs are not work tree
+      }
     }
-    std::vector<std::string> subdirs;
     for (const auto& [name, type] : entries) {
       if (type != DT_UNKNOWN && type != DT_DIR && name != ".git") continue;  // a file, a link: not walked
       std::string child = join(dir_path, name);
-      mode_t mode = 0;
-      if (!lstat_mode(child, mode)) continue;
-      if (name == ".git") {
-        found_dot_git(dir_path, child, S_ISDIR(mode));
+      struct stat st {};
+      if (::lstat(child.c_str(), &st) != 0) {
+        // Gone meanwhile (ENOENT) is nothing; anything else (EACCES on a
+        // directory without search permission, ENAMETOOLONG) hides it.
+        if (errno != ENOENT) add_gap(scan, child, std::string("cannot be examined: ") + std::strerror(errno));
         continue;
       }
-      if (!S_ISDIR(mode)) continue;
+      if (name == ".git") {
+        found_dot_git(dir_path, child, S_ISDIR(st.st_mode));
+        continue;
+      }
+      if (!S_ISDIR(st.st_mode)) continue;
       if (++scan.entries_seen > max_entries || depth + 1 > max_depth) {
         scan.truncated = true;
-        return;
+        return false;
       }
-      subdirs.push_back(std::move(child));
+      subdirs.push_back(name);
     }
+    return true;
+  }
+
+  void walk(const std::string& dir_path, std::size_t depth) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      if (!out_of_time) add_gap(scan, dir_path, "the scan's time budget of " + std::to_string(scan_time_budget_seconds) +
+                                                    " s ran out here; this and what follows were not checked");
+      out_of_time = true;
+      return;
+    }
+    std::vector<std::string> subdirs;
+    if (!visit(dir_path, depth, subdirs)) return;
     for (const auto& sub : subdirs) {
-      if (scan.truncated) return;
-      walk(sub, depth + 1);
+      if (scan.truncated || out_of_time) return;
+      walk(join(dir_path, sub), depth + 1);
     }
   }
 };
@@ -296,7 +435,28 @@ void watch_startup(const std::string& root, const std::string& home, vcs_scan& s
   }
 }
 
+// Where git runs for each repository found: the directory holding its .git
+// (a directory or a file), and a bare repository itself when `bare`.
+std::set<std::string> work_trees_of(const vcs_scan& scan, bool bare) {
+  std::set<std::string> out;
+  for (const auto& [path, record] : scan.records) {
+    const bool dot_git = path.size() > 5 && path.compare(path.size() - 5, 5, "/.git") == 0;
+    if (bare && record.kind == "bare") out.insert(path);
+    else if (dot_git && (record.kind == "git_directory" || record.kind == "git_file")) out.insert(parent(path));
+  }
+  return out;
+}
+
+// At most max_findings are named; the next is one scan_incomplete saying so
+// (the report, its violations and the summary stay bounded too).
 void add(deferred_execution_evidence& e, std::string kind, std::string path, std::string key, std::string detail) {
+  if (e.findings.size() > max_findings) return;
+  if (e.findings.size() == max_findings) {
+    e.complete = false;
+    e.findings.push_back({"scan_incomplete", std::move(path), "",
+                          "more than " + std::to_string(max_findings) + " findings: the rest are not named"});
+    return;
+  }
   e.findings.push_back({std::move(kind), std::move(path), std::move(key), std::move(detail)});
 }
 
@@ -343,6 +503,21 @@ void compare(const std::string& path, const repository_record& now, const reposi
   for (const auto& link : now.gitlinks) {
     if (!old_links.count(link)) add(e, "gitlink_added", link, "", "in the index of " + path);
   }
+  // Operation state created or changed (removed is git finishing its work).
+  for (const auto& [dir, stamp] : now.operation) {
+    if (!stamp.present) continue;
+    auto was = before ? before->operation.find(dir) : now.operation.end();
+    const bool existed = before && was != before->operation.end() && was->second.present;
+    if (existed && was->second == stamp) continue;
+    add(e, "operation_state", dir, "", existed ? "changed: git resumes it on --continue" : "created: git resumes it on --continue");
+  }
+  std::set<std::string> old_exec;
+  if (before) old_exec.insert(before->exec_lines.begin(), before->exec_lines.end());
+  for (const auto& line : now.exec_lines) {
+    if (old_exec.count(line)) continue;
+    auto tab = line.find('\t');
+    add(e, "operation_exec", line.substr(0, tab), "", line.substr(tab + 1));
+  }
 }
 
 }  // namespace
@@ -388,6 +563,47 @@ vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std
   return scan;
 }
 
+void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
+                       vcs_scan& scan) {
+  add_config_gaps(scan, host.unreadable, "the host's git config cordon cannot read");
+  for (const auto& file : host.files) {
+    if (within(file, root)) add_protect_or_watch(scan, file, true);
+  }
+  const std::set<std::string> work_trees = work_trees_of(scan, true);
+  // Existing paths become read-only binds; absent ones are watched (creating
+  // one is a repository_redirect_created finding after the run).
+  std::set<std::string> named;
+  for (const auto& entry : host.entries) {
+    for (const auto& path : core::git_entry_paths(entry, "", home)) named.insert(path);  // absolute and ~/ paths
+    for (const auto& work_tree : work_trees) {
+      for (const auto& path : core::git_entry_paths(entry, work_tree, home)) named.insert(path);
+    }
+  }
+  for (const auto& path : named) {
+    // The root itself (or above it) is the work, not a program: never bound read-only whole.
+    if (within(path, root) && path != root) add_protect_or_watch(scan, path, true);
+  }
+}
+
+void watch_agent_config(const std::string& root, const std::vector<std::string>& opted_out, vcs_scan& scan) {
+  std::set<std::string> tops = work_trees_of(scan, false);
+  for (auto it = tops.begin(); it != tops.end();) it = within(*it, root) ? std::next(it) : tops.erase(it);
+  tops.insert(root);
+  for (const auto& top : tops) {
+    for (const char* relative : kAgentRunsCode) {
+      const std::string path = join(top, relative);
+      const bool opted = std::find(opted_out.begin(), opted_out.end(), path) != opted_out.end();
+      vcs_scan::agent_path entry{stamp_of(path), true};
+      if (!opted && entry.stamp.present) scan.protect.push_back(path);
+      scan.agent[path] = std::move(entry);
+    }
+    for (const char* relative : kAgentInstructions) {
+      const std::string path = join(top, relative);
+      scan.agent[path] = {stamp_of(path), false};
+    }
+  }
+}
+
 void scan_git_directory(const std::string& git_dir, const std::string& home, vcs_scan& scan) {
   protect_git_dir(git_dir, "git_directory", home, scan, 0);
 }
@@ -402,6 +618,7 @@ void changes_since(const std::string& root, const vcs_scan& before, const std::s
         "more than " + std::to_string(max_directories) + " directories or deeper than " + std::to_string(max_depth) +
             ": repositories beyond the bound were not checked");
   }
+
   // Repositories added from outside the root (a host worktree's common directory): stamped again one by one.
   for (const auto& [path, record] : before.records) {
     if (now.records.count(path) || within(path, root) || !is_dir(path)) continue;
@@ -416,6 +633,18 @@ void changes_since(const std::string& root, const vcs_scan& before, const std::s
     if (was != before.startup.end() && was->second == stamp) continue;
     add(evidence, "startup_file", path, "",
         !stamp.present ? "removed" : (was == before.startup.end() || !was->second.present) ? "created" : "changed");
+  }
+  for (const auto& [path, was] : before.agent) {
+    file_stamp stamp = stamp_of(path);
+    if (stamp == was.stamp || (!stamp.present && !was.stamp.present)) continue;
+    const char* what = !stamp.present ? "removed" : !was.stamp.present ? "created" : "changed";
+    add(evidence, was.runs_code ? "agent_config" : "instruction_file", path, "",
+        std::string(what) + (was.runs_code ? ": an agent or editor runs what it names without asking"
+                                           : ": an agent or CI reads it as instructions; review it"));
+  }
+  for (const auto& gap : now.incomplete) {
+    evidence.complete = false;
+    add(evidence, "scan_incomplete", gap.path, "", gap.reason + ": what it holds or names was not checked");
   }
 }
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cordon/launch.h"
+#include "core/git_rules.h"
 
 namespace cordon::vcs {
 
@@ -35,6 +36,25 @@ namespace cordon::vcs {
 // launch, a scan_incomplete finding after the run), never silently short.
 inline constexpr std::uint64_t max_directories = 200000;
 inline constexpr std::size_t max_depth = 64;  // directories below the root
+// Past these the subtree (or repository) is a gap, named: what one directory
+// may hold, the config bytes one scan reads (each file at most
+// core::max_config_bytes), the gaps kept (one more says how many were left
+// out) and the wall time of one scan. With them a scan's own memory stays
+// under a bound whatever the workspace holds (docs/deferred-execution.md,
+// "The bound").
+inline constexpr std::size_t max_directory_entries = 100000;
+inline constexpr std::uint64_t max_scan_config_bytes = 32 << 20;
+inline constexpr std::size_t max_gaps = 1000;
+inline constexpr int scan_time_budget_seconds = 30;
+
+// A part of the tree the scan did not see: a directory it could not list or
+// an entry it could not stat (`path`), a config it could not read or that
+// broke a bound, or where a budget ran out, and why.
+struct scan_gap {
+  std::string path;
+  std::string reason;
+  bool refuses_launch = false;  // a config git would read and cordon cannot: the run is refused at launch
+};
 
 // What a file was when it was looked at. `present` false: it did not exist.
 struct file_stamp {
@@ -54,6 +74,11 @@ struct repository_record {
   std::map<std::string, file_stamp> metadata;  // config, config.worktree, commondir, hooks/, includes, hooksPath
   std::vector<std::string> gitlinks;           // of its index, as recorded
   std::vector<std::string> keys;               // executable config: "key\tvalue\tfile"
+  // git's in-progress operation state (rebase-merge/, rebase-apply/,
+  // sequencer/; present or not), and the `exec` lines of its todo lists
+  // ("todo file\tline"), which git runs on --continue.
+  std::map<std::string, file_stamp> operation;
+  std::vector<std::string> exec_lines;
 };
 
 struct vcs_scan {
@@ -69,6 +94,16 @@ struct vcs_scan {
   std::map<std::string, file_stamp> startup;              // start-up paths under the root (present or not)
   std::uint64_t entries_seen = 0;  // directories visited
   bool truncated = false;          // more than max_directories, or deeper than max_depth
+  std::vector<scan_gap> incomplete;  // what was not seen, named (at most max_gaps + 1)
+  // Agent and editor configuration (watch_agent_config): each path with its
+  // stamp at launch and whether it runs code without review (protected, or
+  // watched when absent) or is only reported when created or changed.
+  struct agent_path {
+    file_stamp stamp;
+    bool runs_code = false;
+  };
+  std::map<std::string, agent_path> agent;
+  std::uint64_t config_bytes = 0;    // config read so far (max_scan_config_bytes)
 };
 
 // Scans `root` (an existing directory, resolved). `home` is the caller's home
@@ -80,6 +115,28 @@ struct vcs_scan {
 vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
                            std::uint64_t max_entries = max_directories);
 
+// The host's own git configuration (core/git_sources.h: system, global,
+// XDG, GIT_CONFIG_* and their includes, read once per launch): each of its
+// files inside `root` is protected (or watched when absent), and each path a
+// variable of it names inside `root` (a global core.hooksPath of ".githooks"
+// names one in every repository's work tree) is protected or watched and
+// stamped in that repository's record, so that a change is a finding. A
+// file of it cordon cannot read is a gap that refuses the launch.
+void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
+                       vcs_scan& scan);
+
+// Agent and editor configuration at the top of `root` and of each
+// repository's work tree found in it (docs/deferred-execution.md, "Agent and
+// editor configuration"): what runs code without a review moment (agent
+// settings with hooks, MCP server lists, .vscode/, .idea/, .envrc,
+// devcontainer definitions) is protected when it exists, and its creation is
+// an agent_config finding; instruction and CI files (AGENTS.md, CLAUDE.md,
+// .github/workflows/, ...) are stamped, and their creation or change is an
+// instruction_file finding. A path listed itself in `opted_out` (the
+// policy's writable roots: `--rw .vscode` opts .vscode out) stays writable;
+// its creation or change is still an agent_config finding.
+void watch_agent_config(const std::string& root, const std::vector<std::string>& opted_out, vcs_scan& scan);
+
 // The protections and record of one git directory found some other way (the
 // common directory of a linked worktree, linux/git_worktrees.h), exactly as
 // scan_vcs_metadata() adds them for a .git directory.
@@ -87,7 +144,9 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 
 // Scans `root` again and compares with `before`: one finding per new
 // repository, changed metadata file, new executable key, hook, gitlink and
-// start-up path; `evidence.entries` and `complete` are set. Repositories of
+// start-up path, and one scan_incomplete finding per gap (the bound, a
+// directory it could not list, a config it could not read); `evidence.entries`
+// and `complete` are set (false with any gap). Repositories of
 // `before` outside `root` (added by scan_git_directory) are stamped again
 // one by one.
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "escape_support.h"
 
 namespace cordon::test::escape {
@@ -176,6 +178,155 @@ TEST(EscapeDeferred, StartupFilesInAWritableHomeAreProtectedOrReported) {
   EXPECT_TRUE(has_finding(r, "startup_file", home.path() + "/.config/autostart")) << findings_text(r);
   EXPECT_FALSE(has_finding(r, "startup_file", home.path() + "/.gitconfig")) << findings_text(r);
   EXPECT_TRUE(has_violation(r, "startup_file"));
+}
+
+bool scan_complete(const run_result& r) {
+  return r.report.is_object() && r.report.contains("deferred_execution") &&
+         r.report["deferred_execution"]["scan"]["complete"].get<bool>();
+}
+
+// The attack pass's exhaustion: a repository whose config includes itself
+// three times (3^10 reads on main, each of the whole file) and one that
+// includes a sparse 3 GiB file. The run ends with a report; each is a
+// scan_incomplete finding and violation naming the config, the scan is not
+// complete, and the repositories themselves are still found.
+TEST(EscapeDeferred, IncludeCyclesAndGiantConfigsGiveScanIncomplete) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script =
+      kGit + "init -q loop && printf '[include]\\n\\tpath = config\\n\\tpath = config\\n\\tpath = config\\n' >> "
+             "loop/.git/config && " +
+      kGit + "init -q giant && truncate -s 3G giant/big.cfg && printf '[include]\\n\\tpath = ../big.cfg\\n' >> "
+             "giant/.git/config && echo made";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "made\n");
+  EXPECT_TRUE(has_finding(r, "scan_incomplete", ws.path() + "/loop/.git/config")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "scan_incomplete", ws.path() + "/giant/big.cfg")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/loop/.git")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/giant/.git")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "scan_incomplete")) << r.report.dump(2);
+  EXPECT_FALSE(scan_complete(r)) << r.report.dump(2);
+}
+
+// A directory the command makes unreadable (mode 111) hides what is below it
+// from a scan running as the same user: that is a scan_incomplete finding
+// naming it, never `complete: true`. Root reads it anyway (CAP_DAC_READ_SEARCH)
+// and finds the repository itself.
+TEST(EscapeDeferred, AnUnreadableDirectoryGivesScanIncomplete) {
+  temp_dir ws;
+  host_repository(ws);
+  auto r = run_sh(ws.path(), "mkdir -p d/x && " + kGit + "init -q d/x/r && chmod 111 d && echo hidden");
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "hidden\n");
+  if (::geteuid() == 0) {
+    EXPECT_TRUE(has_finding(r, "repository_created", ws.path() + "/d/x/r/.git")) << findings_text(r);
+  } else {
+    EXPECT_TRUE(has_finding(r, "scan_incomplete", ws.path() + "/d")) << findings_text(r);
+    EXPECT_TRUE(has_violation(r, "scan_incomplete")) << r.report.dump(2);
+    EXPECT_FALSE(scan_complete(r)) << r.report.dump(2);
+  }
+  fs::permissions(ws.path() + "/d", fs::perms::owner_all);
+}
+
+// git's in-progress operation state left by the run is a finding, and the
+// `exec` lines of its todo list (run by the host's `git rebase --continue`)
+// are violations: here a real interactive rebase stopped at a `break`, with
+// an `exec` still to run.
+TEST(EscapeDeferred, ARebaseTodoWithExecIsAViolation) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script = "echo b >> README && " + kGit + "commit -q -am second && GIT_SEQUENCE_EDITOR='sed -i 1ibreak' " +
+                             kGit + "rebase -q -i --exec 'echo later' HEAD~1 >/dev/null 2>&1; test -d .git/rebase-merge && echo stopped";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "stopped\n");
+  EXPECT_TRUE(has_finding(r, "operation_state", ws.path() + "/.git/rebase-merge")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "operation_exec", ws.path() + "/.git/rebase-merge/git-rebase-todo")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "operation_exec")) << r.report.dump(2);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+}
+
+// The host's own git configuration names paths in the workspace: a global
+// relative core.hooksPath (each repository's .githooks), an fsmonitor from
+// GIT_CONFIG_COUNT and a pager from GIT_CONFIG_PARAMETERS. The existing hooks
+// directory is read-only; the absent programs are watched, and creating one
+// is a finding. The repository's ordinary files stay writable.
+TEST(EscapeDeferred, TheHostsGlobalAndEnvironmentGitConfigIsHonoured) {
+  temp_dir home("/var/tmp"), ws;
+  install_probe(ws);
+  host_repository(ws);
+  home.write(".gitconfig", "[core]\n\thooksPath = .githooks\n");
+  ws.mkdir(".githooks");
+  ws.write(".githooks/pre-commit", "#!/bin/sh\n");
+  auto r = run_probe(ws,
+                     {"write", ".githooks/pre-commit", "#!/bin/sh\ntouch /tmp/pwned\n", "+", "write", "monitor.sh",
+                      "#!/bin/sh\n", "+", "write", "pager.sh", "#!/bin/sh\n", "+", "write", "README", "x"},
+                     {}, {"HOME=" + home.path(), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.fsmonitor",
+                          "GIT_CONFIG_VALUE_0=./monitor.sh", "GIT_CONFIG_PARAMETERS='core.pager'='./pager.sh'"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write EROFS", "write OK", "write OK", "write OK"})) << r.all();
+  EXPECT_TRUE(has_finding(r, "repository_redirect_created", ws.path() + "/monitor.sh")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "repository_redirect_created", ws.path() + "/pager.sh")) << findings_text(r);
+}
+
+// A writable home is watched whole, not as a list of start-up files: a file
+// a shell, Python or a user service would run (here ~/.config/python/
+// sitecustomize.py and a systemd drop-in deep below), and a plain note, are
+// each a home_file finding and violation; writing them works.
+TEST(EscapeDeferred, EveryFileWrittenUnderAWritableHomeIsAFinding) {
+  temp_dir home("/var/tmp"), ws("/var/tmp"), policy_dir;
+  install_probe(ws);
+  std::string policy = write_policy(
+      policy_dir, R"({"readable": ["{workspace}"], "writable": ["{workspace}", ")" + home.path() +
+                      R"("], "protect_vcs_metadata": true})");
+  const std::string h = home.path();
+  const std::string script = "mkdir -p " + h + "/.local/lib/python3/site-packages " + h +
+                             "/.config/systemd/user/x.service.d && echo 'import os' > " + h +
+                             "/.local/lib/python3/site-packages/sitecustomize.py && echo '[Service]' > " + h +
+                             "/.config/systemd/user/x.service.d/o.conf && echo n > " + h + "/notes.txt && echo written";
+  auto r = run_cordon({"--policy", policy}, {"/bin/sh", "-c", script}, ws.path(), {"HOME=" + h});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "written\n");
+  for (const char* path : {"/.local/lib/python3/site-packages/sitecustomize.py",
+                           "/.config/systemd/user/x.service.d/o.conf", "/notes.txt"}) {
+    EXPECT_TRUE(has_finding(r, "home_file", home.path() + path)) << path << "\n" << findings_text(r);
+  }
+  EXPECT_TRUE(has_violation(r, "home_file")) << r.report.dump(2);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+}
+
+// Agent and editor configuration in the workspace: an existing
+// .vscode/tasks.json (and its directory) is read-only, an absent .mcp.json
+// and .claude/settings.json may be written but each is an agent_config
+// finding, AGENTS.md and a CI workflow are instruction_file findings; listed
+// in --rw itself, .vscode opts out (writable, still reported). Ordinary
+// files stay writable.
+TEST(EscapeDeferred, AgentAndEditorConfigurationIsReadOnlyOrReported) {
+  temp_dir ws;
+  install_probe(ws);
+  ws.mkdir(".vscode");
+  ws.write(".vscode/tasks.json", "{}\n");
+  auto r = run_probe(ws, {"write", ".vscode/tasks.json", "{\"tasks\": [{\"command\": \"touch /tmp/pwned\"}]}", "+",
+                          "write", ".vscode/settings.json", "{}", "+", "write", ".mcp.json", "{}", "+", "mkdir",
+                          ".claude", "+", "write", ".claude/settings.json", "{\"hooks\": {}}", "+", "write",
+                          "AGENTS.md", "do it", "+", "mkdir", ".github", "+", "mkdir", ".github/workflows", "+",
+                          "write", ".github/workflows/ci.yml", "on: push", "+", "write", "README", "x"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write EROFS", "write EROFS", "write OK", "mkdir OK", "write OK", "write OK", "mkdir OK",
+                          "mkdir OK", "write OK", "write OK"}))
+      << r.all();
+  EXPECT_TRUE(has_finding(r, "agent_config", ws.path() + "/.mcp.json")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "agent_config", ws.path() + "/.claude/settings.json")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "instruction_file", ws.path() + "/AGENTS.md")) << findings_text(r);
+  EXPECT_TRUE(has_finding(r, "instruction_file", ws.path() + "/.github/workflows")) << findings_text(r);
+  EXPECT_FALSE(has_finding(r, "agent_config", ws.path() + "/.vscode")) << findings_text(r);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+  // The opt-out: .vscode listed in --rw itself is writable, and still reported.
+  auto opted = run_probe(ws, {"write", ".vscode/tasks.json", "{}"}, {"--rw", ws.path() + "/.vscode"});
+  ASSERT_EQ(opted.exit_code, 0) << opted.all();
+  EXPECT_EQ(opted.out, lines({"write OK"})) << opted.all();
+  EXPECT_TRUE(has_finding(opted, "agent_config", ws.path() + "/.vscode")) << findings_text(opted);
 }
 
 // The allowed thing with nothing left behind: ordinary git work in the

@@ -680,15 +680,26 @@ std::string local_connect(const std::string& name, bool abstract) {
 std::string abstract_local(const args_t& a) { return local_connect(a[0], true); }
 std::string named_local(const args_t& a) { return local_connect(a[0], false); }
 
-std::string socket_unix_dgram(const args_t&) {
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+std::string unix_socket_of_type(int type) {
+  int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
   if (fd < 0) return err_name(errno);
   ::close(fd);
   int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) return "socketpair " + err_name(errno);
+  if (::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sv) != 0) return "socketpair " + err_name(errno);
   ::close(sv[0]);
   ::close(sv[1]);
   return "OK";
+}
+std::string socket_unix_dgram(const args_t&) { return unix_socket_of_type(SOCK_DGRAM); }
+// socket-unix-type stream|seqpacket|raw|rdm: socket(2) and socketpair(2) of
+// that type (the kernel makes an AF_UNIX SOCK_RAW a datagram socket).
+std::string socket_unix_type(const args_t& a) {
+  const std::pair<const char*, int> types[] = {
+      {"stream", SOCK_STREAM}, {"seqpacket", SOCK_SEQPACKET}, {"raw", SOCK_RAW}, {"rdm", SOCK_RDM}};
+  for (const auto& [name, type] : types) {
+    if (a[0] == name) return unix_socket_of_type(type);
+  }
+  return "unknown type " + a[0];
 }
 
 // The address race: connect(2) N times to ALLOWED while another thread keeps
@@ -1091,6 +1102,7 @@ const action kActions[] = {
     {"abstract-local", 1, abstract_local},
     {"unix-local", 1, named_local},
     {"socket-unix-dgram", 0, socket_unix_dgram},
+    {"socket-unix-type", 1, socket_unix_type},
     {"unix-race", 3, unix_race},
     {"getenv", 1, get_env},
     {"contains-reversed", 2, file_contains},

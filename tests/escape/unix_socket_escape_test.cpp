@@ -91,6 +91,22 @@ TEST(EscapeUnixSockets, HostSocketInTheWorkspaceIsRefused) {
   EXPECT_NE(r.report["violations"].dump().find("unix_connect"), std::string::npos) << r.report["violations"];
 }
 
+// AF_UNIX sockets are made of the two connected types only: SOCK_RAW, which
+// the kernel turns into a datagram socket, and SOCK_RDM are refused like
+// SOCK_DGRAM (EAFNOSUPPORT, recorded), while stream and seqpacket sockets
+// and socketpairs keep working.
+TEST(EscapeUnixSockets, OnlyStreamAndSeqpacketUnixSocketsAreMade) {
+  temp_dir ws;
+  install_probe(ws);
+  auto r = run_probe(ws, {"socket-unix-type", "raw", "+", "socket-unix-type", "rdm", "+", "socket-unix-type",
+                          "stream", "+", "socket-unix-type", "seqpacket"});
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"socket-unix-type EAFNOSUPPORT", "socket-unix-type EAFNOSUPPORT", "socket-unix-type OK",
+                          "socket-unix-type OK"}))
+      << r.all();
+  EXPECT_NE(r.report["violations"].dump().find("network_socket"), std::string::npos) << r.report["violations"];
+}
+
 // Listed in filesystem.unix_sockets (the socket itself, or its directory),
 // the host's socket is connectable, by its path, relatively, and through a
 // symlink to it; an unlisted neighbour in the same place is still refused.

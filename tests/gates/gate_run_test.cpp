@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -163,6 +164,44 @@ TEST(GateRun, OnlyPassingGatesExitZeroAndOnlySelects) {
   json record = json::parse(slurp(ws.path() + "/rec/run.json"));
   ASSERT_EQ(record.at("gates").size(), 2u);  // variables and the gate it needs
   EXPECT_EQ(gate_entry(record, "pass").at("outcome"), "passed");
+}
+
+// A gate that exits 0 but leaves a deferred-execution finding (a nested
+// repository with core.fsmonitor) does not pass: it is failed, naming the
+// finding, and the run exits 1. With `accept_findings = true` the same gate
+// passes, and its findings are still in run.json, on the console and in JUnit.
+TEST(GateRun, AGateWithFindingsDoesNotPassSilently) {
+  temp_dir ws;
+  const std::string gate_body = R"(
+cmd = ["/bin/sh", "-c", "git init -q sub && git -C sub config core.fsmonitor 'touch /tmp/pwned' && echo made"]
+)";
+  std::string manifest = ws.write("gates.toml", "[[gate]]\nname = \"plain\"" + gate_body);
+  auto r = run_cli({"gate", "run", manifest, "--out", ws.path() + "/rec", "--junit", ws.path() + "/j.xml"},
+                   ws.path());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json record = json::parse(slurp(ws.path() + "/rec/run.json"));
+  json plain = gate_entry(record, "plain");
+  EXPECT_EQ(plain.at("outcome"), "failed") << plain.dump(2);
+  EXPECT_EQ(plain.at("exit_status"), 0);
+  const std::string finding = "executable_config " + ws.path() + "/sub/.git/config core.fsmonitor";
+  EXPECT_NE(plain.at("findings").dump().find(finding), std::string::npos) << plain.dump(2);
+  EXPECT_NE(plain.at("detail").get<std::string>().find("finding"), std::string::npos) << plain.dump(2);
+  EXPECT_NE(r.out.find("gate plain failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(finding), std::string::npos) << r.out;
+  std::string xml = slurp(ws.path() + "/j.xml");
+  EXPECT_NE(xml.find("<failure type=\"failed\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"finding\" value=\"" + finding), std::string::npos) << xml;
+
+  std::filesystem::remove_all(ws.path() + "/sub");
+  manifest = ws.write("gates.toml", "[[gate]]\nname = \"accepted\"\naccept_findings = true" + gate_body);
+  r = run_cli({"gate", "run", manifest, "--out", ws.path() + "/rec2", "--junit", ws.path() + "/j2.xml"}, ws.path());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  record = json::parse(slurp(ws.path() + "/rec2/run.json"));
+  json accepted = gate_entry(record, "accepted");
+  EXPECT_EQ(accepted.at("outcome"), "passed") << accepted.dump(2);
+  EXPECT_NE(accepted.at("findings").dump().find(finding), std::string::npos) << accepted.dump(2);
+  EXPECT_NE(r.out.find(finding), std::string::npos) << r.out;
+  EXPECT_NE(slurp(ws.path() + "/j2.xml").find("<property name=\"finding\""), std::string::npos);
 }
 
 TEST(GateRun, ParallelGatesHaveTheirOwnTmp) {

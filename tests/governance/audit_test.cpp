@@ -149,6 +149,92 @@ TEST(Audit, TamperingIsFoundAtTheRightLine) {
   EXPECT_TRUE(verify_audit_log(path)->ok);
 }
 
+// A log with records and no head file: the chain alone cannot show that
+// records were cut from its end, so a verifier that requires a head fails;
+// one that does not is told there was none.
+TEST(Audit, AHeadlessLogFailsWhenAHeadIsRequired) {
+  temp_dir dir;
+  auto path = write_log(dir.path, 3);
+  ASSERT_TRUE(fs::remove(path + ".head"));
+  audit_verify_options required;
+  required.require_head = true;
+  auto v = verify_audit_log(path, required);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->ok);
+  EXPECT_EQ(v->bad_line, 4u);
+  EXPECT_NE(v->problem.find("no head file"), std::string::npos) << v->problem;
+  v = verify_audit_log(path);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->ok) << v->problem;
+  EXPECT_FALSE(v->head_present);
+  // An empty log needs no head.
+  write_lines(path, {});
+  EXPECT_TRUE(verify_audit_log(path, required)->ok);
+}
+
+// A keyed head (HMAC-SHA256 over its sequence number and hash): a writer
+// without the key can rewrite and re-chain every record, but not make a head
+// that verifies with the key.
+TEST(Audit, AKeyedHeadStopsARechainWithoutTheKey) {
+  temp_dir dir;
+  jsonl_sink_options keyed;
+  keyed.head_key = std::string(32, 'k');
+  auto path = write_log(dir.path, 3, keyed);
+  audit_verify_options with_key;
+  with_key.head_key = keyed.head_key;
+  auto v = verify_audit_log(path, with_key);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->ok) << v->problem;
+  EXPECT_TRUE(v->head_keyed);
+  // The wrong key.
+  audit_verify_options wrong;
+  wrong.head_key = std::string(32, 'x');
+  v = verify_audit_log(path, wrong);
+  EXPECT_FALSE(v->ok);
+  EXPECT_NE(v->problem.find("MAC"), std::string::npos) << v->problem;
+  // Re-chained by a writer without the key: a new, valid chain and an unkeyed head.
+  ASSERT_TRUE(fs::remove(path));
+  ASSERT_TRUE(fs::remove(path + ".head"));
+  write_log(dir.path, 2);
+  EXPECT_TRUE(verify_audit_log(path)->ok);
+  v = verify_audit_log(path, with_key);
+  EXPECT_FALSE(v->ok);
+  EXPECT_NE(v->problem.find("not keyed"), std::string::npos) << v->problem;
+  // The same writer signing with a key of its own.
+  ASSERT_TRUE(fs::remove(path));
+  ASSERT_TRUE(fs::remove(path + ".head"));
+  jsonl_sink_options other;
+  other.head_key = std::string(32, 'o');
+  write_log(dir.path, 2, other);
+  v = verify_audit_log(path, with_key);
+  EXPECT_FALSE(v->ok);
+  EXPECT_NE(v->problem.find("MAC"), std::string::npos) << v->problem;
+  // Records appended after the keyed head are not vouched for by it.
+  ASSERT_TRUE(fs::remove(path));
+  ASSERT_TRUE(fs::remove(path + ".head"));
+  write_log(dir.path, 2, keyed);
+  auto head = fs::path(path + ".head");
+  std::string saved;
+  {
+    std::ifstream in(head);
+    std::getline(in, saved);
+  }
+  {
+    auto sink = jsonl_audit_sink::open(path);
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE((*sink)->append(numbered(3)));
+  }
+  std::ofstream(head, std::ios::trunc) << saved << "\n";
+  v = verify_audit_log(path, with_key);
+  EXPECT_FALSE(v->ok);
+  EXPECT_EQ(v->bad_line, 3u);
+  EXPECT_NE(v->problem.find("after the keyed head"), std::string::npos) << v->problem;
+  // A key shorter than 16 bytes is refused by the sink.
+  jsonl_sink_options short_key;
+  short_key.head_key = "short";
+  EXPECT_FALSE(jsonl_audit_sink::open(dir.path + "/other.jsonl", short_key));
+}
+
 TEST(Audit, InterruptedRunsAreListed) {
   temp_dir dir;
   std::string path = dir.path + "/audit.jsonl";

@@ -138,6 +138,29 @@ TEST(GovernanceCli, AuditVerifyNamesTheBadLine) {
   EXPECT_EQ(d.run("audit verify nothing.jsonl"), 125);
 }
 
+// cordon audit verify on a log whose head file is gone fails (exit 1)
+// unless the caller says no head is kept; a keyed head verifies with its key
+// file and fails with another.
+TEST(GovernanceCli, AuditVerifyWantsAHeadOrAKey) {
+  sandbox_dir d;
+  d.write("rules.json", kRules);
+  d.write("ok.json", shell_request("echo hi"));
+  ASSERT_EQ(d.run("exec --request ok.json --rules rules.json --workspace ws --audit a.jsonl"), 0) << d.read("out.txt");
+  fs::remove(d.path + "/a.jsonl.head");
+  EXPECT_EQ(d.run("audit verify a.jsonl"), 1);
+  EXPECT_NE(d.read("out.txt").find("no head file"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("audit verify --no-head a.jsonl"), 0) << d.read("out.txt");
+  d.write("key", std::string(32, 'k'));
+  d.write("other-key", std::string(32, 'o'));
+  ASSERT_EQ(d.run("exec --request ok.json --rules rules.json --workspace ws --audit b.jsonl --audit-key-file key"), 0)
+      << d.read("out.txt");
+  EXPECT_EQ(d.run("audit verify --head-key-file key b.jsonl"), 0) << d.read("out.txt");
+  EXPECT_NE(d.read("out.txt").find("keyed head"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("audit verify --head-key-file other-key b.jsonl"), 1) << d.read("out.txt");
+  EXPECT_NE(d.read("out.txt").find("MAC"), std::string::npos) << d.read("out.txt");
+  EXPECT_EQ(d.run("audit verify --head-key-file missing-key b.jsonl"), 125);
+}
+
 TEST(GovernanceCli, RulesTest) {
   sandbox_dir d;
   d.write("good.json", kRules);

@@ -86,6 +86,12 @@ struct jsonl_sink_options {
   fsync_policy fsync = fsync_policy::every_event;
   std::size_t batch_events = 64;
   std::chrono::milliseconds batch_interval{200};
+  // Non-empty: the head file also carries an HMAC-SHA256 (OpenSSL) of its
+  // sequence number and hash under this key (raw bytes, at least 16), so a
+  // writer without the key cannot re-chain the log and write a head that
+  // verifies (docs/governance.md, "What the chain proves"). The key must be
+  // kept where the logged commands cannot read it.
+  std::string head_key;
 };
 
 // The tamper-evident file sink. Every record is written with one write(2)
@@ -98,8 +104,10 @@ struct jsonl_sink_options {
 class jsonl_audit_sink final : public audit_sink {
  public:
   // Opens (creating, mode 0600) the log at `path` and continues its chain.
-  // An existing file must verify (verify_audit_log), else the error names the
-  // first bad line: a sink never appends to a log it cannot vouch for.
+  // An existing file must verify (verify_audit_log; with options.head_key,
+  // under that key, so records after the keyed head are refused too), else
+  // the error names the first bad line: a sink never appends to a log it
+  // cannot vouch for.
   // Errors: io_error (errno), invalid_policy (the existing log is bad).
   static result<std::unique_ptr<jsonl_audit_sink>> open(const std::string& path, jsonl_sink_options options = {});
   ~jsonl_audit_sink() override;
@@ -150,15 +158,34 @@ struct audit_verification {
   // died). Not a verification failure.
   std::vector<std::string> interrupted_runs;
   std::vector<audit_record> records;  // the good records, in order
+  bool head_present = false;  // FILE.head exists (and was read)
+  bool head_keyed = false;    // it carries a MAC (checked only when a key was given)
+  std::uint64_t head_seq = 0; // the record it names
+};
+
+// How strict verify_audit_log is about the head file.
+struct audit_verify_options {
+  // A log with records and no FILE.head fails (its last records could have
+  // been cut with nothing to show it). `cordon audit verify` sets this
+  // unless told `--no-head`.
+  bool require_head = false;
+  // Non-empty: the head must exist, carry a MAC that verifies under this key
+  // (jsonl_sink_options::head_key) and name the last record; a log without
+  // records is the only exception.
+  std::string head_key;
 };
 
 // Checks a log: every line a record, sequence numbers 1, 2, 3, ..., each
 // record's prev the hash before it, each hash recomputed, the last line
 // complete, and at least as many records as FILE.head names (with the hash
 // it names). Detects edited, removed, inserted, reordered and truncated
-// records and names the first bad line. Errors: io_error only (a bad log is
-// a result with ok == false).
-result<audit_verification> verify_audit_log(const std::string& path);
+// records and names the first bad line. The head rules are `options`'s.
+// Errors: io_error only (a bad log is a result with ok == false).
+result<audit_verification> verify_audit_log(const std::string& path, const audit_verify_options& options = {});
+
+// The smallest key jsonl_sink_options::head_key and
+// audit_verify_options::head_key accept, in bytes.
+inline constexpr std::size_t audit_head_key_min_bytes = 16;
 
 // Names of the events that end a run (for interrupted_runs).
 bool ends_run(std::string_view event) noexcept;

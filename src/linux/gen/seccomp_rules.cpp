@@ -413,18 +413,26 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
   }
   // Named unix sockets are checked at connect(2) (unix_connect.h). A
   // datagram socket reaches a named socket without connect, through the
-  // address of sendto/sendmsg, which a filter cannot read: AF_UNIX datagram
-  // sockets are not made at all.
+  // address of sendto/sendmsg, which a filter cannot read: AF_UNIX sockets
+  // are made only of the two connected types. An allow list, not a deny of
+  // SOCK_DGRAM: the kernel turns an AF_UNIX SOCK_RAW into a datagram socket
+  // (net/unix/af_unix.c, unix_create). The type is arg1's low 4 bits
+  // (SOCK_TYPE_MASK; the rest are SOCK_CLOEXEC and SOCK_NONBLOCK), one rule
+  // per other value because libseccomp takes one comparison per argument.
   if (options.notify_unix_connect && options.notify) {
-    const scmp_arg_cmp dgram[] = {arg_cmp(0, SCMP_CMP_EQ, AF_UNIX), arg_cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM)};
-    if ((rc = b.block_if(SCMP_SYS(socket), dgram, 2, EAFNOSUPPORT)) != 0 ||
-        (rc = b.block_if(SCMP_SYS(socketpair), dgram, 2, EAFNOSUPPORT)) != 0) {
-      failed = "unix datagram sockets";
-      return rc;
+    static_assert(SOCK_STREAM == 1 && SOCK_SEQPACKET == 5, "socket type numbers the rules assume");
+    for (std::uint64_t type = 0; type <= 0xf; ++type) {
+      if (type == SOCK_STREAM || type == SOCK_SEQPACKET) continue;
+      const scmp_arg_cmp other[] = {arg_cmp(0, SCMP_CMP_EQ, AF_UNIX), arg_cmp(1, SCMP_CMP_MASKED_EQ, 0xf, type)};
+      if ((rc = b.block_if(SCMP_SYS(socket), other, 2, EAFNOSUPPORT)) != 0 ||
+          (rc = b.block_if(SCMP_SYS(socketpair), other, 2, EAFNOSUPPORT)) != 0) {
+        failed = "unix sockets other than stream and seqpacket";
+        return rc;
+      }
     }
     program.unix_connect_checked = true;
     b.note("connect(AF_UNIX to a named socket not in filesystem.unix_sockets): EACCES, recorded by the supervisor");
-    b.note("socket(AF_UNIX, SOCK_DGRAM), socketpair(AF_UNIX, SOCK_DGRAM): EAFNOSUPPORT");
+    b.note("socket(AF_UNIX, any type but SOCK_STREAM and SOCK_SEQPACKET), socketpair(the same): EAFNOSUPPORT");
   }
   return 0;
 }

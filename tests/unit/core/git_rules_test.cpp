@@ -2,6 +2,7 @@
 // syntax of git-config(1), includes, the executable keys, and gitlinks in
 // indexes that the real git wrote.
 #include "core/git_rules.h"
+#include "core/git_sources.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -115,20 +116,114 @@ TEST(GitConfigTree, FollowsIncludesWhateverTheCondition) {
                                             "includeif.gitdir:/nowhere/.path"}));
 }
 
-TEST(GitConfigTree, AnIncludeLoopStopsAtTenLevelsAndSaysSo) {
+TEST(GitConfigTree, AnIncludeChainStopsAtTenLevelsAndSaysSo) {
   scratch s;
-  s.write("a", "[include]\npath = a\n");
-  auto tree = read_git_config_tree(s.dir + "/a", "");
+  for (int i = 0; i < 12; ++i) s.write("f" + std::to_string(i), "[include]\npath = f" + std::to_string(i + 1) + "\n");
+  auto tree = read_git_config_tree(s.dir + "/f0", "");
   EXPECT_EQ(tree.files.size(), 11u);
   ASSERT_EQ(tree.unreadable.size(), 1u);
-  EXPECT_NE(tree.unreadable[0].find("more than 10 levels"), std::string::npos);
+  EXPECT_NE(tree.unreadable[0].find(s.dir + "/f11 (included more than 10 levels"), std::string::npos)
+      << tree.unreadable[0];
+}
+
+// A config that includes itself three times: on main 3^10 reads. Now an
+// include cycle is an error at once (git stops at depth 10 with an error),
+// named by the file it closes on, and the file is read once.
+TEST(GitConfigTree, AnIncludeCycleIsAnErrorAtOnce) {
+  scratch s;
+  s.write("a", "[include]\npath = b\n");
+  s.write("b", "[include]\npath = a\npath = a\npath = ./a\n");
+  auto tree = read_git_config_tree(s.dir + "/a", "");
+  ASSERT_FALSE(tree.unreadable.empty());
+  EXPECT_NE(tree.unreadable[0].find(s.dir + "/a (include cycle"), std::string::npos) << tree.unreadable[0];
+  EXPECT_LE(tree.files.size(), 5u);
+}
+
+// A diamond (two includes of one file) is no cycle: read once, no error.
+TEST(GitConfigTree, AFileIncludedTwiceIsReadOnce) {
+  scratch s;
+  s.write("a", "[include]\npath = c\npath = b\n");
+  s.write("b", "[include]\npath = c\n");
+  s.write("c", "[core]\npager = x\n");
+  auto tree = read_git_config_tree(s.dir + "/a", "");
+  EXPECT_TRUE(tree.unreadable.empty());
+  int pagers = 0;
+  for (const auto& e : tree.entries) pagers += e.key() == "core.pager";
+  EXPECT_EQ(pagers, 1);
+}
+
+// A sparse file far above the size cap is refused by its size, unread; a
+// file of more variables than the cap likewise.
+TEST(GitConfigTree, GiantConfigsAreRefusedUnread) {
+  scratch s;
+  {
+    std::ofstream(s.dir + "/big");
+  }
+  ASSERT_EQ(::truncate((s.dir + "/big").c_str(), std::int64_t{8} << 30), 0);
+  s.write("a", "[include]\npath = big\n");
+  auto tree = read_git_config_tree(s.dir + "/a", "");
+  ASSERT_EQ(tree.unreadable.size(), 1u);
+  EXPECT_NE(tree.unreadable[0].find(s.dir + "/big (larger than"), std::string::npos) << tree.unreadable[0];
+  std::string many = "[a]\n";
+  for (std::size_t i = 0; i <= max_config_variables; ++i) many += "b\n";
+  s.write("many", many);
+  tree = read_git_config_tree(s.dir + "/many", "");
+  ASSERT_EQ(tree.unreadable.size(), 1u);
+  EXPECT_NE(tree.unreadable[0].find("more than"), std::string::npos) << tree.unreadable[0];
 }
 
 TEST(GitConfigTree, AConfigGitWouldRejectIsUnreadable) {
   scratch s;
   s.write("c", "[core\n");
   auto tree = read_git_config_tree(s.dir + "/c", "");
-  EXPECT_EQ(tree.unreadable, std::vector<std::string>{s.dir + "/c"});
+  EXPECT_EQ(tree.unreadable, std::vector<std::string>{s.dir + "/c (not a config git reads)"});
+}
+
+// GIT_CONFIG_PARAMETERS as git writes it for `git -c`: both item forms,
+// a quote inside, and text git would reject.
+TEST(GitConfigSources, ConfigParametersAsGitQuotesThem) {
+  auto p = parse_config_parameters("'core.pager'='less -R' 'alias.x=!echo it'\\''s' 'core.bare'");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, (std::vector<std::pair<std::string, std::string>>{
+                    {"core.pager", "less -R"}, {"alias.x", "!echo it's"}, {"core.bare", ""}}));
+  EXPECT_FALSE(parse_config_parameters("'core.pager=less"));
+  EXPECT_FALSE(parse_config_parameters("core.pager=less"));
+  auto e = config_entry_from_key("Filter.My.Filter.Clean", "x", "ENV");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->section, "filter");
+  EXPECT_EQ(e->subsection, "My.Filter");
+  EXPECT_EQ(e->name, "clean");
+  EXPECT_FALSE(config_entry_from_key("nodot", "", "ENV"));
+}
+
+// Every source git reads for the host user, each with its includes: the
+// global file, the XDG one, GIT_CONFIG_GLOBAL, GIT_CONFIG_COUNT/KEY/VALUE and
+// GIT_CONFIG_PARAMETERS; and the paths their variables name.
+TEST(GitConfigSources, EverySourceGitReadsForTheHostUser) {
+  scratch s;
+  s.write("home/.gitconfig", "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ~/more.cfg\n");
+  s.write("home/more.cfg", "[core]\n\tpager = ~/bin/pager\n");
+  s.write("xdg/git/config", "[core]\n\tfsmonitor = ./tools/monitor.sh\n");
+  s.write("global.cfg", "[diff \"x\"]\n\ttextconv = /opt/textconv\n");
+  const std::string home = s.dir + "/home";
+  auto tree = read_host_git_config(
+      home, {"XDG_CONFIG_HOME=" + s.dir + "/xdg", "GIT_CONFIG_GLOBAL=" + s.dir + "/global.cfg", "GIT_CONFIG_COUNT=1",
+             "GIT_CONFIG_KEY_0=core.sshCommand", "GIT_CONFIG_VALUE_0=./ssh.sh -v",
+             "GIT_CONFIG_PARAMETERS='alias.go'='!scripts/go.sh'"});
+  EXPECT_TRUE(tree.unreadable.empty()) << tree.unreadable.front();
+  std::vector<std::string> paths;
+  for (const auto& e : tree.entries) {
+    for (const auto& p : git_entry_paths(e, "/w", home)) paths.push_back(e.key() + " " + p);
+  }
+  EXPECT_EQ(paths, (std::vector<std::string>{"core.hookspath /w/.githooks", "core.pager " + home + "/bin/pager",
+                                             "core.fsmonitor /w/tools/monitor.sh", "diff.x.textconv /opt/textconv",
+                                             "core.sshcommand /w/ssh.sh", "alias.go /w/scripts/go.sh"}));
+  auto bad = read_host_git_config(home, {"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=c"});
+  ASSERT_EQ(bad.unreadable.size(), 1u);
+  EXPECT_NE(bad.unreadable[0].find("GIT_CONFIG_KEY_1"), std::string::npos);
+  // A program found on PATH names no path; neither does a plain value.
+  EXPECT_TRUE(git_entry_paths(*config_entry_from_key("core.pager", "less", "E"), "/w", home).empty());
+  EXPECT_TRUE(git_entry_paths(*config_entry_from_key("user.name", "a/b", "E"), "/w", home).empty());
 }
 
 std::string slurp(const std::string& path) {

@@ -160,5 +160,73 @@ TEST(VcsScan, TheBoundIsAFindingNotSilence) {
   EXPECT_TRUE(found(e, "scan_incomplete", s.dir)) << kinds(e);
 }
 
+// A directory this user cannot list hides its subtree: the scan names it
+// (launch: `incomplete`; after the run: a scan_incomplete finding) and is
+// not complete. Root lists it anyway, so the case needs another user.
+TEST(VcsScan, AnUnreadableDirectoryIsIncompleteNotSilence) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads a mode-111 directory";
+  scratch s;
+  fs::create_directories(s.dir + "/d/x");
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  EXPECT_TRUE(before.incomplete.empty());
+  ASSERT_EQ(::chmod((s.dir + "/d").c_str(), 0111), 0);
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_FALSE(e.complete);
+  EXPECT_TRUE(found(e, "scan_incomplete", s.dir + "/d")) << kinds(e);
+  ::chmod((s.dir + "/d").c_str(), 0755);
+}
+
+// A config made unparseable, cyclic or giant during the run is a
+// scan_incomplete finding naming it (on main the post-run scan ignored it).
+TEST(VcsScan, AConfigTheScanCannotReadAfterTheRunIsAFinding) {
+  scratch s;
+  s.write("r/.git/config", "[core]\n");
+  fs::create_directories(s.dir + "/r/.git/hooks");
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  s.write("r/.git/config", "[include]\npath = config\n");
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_FALSE(e.complete);
+  EXPECT_TRUE(found(e, "scan_incomplete", s.dir + "/r/.git/config")) << kinds(e);
+}
+
+// Operation state created during the run, and the exec lines of its todo
+// lists (x or exec, indented or not); a comment is no exec line, and a state
+// directory that existed unchanged is nothing.
+TEST(VcsScan, OperationStateAndTodoExecLinesAreFindings) {
+  scratch s;
+  s.write("r/.git/config", "[core]\n");
+  fs::create_directories(s.dir + "/r/.git/hooks");
+  s.write("r/.git/rebase-apply/next", "1\n");
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  s.write("r/.git/rebase-merge/git-rebase-todo", "pick 1234 one\n  x make\n# exec not-this\nexec touch /tmp/p\n");
+  s.write("r/.git/sequencer/todo", "pick 5678 two\n");
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_TRUE(found(e, "operation_state", s.dir + "/r/.git/rebase-merge")) << kinds(e);
+  EXPECT_TRUE(found(e, "operation_state", s.dir + "/r/.git/sequencer")) << kinds(e);
+  EXPECT_FALSE(found(e, "operation_state", s.dir + "/r/.git/rebase-apply")) << kinds(e);
+  int execs = 0;
+  for (const auto& f : e.findings) execs += f.kind == "operation_exec";
+  EXPECT_EQ(execs, 2) << kinds(e);
+  EXPECT_TRUE(found(e, "operation_exec", s.dir + "/r/.git/rebase-merge/git-rebase-todo")) << kinds(e);
+}
+
+// However much the command leaves, at most 1,000 findings are named and one
+// more scan_incomplete says the rest were not (the report stays bounded).
+TEST(VcsScan, FindingsAreCappedWithAScanIncomplete) {
+  scratch s;
+  vcs_scan before = scan_vcs_metadata(s.dir, "");
+  s.write("r/.git/config", "[core]\n");
+  for (int i = 0; i < 1200; ++i) s.write("r/.git/hooks/h" + std::to_string(i), "#!/bin/sh\n");
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  ASSERT_EQ(e.findings.size(), 1001u);
+  EXPECT_EQ(e.findings.back().kind, "scan_incomplete");
+  EXPECT_NE(e.findings.back().detail.find("more than 1000 findings"), std::string::npos) << e.findings.back().detail;
+  EXPECT_FALSE(e.complete);
+}
+
 }  // namespace
 }  // namespace cordon::vcs
