@@ -84,3 +84,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 echo "setup: all ${#packages[@]} packages present"
+
+# The CI workflow validator (scripts/check-workflows.sh, CTest `workflows`):
+# npm's @action-validator/cli, installed once under /opt/cordon-tools so the
+# check runs offline. When npm cannot reach its registry the host records
+# that, and the check is skipped there only.
+tools=/opt/cordon-tools
+if [ ! -x "$tools/node_modules/.bin/action-validator" ]; then
+  mkdir -p "$tools"
+  if npm install --prefix "$tools" --no-audit --no-fund @action-validator/cli@0.6 >/dev/null 2>&1; then
+    rm -f "$tools/action-validator.unavailable"
+  else
+    echo "npm could not install @action-validator/cli on $(date -u +%F)" > "$tools/action-validator.unavailable"
+  fi
+fi

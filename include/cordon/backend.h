@@ -6,8 +6,9 @@
 //   1. validate and normalize, resolve root tokens  -> invalid_policy
 //   2. backend available on this host               -> backend_unavailable
 //   3. isolation level sufficient                   -> isolation_insufficient
-//   4. the backend's build(), then every required
-//      control held against the levels it states    -> enforcement_unavailable
+//   4. the backend's build(), the proof rule
+//      (apply_proof_rule), then every required
+//      control held against the resulting levels    -> enforcement_unavailable
 // A backend supplies only read_host_facts(), build() and launch(): the
 // mechanisms, never the gates. There is no path that launches a command
 // without a plan.
@@ -121,6 +122,14 @@ class sandbox_backend {
                                                               const compile_options& options,
                                                               const host_facts& facts) const;
 
+  // Gate 1 alone, as compile() runs it: the policy validated and normalized,
+  // its "{workspace}" and "{home}" resolved ("{run_tmp}" stays for the
+  // launcher) and the workspace rule applied; or the invalid_policy error
+  // with every problem. For backends that must know the resolved paths
+  // before they read the host (the Windows gatherer's paths_to_probe).
+  result<sandbox_policy> resolve(const sandbox_policy& policy, const compile_options& options,
+                                 const host_facts& facts) const;
+
   // Host capabilities: build() of the strictest policy on `facts` (every
   // limit set, network denied, reads restricted), plus network filtering
   // judged on a filtered policy. Never fails.
@@ -141,6 +150,21 @@ class sandbox_backend {
                                                 std::vector<std::string> warnings,
                                                 std::shared_ptr<const plan_payload> payload) const;
 };
+
+// The one rule for `unverified` (docs/policy.md, "Levels"): a control may be
+// `enforced` or `partial` on a platform only where a proof run of that
+// platform has passed (a CI job on a real host of it, docs/architecture.md,
+// "Proof runs"). The list is this function; today only "linux".
+bool platform_proven(std::string_view platform) noexcept;
+
+// `contract` as a plan for `platform` may state it: unchanged on a proven
+// platform; elsewhere every `enforced` or `partial` becomes `unverified`, its
+// detail saying what the mechanism would give once proven. The driver applies
+// it to every build() and to probe().
+enforcement_contract apply_proof_rule(std::string_view platform, enforcement_contract contract);
+
+// The platform this binary runs on ("linux", "macos", "windows").
+std::string_view running_platform() noexcept;
 
 // The backend for the host this binary was built for (Linux: the namespace
 // backend). Never null.

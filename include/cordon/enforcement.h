@@ -56,10 +56,12 @@ std::optional<control> control_from_string(std::string_view name) noexcept;
 std::optional<enforcement_level> enforcement_level_from_string(std::string_view name) noexcept;
 
 // True when `available` satisfies a requirement of `required`.
-// Order: enforced > partial > not_enforced == planned == unverified. `not_applicable`
-// satisfies any requirement (the control has nothing to act on), and a
-// requirement of `not_enforced`, `planned`, `unverified` or `not_applicable` is met by
-// anything.
+// Order: enforced > partial > unverified > not_enforced == planned. `not_applicable`
+// satisfies any requirement (the control has nothing to act on). A requirement
+// of `not_enforced`, `planned` or `not_applicable` is met by anything; a
+// requirement of `unverified` accepts "not proven" but not "absent": it is met
+// by `enforced`, `partial`, `unverified` and `not_applicable`, not by
+// `not_enforced` or `planned` (docs/policy.md, "Levels").
 bool level_satisfies(enforcement_level available, enforcement_level required) noexcept;
 
 // What one control will be in a run: the level and the mechanism that gives

@@ -8,6 +8,7 @@
 // (tests/unit/linux/golden_plan_test.cpp).
 #pragma once
 
+#include <any>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct host_facts {
   // Gate 2: can the backend run here at all, and if not, why.
   bool backend_available = false;
   std::string backend_blocker;
+
+  // The facts only one backend reads, as that backend's own type: the macOS
+  // backend's `macos_impl::macos_host_facts` (src/macos/host_facts.h), the
+  // Windows backend's `windows::windows_backend_facts`
+  // (cordon/windows/compile.h). Empty for Linux, whose facts are the fields
+  // below. A backend whose record is missing or of another type refuses at
+  // gate 2 (backend_unavailable).
+  std::any backend_facts;
 
   // Linux facts (read by the Linux backend; zero elsewhere).
   bool user_namespaces = false;        // an unprivileged user namespace can be created

@@ -70,6 +70,12 @@ struct blocker {
   isolation_level required_isolation = isolation_level::none;     // subject == isolation
   isolation_level available_isolation = isolation_level::none;    // subject == isolation
   std::string reason;  // one line naming the missing mechanism
+  // A backend's stable code for the reason, when it has one (the Windows
+  // backend's blocker_code spellings, e.g. "root_missing",
+  // cordon/windows/compile.h), and what it is about (a path, a variable name,
+  // a policy pointer). Empty for the driver's own blockers.
+  std::string cause;
+  std::string object;
 
   // A control that cannot reach `required` (available is what it gets).
   static blocker for_control(cordon::control which, enforcement_level required, enforcement_level available,

@@ -94,7 +94,7 @@ void print_probe_table(const host_capabilities& caps);
 
 // `--platform macos` (explain_macos.cpp): the macOS plan for `policy`,
 // compiled with assumed facts of a Mac; `show_profile` prints only the SBPL.
-// Returns 0 when a Mac would run it, 1 when it is refused or blocked.
+// Returns 0 when the one driver compiles it for a Mac, 1 when it is refused.
 int explain_macos(const sandbox_policy& policy, const std::string& source, const std::string& workspace,
                   const std::string& workspace_reason, bool show_profile);
 // The macOS backend's capabilities as seen from this host (never available off a Mac).

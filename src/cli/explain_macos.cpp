@@ -62,7 +62,7 @@ macos_impl::macos_host_facts assumed_facts(const std::string& workspace) {
 
 void print_levels(const macos_impl::macos_plan& plan) {
   const auto required = required_enforcement(plan.policy);
-  column_printer t({"CONTROL", "HERE", "ON A MAC", "REQUIRED", "MECHANISM AND WHY"});
+  column_printer t({"CONTROL", "LEVEL", "DESIGNED", "REQUIRED", "MECHANISM AND WHY"});
   for (const auto& [which, here] : plan.contract) {
     const control_status& mac = plan.on_a_mac.at(which);
     auto it = required.find(which);
@@ -99,22 +99,26 @@ int explain_macos(const sandbox_policy& policy, const std::string& source, const
     std::cout << "backend:    " << macos_impl::macos_backend_name << " (macOS)\n";
     std::cout << "result:     refused (" << to_string(compiled.failure().code) << "): " << compiled.failure().message << "\n";
     for (const auto& e : compiled.failure().errors) std::cout << "  " << e.location << ": " << e.reason << "\n";
-    for (const auto& b : compiled.failure().blockers) std::cout << "  " << b.subject_name() << ": " << b.reason << "\n";
+    if (!compiled.failure().blockers.empty()) {
+      std::cout << "\nblockers (accept a lower level with --accept CONTROL=LEVEL, or change the policy):\n";
+      column_printer t({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"});
+      for (const auto& b : compiled.failure().blockers) {
+        t.add({b.subject_name(), b.required_name(), b.available_name(), b.reason});
+      }
+      t.print(std::cout);
+    }
     return 1;
   }
   const macos_impl::macos_plan& plan = *compiled.plan();
   if (show_profile) {
     print_profile(plan);
-    return plan.blockers.empty() ? 0 : 1;
+    return 0;
   }
   std::cout << "policy:     " << (plan.policy.name.empty() ? "(unnamed)" : plan.policy.name) << " (" << source << ")\n";
   std::cout << "workspace:  " << plan.facts.workspace << " (" << workspace_reason << ")\n";
   std::cout << "backend:    " << macos_impl::macos_backend_name << " for macOS " << plan.facts.os_version
             << (plan.facts.native ? "" : " (assumed facts: this host is not a Mac)") << ", isolation os_sandbox\n";
-  std::cout << "result:     compiles; " << (plan.facts.native ? "" : "cannot launch on this host; ")
-            << (plan.blockers.empty() ? "a Mac would run it"
-                                      : "a Mac would refuse it (" + std::to_string(plan.blockers.size()) + " blockers)")
-            << "\n";
+  std::cout << "result:     compiles" << (plan.facts.native ? "" : "; cannot launch on this host") << "\n";
   std::cout << "profile:    deny-default SBPL, " << std::count(plan.profile.begin(), plan.profile.end(), '\n')
             << " lines, " << plan.parameters.size() << " parameters (--show-profile prints it)\n";
   std::cout << "launcher:   " << plan.facts.sandbox_exec << " -p PROFILE -DKEY=VALUE... -- COMMAND; new session "
@@ -123,12 +127,6 @@ int explain_macos(const sandbox_policy& policy, const std::string& source, const
   if (plan.timeout_ms) std::cout << ", timeout " << *plan.timeout_ms << " ms";
   std::cout << "\n\n";
   print_levels(plan);
-  if (!plan.blockers.empty()) {
-    std::cout << "\nblockers on a Mac (accept a lower level with --accept CONTROL=LEVEL, or change the policy):\n";
-    column_printer t({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"});
-    for (const auto& b : plan.blockers) t.add({b.subject_name(), b.required_name(), b.available_name(), b.reason});
-    t.print(std::cout);
-  }
   if (!plan.platform_defaults.empty()) {
     std::cout << "\nplatform defaults (denied paths still win over them):\n";
     for (const auto& line : plan.platform_defaults) std::cout << "  " << line << "\n";
@@ -142,7 +140,7 @@ int explain_macos(const sandbox_policy& policy, const std::string& source, const
     std::cout << "\nwarnings (repeated in the run report):\n";
     for (const auto& w : plan.warnings) std::cout << "  " << w << "\n";
   }
-  return plan.blockers.empty() ? 0 : 1;
+  return 0;
 }
 
 host_capabilities macos_capabilities() {

@@ -75,12 +75,12 @@ void print_columns(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
-void print_blockers(const std::vector<windows_blocker>& blockers) {
+void print_blockers(const std::vector<blocker>& blockers) {
   std::vector<std::vector<std::string>> rows{{"BLOCKER", "CONTROL", "REQUIRED", "AVAILABLE", "SUBJECT AND WHY"}};
   for (const auto& b : blockers) {
-    rows.push_back({std::string(to_string(b.code)), b.which ? std::string(to_string(*b.which)) : "-",
-                    b.required.empty() ? "-" : b.required, b.available.empty() ? "-" : b.available,
-                    b.subject + ": " + b.reason});
+    const bool is_control = b.subject == blocker_subject::control;
+    rows.push_back({b.cause.empty() ? "requirement_not_met" : b.cause, is_control ? b.subject_name() : "-",
+                    is_control ? b.required_name() : "-", is_control ? b.available_name() : "-", b.reason});
   }
   print_columns(rows);
 }
@@ -152,9 +152,10 @@ int explain_windows(const sandbox_policy& policy, const std::string& source, con
             << facts.user_profile << "; every named path taken to exist as a plain directory\n";
   std::cout << "workspace:  " << options.workspace << (workspace.empty() ? " (reference; --workspace C:\\... chooses)" : "")
             << "\n";
-  const windows_build built = build_windows_plan(policy, facts, options);
-  if (built.failure) {
-    const windows_compile_failure& f = *built.failure;
+  // The one driver on the reference shape (docs/windows-backend.md).
+  const windows_compile_result compiled = compile_windows_plan(policy, facts, options);
+  if (compiled.failure) {
+    const error& f = *compiled.failure;
     std::cout << "result:     refused (" << to_string(f.code) << "): " << f.message << "\n\n";
     if (!f.errors.empty()) {
       std::vector<std::vector<std::string>> rows{{"LOCATION", "PROBLEM"}};
@@ -164,19 +165,9 @@ int explain_windows(const sandbox_policy& policy, const std::string& source, con
     if (!f.blockers.empty()) print_blockers(f.blockers);
     return 1;
   }
-  const auto unmet = requirement_blockers(*built.plan);
-  if (unmet.empty()) {
-    std::cout << "result:     compiles; a run on such a host gets this plan\n\n";
-  } else {
-    std::cout << "result:     refused at the requirement gate (enforcement_unavailable): " << unmet.size()
-              << " required controls are below their level here; the plan it would run is below\n\n";
-  }
-  print_plan(*built.plan);
-  if (!unmet.empty()) {
-    std::cout << "\n";
-    print_blockers(unmet);
-  }
-  return unmet.empty() ? 0 : 1;
+  std::cout << "result:     compiles; a run on such a host gets this plan\n\n";
+  print_plan(*compiled.plan);
+  return 0;
 }
 
 }  // namespace cordon::cli

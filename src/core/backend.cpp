@@ -1,22 +1,23 @@
 // Plans are made and checked only here, so the binding rules live in one place.
 #include "cordon/backend.h"
 
-#include <sys/random.h>
-
 #include <atomic>
 #include <chrono>
-
-#include "cordon/policy_json.h"
-#include "core/sha256.h"
+#include <random>
 
 
 namespace cordon {
 namespace {
 
+// Portable (the Windows cross build compiles this file too): the kernel's
+// random source through std::random_device (getrandom on Linux, rand_s with
+// mingw), the clock when it has none.
 std::uint64_t random_u64() noexcept {
   std::uint64_t value = 0;
-  if (getrandom(&value, sizeof value, 0) != static_cast<ssize_t>(sizeof value)) {
-    // getrandom cannot fail for 8 bytes once the pool is ready; fall back to the clock.
+  try {
+    std::random_device device;
+    value = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  } catch (...) {
     value = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
   return value | 1;  // never 0: 0 marks "no process"
@@ -51,18 +52,6 @@ std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(sandbox_policy no
   plan->backend_ = this;
   plan->payload_ = std::move(payload);
   return plan;
-}
-
-std::string plan_fingerprint(const sandbox_plan& plan) {
-  std::string text = sandbox_policy_to_json(plan.policy());
-  text += "\nworkspace " + plan.workspace() + "\nbackend " + plan.backend_name() + " " +
-          std::to_string(plan.format_version()) + " " + plan.platform() + "\n";
-  for (const auto& [which, status] : plan.contract()) {
-    text += std::string(to_string(which)) + " " + std::string(to_string(status.level)) + " " + status.mechanism +
-            " | " + status.detail + "\n";
-  }
-  if (plan.payload() != nullptr) text += plan.payload()->describe();
-  return "sha256:" + detail::sha256_hex(text);
 }
 
 result<void> sandbox_backend::check_plan(const sandbox_plan* plan, std::string_view platform) const {

@@ -28,12 +28,20 @@ error refused(error_code code, std::string message, std::vector<blocker> blocker
 // Gate 1, second half: the root tokens, then the rule that keeps a
 // workspace-writable policy from making "/", a system directory or the home
 // directory writable as a whole.
-result<sandbox_policy> resolve_roots(sandbox_policy normalized, const compile_options& options,
-                                     const host_facts& facts, core::token_roots& roots) {
-  if (!options.workspace.empty()) roots.workspace = core::resolve_symlinks(options.workspace);
-  roots.home = options.home.empty() ? facts.home : options.home;
+// Roots are in the policy's spelling (a Windows "C:\\w" becomes "/C:/w"); the
+// workspace's symlinks are resolved only when the plan is for this host's
+// platform (another platform's paths mean nothing in this filesystem).
+result<sandbox_policy> resolve_roots(std::string_view platform, sandbox_policy normalized,
+                                     const compile_options& options, const host_facts& facts,
+                                     core::token_roots& roots) {
+  if (!options.workspace.empty()) {
+    roots.workspace = core::policy_spelling(options.workspace);
+    if (platform == running_platform()) roots.workspace = core::resolve_symlinks(roots.workspace);
+    roots.workspace = normalize_path_lexically(roots.workspace);
+  }
+  roots.home = core::policy_spelling(options.home.empty() ? facts.home : options.home);
   if (core::policy_uses_workspace(normalized) && !roots.workspace.empty()) {
-    if (std::string why = core::workspace_refusal(roots.workspace, roots.home); !why.empty()) {
+    if (std::string why = core::workspace_refusal(platform, roots.workspace, roots.home); !why.empty()) {
       std::string reason = "the workspace " + roots.workspace + " is " + why +
                            ", which the policy would make writable as a whole";
       return invalid({{"", reason}});
@@ -41,6 +49,13 @@ result<sandbox_policy> resolve_roots(sandbox_policy normalized, const compile_op
   }
   if (auto errors = core::resolve_policy_tokens(normalized, roots); !errors.empty()) return invalid(std::move(errors));
   return normalized;
+}
+
+result<sandbox_policy> gate_one(std::string_view platform, const sandbox_policy& policy,
+                                const compile_options& options, const host_facts& facts, core::token_roots& roots) {
+  validation_result validated = validate_sandbox_policy(policy);
+  if (!validated.ok()) return invalid(std::move(validated.errors));
+  return resolve_roots(platform, std::move(validated.policy), options, facts, roots);
 }
 
 // Gate 4: every explicit or implied requirement against the level build() stated.
@@ -74,6 +89,33 @@ std::vector<std::string> plan_warnings(const sandbox_policy& normalized, const b
 
 }  // namespace
 
+bool platform_proven(std::string_view platform) noexcept {
+  // Add a platform here only in the change that records its passing proof
+  // job (docs/architecture.md, "Proof runs").
+  return platform == "linux";
+}
+
+enforcement_contract apply_proof_rule(std::string_view platform, enforcement_contract contract) {
+  if (platform_proven(platform)) return contract;
+  for (auto& [which, s] : contract) {
+    if (s.level != enforcement_level::enforced && s.level != enforcement_level::partial) continue;
+    s.detail = "no proof run on " + std::string(platform) + " has passed yet (would be " +
+               std::string(to_string(s.level)) + (s.detail.empty() ? ")" : "; " + s.detail + ")");
+    s.level = enforcement_level::unverified;
+  }
+  return contract;
+}
+
+std::string_view running_platform() noexcept {
+#if defined(__APPLE__)
+  return "macos";
+#elif defined(_WIN32)
+  return "windows";
+#else
+  return "linux";
+#endif
+}
+
 compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(const sandbox_policy& policy,
                                                                              const compile_options& options) const {
   return compile(policy, options, read_host_facts(options));
@@ -83,10 +125,8 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
                                                                              const compile_options& options,
                                                                              const host_facts& facts) const {
   // Gate 1: validate and normalize, then resolve the root tokens.
-  validation_result validated = validate_sandbox_policy(policy);
-  if (!validated.ok()) return invalid(std::move(validated.errors));
   core::token_roots roots;
-  auto resolved = resolve_roots(std::move(validated.policy), options, facts, roots);
+  auto resolved = gate_one(platform(), policy, options, facts, roots);
   if (!resolved) return std::move(resolved).error_value();
   sandbox_policy normalized = std::move(*resolved);
 
@@ -113,6 +153,7 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
   // Gate 4: the backend's mechanisms, then every requirement against their levels.
   auto built = build(normalized, facts);
   if (!built) return std::move(built).error_value();
+  built->contract = apply_proof_rule(platform(), std::move(built->contract));
   std::vector<blocker> blockers = built->blockers;
   for (auto& b : unmet_requirements(normalized, built->contract)) blockers.push_back(std::move(b));
   if (!blockers.empty()) {
@@ -123,6 +164,12 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
   }
   std::vector<std::string> warnings = plan_warnings(normalized, *built);
   return make_plan(std::move(normalized), roots.workspace, options.cgroup_parent, std::move(built->contract), std::move(warnings), std::move(built->payload));
+}
+
+result<sandbox_policy> sandbox_backend::resolve(const sandbox_policy& policy, const compile_options& options,
+                                                const host_facts& facts) const {
+  core::token_roots roots;
+  return gate_one(platform(), policy, options, facts, roots);
 }
 
 host_capabilities sandbox_backend::probe() const { return probe(read_host_facts({}, true)); }
@@ -143,11 +190,14 @@ host_capabilities sandbox_backend::probe(const host_facts& facts) const {
   strict.process.memory_bytes = 1;
   strict.process.cpu_seconds = 1;
   strict.process.timeout_ms = 1;
-  if (auto built = build(strict, facts)) caps.best = std::move(built->contract);
+  if (auto built = build(strict, facts)) caps.best = apply_proof_rule(platform(), std::move(built->contract));
   // Filtering is judged on a policy that asks for it.
   sandbox_policy filtered = strict;
   filtered.network.mode = network_mode::filtered;
-  if (auto built = build(filtered, facts)) caps.best[control::network_filter] = built->contract[control::network_filter];
+  if (auto built = build(filtered, facts)) {
+    caps.best[control::network_filter] =
+        apply_proof_rule(platform(), std::move(built->contract))[control::network_filter];
+  }
   for (const auto& [which, status] : caps.best) {
     if (status.level == enforcement_level::enforced || status.level == enforcement_level::not_applicable) continue;
     caps.blockers.push_back(blocker::for_control(which, enforcement_level::enforced, status.level, status.detail));

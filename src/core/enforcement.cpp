@@ -81,6 +81,11 @@ std::optional<enforcement_level> enforcement_level_from_string(std::string_view 
 }
 
 bool level_satisfies(enforcement_level available, enforcement_level required) noexcept {
+  // Accepting "not proven" never accepts "absent" (the one rule for
+  // `unverified`, docs/policy.md).
+  if (required == enforcement_level::unverified) {
+    return available != enforcement_level::not_enforced && available != enforcement_level::planned;
+  }
   // A requirement that asks for no promise is met by anything.
   if (strength(required) == 0) return true;
   // The control has nothing to act on for this policy, so nothing can escape it.

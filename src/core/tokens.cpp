@@ -9,10 +9,56 @@
 namespace cordon::core {
 namespace {
 
-// Directories a workspace-writable profile must never make writable whole.
-constexpr std::array<std::string_view, 22> kRefused = {
+// Directories a workspace-writable profile must never make writable whole,
+// per platform.
+constexpr std::array<std::string_view, 22> kRefusedLinux = {
     "/",     "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
     "/proc", "/root", "/run", "/sbin", "/srv", "/sys",  "/tmp", "/usr",   "/var",   "/var/tmp", "/dev/shm"};
+constexpr std::array<std::string_view, 25> kRefusedMacos = {
+    "/",           "/Applications", "/Library",     "/System",         "/Users",        "/Volumes",
+    "/bin",        "/cores",        "/dev",         "/etc",            "/opt",          "/opt/homebrew",
+    "/private",    "/private/etc",  "/private/tmp", "/private/var",    "/sbin",         "/tmp",
+    "/usr",        "/usr/local",    "/var",         "/private/var/folders", "/Users/Shared", "/Library/Developer",
+    "/private/var/tmp"};
+// Windows: below any drive letter ("/C:", "/C:/Windows", ...).
+constexpr std::array<std::string_view, 7> kRefusedWindowsBelowDrive = {
+    "", "/Windows", "/Users", "/Program Files", "/Program Files (x86)", "/ProgramData", "/Users/Public"};
+
+std::string lower_ascii(std::string s) {
+  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return lower_ascii(std::string(a)) == lower_ascii(std::string(b));
+}
+
+// "/C:" or "/c:" at the start of a policy-form Windows path.
+bool has_drive(std::string_view p) {
+  return p.size() >= 3 && p[0] == '/' && ((p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')) &&
+         p[2] == ':' && (p.size() == 3 || p[3] == '/');
+}
+
+bool refused_system_directory(std::string_view platform, const std::string& dir) {
+  if (platform == "windows") {
+    if (!has_drive(dir)) return dir == "/";
+    const std::string_view rest = std::string_view(dir).substr(3);
+    for (std::string_view r : kRefusedWindowsBelowDrive) {
+      if (equal_ignoring_case(rest, r) || (r.empty() && rest == "/")) return true;
+    }
+    return false;
+  }
+  if (platform == "macos") {
+    for (std::string_view r : kRefusedMacos) {
+      if (equal_ignoring_case(dir, r)) return true;
+    }
+    return false;
+  }
+  for (std::string_view r : kRefusedLinux) {
+    if (dir == r) return true;
+  }
+  return false;
+}
 
 template <class Policy, class F>
 void for_each_path_list(Policy& policy, F&& f) {
@@ -65,12 +111,25 @@ bool policy_uses_workspace(const sandbox_policy& policy) {
   return uses;
 }
 
-std::string workspace_refusal(const std::string& dir, const std::string& home) {
-  for (std::string_view r : kRefused) {
-    if (dir == r) return dir == "/" ? "the root directory" : "a system or shared directory";
+std::string workspace_refusal(std::string_view platform, const std::string& dir, const std::string& home) {
+  const bool root = dir == "/" || (platform == "windows" && has_drive(dir) && dir.size() <= 4);
+  if (root) return platform == "windows" && dir != "/" ? "the root of a drive" : "the root directory";
+  if (refused_system_directory(platform, dir)) return "a system or shared directory";
+  if (home.empty()) return {};
+  if (platform == "linux") return dir == resolve_symlinks(home) ? "your home directory" : std::string();
+  // macOS and Windows compare without regard to case; their homes are not
+  // resolved against this host's filesystem.
+  return equal_ignoring_case(dir, home) ? "your home directory" : std::string();
+}
+
+std::string policy_spelling(const std::string& path) {
+  if (path.size() < 2 || path[1] != ':' || !((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z'))) {
+    return path;
   }
-  if (!home.empty() && dir == resolve_symlinks(home)) return "your home directory";
-  return {};
+  std::string out = "/" + path;
+  for (auto& c : out) c = c == '\\' ? '/' : c;
+  while (out.size() > 4 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 std::string resolve_symlinks(const std::string& absolute) {

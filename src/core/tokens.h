@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cordon/policy.h"
@@ -31,8 +32,16 @@ bool policy_uses_workspace(const sandbox_policy& policy);
 
 // Why `resolved_workspace` must not be a workspace a policy makes writable as
 // a whole ("the root directory", "a system or shared directory", "your home
-// directory"), or empty when it may be. `home` is the resolved home.
-std::string workspace_refusal(const std::string& resolved_workspace, const std::string& home);
+// directory"), or empty when it may be. `home` is the resolved home. The
+// system directories are those of `platform` ("linux", "macos", "windows");
+// Windows paths are in policy form ("/C:/Users") and compared without regard
+// to ASCII case, as are macOS paths (APFS is case-insensitive by default).
+std::string workspace_refusal(std::string_view platform, const std::string& resolved_workspace,
+                              const std::string& home);
+
+// A Windows path ("C:\work") in the policy's spelling ("/C:/work"); other
+// paths unchanged.
+std::string policy_spelling(const std::string& path);
 
 // The path with the symlinks of its longest existing prefix resolved, the
 // rest appended unchanged (std::filesystem::weakly_canonical); the input when

@@ -88,17 +88,4 @@ enforcement_contract macos_design_contract(const sandbox_policy& policy, std::ui
   return c;
 }
 
-enforcement_contract reported_contract(const enforcement_contract& design, const macos_host_facts& facts) {
-  if (facts.native) return design;
-  enforcement_contract c = design;
-  for (auto& [which, s] : c) {
-    if (s.level == enforcement_level::enforced || s.level == enforcement_level::partial) {
-      s.detail = "compiled, not proven on this host (a Mac gives " + std::string(to_string(s.level)) +
-                 (s.detail.empty() ? ")" : "; " + s.detail + ")");
-      s.level = enforcement_level::unverified;
-    }
-  }
-  return c;
-}
-
 }  // namespace cordon::macos_impl

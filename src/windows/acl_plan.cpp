@@ -28,9 +28,8 @@ control control_of(acl_role role) {
   }
 }
 
-windows_blocker path_blocker(blocker_code code, const acl_entry& e, std::string subject, std::string reason) {
-  return {code, control_of(e.role), "enforced", "not_enforced", std::move(subject),
-          std::move(reason) + " (" + e.source + ")"};
+blocker path_blocker(blocker_code code, const acl_entry& e, std::string subject, std::string reason) {
+  return make_windows_blocker(code, control_of(e.role), std::move(subject), std::move(reason) + " (" + e.source + ")");
 }
 
 // Facts for a path the launcher creates ({run_tmp}): its parent's, as a fresh directory.

@@ -24,7 +24,7 @@ struct acl_entry {
 struct acl_decision {
   std::vector<acl_change> changes;  // parents before descendants
   std::vector<acl_note> notes;
-  std::vector<windows_blocker> blockers;
+  std::vector<blocker> blockers;
 };
 
 // Decides the changes. An entry applies only when no other entry covering it

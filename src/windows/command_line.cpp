@@ -16,8 +16,8 @@ bool ends_with_ignoring_case(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && equals_ignoring_case(std::string_view(s).substr(s.size() - suffix.size()), suffix);
 }
 
-windows_blocker command_blocker(blocker_code code, const std::string& subject, std::string reason) {
-  return {code, std::nullopt, "", "", subject, std::move(reason)};
+blocker command_blocker(blocker_code code, const std::string& subject, std::string reason) {
+  return make_windows_blocker(code, std::nullopt, subject, std::move(reason));
 }
 
 bool is_absolute(const std::string& p) { return p.size() >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/'); }
@@ -79,7 +79,7 @@ std::vector<std::string> command_candidates(const std::string& argv0, const std:
 
 std::optional<std::string> resolve_command(const std::string& argv0, const std::string& working_directory,
                                            const std::string& path_variable, const host_facts& facts,
-                                           std::vector<windows_blocker>& blockers) {
+                                           std::vector<blocker>& blockers) {
   if (argv0.empty()) {
     blockers.push_back(command_blocker(blocker_code::command_not_found, argv0, "the command is empty"));
     return std::nullopt;

@@ -36,6 +36,6 @@ std::vector<std::string> command_candidates(const std::string& argv0, const std:
 // quoting rules. Problems are appended to `blockers`.
 std::optional<std::string> resolve_command(const std::string& argv0, const std::string& working_directory,
                                            const std::string& path_variable, const host_facts& facts,
-                                           std::vector<windows_blocker>& blockers);
+                                           std::vector<blocker>& blockers);
 
 }  // namespace cordon::windows::detail

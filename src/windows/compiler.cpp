@@ -1,12 +1,13 @@
-// src/windows/compiler.cpp — the Windows plan compiler's gates (see
-// cordon/windows/compile.h). Each mechanism states its level where it is
-// chosen (contract()), and every level it can state is `unverified` at best.
+// src/windows/compiler.cpp — the Windows backend's build step on core's
+// driver (see cordon/windows/compile.h). Each mechanism states its level where
+// it is chosen (contract()); the driver's proof rule keeps every level
+// `unverified` at best until a Windows proof run has passed.
 #include <algorithm>
+#include <any>
 #include <atomic>
 #include <cstdio>
 #include <limits>
 
-#include "cordon/validation.h"
 #include "cordon/windows/compile.h"
 #include "windows/acl_plan.h"
 #include "windows/command_line.h"
@@ -41,25 +42,35 @@ struct plan_builder {
     plan->warnings_ = std::move(warnings);
     plan->reference_shape_ = reference;
   }
+  // The driver's copy of a built payload: its contract and warnings.
+  static std::shared_ptr<const windows_plan> finish(const windows_plan& built, const sandbox_plan& driven) {
+    plan_builder b;
+    windows_plan& p = *b.plan;
+    p.policy_ = built.policy_;
+    p.command_ = built.command_;
+    p.environment_ = built.environment_;
+    p.acl_changes_ = built.acl_changes_;
+    p.acl_notes_ = built.acl_notes_;
+    p.limits_ = built.limits_;
+    p.token_ = built.token_;
+    p.run_tmp_ = built.run_tmp_;
+    p.intrinsic_readable_ = built.intrinsic_readable_;
+    p.reference_shape_ = built.reference_shape_;
+    p.contract_ = driven.contract();
+    p.warnings_ = driven.warnings();
+    b.seal(built.identity_);
+    return b.plan;
+  }
 };
 
 namespace {
 
 using detail::acl_entry;
 
-constexpr isolation_level kIsolation = isolation_level::os_sandbox;
 std::atomic<std::uint64_t> next_identity{1};
 
-windows_compile_failure failure(error_code code, std::string message, std::vector<windows_blocker> blockers = {}) {
-  windows_compile_failure f;
-  f.code = code;
-  f.message = std::move(message);
-  f.blockers = std::move(blockers);
-  return f;
-}
-
-windows_blocker rule(blocker_code code, std::optional<control> which, std::string subject, std::string reason) {
-  return {code, which, "enforced", "not_enforced", std::move(subject), std::move(reason)};
+blocker rule(blocker_code code, std::optional<control> which, std::string subject, std::string reason) {
+  return make_windows_blocker(code, which, std::move(subject), std::move(reason));
 }
 
 std::string hex(std::uint64_t v) {
@@ -79,13 +90,12 @@ bool is_windows_absolute(const std::string& p) {
 struct resolved_lists {
   std::vector<acl_entry> entries;
   std::vector<acl_note> notes;
-  std::vector<windows_blocker> blockers;
+  std::vector<blocker> blockers;
   std::vector<policy_error> errors;
   std::optional<std::string> run_tmp;
 };
 
-resolved_lists resolve_lists(const sandbox_policy& policy, const host_facts& facts, const std::string& workspace,
-                             std::uint64_t identity) {
+resolved_lists resolve_lists(const sandbox_policy& policy, const host_facts& facts, std::uint64_t identity) {
   resolved_lists out;
   const auto resolve = [&](const std::vector<std::string>& list, acl_role role, const std::string& pointer) {
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -93,20 +103,9 @@ resolved_lists resolve_lists(const sandbox_policy& policy, const host_facts& fac
       const std::string& p = list[i];
       std::optional<std::string> mapped;
       bool created = false;
-      const auto rest = [&](std::string_view token) { return std::string_view(p).substr(token.size()); };
-      if (p.starts_with(token_workspace)) {
-        if (workspace.empty()) {
-          out.errors.push_back({at, "{workspace} is used but no workspace was given"});
-          continue;
-        }
-        mapped = detail::join(workspace, rest(token_workspace).empty() ? "" : rest(token_workspace).substr(1));
-      } else if (p.starts_with(token_home)) {
-        if (!is_windows_absolute(facts.user_profile)) {
-          out.errors.push_back({at, "{home} is used but the host has no user profile directory"});
-          continue;
-        }
-        mapped = detail::join(facts.user_profile, rest(token_home).empty() ? "" : rest(token_home).substr(1));
-      } else if (p == token_run_tmp) {
+      // Core resolved "{workspace}" and "{home}" (in the policy's "/C:/..."
+      // spelling); "{run_tmp}" is made at launch under the temp directory.
+      if (p == token_run_tmp) {
         if (!is_windows_absolute(facts.temp_directory)) {
           out.errors.push_back({at, "{run_tmp} is used but the host has no temporary directory"});
           continue;
@@ -150,7 +149,7 @@ resolved_lists resolve_lists(const sandbox_policy& policy, const host_facts& fac
 
 // The AppContainer launcher cannot keep these meanings; refused whatever the
 // enforcement section accepts (docs/windows-backend.md).
-void structural_rules(const sandbox_policy& p, std::vector<windows_blocker>& out) {
+void structural_rules(const sandbox_policy& p, std::vector<blocker>& out) {
   if (p.filesystem.read == read_mode::full) {
     out.push_back(rule(blocker_code::full_read_unsupported, control::filesystem_read, "/filesystem/read",
                        "full reads: an AppContainer reads only what it is granted, so \"full\" would silently "
@@ -250,7 +249,7 @@ std::vector<std::string> intrinsic_roots(const host_facts& facts) {
 
 std::optional<command_spec> resolve_invocation(const windows_compile_options& options, const std::string& workspace,
                                                const environment_spec& env, const host_facts& facts,
-                                               std::vector<windows_blocker>& blockers) {
+                                               std::vector<blocker>& blockers) {
   command_spec spec;
   spec.argv = options.argv;
   spec.working_directory = options.working_directory.empty() ? workspace : options.working_directory;
@@ -273,7 +272,7 @@ std::optional<command_spec> resolve_invocation(const windows_compile_options& op
 // The command must be readable to the AppContainer: inside a granted root
 // (and not decided by a denial) or inside an intrinsic platform directory.
 void check_command_readable(const command_spec& command, const detail::acl_decision& acl,
-                            const std::vector<std::string>& intrinsic, std::vector<windows_blocker>& blockers) {
+                            const std::vector<std::string>& intrinsic, std::vector<blocker>& blockers) {
   const acl_change* decider = nullptr;
   for (const auto& c : acl.changes) {
     if (detail::is_within(command.application, c.path) && (decider == nullptr || detail::depth(c.path) > detail::depth(decider->path))) {
@@ -326,52 +325,39 @@ std::string_view to_string(blocker_code code) noexcept {
   return "unknown";
 }
 
-windows_build build_windows_plan(const sandbox_policy& policy, const host_facts& facts,
-                                 const windows_compile_options& options) {
-  // Gate 1: validate, normalize, resolve, map.
-  validation_result validated = validate_sandbox_policy(policy);
-  if (!validated.ok()) {
-    windows_compile_failure f = failure(error_code::invalid_policy, "policy is invalid");
-    f.errors = std::move(validated.errors);
-    return {nullptr, std::move(f)};
-  }
-  sandbox_policy normalized = std::move(validated.policy);
-  std::string workspace = options.workspace;
+blocker make_windows_blocker(blocker_code code, std::optional<control> which, std::string object, std::string reason) {
+  blocker b = which ? blocker::for_control(*which, enforcement_level::enforced, enforcement_level::not_enforced,
+                                           object + ": " + reason)
+                    : blocker::for_backend(object + ": " + reason);
+  b.cause = std::string(to_string(code));
+  b.object = std::move(object);
+  return b;
+}
+
+bool has_cause(const blocker& b, blocker_code code) { return b.cause == to_string(code); }
+
+namespace {
+
+std::string trimmed_workspace(std::string workspace) {
   while (workspace.size() > 3 && workspace.back() == '\\') workspace.pop_back();
-  if (!workspace.empty() && !is_windows_absolute(workspace)) {
-    windows_compile_failure f = failure(error_code::invalid_policy, "the workspace must be an absolute Windows path");
-    f.errors.push_back({"", "workspace \"" + workspace + "\" is not of the form X:\\..."});
-    return {nullptr, std::move(f)};
-  }
+  return workspace;
+}
+
+// The backend's step: the mechanisms for a policy the driver's gates 1-3
+// accepted, and their levels.
+result<backend_build> build_mechanisms(const sandbox_policy& normalized, const host_facts& facts,
+                                       const windows_compile_options& options) {
+  const std::string workspace = trimmed_workspace(options.workspace);
   const std::uint64_t identity = next_identity.fetch_add(1);
-  resolved_lists lists = resolve_lists(normalized, facts, workspace, identity);
+  resolved_lists lists = resolve_lists(normalized, facts, identity);
   if (!lists.errors.empty()) {
-    windows_compile_failure f = failure(error_code::invalid_policy, "policy is invalid for Windows");
-    f.errors = std::move(lists.errors);
-    return {nullptr, std::move(f)};
+    error e = make_error(error_code::invalid_policy, "policy is invalid for Windows");
+    e.errors = std::move(lists.errors);
+    return e;
   }
-  // Gate 2: the backend can run here.
-  if (!facts.job_objects) {
-    return {nullptr, failure(error_code::backend_unavailable, "the Windows launcher needs nested Job Objects",
-                             {rule(blocker_code::backend_unavailable, std::nullopt, "backend",
-                                   "host " + facts.windows_version + " has no nested Job Objects")})};
-  }
-  if (facts.reference_shape && !options.argv.empty()) {
-    return {nullptr, failure(error_code::backend_unavailable, "a reference host shape cannot launch a command",
-                             {rule(blocker_code::backend_unavailable, std::nullopt, "backend",
-                                   "the facts describe no real host")})};
-  }
-  // Gate 3: isolation.
-  if (static_cast<int>(normalized.isolation) > static_cast<int>(kIsolation)) {
-    windows_blocker b = rule(blocker_code::isolation_insufficient, std::nullopt, "isolation",
-                             "an AppContainer in a Job Object is an OS sandbox, not a container or VM");
-    b.required = std::string(to_string(normalized.isolation));
-    b.available = std::string(to_string(kIsolation));
-    return {nullptr, failure(error_code::isolation_insufficient, "the policy requires more isolation than os_sandbox",
-                             {b})};
-  }
-  // The mechanisms, and the policies whose meaning they cannot keep.
-  std::vector<windows_blocker> blockers = std::move(lists.blockers);
+  backend_build built;
+  std::vector<blocker>& blockers = built.blockers;
+  blockers = std::move(lists.blockers);
   structural_rules(normalized, blockers);
   environment_spec env = detail::build_environment(normalized.environment, facts.environment, blockers);
   detail::acl_decision acl;
@@ -390,59 +376,102 @@ windows_build build_windows_plan(const sandbox_policy& policy, const host_facts&
     command = resolve_invocation(options, workspace, env, facts, blockers);
     if (command && facts.appcontainer_available) check_command_readable(*command, acl, intrinsic, blockers);
   }
-  if (!blockers.empty()) {
-    return {nullptr, failure(error_code::enforcement_unavailable,
-                             "the Windows launcher cannot keep this policy's meaning on this host", std::move(blockers))};
-  }
 
   token_spec token;
   token.appcontainer = facts.appcontainer_available;
   if (token.appcontainer) token.appcontainer_name = "cordon." + hex(windows_process_token()) + "." + std::to_string(identity);
-  std::vector<std::string> warnings = relaxation_warnings(normalized);
   if (facts.wine) {
-    warnings.push_back("wine host: job limits, token restrictions, AppContainer and DACLs are not what Windows "
-                       "does; nothing here proves confinement");
+    built.warnings.push_back("wine host: job limits, token restrictions, AppContainer and DACLs are not what Windows "
+                             "does; nothing here proves confinement");
   }
-  enforcement_contract k = contract(normalized, facts.appcontainer_available, acl);
+  built.contract = contract(normalized, facts.appcontainer_available, acl);
   plan_builder builder;
   const job_limits limits = job_limits_of(normalized.process);
-  builder.set(std::move(normalized), std::move(command), std::move(env), std::move(acl), limits, std::move(token),
-              lists.run_tmp, intrinsic, std::move(k), std::move(warnings), facts.reference_shape);
+  builder.set(normalized, std::move(command), std::move(env), std::move(acl), limits, std::move(token), lists.run_tmp,
+              intrinsic, built.contract, {}, facts.reference_shape);
   builder.seal(identity);
-  return {builder.plan, std::nullopt};
+  built.payload = builder.plan;
+  return built;
 }
 
-bool meets_requirement(enforcement_level available, enforcement_level required) noexcept {
-  if (required == enforcement_level::unverified) {
-    return available != enforcement_level::not_enforced && available != enforcement_level::planned;
-  }
-  return level_satisfies(available, required);
+compile_options driver_options(const host_facts& facts, const windows_compile_options& options) {
+  compile_options o;
+  o.workspace = trimmed_workspace(options.workspace);
+  if (is_windows_absolute(facts.user_profile)) o.home = facts.user_profile;
+  return o;
 }
 
-std::vector<windows_blocker> requirement_blockers(const windows_plan& plan) {
-  std::vector<windows_blocker> out;
-  for (const auto& [which, required] : required_enforcement(plan.policy())) {
-    const auto it = plan.contract().find(which);
-    const control_status status = it != plan.contract().end() ? it->second : control_status{};
-    if (meets_requirement(status.level, required)) continue;
-    std::string reason = status.mechanism.empty() ? status.detail : status.mechanism + ": " + status.detail;
-    if (status.level == enforcement_level::unverified) reason += "; accept \"unverified\" for it explicitly";
-    out.push_back({blocker_code::requirement_not_met, which, std::string(to_string(required)),
-                   std::string(to_string(status.level)), std::string(to_string(which)), std::move(reason)});
+}  // namespace
+
+cordon::host_facts to_driver_facts(const host_facts& facts, const windows_compile_options& options) {
+  cordon::host_facts h;
+  h.platform = "windows";
+  h.home = is_windows_absolute(facts.user_profile) ? facts.user_profile : std::string();
+  const bool reference_launch = facts.reference_shape && !options.argv.empty();
+  h.backend_available = facts.job_objects && !reference_launch;
+  h.backend_blocker = !facts.job_objects ? "host " + facts.windows_version + " has no nested Job Objects"
+                      : reference_launch ? "the facts describe no real host: a reference shape cannot launch a command"
+                                         : std::string();
+  h.lines.push_back(std::string(facts.reference_shape ? "reference shape: Windows " : "Windows ") + facts.windows_version);
+  h.lines.push_back(std::string("AppContainer: ") + (facts.appcontainer_available ? "yes" : "no"));
+  if (facts.wine) h.lines.push_back("wine: yes");
+  h.backend_facts = windows_backend_facts{facts, options};
+  return h;
+}
+
+std::uint32_t windows_backend::plan_format_version() const noexcept { return cordon::windows::plan_format_version; }
+
+cordon::host_facts windows_backend::read_host_facts(const compile_options& options, bool) const {
+  windows_compile_options o;
+  o.workspace = options.workspace;
+  return to_driver_facts(reference_host_facts(), o);
+}
+
+result<backend_build> windows_backend::build(const sandbox_policy& normalized, const cordon::host_facts& facts) const {
+  const auto* w = std::any_cast<windows_backend_facts>(&facts.backend_facts);
+  if (w == nullptr) {
+    error e = make_error(error_code::backend_unavailable, "the host facts carry no Windows record");
+    e.blockers.push_back(blocker::for_backend("no Windows host facts"));
+    return e;
   }
-  return out;
+  return build_mechanisms(normalized, w->host, w->invocation);
+}
+
+result<run_outcome> windows_backend::launch(const sandbox_plan* plan, const launch_request&) const {
+  if (auto checked = check_plan(plan, platform()); !checked) return std::move(checked).error_value();
+  return make_error(error_code::unsupported_platform,
+                    "Windows plans launch through launch_windows_plan() in cordon.exe (cordon/windows/launcher.h)");
+}
+
+const windows_backend& the_windows_backend() {
+  static const windows_backend backend;
+  return backend;
+}
+
+windows_compile_result compile_windows_plan(const sandbox_policy& policy, const host_facts& facts,
+                                            const windows_compile_options& options) {
+  const std::string workspace = trimmed_workspace(options.workspace);
+  if (!workspace.empty() && !is_windows_absolute(workspace)) {
+    error e = make_error(error_code::invalid_policy, "the workspace must be an absolute Windows path");
+    e.errors.push_back({"", "workspace \"" + workspace + "\" is not of the form X:\\..."});
+    return {nullptr, std::move(e)};
+  }
+  auto compiled = the_windows_backend().compile(policy, driver_options(facts, options), to_driver_facts(facts, options));
+  if (!compiled) return {nullptr, compiled.failure()};
+  const sandbox_plan& driven = *compiled.plan();
+  return {plan_builder::finish(*static_cast<const windows_plan*>(driven.payload()), driven), std::nullopt};
 }
 
 std::vector<std::string> paths_to_probe(const sandbox_policy& policy, const host_facts& base,
                                         const windows_compile_options& options) {
   std::vector<std::string> out;
-  validation_result validated = validate_sandbox_policy(policy);
-  if (!validated.ok()) return out;
-  resolved_lists lists = resolve_lists(validated.policy, base, options.workspace, 0);
+  auto resolved = the_windows_backend().resolve(policy, driver_options(base, options), to_driver_facts(base, options));
+  if (!resolved) return out;
+  resolved_lists lists = resolve_lists(*resolved, base, 0);
   for (const auto& e : lists.entries) out.push_back(e.created_at_launch ? base.temp_directory : e.path);
   if (!options.argv.empty()) {
-    std::vector<windows_blocker> ignored;
-    const environment_spec env = detail::build_environment(validated.policy.environment, base.environment, ignored);
+    std::vector<blocker> ignored;
+    const environment_spec env = detail::build_environment(resolved->environment, base.environment, ignored);
     std::string path_variable;
     for (const auto& [name, value] : env.entries) {
       if (detail::equals_ignoring_case(name, "PATH")) path_variable = value;
@@ -451,18 +480,6 @@ std::vector<std::string> paths_to_probe(const sandbox_policy& policy, const host
     for (auto& c : detail::command_candidates(options.argv[0], cwd, path_variable)) out.push_back(std::move(c));
   }
   return out;
-}
-
-windows_compile_result compile_windows_plan(const sandbox_policy& policy, const host_facts& facts,
-                                            const windows_compile_options& options) {
-  windows_build built = build_windows_plan(policy, facts, options);
-  if (built.failure) return {nullptr, std::move(built.failure)};
-  std::vector<windows_blocker> unmet = requirement_blockers(*built.plan);
-  if (!unmet.empty()) {
-    return {nullptr, failure(error_code::enforcement_unavailable,
-                             "a required control is below its required level on Windows", std::move(unmet))};
-  }
-  return {std::move(built.plan), std::nullopt};
 }
 
 }  // namespace cordon::windows

@@ -31,8 +31,8 @@ bool name_ok(const std::string& name, std::string& why) {
   return false;
 }
 
-windows_blocker env_blocker(blocker_code code, std::string subject, std::string reason) {
-  return {code, control::environment, "enforced", "not_enforced", std::move(subject), std::move(reason)};
+blocker env_blocker(blocker_code code, std::string subject, std::string reason) {
+  return make_windows_blocker(code, control::environment, std::move(subject), std::move(reason));
 }
 
 // One variable on its way into the block: the spelling that wins and where it came from.
@@ -113,7 +113,7 @@ std::optional<std::string> utf16_to_utf8(std::u16string_view text) {
 
 environment_spec build_environment(const environment_policy& policy,
                                    const std::vector<std::pair<std::string, std::string>>& host,
-                                   std::vector<windows_blocker>& blockers) {
+                                   std::vector<blocker>& blockers) {
   const std::size_t before = blockers.size();
   // The policy's own names: two spellings of one name are ambiguous on Windows.
   std::map<std::string, std::string> spelled;  // folded -> first spelling

@@ -31,6 +31,6 @@ std::optional<std::string> utf16_to_utf8(std::u16string_view text);
 // only when none was added.
 environment_spec build_environment(const environment_policy& policy,
                                    const std::vector<std::pair<std::string, std::string>>& host,
-                                   std::vector<windows_blocker>& blockers);
+                                   std::vector<blocker>& blockers);
 
 }  // namespace cordon::windows::detail

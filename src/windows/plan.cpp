@@ -51,6 +51,18 @@ job_limits limits_for_request(const windows_plan& plan, const request_limits& re
   return out;
 }
 
+std::string windows_plan::describe() const {
+  std::string text;
+  for (const auto& c : acl_changes_) text += "acl " + std::string(to_string(c.role)) + " " + c.path + "\n";
+  text += std::string("appcontainer ") + (token_.appcontainer ? "yes" : "no") + "\n";
+  const auto opt = [](const auto& v) { return v ? std::to_string(*v) : std::string("-"); };
+  text += "job processes " + opt(limits_.active_processes) + " memory " + opt(limits_.job_memory_bytes) + " cpu_100ns " +
+          opt(limits_.cpu_time_100ns) + " timeout_ms " + opt(limits_.timeout_ms) + "\n";
+  for (const auto& [name, value] : environment_.entries) text += "env " + name + "\n";
+  if (command_) text += "command " + command_->application + "\n";
+  return text;
+}
+
 std::uint64_t windows_process_token() noexcept {
   static const std::uint64_t token = [] {
     std::uint64_t value = 0;

@@ -18,15 +18,22 @@ using L = enforcement_level;
 
 sandbox_policy workspace_write() { return *builtin_profile("workspace-write"); }
 
-bool has_blocker(const macos_impl::macos_plan& plan, const std::string& control) {
-  for (const auto& b : plan.blockers) {
+bool has_blocker(const error& failure, const std::string& control) {
+  for (const auto& b : failure.blockers) {
     if (b.subject_name() == control) return true;
   }
   return false;
 }
 
-TEST(MacosCompile, OffAMacNothingIsEnforcedOnlyUnverified) {
-  auto plan = compile_example(workspace_write());
+// The driver's refusal of `policy` on the example Mac; fails the test when it compiles.
+error refusal(const sandbox_policy& policy) {
+  auto compiled = macos_impl::compile_macos_plan(policy, example_facts());
+  EXPECT_FALSE(static_cast<bool>(compiled));
+  return compiled ? error{} : compiled.failure();
+}
+
+TEST(MacosCompile, NothingIsEnforcedOnlyUnverifiedUntilAProofRun) {
+  auto plan = compile_example(accept_unverified(workspace_write()));
   ASSERT_NE(plan, nullptr);
   EXPECT_FALSE(plan->launchable());
   for (const auto& [which, status] : plan->contract) {
@@ -38,27 +45,29 @@ TEST(MacosCompile, OffAMacNothingIsEnforcedOnlyUnverified) {
   EXPECT_EQ(plan->contract.at(control::syscall_filter).level, L::not_enforced);  // true on any host
 }
 
-TEST(MacosCompile, NativeFactsReportTheDesignLevels) {
+TEST(MacosCompile, NativeFactsStillReportUnverifiedWithoutAProofRun) {
   auto facts = example_facts();
   facts.native = true;
-  auto compiled = macos_impl::compile_macos_plan(workspace_write(), facts);
+  auto compiled = macos_impl::compile_macos_plan(accept_unverified(workspace_write()), facts);
   ASSERT_TRUE(compiled);
-  EXPECT_EQ(compiled.plan()->contract.at(control::filesystem_deny).level, L::enforced);
+  EXPECT_EQ(compiled.plan()->contract.at(control::filesystem_deny).level, L::unverified);
+  EXPECT_EQ(compiled.plan()->on_a_mac.at(control::filesystem_deny).level, L::enforced);
+  EXPECT_FALSE(platform_proven("macos"));
 }
 
-TEST(MacosCompile, BuiltinProfilesAreBlockedWhereAMacGivesOnlyPartial) {
-  auto plan = compile_example(workspace_write());
-  ASSERT_NE(plan, nullptr);
-  EXPECT_TRUE(has_blocker(*plan, "process_tree_cleanup"));
-  EXPECT_TRUE(has_blocker(*plan, "privilege"));
-  EXPECT_EQ(plan->blockers.size(), 2u);
-  sandbox_policy relaxed = workspace_write();
-  relaxed.enforcement[control::process_tree_cleanup] = L::partial;
-  relaxed.enforcement[control::privilege] = L::partial;
-  auto accepted = compile_example(relaxed);
+TEST(MacosCompile, BuiltinProfilesAreRefusedUntilTheyAcceptUnverified) {
+  const error f = refusal(workspace_write());
+  EXPECT_EQ(f.code, error_code::enforcement_unavailable);
+  EXPECT_TRUE(has_blocker(f, "process_tree_cleanup"));
+  EXPECT_TRUE(has_blocker(f, "privilege"));
+  EXPECT_TRUE(has_blocker(f, "filesystem_write"));
+  auto accepted = compile_example(accept_unverified(workspace_write()));
   ASSERT_NE(accepted, nullptr);
-  EXPECT_TRUE(accepted->blockers.empty());
   EXPECT_FALSE(accepted->launchable());  // still not a Mac
+  // Every acceptance is a warning of the plan.
+  EXPECT_NE(std::find_if(accepted->warnings.begin(), accepted->warnings.end(),
+                         [](const std::string& w) { return w.rfind("filesystem_write: policy accepts unverified", 0) == 0; }),
+            accepted->warnings.end());
 }
 
 TEST(MacosCompile, MemoryCeilingProcessCountAndLocalBindingAreRefusedNeverApproximated) {
@@ -66,34 +75,44 @@ TEST(MacosCompile, MemoryCeilingProcessCountAndLocalBindingAreRefusedNeverApprox
   p.process.memory_bytes = 1 << 30;
   p.process.max_processes = 32;
   p.network.allow_local_binding = true;
-  auto plan = compile_example(p);
-  ASSERT_NE(plan, nullptr);
-  EXPECT_TRUE(has_blocker(*plan, "memory"));
-  EXPECT_TRUE(has_blocker(*plan, "process_count"));
-  EXPECT_TRUE(has_blocker(*plan, "network_deny"));
-  EXPECT_EQ(plan->on_a_mac.at(control::memory).level, L::not_enforced);
-  EXPECT_EQ(plan->contract.at(control::process_count).level, L::not_enforced);
-  EXPECT_EQ(plan->profile.find("network-bind"), std::string::npos);
+  const error f = refusal(accept_unverified(p));
+  EXPECT_FALSE(has_blocker(f, "memory"));  // accepted as not_enforced
+  EXPECT_TRUE(has_blocker(f, "network_deny"));
+  EXPECT_EQ(f.blockers.size(), 1u);
+  const error strict = refusal(p);
+  EXPECT_TRUE(has_blocker(strict, "memory"));
+  EXPECT_TRUE(has_blocker(strict, "process_count"));
   // Accepting not_enforced removes the blocker but keeps the level.
   p.network.allow_local_binding = false;
-  p.enforcement[control::memory] = L::not_enforced;
-  auto relaxed = compile_example(p);
+  auto relaxed = compile_example(accept_unverified(p));
   ASSERT_NE(relaxed, nullptr);
-  EXPECT_FALSE(has_blocker(*relaxed, "memory"));
+  EXPECT_EQ(relaxed->on_a_mac.at(control::memory).level, L::not_enforced);
   EXPECT_EQ(relaxed->contract.at(control::memory).level, L::not_enforced);
+  EXPECT_EQ(relaxed->contract.at(control::process_count).level, L::not_enforced);
+  EXPECT_EQ(relaxed->profile.find("network-bind"), std::string::npos);
 }
 
 TEST(MacosCompile, CpuIsAPerProcessRlimitAndPartialOnAMac) {
   sandbox_policy p = workspace_write();
   p.process.cpu_seconds = 5;
   p.process.timeout_ms = 2000;
-  auto plan = compile_example(p);
+  auto plan = compile_example(accept_unverified(p));
   ASSERT_NE(plan, nullptr);
   EXPECT_EQ(plan->rlimit_cpu_seconds, 5u);
   EXPECT_EQ(plan->timeout_ms, 2000u);
   EXPECT_EQ(plan->on_a_mac.at(control::cpu).level, L::partial);
-  EXPECT_TRUE(has_blocker(*plan, "cpu"));
-  EXPECT_TRUE(has_blocker(*plan, "timeout"));
+  const error f = refusal(p);
+  EXPECT_TRUE(has_blocker(f, "cpu"));
+  EXPECT_TRUE(has_blocker(f, "timeout"));
+}
+
+TEST(MacosCompile, TheWorkspaceRuleRefusesRootSystemDirectoriesAndTheHome) {
+  for (const char* ws : {"/", "/Users", "/Users/dev", "/USERS/DEV", "/private/var", "/Applications"}) {
+    auto facts = macos_impl::example_macos_host_facts("/Users/dev", ws);
+    auto compiled = macos_impl::compile_macos_plan(accept_unverified(workspace_write()), facts);
+    ASSERT_FALSE(compiled) << ws;
+    EXPECT_EQ(compiled.failure().code, error_code::invalid_policy) << ws;
+  }
 }
 
 TEST(MacosCompile, UnknownWorkspaceIsAPolicyError) {

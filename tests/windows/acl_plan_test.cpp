@@ -140,8 +140,8 @@ TEST(WindowsAclPlan, RunTmpIsCreatedAtLaunchAndCheckedThroughItsParent) {
   f.paths["C:\\Users\\ada\\AppData"] = link();
   d = decide_acl_changes(entries, f);
   ASSERT_EQ(d.blockers.size(), 1u);
-  EXPECT_EQ(d.blockers[0].code, blocker_code::root_reparse_point);
-  EXPECT_EQ(d.blockers[0].subject, "C:\\Users\\ada\\AppData");
+  EXPECT_TRUE(has_cause(d.blockers[0], blocker_code::root_reparse_point));
+  EXPECT_EQ(d.blockers[0].object, "C:\\Users\\ada\\AppData");
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ windows_compile_result compile(const sandbox_policy& p, const host_facts& f = sa
 std::string describe(const windows_compile_result& r) {
   if (!r.failure) return "compiled";
   std::string s = std::string(to_string(r.failure->code)) + ": " + r.failure->message;
-  for (const auto& b : r.failure->blockers) s += "\n  " + std::string(to_string(b.code)) + " " + b.subject + ": " + b.reason;
+  for (const auto& b : r.failure->blockers) s += "\n  " + b.cause + " " + b.subject_name() + ": " + b.reason;
   for (const auto& e : r.failure->errors) s += "\n  " + e.location + ": " + e.reason;
   return s;
 }
@@ -58,18 +58,11 @@ TEST(WindowsCompiler, RequirementOfEnforcedIsNotMetByUnverified) {
   EXPECT_EQ(r.failure->code, error_code::enforcement_unavailable);
   ASSERT_EQ(r.failure->blockers.size(), 1u) << describe(r);
   const auto& b = r.failure->blockers[0];
-  EXPECT_EQ(b.code, blocker_code::requirement_not_met);
-  EXPECT_EQ(b.which, control::network_deny);
-  EXPECT_EQ(b.required, "enforced");
-  EXPECT_EQ(b.available, "unverified");
-}
-
-TEST(WindowsCompiler, BuildShowsThePlanThatTheRequirementGateRefuses) {
-  sandbox_policy p = sample_policy();
-  p.enforcement.clear();
-  auto built = build_windows_plan(p, sample_host(), sample_options());
-  ASSERT_TRUE(built.plan);
-  EXPECT_FALSE(requirement_blockers(*built.plan).empty());
+  EXPECT_TRUE(b.cause.empty());  // the driver's requirement gate
+  EXPECT_EQ(b.subject, blocker_subject::control);
+  EXPECT_EQ(b.control, control::network_deny);
+  EXPECT_EQ(b.required_name(), "enforced");
+  EXPECT_EQ(b.available_name(), "unverified");
 }
 
 TEST(WindowsCompiler, RejectsFullFilesystemRead) {
@@ -104,7 +97,7 @@ TEST(WindowsCompiler, RejectsIsolationAboveOsSandbox) {
   auto r = compile(p);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.failure->code, error_code::isolation_insufficient);
-  EXPECT_EQ(r.failure->blockers.at(0).available, "os_sandbox");
+  EXPECT_EQ(r.failure->blockers.at(0).available_name(), "os_sandbox");
 }
 
 TEST(WindowsCompiler, BackendUnavailableWithoutJobObjectsAndForReferenceShapesThatLaunch) {
@@ -226,8 +219,8 @@ TEST(WindowsCompiler, WithoutAppContainerFilesystemAndNetworkAreNotEnforced) {
   auto r = compile(sample_policy(), f);
   ASSERT_FALSE(r);
   for (const auto& b : r.failure->blockers) {
-    EXPECT_EQ(b.code, blocker_code::requirement_not_met);
-    EXPECT_EQ(b.available, "not_enforced");
+    EXPECT_TRUE(b.cause.empty());  // the driver's requirement gate
+    EXPECT_EQ(b.available_name(), "not_enforced");
   }
   // filesystem read, write and deny, network deny: accepting "unverified" does not accept "nothing".
   EXPECT_EQ(r.failure->blockers.size(), 4u) << describe(r);
@@ -318,27 +311,32 @@ TEST(WindowsCompiler, WineHostsAreWarnedAbout) {
 TEST(WindowsCompiler, ReferenceShapeExplainsTheBuiltInProfileShape) {
   sandbox_policy p = sample_policy();
   p.filesystem.denied.push_back("/etc/ssh");
-  auto built = build_windows_plan(p, reference_host_facts(), sample_options());
-  ASSERT_TRUE(built.plan);
+  auto built = compile_windows_plan(p, reference_host_facts(), sample_options());
+  ASSERT_TRUE(built.plan) << describe(built);
   EXPECT_TRUE(built.plan->from_reference_shape());
   EXPECT_FALSE(built.plan->acl_changes().empty());
 }
 
-}  // namespace
-}  // namespace cordon::windows
-
-namespace cordon::windows {
-namespace {
+TEST(WindowsCompiler, TheWorkspaceRuleRefusesADriveRootSystemDirectoriesAndTheProfile) {
+  for (const char* ws : {"C:\\", "C:\\Windows", "c:\\users", "C:\\Users\\ada", "C:\\USERS\\ADA"}) {
+    windows_compile_options o = sample_options();
+    o.workspace = ws;
+    auto r = compile_windows_plan(sample_policy(), sample_host(), o);
+    ASSERT_FALSE(r) << ws;
+    EXPECT_EQ(r.failure->code, error_code::invalid_policy) << ws << " " << describe(r);
+  }
+}
 
 TEST(WindowsCompiler, AcceptingUnverifiedDoesNotAcceptAnAbsentMechanism) {
   using L = enforcement_level;
-  EXPECT_TRUE(meets_requirement(L::unverified, L::unverified));
-  EXPECT_TRUE(meets_requirement(L::not_applicable, L::unverified));
-  EXPECT_FALSE(meets_requirement(L::not_enforced, L::unverified));
-  EXPECT_FALSE(meets_requirement(L::planned, L::unverified));
-  EXPECT_FALSE(meets_requirement(L::unverified, L::enforced));
-  EXPECT_FALSE(meets_requirement(L::unverified, L::partial));
-  EXPECT_TRUE(meets_requirement(L::not_enforced, L::not_enforced));
+  // The one rule, core's (docs/policy.md).
+  EXPECT_TRUE(level_satisfies(L::unverified, L::unverified));
+  EXPECT_TRUE(level_satisfies(L::not_applicable, L::unverified));
+  EXPECT_FALSE(level_satisfies(L::not_enforced, L::unverified));
+  EXPECT_FALSE(level_satisfies(L::planned, L::unverified));
+  EXPECT_FALSE(level_satisfies(L::unverified, L::enforced));
+  EXPECT_FALSE(level_satisfies(L::unverified, L::partial));
+  EXPECT_TRUE(level_satisfies(L::not_enforced, L::not_enforced));
 }
 
 }  // namespace

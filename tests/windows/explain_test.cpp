@@ -24,13 +24,26 @@ output run(const std::string& args) {
   return out;
 }
 
-TEST(WindowsExplain, WorkspaceWriteShowsThePlanItsLevelsAndTheRequirementGate) {
+TEST(WindowsExplain, WorkspaceWriteIsRefusedAtTheRequirementGate) {
   const auto r = run("policy explain --platform windows --profile workspace-write");
   EXPECT_EQ(r.status, 1) << r.text;  // the requirement gate refuses: unverified is not enforced
+  EXPECT_NE(r.text.find("refused (enforcement_unavailable)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("requirement_not_met  network_deny"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("ACL changes"), std::string::npos) << r.text;
+}
+
+TEST(WindowsExplain, WorkspaceWriteAcceptingUnverifiedShowsThePlanAndItsLevels) {
+  std::string accept;
+  for (const char* c : {"filesystem_read", "filesystem_write", "filesystem_deny", "network_deny", "environment",
+                        "privilege", "descriptor_hygiene", "terminal", "process_tree_cleanup"}) {
+    accept += std::string(" --accept ") + c + "=unverified";
+  }
+  const auto r = run("policy explain --platform windows --profile workspace-write" + accept);
+  EXPECT_EQ(r.status, 0) << r.text;
   for (const char* expected :
        {"plan windows_restricted_process v1", "ACL changes", "writable             C:\\Users\\user\\work",
         "denied               C:\\Users\\user\\.ssh", "deny AC+AAP+ARAP 0x1f01ff OI CI", "DISABLE_MAX_PRIVILEGE",
-        "kill on close", "windows_appcontainer_intrinsic", "requirement_not_met  network_deny"}) {
+        "kill on close", "windows_appcontainer_intrinsic"}) {
     EXPECT_NE(r.text.find(expected), std::string::npos) << expected << "\n" << r.text;
   }
   // No control's LEVEL column says "enforced" (the REQUIRED column may).

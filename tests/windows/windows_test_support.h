@@ -69,7 +69,7 @@ inline windows_compile_options sample_options(std::vector<std::string> argv = {}
 inline bool has_blocker(const windows_compile_result& r, blocker_code code) {
   if (!r.failure) return false;
   return std::any_of(r.failure->blockers.begin(), r.failure->blockers.end(),
-                     [&](const windows_blocker& b) { return b.code == code; });
+                     [&](const blocker& b) { return has_cause(b, code); });
 }
 
 }  // namespace cordon::windows::testing

@@ -1,16 +1,13 @@
-// cordon/windows/compile.h — the Windows plan compiler.
+// cordon/windows/compile.h — the Windows backend on core's compile driver.
 //
-// compile_windows_plan() runs the gates of docs/architecture.md ("The pipeline") for the
+// compile_windows_plan() runs core's driver (cordon/backend.h) for the
 // Windows restricted-process launcher, on the host that `facts` describe:
-//   1. validate and normalize (validate_sandbox_policy), resolve root tokens
-//      and map every path to a Windows path       -> error_code::invalid_policy
-//   2. backend available (Job Objects; the host facts are not a reference
-//      shape when a command is to be launched)     -> backend_unavailable
-//   3. isolation: the launcher provides os_sandbox  -> isolation_insufficient
-//   4. build the mechanisms (build_windows_plan), then hold every required
-//      control against the contract               -> enforcement_unavailable
-// Rules of the reference (docs/windows-backend.md, "What the compiler
-// refuses"), each a typed blocker: full filesystem reads, unrestricted and
+// gate 1 (validation, root tokens, the workspace rule), gate 2 (Job Objects;
+// the facts are not a reference shape when a command is to be launched),
+// gate 3 (os_sandbox) and gate 4 (every required control against the levels
+// build() states, after the proof rule) are core's. Rules of the backend's
+// build() (docs/windows-backend.md, "What the compiler refuses"), each a
+// blocker with a stable `cause`: full filesystem reads, unrestricted and
 // filtered networking and local binding (the AppContainer launcher cannot
 // keep their meaning); include_platform_defaults=false (AppContainer grants
 // cannot be subtracted); roots that do not exist, have a reparse-point
@@ -20,10 +17,10 @@
 // UTF-8; a command that cannot be found, is a batch file, or lies outside
 // every readable root and platform default.
 //
-// Every control the mechanisms provide is `unverified`: no Windows runner has
-// proven them yet (docs/windows-backend.md, "Levels"), so a policy requiring
-// `enforced` compiles to a plan only when it accepts `unverified` for that
-// control explicitly.
+// Every control the mechanisms provide is `unverified`: no Windows proof run
+// has passed (docs/policy.md, "Levels"), so a policy requiring `enforced`
+// compiles to a plan only when it accepts `unverified` for that control
+// explicitly.
 #pragma once
 
 #include <memory>
@@ -31,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/backend.h"
 #include "cordon/policy.h"
 #include "cordon/policy_json.h"
 #include "cordon/result.h"
@@ -68,21 +66,14 @@ enum class blocker_code {
 };
 std::string_view to_string(blocker_code code) noexcept;
 
-struct windows_blocker {
-  blocker_code code = blocker_code::requirement_not_met;
-  std::optional<control> which;    // the control it keeps low, when there is one
-  std::string required;            // e.g. "enforced"
-  std::string available;           // e.g. "unverified"
-  std::string subject;             // a path, a variable name, a policy pointer
-  std::string reason;              // one line
-};
+// A Windows reason as the one blocker type (cordon/result.h): `cause` is
+// to_string(code), `object` the path, variable or pointer it is about; a
+// blocker with `which` is a control blocker (required enforced, available
+// not_enforced), one without is a backend blocker.
+blocker make_windows_blocker(blocker_code code, std::optional<control> which, std::string object, std::string reason);
 
-struct windows_compile_failure {
-  error_code code = error_code::invalid_policy;
-  std::string message;
-  std::vector<policy_error> errors;       // gate 1
-  std::vector<windows_blocker> blockers;  // gates 2-4
-};
+// True when `b` carries the Windows reason `code`.
+bool has_cause(const blocker& b, blocker_code code);
 
 struct windows_compile_options {
   std::string workspace;               // absolute Windows path for "{workspace}"; required if used
@@ -90,31 +81,48 @@ struct windows_compile_options {
   std::string working_directory;       // empty: the workspace
 };
 
-// Gates 1-3 and the mechanisms, without the requirement check: the plan as
-// built, or the structural refusal. `cordon policy explain` prints this
-// plan even when gate 4 then refuses it.
-struct windows_build {
-  std::shared_ptr<const windows_plan> plan;  // null when `failure` is set
-  std::optional<windows_compile_failure> failure;
+// What the Windows backend's build() reads from core's host facts
+// (host_facts::backend_facts): the host and the invocation, whose command is
+// resolved and checked at compile time.
+struct windows_backend_facts {
+  host_facts host;
+  windows_compile_options invocation;
 };
-windows_build build_windows_plan(const sandbox_policy& policy, const host_facts& facts,
-                                 const windows_compile_options& options);
 
-// Whether `available` meets `required` on Windows: level_satisfies(), with
-// one rule stricter than core's: a requirement of `unverified` asks for a
-// mechanism that is in place, so `not_enforced` and `planned` do not meet it
-// (accepting "not proven" must not accept "absent"). Used by gate 4 and
-// again by the launcher against what it read back.
-bool meets_requirement(enforcement_level available, enforcement_level required) noexcept;
+// `facts` and `options` as the driver's host facts: platform "windows",
+// available when the host has nested Job Objects and, for a command, is not a
+// reference shape; home = the user profile.
+cordon::host_facts to_driver_facts(const host_facts& facts, const windows_compile_options& options);
 
-// Gate 4: each control the policy requires, held against the plan's
-// contract; one blocker per control that falls short.
-std::vector<windows_blocker> requirement_blockers(const windows_plan& plan);
+// The Windows restricted-process backend on core's one driver: the gates are
+// core's (cordon/backend.h); build() maps the resolved roots to Windows paths,
+// applies the rules above, decides the DACL lease, the environment block, the
+// command and the job limits, and states every level. launch() is
+// launch_windows_plan() (cordon/windows/launcher.h) on Windows; elsewhere it
+// refuses with unsupported_platform.
+class windows_backend final : public sandbox_backend {
+ public:
+  std::string_view name() const noexcept override { return "windows-appcontainer"; }
+  std::uint32_t plan_format_version() const noexcept override;
+  std::string_view platform() const noexcept override { return "windows"; }
+  isolation_level isolation() const noexcept override { return isolation_level::os_sandbox; }
+  // The reference host shape (reference_host_facts) off Windows; gather_host_facts() on Windows.
+  cordon::host_facts read_host_facts(const compile_options& options, bool deep = false) const override;
+  result<backend_build> build(const sandbox_policy& normalized, const cordon::host_facts& facts) const override;
+  result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const override;
+};
 
-// All four gates. Either a plan or a failure, never both.
+// The one Windows backend of this process.
+const windows_backend& the_windows_backend();
+
+// The one driver (windows_backend::compile) on `facts` and `options`:
+// either a plan or the failing gate's error (cordon/result.h: invalid_policy
+// with errors, or backend_unavailable / isolation_insufficient /
+// enforcement_unavailable with blockers), never both. The plan's contract and
+// warnings are the driver's.
 struct windows_compile_result {
   std::shared_ptr<const windows_plan> plan;
-  std::optional<windows_compile_failure> failure;
+  std::optional<error> failure;
   explicit operator bool() const noexcept { return plan != nullptr; }
 };
 windows_compile_result compile_windows_plan(const sandbox_policy& policy, const host_facts& facts,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cordon/enforcement.h"
+#include "cordon/plan.h"
 #include "cordon/policy.h"
 
 namespace cordon::windows {
@@ -148,7 +149,7 @@ struct environment_spec {
   std::u16string block;
 };
 
-class windows_plan {
+class windows_plan : public plan_payload {
  public:
   windows_plan(const windows_plan&) = delete;
   windows_plan& operator=(const windows_plan&) = delete;
@@ -179,6 +180,8 @@ class windows_plan {
   const enforcement_contract& contract() const noexcept { return contract_; }
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
   bool from_reference_shape() const noexcept { return reference_shape_; }
+  // The ACL changes, token, job limits and environment names as stable text.
+  std::string describe() const override;
 
  private:
   friend struct plan_builder;

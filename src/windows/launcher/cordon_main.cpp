@@ -38,11 +38,11 @@ std::string workspace_of(const cli_options& o) {
   return n == 0 || n >= MAX_PATH ? std::string() : win32::narrow(buf);
 }
 
-void print_failure(const windows_compile_failure& f) {
+void print_failure(const error& f) {
   std::cerr << "cordon: " << to_string(f.code) << ": " << f.message << "\n";
   for (const auto& e : f.errors) std::cerr << "cordon:   " << (e.location.empty() ? "(document)" : e.location) << ": " << e.reason << "\n";
   for (const auto& b : f.blockers) {
-    std::cerr << "cordon:   " << to_string(b.code) << " " << b.subject << ": " << b.reason << "\n";
+    std::cerr << "cordon:   " << (b.cause.empty() ? b.subject_name() : b.cause) << " " << b.reason << "\n";
   }
 }
 

@@ -273,7 +273,7 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   // The policy's requirements, against what was read back.
   for (const auto& [which, required] : required_enforcement(plan.policy())) {
     const control_status& s = run.observed[which];
-    if (!meets_requirement(s.level, required)) {
+    if (!level_satisfies(s.level, required)) {
       return refuse(make_error(error_code::enforcement_unavailable,
                                std::string(to_string(which)) + " read back as " + std::string(to_string(s.level)) +
                                    " but the policy requires " + std::string(to_string(required)) + ": " + s.detail));

@@ -17,13 +17,17 @@ class fake_backend final : public sandbox_backend {
   enforcement_level memory_level = enforcement_level::partial;
   mutable int builds = 0;
 
+  // "linux": the one platform with a passed proof run, so build()'s levels
+  // stand (platform_proven); another name shows the proof rule.
+  std::string plat = "linux";
+
   fake_backend() {
-    facts.platform = "fake";
+    facts.platform = plat;
     facts.backend_available = true;
   }
   std::string_view name() const noexcept override { return "fake"; }
   std::uint32_t plan_format_version() const noexcept override { return 3; }
-  std::string_view platform() const noexcept override { return "fake"; }
+  std::string_view platform() const noexcept override { return plat; }
   isolation_level isolation() const noexcept override { return isolation_level::os_sandbox; }
   host_facts read_host_facts(const compile_options&, bool) const override { return facts; }
   result<backend_build> build(const sandbox_policy& policy, const host_facts&) const override {
@@ -103,6 +107,29 @@ TEST(Driver, GatesRunInOrderAndBuildOnlyAfterGatesOneToThree) {
   }
   EXPECT_TRUE(from_build);
   EXPECT_TRUE(memory_line);
+}
+
+TEST(Driver, OnAPlatformWithoutAProofRunEveryEnforcedOrPartialLevelIsUnverified) {
+  fake_backend backend;
+  backend.plat = backend.facts.platform = "plan9";
+  compile_options options;
+  options.workspace = "/srv/project";
+  sandbox_policy p = small_policy();
+  p.process.memory_bytes = 1 << 20;
+  auto refused = backend.compile(p, options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.failure().code, error_code::enforcement_unavailable);
+  for (const auto& b : refused.failure().blockers) EXPECT_EQ(b.available, enforcement_level::unverified);
+  for (const auto& [which, required] : required_enforcement(p)) p.enforcement[which] = enforcement_level::unverified;
+  auto compiled = backend.compile(p, options);
+  ASSERT_TRUE(compiled) << compiled.failure().message;
+  for (const auto& [which, status] : compiled.plan()->contract()) {
+    EXPECT_EQ(status.level, enforcement_level::unverified) << to_string(which);
+    EXPECT_NE(status.detail.find("no proof run on plan9"), std::string::npos) << status.detail;
+  }
+  EXPECT_TRUE(platform_proven("linux"));
+  EXPECT_FALSE(platform_proven("macos"));
+  EXPECT_FALSE(platform_proven("windows"));
 }
 
 TEST(Driver, OtherPlatformIsUnsupported) {

@@ -38,17 +38,19 @@ TEST(Enforcement, LevelSpellingsRoundTrip) {
 }
 
 TEST(Enforcement, LevelSatisfiesTable) {
-  const L levels[] = {L::enforced, L::partial, L::not_enforced, L::not_applicable, L::planned};
-  // expected[available][required]
-  const bool expected[5][5] = {
-      /* enforced       */ {true, true, true, true, true},
-      /* partial        */ {false, true, true, true, true},
-      /* not_enforced   */ {false, false, true, true, true},
-      /* not_applicable */ {true, true, true, true, true},
-      /* planned        */ {false, false, true, true, true},
+  const L levels[] = {L::enforced, L::partial, L::not_enforced, L::not_applicable, L::planned, L::unverified};
+  // expected[available][required]; a requirement of `unverified` accepts "not
+  // proven", never "absent" (docs/policy.md).
+  const bool expected[6][6] = {
+      /* enforced       */ {true, true, true, true, true, true},
+      /* partial        */ {false, true, true, true, true, true},
+      /* not_enforced   */ {false, false, true, true, true, false},
+      /* not_applicable */ {true, true, true, true, true, true},
+      /* planned        */ {false, false, true, true, true, false},
+      /* unverified     */ {false, false, true, true, true, true},
   };
-  for (int a = 0; a < 5; ++a) {
-    for (int r = 0; r < 5; ++r) {
+  for (int a = 0; a < 6; ++a) {
+    for (int r = 0; r < 6; ++r) {
       EXPECT_EQ(level_satisfies(levels[a], levels[r]), expected[a][r])
           << "available " << to_string(levels[a]) << ", required " << to_string(levels[r]);
     }

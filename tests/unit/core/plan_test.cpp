@@ -79,7 +79,12 @@ TEST(Plan, AnotherInstanceOfTheSameBackendIsForeign) {
 TEST(Plan, OtherPlatformAndStaleVersionAreRejected) {
   test_backend backend;
   backend.platform_name = "macos";
-  auto macos_plan = backend.compile(minimal_policy(), {});
+  // No macOS proof run has passed: its levels are unverified (platform_proven).
+  sandbox_policy accepting = minimal_policy();
+  for (const auto& [which, required] : required_enforcement(accepting)) {
+    accepting.enforcement[which] = enforcement_level::unverified;
+  }
+  auto macos_plan = backend.compile(accepting, {});
   ASSERT_TRUE(macos_plan);
   EXPECT_EQ(backend.launch(macos_plan.plan().get(), true_request()).error_value().code,
             error_code::plan_other_platform);

@@ -84,7 +84,7 @@ TEST(WindowsFailClosed, RefusedSecurityCapabilitiesAttributeRefusesTheLaunch) {
 TEST(WindowsFailClosed, PlansWithoutACommandOrFromAReferenceShapeAreRefused) {
   sandbox_policy on_c = plumbing_policy();
   on_c.filesystem.readable = {"/C:/Users/user/work"};  // the reference shape has C: only
-  auto built = build_windows_plan(on_c, reference_host_facts(), options_for({}));
+  auto built = compile_windows_plan(on_c, reference_host_facts(), options_for({}));
   ASSERT_TRUE(built.plan);
   auto ran = launch_windows_plan(*built.plan, {});
   ASSERT_FALSE(ran);

@@ -59,7 +59,7 @@ std::shared_ptr<const windows_plan> grant_plan(const temp_dir& root) {
   host_facts facts = gather_host_facts(paths_to_probe(p, gather_host_facts({}), options_for({})));
   facts.appcontainer_available = true;
   for (auto& v : facts.volumes) v.persistent_acls = true;
-  auto built = build_windows_plan(p, facts, options_for({}));
+  auto built = compile_windows_plan(p, facts, options_for({}));
   EXPECT_TRUE(built.plan) << (built.failure ? built.failure->message : "");
   return built.plan;
 }

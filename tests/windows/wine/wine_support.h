@@ -102,7 +102,7 @@ inline windows_compile_result compile_live(const sandbox_policy& p, std::vector<
 inline std::string describe(const windows_compile_result& r) {
   if (r) return "compiled";
   std::string s = r.failure->message;
-  for (const auto& b : r.failure->blockers) s += "\n  " + std::string(to_string(b.code)) + " " + b.subject + ": " + b.reason;
+  for (const auto& b : r.failure->blockers) s += "\n  " + b.cause + " " + b.subject_name() + ": " + b.reason;
   for (const auto& e : r.failure->errors) s += "\n  " + e.location + ": " + e.reason;
   return s;
 }
