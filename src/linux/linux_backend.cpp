@@ -209,14 +209,8 @@ class linux_backend final : public sandbox_backend {
     choose_network(normalized, *payload);
     const seccomp_options seccomp = seccomp_for(normalized, facts);
     if (facts.seccomp) {
-      auto program = build_seccomp_program(seccomp);
-      if (!program) {
-        error f = make_error(error_code::enforcement_unavailable,
-                             "could not build the seccomp filter: " + program.error_value().message);
-        f.blockers.push_back(blocker::for_control(control::syscall_filter, enforcement_level::enforced,
-                                                  enforcement_level::not_enforced, program.error_value().message));
-        return f;
-      }
+      auto program = build_plan_seccomp(seccomp);
+      if (!program) return std::move(program).error_value();
       payload->seccomp = std::move(*program);
       if (payload->seccomp.unix_connect_checked) {
         payload->seccomp.unix_sockets_allowed = normalized.filesystem.unix_sockets;

@@ -93,6 +93,12 @@ result<child_process> clone_child(const os_sandbox_child_args& args) {
   spec.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
   spec.exit_signal = SIGCHLD;
   long pid = ::syscall(SYS_clone3, &spec, sizeof spec);
+  if (pid < 0 && errno == ENOSYS) {
+    // A container runtime's seccomp profile (Docker's default) answers
+    // clone3 with ENOSYS: clone(2) with the flags in a register, the pidfd
+    // stored through its parent_tid argument, no new stack (a fork).
+    pid = ::syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, nullptr);
+  }
   if (pid == 0) run_os_sandbox_child(args);
   if (pid < 0) return make_error(error_code::launch_failed, "clone3 of the command's process failed", {}, errno);
   child_process child;

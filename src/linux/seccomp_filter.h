@@ -84,6 +84,10 @@ std::string syscall_name(int syscall_nr);
 // lacks an action the program uses (KILL_PROCESS, ERRNO, USER_NOTIF).
 result<seccomp_program> build_seccomp_program(const seccomp_options& options);
 
+// build_seccomp_program() as a backend's build() needs it: a failure is
+// enforcement_unavailable with a syscall_filter blocker naming the reason.
+result<seccomp_program> build_plan_seccomp(const seccomp_options& options);
+
 // Installs the program on the calling thread with
 // seccomp(SECCOMP_SET_MODE_FILTER). Requires no_new_privs (or CAP_SYS_ADMIN).
 // With program.notify, the new listener descriptor is stored in
