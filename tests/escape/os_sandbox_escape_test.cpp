@@ -127,7 +127,7 @@ TEST(OsSandbox, ProcessProbesMatchTheReportedLevels) {
   ASSERT_EQ(first.exit_code, 0) << first.all();
   const int abi = landlock_abi_of(first.report);
   const std::string privilege = first.report["controls"]["privilege"].value("detail", "");
-  std::vector<std::string> args = {"ptrace-attach", pid, "+", "unshare", "+", "clone-newuser", "+", "kill-child"};
+  std::vector<std::string> args = {"ptrace-attach", pid, "+", "unshare", "user", "+", "clone-newuser", "+", "kill-child"};
   std::vector<std::string> expected = {"ptrace-attach EPERM", "unshare EPERM", "clone-newuser EPERM", "kill-child OK"};
   if (abi >= 6) {
     // The report claims the signal scope: a signal to the host process fails.
