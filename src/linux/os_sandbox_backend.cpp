@@ -82,7 +82,10 @@ class os_sandbox_backend final : public sandbox_backend {
       auto program = build_plan_seccomp(seccomp);
       if (!program) return std::move(program).error_value();
       payload->seccomp = std::move(*program);
-      if (payload->seccomp.unix_connect_checked) payload->seccomp.unix_sockets_allowed = normalized.filesystem.unix_sockets;
+      if (payload->seccomp.unix_connect_checked) {
+        payload->seccomp.unix_sockets_allowed = normalized.filesystem.unix_sockets;
+        payload->seccomp.abstract_unix_refused = true;  // the host's names: the supervisor would connect past Landlock's scope
+      }
     }
     payload->landlock.abi = facts.landlock_abi;
     payload->landlock.rules = std::move(fs.rules);
@@ -117,7 +120,8 @@ std::string os_sandbox_payload::describe() const {
   for (const auto& dir : split) line("landlock split " + dir);
   line(std::string("run_tmp ") + (run_tmp ? "yes" : "no"));
   line("seccomp rules " + std::to_string(seccomp.blocked.size()) + (seccomp.notify ? " notify" : "") +
-       (seccomp.unix_connect_checked ? " unix_connect_checked" : "") + " bpf " + std::to_string(seccomp.bpf.size()));
+       (seccomp.unix_connect_checked ? " unix_connect_checked" : "") +
+       (seccomp.abstract_unix_refused ? " abstract_refused" : "") + " bpf " + std::to_string(seccomp.bpf.size()));
   for (const auto& path : seccomp.unix_sockets_allowed) line("unix socket allowed " + path);
   for (const auto& limit : limits.rlimits) line(std::string("rlimit ") + rlimit_name(limit.resource) + " " + std::to_string(limit.value));
   auto tree = [&](const char* what, const std::optional<std::uint64_t>& value, const std::string& parent) {

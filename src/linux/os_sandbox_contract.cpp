@@ -74,17 +74,14 @@ void state_network(const sandbox_policy& policy, const os_sandbox_payload& paylo
   }
   const bool scoped = payload.landlock.scope_signals_and_abstract_sockets && payload.landlock.abi >= 6;
   const std::string abstract = scoped ? ", landlock abstract-socket scope" : "";
-  if (payload.seccomp.unix_connect_checked && scoped) {
+  if (payload.seccomp.unix_connect_checked) {
     c[control::unix_sockets] = {
         L::enforced,
         "seccomp: connect(2) performed by the supervisor on the named socket it resolved, only when "
-        "filesystem.unix_sockets lists it or it is in the run's temporary directory; AF_UNIX datagram sockets "
-        "refused" + abstract,
-        ""};
-  } else if (payload.seccomp.unix_connect_checked) {
-    c[control::unix_sockets] = {L::partial, "seccomp: named-socket connect(2) checked by the supervisor",
-                                "the host's abstract unix sockets stay connectable (no network namespace, and no "
-                                "Landlock abstract-socket scope before ABI 6)"};
+        "filesystem.unix_sockets lists it or it is in the run's temporary directory; abstract names (the host's: "
+        "no network namespace) and AF_UNIX datagram sockets refused" + abstract,
+        "the command's own processes cannot reach each other by abstract names either; it may bind an abstract "
+        "name that a host program then connects to"};
   } else {
     c[control::unix_sockets] = {L::partial, scoped ? "landlock abstract-socket scope" : "",
                                 "network unrestricted: every named unix socket the user may write is connectable"};

@@ -70,6 +70,10 @@ struct seccomp_program {
   // entries are allowed sockets (filesystem.unix_sockets, plus the broker's).
   std::vector<std::string> unix_sockets_allowed;
   bool unix_private_tmp = false;  // sockets on the run's private /tmp are the sandbox's own
+  // No network namespace of the sandbox's own (linux-os-sandbox): an
+  // abstract name is the host's, and the supervisor, outside the command's
+  // Landlock scope, must not connect to it: refused with EACCES.
+  bool abstract_unix_refused = false;
 };
 
 // The errno a notified call must fail with (EPERM when the number is unknown).
