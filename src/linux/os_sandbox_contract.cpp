@@ -114,7 +114,8 @@ enforcement_contract os_sandbox_contract(const sandbox_policy& policy, const os_
   if (facts.uid == 0) privilege += ", empty capability sets and locked securebits (the caller is root)";
   c[control::privilege] = {
       L::enforced, privilege,
-      std::string("no PID namespace: the host's processes are visible in /proc; ") +
+      std::string("no PID or IPC namespace: the host's processes are visible in /proc, and the caller's System V "
+                  "IPC objects (shared memory, semaphores, message queues) are reachable by their keys; ") +
           (scoped ? "signals to processes outside the sandbox refused (landlock signal scope)"
                   : "the command can signal the caller's other processes (no Landlock signal scope before ABI 6)")};
   c[control::descriptor_hygiene] = {L::enforced, "close_range(3, ~0, CLOSE_RANGE_CLOEXEC) before exec", ""};
