@@ -159,6 +159,9 @@ os_sandbox_fs_rules build_os_sandbox_fs_rules(const sandbox_policy& normalized,
   std::sort(b.out.rules.begin(), b.out.rules.end(), [](const auto& x, const auto& y) {
     return x.path != y.path ? x.path < y.path : static_cast<int>(x.access) < static_cast<int>(y.access);
   });
+  // A root that is readable and writable is split once per grant.
+  std::sort(b.out.split.begin(), b.out.split.end());
+  b.out.split.erase(std::unique(b.out.split.begin(), b.out.split.end()), b.out.split.end());
   return std::move(b.out);
 }
 
