@@ -40,6 +40,11 @@ struct host_facts {
   // Gate 2: can the backend run here at all, and if not, why.
   bool backend_available = false;
   std::string backend_blocker;
+  // A backend of weaker isolation chosen because a stronger one cannot run
+  // here (Linux: linux-os-sandbox when linux-namespaces cannot): why not, and
+  // what would change that. Gate 3 names it when a policy needs the stronger
+  // isolation. Empty otherwise.
+  std::string stronger_backend_blocker;
 
   // The facts only one backend reads, as that backend's own type: the macOS
   // backend's `macos_impl::macos_host_facts` (src/macos/host_facts.h), the

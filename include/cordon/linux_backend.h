@@ -18,4 +18,14 @@ inline constexpr std::string_view linux_backend_name = "linux-namespaces";
 
 std::unique_ptr<sandbox_backend> make_linux_backend();
 
+// The os_sandbox backend, for where user namespaces are closed (containers,
+// bubblewrap --disable-userns, sysctls, AppArmor's restriction): Landlock
+// (best ABI) for the filesystem and TCP, seccomp for socket families and the
+// kernel surface, no_new_privs, rlimits or a cgroup, a child subreaper for
+// the tree, a clean environment, a per-run temporary directory. Isolation
+// os_sandbox; docs/linux-backend.md, "Without namespaces".
+inline constexpr std::string_view linux_os_sandbox_backend_name = "linux-os-sandbox";
+
+std::unique_ptr<sandbox_backend> make_linux_os_sandbox_backend();
+
 }  // namespace cordon

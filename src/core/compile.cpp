@@ -147,8 +147,11 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
     return refused(error_code::isolation_insufficient,
                    "the policy requires isolation '" + std::string(to_string(normalized.isolation)) +
                        "' but this backend provides '" + std::string(to_string(isolation())) + "'",
-                   {blocker::for_isolation(normalized.isolation, isolation(), std::string(name()) +
-                                                                                  " does not provide it")});
+                   {blocker::for_isolation(normalized.isolation, isolation(),
+                                           std::string(name()) + " does not provide it" +
+                                               (facts.stronger_backend_blocker.empty()
+                                                    ? ""
+                                                    : "; " + facts.stronger_backend_blocker))});
   }
   // Gate 4: the backend's mechanisms, then every requirement against their levels.
   auto built = build(normalized, facts);

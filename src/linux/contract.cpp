@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "linux/process_limits.h"
+
 namespace cordon::linux_impl {
 namespace {
 
@@ -13,8 +15,6 @@ std::string landlock_suffix(const host_facts& facts) {
 control_status status(enforcement_level level, std::string mechanism, std::string detail = {}) {
   return {level, std::move(mechanism), std::move(detail)};
 }
-
-const std::string kRlimitDetail = "per-process rlimit only, not tree-wide";
 
 }  // namespace
 
@@ -105,41 +105,7 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
   c[control::process_tree_cleanup] =
       status(L::enforced, "PID namespace (every descendant dies with its init) + supervisor");
 
-  const std::string version = payload.cgroups.v2 ? "cgroup v2 " : "cgroup v1 ";
-  auto limit = [&](control which, bool set, bool in_cgroup, int resource, const std::string& cgroup_mechanism) {
-    if (!set) {
-      c[which] = status(L::not_applicable, "", "no limit set");
-      return;
-    }
-    if (in_cgroup) {
-      c[which] = status(L::enforced, version + cgroup_mechanism);
-      return;
-    }
-    bool applied = false;
-    for (const auto& r : payload.rlimits) applied = applied || r.resource == resource;
-    std::string why = payload.cgroups.blocker.empty() ? "" : "; " + payload.cgroups.blocker;
-    // A process that reaches RLIMIT_DATA sees its allocation fail (ENOMEM) and
-    // nothing else happens that the supervisor could observe: the report
-    // cannot mark a hit, and says so.
-    const std::string hit = which == control::memory ? "; each process's private writable memory (RLIMIT_DATA), and "
-                                                       "a hit is a failed allocation inside that process, which "
-                                                       "limits_hit.memory cannot show; the sandbox's tmpfs mounts "
-                                                       "(/dev/shm, a private /tmp) hold at most the limit each, "
-                                                       "and the tree as a whole is not bounded"
-                                                     : "";
-    c[which] = applied ? status(L::partial, std::string("rlimit (") + rlimit_name(resource) + ")",
-                                kRlimitDetail + hit + why)
-                       : status(L::not_enforced, "",
-                                "RLIMIT_NPROC does not apply to the host's root user, and no cgroup is usable" + why);
-  };
-  limit(control::process_count, policy.process.max_processes.has_value(),
-        payload.tree_limits.max_processes.has_value(), RLIMIT_NPROC, payload.cgroups.v2 ? "pids.max" : "pids controller (pids.max)");
-  limit(control::memory, policy.process.memory_bytes.has_value(), payload.tree_limits.memory_bytes.has_value(),
-        RLIMIT_DATA, payload.cgroups.v2 ? "memory.max" : "memory controller (memory.limit_in_bytes)");
-  limit(control::cpu, policy.process.cpu_seconds.has_value(), payload.tree_limits.cpu_seconds.has_value(),
-        RLIMIT_CPU,
-        std::string(payload.cgroups.v2 ? "cpu.stat" : "cpuacct.usage") +
-            " of the tree; the supervisor kills the tree at the limit");
+  state_limit_levels(policy, {payload.rlimits, payload.cgroups, payload.tree_limits}, c);
   if (policy.process.timeout_ms) {
     c[control::timeout] = status(L::enforced, "supervisor deadline; SIGKILL of the PID namespace's init");
   } else {

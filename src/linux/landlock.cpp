@@ -155,6 +155,16 @@ void set_failed_path(std::string* failed_path, const std::string& path) noexcept
 
 }  // namespace
 
+const char* landlock_access_name(landlock_access access) noexcept {
+  switch (access) {
+    case landlock_access::read: return "read";
+    case landlock_access::read_write: return "read_write";
+    case landlock_access::device: return "device";
+    case landlock_access::list_directory: return "list_directory";
+  }
+  return "unknown";
+}
+
 std::string landlock_ruleset_plan::describe() const {
   if (abi <= 0) return "landlock: not used";
   const int eff = effective_abi(abi);

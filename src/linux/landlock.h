@@ -20,6 +20,9 @@ enum class landlock_access {
   list_directory,  // READ_DIR only (the root of a restricted tree, so `ls /` works)
 };
 
+// "read", "read_write", "device", "list_directory" (plan descriptions).
+const char* landlock_access_name(landlock_access access) noexcept;
+
 struct landlock_path_rule {
   std::string path;  // absolute path inside the sandbox's root
   landlock_access access = landlock_access::read;

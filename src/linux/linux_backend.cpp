@@ -17,6 +17,7 @@
 #include "linux/mount_table.h"
 #include "linux/paths.h"
 #include "linux/private_tmp.h"
+#include "linux/process_limits.h"
 #include "linux/seccomp_filter.h"
 #include "linux/supervisor.h"
 #include "linux/view_diagnosis.h"
@@ -201,44 +202,18 @@ void choose_landlock(const sandbox_policy& normalized, const host_facts& facts, 
   payload.landlock.scope_signals_and_abstract_sockets = true;
 }
 
-// Limits: a cgroup for the whole tree where this user may create one, else a
-// per-process rlimit (partial).
+// Limits (process_limits.h); a memory limit that only an rlimit holds also
+// sizes the sandbox's tmpfs mounts, whose pages no rlimit counts.
 void choose_limits(const process_policy& limits, const host_facts& facts, linux_plan_payload& payload) {
-  if (limits.memory_bytes || limits.max_processes || limits.cpu_seconds) payload.cgroups = facts.cgroups;
-  if (limits.memory_bytes) {
-    if (!payload.cgroups.memory_parent.empty()) {
-      payload.tree_limits.memory_bytes = limits.memory_bytes;
-    } else {
-      // RLIMIT_DATA, not RLIMIT_AS: address space counts reservations that hold
-      // no memory (V8, Go and the JVM reserve gigabytes with PROT_NONE), so
-      // RLIMIT_AS at 512M kills `node -e 1`; RLIMIT_DATA (Linux 4.7+) counts
-      // each process's private writable mappings, which is what it allocates.
-      payload.rlimits.push_back({RLIMIT_DATA, *limits.memory_bytes});
-      // Files in the sandbox's tmpfs are memory no rlimit counts: each such
-      // mount holds at most the limit (docs/doors.md, "Limits").
-      payload.tmpfs_options += ",size=" + std::to_string(*limits.memory_bytes);
-    }
+  process_limits_plan chosen = choose_process_limits(limits, facts);
+  if (limits.memory_bytes && !chosen.tree_limits.memory_bytes) {
+    // Files in the sandbox's tmpfs are memory no rlimit counts: each such
+    // mount holds at most the limit (docs/doors.md, "Limits").
+    payload.tmpfs_options += ",size=" + std::to_string(*limits.memory_bytes);
   }
-  if (limits.cpu_seconds) {
-    if (!payload.cgroups.cpu_parent.empty()) {
-      payload.tree_limits.cpu_seconds = limits.cpu_seconds;
-    } else {
-      payload.rlimits.push_back({RLIMIT_CPU, *limits.cpu_seconds});
-    }
-  }
-  if (limits.max_processes) {
-    if (!payload.cgroups.pids_parent.empty()) {
-      payload.tree_limits.max_processes = limits.max_processes;
-    } else if (facts.uid != 0) {
-      // The kernel never applies RLIMIT_NPROC to the host's root user (fork.c), so it is no limit there.
-      payload.rlimits.push_back({RLIMIT_NPROC, *limits.max_processes});
-    }
-  }
-  // No core dumps unless the policy asks (process.core_dumps): hard and soft
-  // 0, which the command cannot raise (raising a hard limit takes
-  // CAP_SYS_RESOURCE in the host's user namespace). Last, so that the
-  // indexes of the limits above stay what their errors name.
-  if (!limits.core_dumps) payload.rlimits.push_back({RLIMIT_CORE, 0});
+  payload.rlimits = std::move(chosen.rlimits);
+  payload.cgroups = std::move(chosen.cgroups);
+  payload.tree_limits = chosen.tree_limits;
 }
 
 class linux_backend final : public sandbox_backend {
@@ -280,14 +255,8 @@ class linux_backend final : public sandbox_backend {
     choose_network(normalized, *payload);
     const seccomp_options seccomp = seccomp_for(normalized, facts);
     if (facts.seccomp) {
-      auto program = build_seccomp_program(seccomp);
-      if (!program) {
-        error f = make_error(error_code::enforcement_unavailable,
-                             "could not build the seccomp filter: " + program.error_value().message);
-        f.blockers.push_back(blocker::for_control(control::syscall_filter, enforcement_level::enforced,
-                                                  enforcement_level::not_enforced, program.error_value().message));
-        return f;
-      }
+      auto program = build_plan_seccomp(seccomp);
+      if (!program) return std::move(program).error_value();
       payload->seccomp = std::move(*program);
       if (payload->seccomp.unix_connect_checked) {
         payload->seccomp.unix_sockets_allowed = normalized.filesystem.unix_sockets;

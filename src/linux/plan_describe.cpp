@@ -7,20 +7,6 @@
 #include "linux/linux_plan.h"
 
 namespace cordon::linux_impl {
-namespace {
-
-const char* access_name(landlock_access access) {
-  switch (access) {
-    case landlock_access::read: return "read";
-    case landlock_access::read_write: return "read_write";
-    case landlock_access::device: return "device";
-    case landlock_access::list_directory: return "list_directory";
-  }
-  return "unknown";
-}
-
-}  // namespace
-
 std::string linux_plan_payload::describe() const {
   std::string out;
   auto line = [&](const std::string& text) { out += text + "\n"; };
@@ -35,7 +21,7 @@ std::string linux_plan_payload::describe() const {
   }
   line(std::string(mount_identities_prefix) + detail::sha256_hex(identities));
   line(landlock.describe());
-  for (const auto& rule : landlock.rules) line("landlock rule " + std::string(access_name(rule.access)) + " " + rule.path);
+  for (const auto& rule : landlock.rules) line("landlock rule " + std::string(landlock_access_name(rule.access)) + " " + rule.path);
   line(std::string("landlock tcp ") + (landlock.restrict_tcp ? "restricted" : "open") +
        (landlock.tcp_connect_ports.empty() ? "" : " connect " + std::to_string(landlock.tcp_connect_ports.front())));
   line("seccomp rules " + std::to_string(seccomp.blocked.size()) + (seccomp.notify ? " notify" : "") +

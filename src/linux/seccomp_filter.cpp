@@ -56,6 +56,16 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options) {
   return program;
 }
 
+result<seccomp_program> build_plan_seccomp(const seccomp_options& options) {
+  auto program = build_seccomp_program(options);
+  if (program) return program;
+  error f = make_error(error_code::enforcement_unavailable,
+                       "could not build the seccomp filter: " + program.error_value().message);
+  f.blockers.push_back(blocker::for_control(control::syscall_filter, enforcement_level::enforced,
+                                            enforcement_level::not_enforced, program.error_value().message));
+  return f;
+}
+
 int errno_for_notification(const seccomp_program& program, int syscall_nr) noexcept {
   for (const auto& [nr, err] : program.errno_by_syscall) {
     if (nr == syscall_nr) return err;

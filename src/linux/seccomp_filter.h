@@ -70,6 +70,10 @@ struct seccomp_program {
   // entries are allowed sockets (filesystem.unix_sockets, plus the broker's).
   std::vector<std::string> unix_sockets_allowed;
   bool unix_private_tmp = false;  // sockets on the run's private /tmp are the sandbox's own
+  // No network namespace of the sandbox's own (linux-os-sandbox): an
+  // abstract name is the host's, and the supervisor, outside the command's
+  // Landlock scope, must not connect to it: refused with EACCES.
+  bool abstract_unix_refused = false;
 };
 
 // The errno a notified call must fail with (EPERM when the number is unknown).
@@ -83,6 +87,10 @@ std::string syscall_name(int syscall_nr);
 // kill the process. Errors: error_code::launch_failed when the running kernel
 // lacks an action the program uses (KILL_PROCESS, ERRNO, USER_NOTIF).
 result<seccomp_program> build_seccomp_program(const seccomp_options& options);
+
+// build_seccomp_program() as a backend's build() needs it: a failure is
+// enforcement_unavailable with a syscall_filter blocker naming the reason.
+result<seccomp_program> build_plan_seccomp(const seccomp_options& options);
 
 // Installs the program on the calling thread with
 // seccomp(SECCOMP_SET_MODE_FILTER). Requires no_new_privs (or CAP_SYS_ADMIN).

@@ -109,6 +109,12 @@ int connect_unix(int socket_fd, pid_t pid, const sockaddr_storage& address, std:
   const auto* un = reinterpret_cast<const sockaddr_un*>(&address);
   // Unnamed (autobind) and abstract addresses name nothing in the
   // filesystem; a family other than AF_UNIX is the kernel's to refuse.
+  if (program.abstract_unix_refused && address.ss_family == AF_UNIX && length > kPathOffset + 1 &&
+      un->sun_path[0] == '\0') {
+    log.record("unix_connect", "@" + std::string(un->sun_path + 1, length - kPathOffset - 1) +
+                                   " (an abstract name of the host's network namespace)");
+    return EACCES;
+  }
   if (address.ss_family != AF_UNIX || length <= kPathOffset || un->sun_path[0] == '\0') {
     return ::connect(socket_fd, reinterpret_cast<const sockaddr*>(&address), static_cast<socklen_t>(length)) == 0
                ? 0

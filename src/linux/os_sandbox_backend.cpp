@@ -1,0 +1,137 @@
+// The os_sandbox backend (linux-os-sandbox): Landlock and seccomp without
+// namespaces, for hosts and containers where user namespaces are closed
+// (docs/linux-backend.md, "Without namespaces"). Its facts, build() and
+// launch; the gates are core's (src/core/compile.cpp).
+#include <algorithm>
+
+#include "cordon/linux_backend.h"
+#include "linux/host_facts.h"
+#include "linux/os_sandbox_contract.h"
+#include "linux/os_sandbox_facts.h"
+#include "linux/os_sandbox_landlock.h"
+#include "linux/os_sandbox_launch.h"
+#include "linux/paths.h"
+#include "posix/vcs_scan.h"
+
+namespace cordon {
+namespace {
+
+using namespace linux_impl;
+
+// Repository metadata under the writable roots, kept read-only by the same
+// splitting as any protected path; a missing hooks/ or config is an
+// exception too, so the directory that would hold it accepts no new entry.
+std::vector<std::string> repository_metadata(const sandbox_policy& normalized, const host_facts& facts,
+                                             backend_build& out) {
+  std::vector<std::string> paths;
+  for (const auto& root : normalized.filesystem.writable) {
+    if (root == token_run_tmp) continue;
+    resolved_path r = resolve_on_host(root);
+    if (!r.exists || !r.is_directory) continue;
+    vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home);
+    if (scan.truncated) {
+      out.blockers.push_back(blocker::for_control(
+          control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
+          "writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
+              " directories (or is deeper than " + std::to_string(vcs::max_depth) +
+              ") to scan for repositories; list protected paths explicitly"));
+    }
+    paths.insert(paths.end(), scan.protect.begin(), scan.protect.end());
+    paths.insert(paths.end(), scan.missing.begin(), scan.missing.end());
+  }
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  return paths;
+}
+
+seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
+  seccomp_options seccomp;
+  // Every IP socket is refused unless the network is unrestricted (filtered
+  // mode is refused by the contract: no broker here yet).
+  seccomp.deny_non_unix_sockets = normalized.network.mode != network_mode::unrestricted;
+  seccomp.notify_unix_connect = seccomp.deny_non_unix_sockets;
+  seccomp.deny_setuid_bits = facts.uid == 0;
+  seccomp.notify = true;  // blocked calls become violations in the report
+  return seccomp;
+}
+
+class os_sandbox_backend final : public sandbox_backend {
+ public:
+  std::string_view name() const noexcept override { return linux_os_sandbox_backend_name; }
+  std::uint32_t plan_format_version() const noexcept override { return os_sandbox_plan_format_version; }
+  std::string_view platform() const noexcept override { return "linux"; }
+  isolation_level isolation() const noexcept override { return isolation_level::os_sandbox; }
+
+  host_facts read_host_facts(const compile_options& options, bool deep) const override {
+    return os_sandbox_facts(read_linux_host_facts(options.cgroup_parent, deep));
+  }
+
+  result<backend_build> build(const sandbox_policy& normalized, const host_facts& facts) const override {
+    backend_build out;
+    auto payload = std::make_shared<os_sandbox_payload>();
+    std::vector<std::string> metadata;
+    if (normalized.filesystem.protect_vcs_metadata) metadata = repository_metadata(normalized, facts, out);
+    os_sandbox_fs_rules fs = build_os_sandbox_fs_rules(normalized, metadata);
+    out.blockers.insert(out.blockers.end(), fs.blockers.begin(), fs.blockers.end());
+    out.warnings.insert(out.warnings.end(), fs.notes.begin(), fs.notes.end());
+    payload->split = std::move(fs.split);
+    payload->run_tmp = std::find(normalized.filesystem.writable.begin(), normalized.filesystem.writable.end(),
+                                 std::string(token_run_tmp)) != normalized.filesystem.writable.end();
+    const seccomp_options seccomp = seccomp_for(normalized, facts);
+    if (facts.seccomp) {
+      auto program = build_plan_seccomp(seccomp);
+      if (!program) return std::move(program).error_value();
+      payload->seccomp = std::move(*program);
+      if (payload->seccomp.unix_connect_checked) {
+        payload->seccomp.unix_sockets_allowed = normalized.filesystem.unix_sockets;
+        payload->seccomp.abstract_unix_refused = true;  // the host's names: the supervisor would connect past Landlock's scope
+      }
+    }
+    payload->landlock.abi = facts.landlock_abi;
+    payload->landlock.rules = std::move(fs.rules);
+    payload->landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
+    payload->landlock.scope_signals_and_abstract_sockets = true;
+    payload->limits = choose_process_limits(normalized.process, facts);
+    if (!facts.stronger_backend_blocker.empty()) out.warnings.push_back(facts.stronger_backend_blocker);
+    out.contract = os_sandbox_contract(normalized, *payload, facts);
+    out.payload = std::move(payload);
+    return out;
+  }
+
+  result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const override {
+    if (auto checked = check_plan(plan, platform()); !checked) return std::move(checked).error_value();
+    const auto* payload = dynamic_cast<const os_sandbox_payload*>(plan->payload());
+    if (payload == nullptr) return make_error(error_code::plan_foreign, "plan carries no os_sandbox payload");
+    return supervise_os_sandbox(*plan, *payload, request);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<sandbox_backend> make_linux_os_sandbox_backend() { return std::make_unique<os_sandbox_backend>(); }
+
+namespace linux_impl {
+
+std::string os_sandbox_payload::describe() const {
+  std::string out;
+  auto line = [&](const std::string& text) { out += text + "\n"; };
+  line(landlock.describe());
+  for (const auto& rule : landlock.rules) line("landlock rule " + std::string(landlock_access_name(rule.access)) + " " + rule.path);
+  for (const auto& dir : split) line("landlock split " + dir);
+  line(std::string("run_tmp ") + (run_tmp ? "yes" : "no"));
+  line("seccomp rules " + std::to_string(seccomp.blocked.size()) + (seccomp.notify ? " notify" : "") +
+       (seccomp.unix_connect_checked ? " unix_connect_checked" : "") +
+       (seccomp.abstract_unix_refused ? " abstract_refused" : "") + " bpf " + std::to_string(seccomp.bpf.size()));
+  for (const auto& path : seccomp.unix_sockets_allowed) line("unix socket allowed " + path);
+  for (const auto& limit : limits.rlimits) line(std::string("rlimit ") + rlimit_name(limit.resource) + " " + std::to_string(limit.value));
+  auto tree = [&](const char* what, const std::optional<std::uint64_t>& value, const std::string& parent) {
+    if (value) line(std::string("cgroup ") + (limits.cgroups.v2 ? "v2 " : "v1 ") + what + " " + std::to_string(*value) + " under " + parent);
+  };
+  tree("memory", limits.tree_limits.memory_bytes, limits.cgroups.memory_parent);
+  tree("pids", limits.tree_limits.max_processes, limits.cgroups.pids_parent);
+  tree("cpu_seconds", limits.tree_limits.cpu_seconds, limits.cgroups.cpu_parent);
+  return out;
+}
+
+}  // namespace linux_impl
+}  // namespace cordon
