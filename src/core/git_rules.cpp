@@ -1,5 +1,7 @@
 #include "core/git_rules.h"
 
+#include "posix/unique_fd.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -128,18 +130,17 @@ bool parse_value(cursor& in, std::string& value) {
 
 // At most `limit` + 1 bytes: the caller sees that the file is larger.
 bool read_file(const std::string& path, std::size_t limit, std::string& out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
+  unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return false;
   char buffer[65536];
   bool good = true;
   while (out.size() <= limit) {
-    ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit + 1 - out.size()));
+    ssize_t n = ::read(fd.get(), buffer, std::min(sizeof buffer, limit + 1 - out.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) good = false;
     if (n <= 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return good;
 }
 

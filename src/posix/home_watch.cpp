@@ -1,11 +1,14 @@
 #include "posix/home_watch.h"
 
+#include "posix/unique_fd.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -46,17 +49,14 @@ struct home_walker {
     return std::find(watch.excluded.begin(), watch.excluded.end(), path) != watch.excluded.end();
   }
 
-  // `fd` is the open directory `path`, `depth` levels below the home; it is closed here.
-  void walk(int fd, const std::string& path, std::size_t depth) {
+  // `fd` is the open directory `path`, `depth` levels below the home.
+  void walk(unique_fd fd, const std::string& path, std::size_t depth) {
     if (depth > home_max_depth) {
-      ::close(fd);
       return gap(path, "deeper than " + std::to_string(home_max_depth) + " levels below the home");
     }
-    DIR* dir = ::fdopendir(fd);
-    if (dir == nullptr) {
-      ::close(fd);
-      return gap(path, std::string("cannot be listed: ") + std::strerror(errno));
-    }
+    DIR* dir = ::fdopendir(fd.get());
+    if (dir == nullptr) return gap(path, std::string("cannot be listed: ") + std::strerror(errno));
+    fd.release();  // the DIR owns it now; closedir() below closes it
     std::vector<std::string> subdirs;
     for (;;) {
       errno = 0;
@@ -90,12 +90,12 @@ struct home_walker {
         gap(path + "/" + name, "the home's time budget of " + std::to_string(home_time_budget_seconds) + " s ran out here");
         break;
       }
-      int sub = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0) {
+      unique_fd sub(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub) {
         if (errno != ENOENT) gap(path + "/" + name, std::string("cannot be opened: ") + std::strerror(errno));
         continue;
       }
-      walk(sub, path + "/" + name, depth + 1);
+      walk(std::move(sub), path + "/" + name, depth + 1);
     }
     ::closedir(dir);
   }
@@ -111,12 +111,12 @@ timespec home_watch_now() {
 
 void home_changes_since(const home_watch& watch, deferred_execution_evidence& evidence) {
   home_walker walker{watch, evidence};
-  int fd = ::open(watch.home.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
+  unique_fd fd(::open(watch.home.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) {
     walker.gap(watch.home, std::string("cannot be opened: ") + std::strerror(errno));
     return;
   }
-  walker.walk(fd, watch.home, 0);
+  walker.walk(std::move(fd), watch.home, 0);
   evidence.entries += walker.examined;
   if (walker.unnamed > 0) {
     evidence.findings.push_back({"home_file", watch.home, "",

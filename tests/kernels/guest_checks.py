@@ -180,15 +180,70 @@ def nolandlock(who):
           and any("mount namespace is the only filesystem layer" in w for w in r.get("warnings", [])), err[-300:])
 
 
-def refused_typed(who, sysctl):
-    status, p, facts = common(who)
-    blockers = json.dumps(p.get("blockers", []))
-    check(who, f"{sysctl}_probe_unavailable", status == 1 and p.get("available") is False and sysctl in blockers, blockers)
-    status, r, err = report_run(who, ["true"], [])
-    reason = json.dumps(r.get("error", {})) + json.dumps(r.get("blockers", []))
-    check(who, f"{sysctl}_run_refused_typed", status == 125 and r.get("outcome") == "refused"
-          and r.get("error", {}).get("code") == "backend_unavailable" and sysctl in reason
-          and f"sysctl" in err, f"status {status} {reason} {err[-300:]}")
+def landlock_in_kernel():
+    """Whether this kernel runs Landlock: read from the kernel's LSM list, not from cordon."""
+    try:
+        with open("/sys/kernel/security/lsm") as f:
+            return "landlock" in f.read().split(",")
+    except OSError:
+        return False
+
+
+def container_policy(who):
+    """The default profile, requiring `container` isolation: only linux-namespaces gives it."""
+    path = f"/tmp/container-policy-{who}.json"
+    _, text, _ = run("root", [cli, "profile", "show", "workspace-write"])
+    policy = json.loads(text)
+    policy["isolation"] = "container"
+    with open(path, "w") as f:
+        json.dump(policy, f)
+    os.chmod(path, 0o644)
+    return path
+
+
+def closed_userns(who, cause, wrapper=(), tag=None):
+    """User namespaces closed by `cause` (a sysctl, or an enclosing sandbox):
+    with Landlock, `auto` runs the default profile under linux-os-sandbox and
+    says why linux-namespaces could not; a policy requiring `container` is
+    refused naming the cause. Without Landlock, every run is refused, typed."""
+    wrapper, tag = list(wrapper), tag or cause
+    if not wrapper:
+        save_levels(who)
+    status, text, err = run(who, wrapper + [cli, "probe"])
+    save(f"probe.{tag}.{who}.json", text)
+    try:
+        p = json.loads(text)
+    except ValueError:
+        p = {}
+    facts = json.dumps(p.get("facts", [])) + json.dumps(p.get("blockers", []))
+    ws = workspace(who)
+    if not landlock_in_kernel():
+        check(who, f"{tag}_probe_unavailable", status == 1 and p.get("available") is False and cause in facts,
+              text + err)
+        status, _, err = run(who, wrapper + [cli, "run", "--workspace", ws, "--", "true"])
+        check(who, f"{tag}_run_refused_typed", status == 125 and "backend_unavailable" in err and cause in err,
+              err[-400:])
+        return
+    check(who, f"{tag}_probe_os_sandbox", status == 0 and p.get("available") is True
+          and p.get("backend") == "linux-os-sandbox" and p.get("isolation") == "os_sandbox" and cause in facts,
+          text + err)
+    report = os.path.join(ws, f"report-{tag}.json")
+    if os.path.exists(os.path.join(ws, "written")):
+        os.remove(os.path.join(ws, "written"))
+    status, _, err = run(who, wrapper + [cli, "run", "--workspace", ws, "--report", report, "--",
+                                         "sh", "-c", f"echo ok > {ws}/written && ! touch /etc/cordon-probe"])
+    try:
+        with open(report) as f:
+            r = json.load(f)
+    except (OSError, ValueError):
+        r = {}
+    backend = r.get("backend", {})
+    check(who, f"{tag}_run_os_sandbox", status == 0 and r.get("outcome") == "completed"
+          and backend.get("name") == "linux-os-sandbox" and os.path.exists(os.path.join(ws, "written")),
+          f"status {status} {json.dumps(backend)} {err[-400:]}")
+    status, _, err = run(who, wrapper + [cli, "run", "--policy", container_policy(who), "--workspace", ws, "--", "true"])
+    check(who, f"{tag}_container_refused_typed", status == 125 and "isolation_insufficient" in err and cause in err,
+          f"status {status} {err[-400:]}")
 
 
 def nouserns():
@@ -196,15 +251,16 @@ def nouserns():
     if os.path.exists(clone):  # Debian's own switch: the unprivileged user only
         with open(clone, "w") as f:
             f.write("0")
-        refused_typed("unprivileged", "unprivileged_userns_clone")
+        closed_userns("unprivileged", "unprivileged_userns_clone")
         status, p = probe("root")
-        check("root", "unprivileged_userns_clone_root_unaffected", status == 0 and p.get("available") is True, str(p))
+        check("root", "unprivileged_userns_clone_root_unaffected", status == 0 and p.get("available") is True
+              and p.get("backend") == "linux-namespaces", str(p))
         with open(clone, "w") as f:
             f.write("1")
     with open("/proc/sys/user/max_user_namespaces", "w") as f:
         f.write("0")
     for who in ("root", "unprivileged"):
-        refused_typed(who, "max_user_namespaces")
+        closed_userns(who, "max_user_namespaces")
 
 
 def deny_unshare_filter(path):
@@ -223,32 +279,17 @@ def deny_unshare_filter(path):
             f.write(struct.pack("<HBBI", code, jt, jf, k))
 
 
-def nested_case(who, name, wrapper):
-    status, text, err = run(who, wrapper + [cli, "probe"])
-    try:
-        p = json.loads(text)
-    except ValueError:
-        p = {}
-    blockers = json.dumps(p.get("blockers", []))
-    facts = json.dumps(p.get("facts", []))
-    save(f"probe.{name}.{who}.json", text)
-    check(who, f"{name}_probe_says_nested", status == 1 and p.get("available") is False and "nested" in blockers
-          and "nested" in facts, text + err)
-    status, text, err = run(who, wrapper + [cli, "run", "--workspace", workspace(who), "--", "true"])
-    check(who, f"{name}_run_refused_typed", status == 125 and "backend_unavailable" in err and "nested" in err,
-          err[-400:])
-
-
 def nested(who):
     """cordon inside bubblewrap that takes user namespaces away, and under a
-    seccomp filter refusing unshare."""
-    binds = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    nested_case(who, "bwrap_disable_userns", ["bwrap", "--unshare-user", "--disable-userns"] + binds + ["--"])
+    seccomp filter refusing unshare: the cause named is nesting."""
+    ws = workspace(who)
+    binds = ["--ro-bind", "/", "/", "--bind", ws, ws, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    closed_userns(who, "nested", ["bwrap", "--unshare-user", "--disable-userns"] + binds + ["--"], "bwrap_disable_userns")
     bpf = "/tmp/deny-unshare.bpf"
     deny_unshare_filter(bpf)
     os.chmod(bpf, 0o644)
-    nested_case(who, "seccomp_deny_unshare",
-                ["sh", "-c", 'exec "$@" 3<"$0"', bpf, "bwrap", "--seccomp", "3"] + binds + ["--"])
+    closed_userns(who, "nested", ["sh", "-c", 'exec "$@" 3<"$0"', bpf, "bwrap", "--seccomp", "3"] + binds + ["--"],
+                  "seccomp_deny_unshare")
 
 
 if config == "shipped":

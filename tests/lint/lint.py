@@ -154,7 +154,7 @@ def headings(doc, cache={}):
                 # A heading, or the bold lead of a paragraph ("**Leases.** Held under ...").
                 m = re.match(r"#+\s+(.*?)\s*$", line) or re.match(r"(?:[-*]\s+)?\*\*([^*]+?)\.?\*\*", line)
                 if m:
-                    found.add(m.group(1).strip("`").lower())
+                    found.add(m.group(1).replace("`", "").lower())
             cache[doc] = found
     return cache[doc]
 
@@ -215,8 +215,8 @@ def check_citations():
                 doc, section = m.group(1), m.group(2)
                 found = headings(doc)
                 # A heading "Limits: how late the kill comes" answers to "Limits".
-                if found is not None and not any(h == section.lower() or h.startswith(section.lower() + ":")
-                                                 for h in found):
+                wanted = section.replace("`", "").lower()
+                if found is not None and not any(h == wanted or h.startswith(wanted + ":") for h in found):
                     finding(path, n, "citation", f"{doc} has no heading \"{section}\"")
             if OUTSIDE.search(text):
                 finding(path, n, "citation", "cites a design page that is not in the repository")

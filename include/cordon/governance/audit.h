@@ -89,7 +89,7 @@ struct jsonl_sink_options {
   // Non-empty: the head file also carries an HMAC-SHA256 (OpenSSL) of its
   // sequence number and hash under this key (raw bytes, at least 16), so a
   // writer without the key cannot re-chain the log and write a head that
-  // verifies (docs/governance.md, "What the chain proves"). The key must be
+  // verifies (docs/governance.md, "What the chain proves, against whom"). The key must be
   // kept where the logged commands cannot read it.
   std::string head_key;
 };

@@ -507,18 +507,24 @@ TEST_P(BrokerRelay, HalfCloseFromTheDestination) {
                         relay_limits());
   ASSERT_TRUE(b.broker);
   fd_guard c = connect_tcp(b.port);
-  ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:443"));
+  // A tunnel to a name rule relays what the client sends once it is judged
+  // (docs/network.md, "TLS in tunnels": every request on the connection is
+  // read, and a silent client is refused): each direction carries whole
+  // requests for the allowed name.
+  const std::string head = "GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n";
+  const std::string second = "GET /late HTTP/1.1\r\nHost: api.example.com\r\n\r\n";
+  ASSERT_TRUE(open_tunnel(c.get(), "api.example.com:443", head));
   EXPECT_EQ(recv_all(c.get()), "banner");  // then EOF
-  ASSERT_TRUE(send_all(c.get(), "late"));  // the other direction still works
+  ASSERT_TRUE(send_all(c.get(), second));  // the other direction still works
   ::shutdown(c.get(), SHUT_WR);
   {
     std::unique_lock<std::mutex> lock(mutex);
     ASSERT_TRUE(done.wait_for(lock, io_timeout, [&] { return finished; }));
-    EXPECT_EQ(late, "late");
+    EXPECT_EQ(late, head + second);
   }
   const auto e = wait_for_total(*b.broker, 1);  // both directions ended: the connection ends
   ASSERT_EQ(e.connections.size(), 1u);
-  EXPECT_EQ(e.connections[0].bytes_sent, 4u);
+  EXPECT_EQ(e.connections[0].bytes_sent, head.size() + second.size());
   EXPECT_EQ(e.connections[0].bytes_received, 6u);
 }
 
