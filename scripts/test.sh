@@ -108,6 +108,8 @@ unprivileged_stage() {
     build/tests/governance/cordon_governance_tests build/tests/run/cordon_run_api_tests \
     build/src/supervisor/cordon-supervisor "$results/"
   mkdir -p "$results/source/docs" && cp -r schemas "$results/source/" && cp docs/governance.md docs/seccomp.md "$results/source/docs/"
+  # The exit-code table the CLI is built with and its page (tests/integration/cli_exit_codes_test.cpp).
+  mkdir -p "$results/source/src/cli" && cp docs/errors.md "$results/source/docs/" && cp src/cli/exit_codes.h "$results/source/src/cli/"
   cp build/tests/gates/cordon_gates_tests "$results/"  # `cordon gate run` (tests/gates/)
   cp build/tests/sidecars/cordon_sidecars_tests "$results/"  # `cordon sidecar` (tests/sidecars/)
   cp build/tests/fsworker/cordon_fsworker_tests build/src/fsworker/cordon-fs-worker "$results/"  # docs/fs-worker.md
