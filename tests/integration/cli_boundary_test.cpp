@@ -100,12 +100,24 @@ captured run_cli_in_mib(const std::string& args, int mib) {
   return c;
 }
 
+// GCC says __SANITIZE_ADDRESS__; clang 14 answers only __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CORDON_TEST_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CORDON_TEST_UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef CORDON_TEST_UNDER_SANITIZER
+#define CORDON_TEST_UNDER_SANITIZER 0
+#endif
+
 // An exception no reader refuses (here std::bad_alloc: a 40 MB string in a
 // report, read under a 100 MiB address-space limit) reaches main()'s one
 // boundary: one "internal_error" line and exit 125, not std::terminate's
 // abort (134). The same report without the limit prints.
 TEST(ExceptionBoundary, AnExceptionThatReachesMainIsOneLineAndExit125) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if CORDON_TEST_UNDER_SANITIZER
   GTEST_SKIP() << "a sanitizer's shadow memory does not fit an address-space limit";
 #endif
   temp_dir dir;
