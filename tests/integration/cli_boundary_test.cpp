@@ -7,6 +7,7 @@
 
 #include "cli_capture.h"
 #include "harness.h"
+#include "../sanitizer.h"
 
 namespace cordon::test {
 namespace {
@@ -99,18 +100,6 @@ captured run_cli_in_mib(const std::string& args, int mib) {
   c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return c;
 }
-
-// GCC says __SANITIZE_ADDRESS__; clang 14 answers only __has_feature.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CORDON_TEST_UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CORDON_TEST_UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef CORDON_TEST_UNDER_SANITIZER
-#define CORDON_TEST_UNDER_SANITIZER 0
-#endif
 
 // An exception no reader refuses (here std::bad_alloc: a 40 MB string in a
 // report, read under a 100 MiB address-space limit) reaches main()'s one

@@ -19,6 +19,8 @@
 
 #include "broker_test_support.h"
 
+#include "../../sanitizer.h"
+
 namespace cordon::broker {
 namespace {
 
@@ -336,7 +338,11 @@ TEST(BrokerDnsTcp, AFloodUnderAWildcardStaysWithinTheBound) {
   const std::uint64_t grown = after > before ? after - before : 0;
   std::printf("[ memory   ] 10,000 DNS queries x 20 fresh addresses: broker peak %.1f MiB, test process (broker, client, upstream) RSS grew %.1f MiB\n",
               static_cast<double>(e.memory_peak_bytes) / (1 << 20), static_cast<double>(grown) / (1 << 20));
-  EXPECT_LT(grown, 64u << 20);
+  // ASan keeps freed memory in its quarantine (256 MiB by default): the
+  // resident size says nothing about the broker there; its accounted peak does.
+  if (!CORDON_TEST_UNDER_SANITIZER) {
+    EXPECT_LT(grown, 64u << 20);
+  }
 }
 
 // Repeated queries for one name are one entry with their count.
