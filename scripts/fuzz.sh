@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang 14, ASan + UBSan) and runs each for
+# Builds the libFuzzer targets in the one clang tree (CMakePresets.json,
+# "clang": clang 14, ASan + UBSan, build-clang/) and runs each for
 # SECONDS (default 30). Fails when a target crashes, trips a sanitizer or
 # violates one of the properties it checks; the input that did it is kept in
 # the build directory (artifacts/) and must become a regression input in
 # fuzz/regressions/<target>/ and a unit test.
 #
-#   scripts/fuzz.sh [SECONDS]        CORDON_FUZZ_BUILD=dir overrides build-fuzz/
+#   scripts/fuzz.sh [SECONDS]        CORDON_FUZZ_BUILD=dir overrides build-clang/
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-30}"
-build="${CORDON_FUZZ_BUILD:-$root/build-fuzz}"
+build="${CORDON_FUZZ_BUILD:-$root/build-clang}"
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS]" >&2; exit 2; }
 
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCORDON_FUZZ=ON -DCORDON_BUILD_TESTS=OFF -DCORDON_WERROR=ON >/dev/null
+  if [ "$build" = "$root/build-clang" ]; then
+    (cd "$root" && cmake --preset clang >/dev/null)
+  else
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCORDON_FUZZ=ON -DCORDON_BUILD_TESTS=OFF -DCORDON_WERROR=ON >/dev/null
+  fi
 fi
 cmake --build "$build" --target cordon_fuzz_policy cordon_fuzz_host_rules cordon_fuzz_proxy_request \
   cordon_fuzz_terminal_filter

@@ -215,7 +215,9 @@ TEST(Approval, TypeAheadDoesNotAnswerTheTerminalQuestion) {
   int master = -1, slave = -1;
   ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
   ASSERT_EQ(::write(master, "once\n", 5), 5);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the line discipline has the line
+  // The line discipline has the whole line: the slave polls readable (canonical mode).
+  pollfd typed{slave, POLLIN, 0};
+  ASSERT_EQ(::poll(&typed, 1, 10000), 1) << "the typed-ahead line never reached the terminal's input queue";
   std::thread person([master] {
     std::string screen;
     char buffer[4096];
@@ -227,7 +229,8 @@ TEST(Approval, TypeAheadDoesNotAnswerTheTerminalQuestion) {
       if (n <= 0) break;
       screen.append(buffer, static_cast<std::size_t>(n));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // The queue is flushed before the question is written (terminal_approver.cpp):
+    // an answer written once the question is seen is never discarded.
     (void)!::write(master, "no\n", 3);
   });
   terminal_approval_service tty(slave, slave);

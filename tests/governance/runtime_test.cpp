@@ -36,6 +36,20 @@ using test_support::recording_approver;
 using test_support::shell;
 using test_support::workspace;
 
+// Whether a process whose arguments are exactly `argv` runs on this host (the
+// sandbox's PID namespace is visible from here): the explicit sign that a
+// command has started, instead of a fixed sleep.
+bool command_running(const std::vector<std::string>& argv) {
+  std::string wanted;
+  for (const auto& a : argv) wanted += a + '\0';
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline == wanted) return true;
+  }
+  return false;
+}
+
 capability_policy rules() { return test_support::load_rules(kRules); }
 
 // Fails from its Nth event on.
@@ -270,14 +284,21 @@ TEST(Runtime, CancelStopsARun) {
   workspace ws;
   in_memory_audit_sink audit;
   execution_runtime runtime(rules(), &audit, nullptr);
+  // The command's own arguments name it among the host's processes; the
+  // cancellation comes once it runs (polled: a condition, not a fixed wait).
+  const std::string seconds = "30." + std::to_string(::getpid());
+  bool seen_running = false;
   std::thread canceller([&] {
-    for (int i = 0; i < 200 && audit.named("run.started").empty(); ++i) std::this_thread::sleep_for(20ms);
-    std::this_thread::sleep_for(200ms);
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (!(seen_running = command_running({"sleep", seconds})) && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(10ms);
+    }
     runtime.cancel();
   });
   auto start = std::chrono::steady_clock::now();
-  auto r = runtime.execute(shell("sleep 30"), context_for(ws));
+  auto r = runtime.execute(shell("sleep " + seconds), context_for(ws));
   canceller.join();
+  EXPECT_TRUE(seen_running) << "the command never started";
   EXPECT_EQ(r.status, execution_status::cancelled) << r.reason;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
   EXPECT_EQ(audit.named("run.cancelled").size(), 1u);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,6 +75,21 @@ bool sidecar_process::fill(std::chrono::steady_clock::time_point deadline) {
   }
   buffer_.append(buffer, static_cast<std::size_t>(n));
   return true;
+}
+
+bool sidecar_process::wait_until_stdout_full(std::chrono::milliseconds timeout) {
+  const int capacity = ::fcntl(out_, F_GETPIPE_SZ);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (capacity <= 0 || page <= 0) return false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int queued = 0;
+    if (::ioctl(out_, FIONREAD, &queued) != 0) return false;
+    // A blocked writer may leave the last page partly empty (pipe(7): it takes whole pages).
+    if (queued > capacity - page) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a condition, not deciding the test
+  }
 }
 
 std::optional<std::string> sidecar_process::read_line(std::chrono::milliseconds timeout) {

@@ -25,6 +25,11 @@ class sidecar_process {
   // The next `count` bytes of stdout, or nullopt.
   std::optional<std::string> read_bytes(std::size_t count, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   void close_stdin();
+  // Waits, without reading, until cordon has filled the pipe of its stdout
+  // (what the pipe holds is within a page of its capacity: cordon's next
+  // write would block). The explicit sign that a host that stopped reading
+  // holds cordon up, instead of a fixed sleep. False after `timeout`.
+  bool wait_until_stdout_full(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Waits for cordon to exit (at most `timeout`, then SIGKILL): its exit status, 128+N for a signal.
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // Everything left on stdout, and all of stderr (after wait).

@@ -200,7 +200,7 @@ TEST_F(SidecarTest, SigtermToCordonEndsTheSessionWhileTheHostIsNotReading) {
   // same steps follow"), not stay blocked writing to the host for ever.
   sidecar_process p(args("flood", {"--stdin-grace", "0.3", "--term-grace", "0.5"}));
   handshake(p);
-  std::this_thread::sleep_for(1500ms);  // the pipe to the host is full by now: nothing reads it
+  ASSERT_TRUE(p.wait_until_stdout_full()) << "the flood never filled the pipe to the host";  // nothing reads it
   ::kill(p.pid(), SIGTERM);
   bool exited = false;
   for (auto until = std::chrono::steady_clock::now() + 8s; !exited && std::chrono::steady_clock::now() < until;) {
@@ -226,7 +226,8 @@ TEST_F(SidecarTest, ASlowHostGetsEveryFrameAfterClosingItsInput) {
   handshake(p);
   ASSERT_TRUE(p.send(request(1, "burst", {{"n", 1}})));
   p.close_stdin();
-  std::this_thread::sleep_for(1500ms);  // not reading
+  // Not reading until the sidecar is held up by this host: the pipe is full.
+  ASSERT_TRUE(p.wait_until_stdout_full()) << "the burst never filled the pipe to the host";
   EXPECT_EQ(p.wait(), 0) << p.stderr_text();
   std::istringstream out(p.rest_of_stdout());
   int notifications = 0;
