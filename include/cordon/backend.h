@@ -166,11 +166,8 @@ enforcement_contract apply_proof_rule(std::string_view platform, enforcement_con
 // The platform this binary runs on ("linux", "macos", "windows").
 std::string_view running_platform() noexcept;
 
-// The backend for the host this binary was built for. Linux: linux-namespaces
-// where it can run, else linux-os-sandbox (Landlock and seccomp, isolation
-// os_sandbox), whose facts name the namespace backend's blocker;
-// $CORDON_LINUX_BACKEND ("namespaces" or "os-sandbox") forces one
-// (docs/linux-backend.md, "Without namespaces"). Never null.
+// The backend for this host. Linux: linux-namespaces where it can run, else linux-os-sandbox (os_sandbox);
+// $CORDON_LINUX_BACKEND ("namespaces", "os-sandbox") forces one (docs/linux-backend.md). Never null.
 std::unique_ptr<sandbox_backend> make_host_backend();
 
 }  // namespace cordon
