@@ -92,7 +92,7 @@ class sandbox_backend {
 
   // The facts of the running host for the calling user, as the compile of a
   // policy with `options` needs them. `deep`: also try what only an attempt
-  // shows (the Linux backend creates its namespaces in a short-lived child);
+  // shows (linux-namespaces creates its namespaces in a short-lived child);
   // probe() asks for it, compile() does not. Never fails; what is missing is
   // described in the facts.
   virtual host_facts read_host_facts(const compile_options& options, bool deep = false) const = 0;
@@ -166,8 +166,8 @@ enforcement_contract apply_proof_rule(std::string_view platform, enforcement_con
 // The platform this binary runs on ("linux", "macos", "windows").
 std::string_view running_platform() noexcept;
 
-// The backend for the host this binary was built for (Linux: the namespace
-// backend). Never null.
+// The backend for this host. Linux: linux-namespaces where it can run, else linux-os-sandbox (os_sandbox);
+// $CORDON_LINUX_BACKEND ("namespaces", "os-sandbox") forces one (docs/linux-backend.md). Never null.
 std::unique_ptr<sandbox_backend> make_host_backend();
 
 }  // namespace cordon

@@ -16,6 +16,7 @@
 #include "linux/linux_plan.h"
 #include "linux/mount_table.h"
 #include "linux/paths.h"
+#include "linux/post_run_watch.h"
 #include "linux/private_tmp.h"
 #include "linux/process_limits.h"
 #include "linux/seccomp_filter.h"
@@ -31,68 +32,8 @@ using namespace linux_impl;
 
 constexpr isolation_level kIsolation = isolation_level::container;
 
-// What mounts cannot prevent, the run report must show (docs/deferred-execution.md):
-// every writable root is scanned again, whole, and each repository, gitlink,
-// hook, executable config key or start-up path that is new or changed is a
-// finding, and a violation of the same kind.
-void check_repository_metadata(const linux_plan_payload& payload, run_outcome& outcome) {
-  deferred_execution_evidence evidence;
-  for (const auto& path : payload.watch_absent) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
-      evidence.findings.push_back({"repository_redirect_created", path, "",
-                                   "created during the run: it redirects git's config and hooks"});
-    }
-  }
-  for (const auto& path : payload.watch_gitmodules) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
-      outcome.warnings.push_back("created during the run: " + path +
-                                 " (submodule URLs and paths the command chose); inspect it before running "
-                                 "git submodule there");
-    }
-  }
-  for (const auto& scan : payload.repository_scans) vcs::changes_since(scan.root, scan.before, payload.home, evidence);
-  if (payload.home_watch) vcs::home_changes_since(*payload.home_watch, evidence);
-  // One finding per path and kind: an absent redirect is both watched and stamped.
-  std::set<std::pair<std::string, std::string>> seen;
-  std::vector<deferred_execution_finding> unique;
-  for (auto& f : evidence.findings) {
-    if (seen.insert({f.kind, f.path + "\t" + f.key}).second) unique.push_back(std::move(f));
-  }
-  evidence.findings = std::move(unique);
-  for (const auto& f : evidence.findings) {
-    outcome.violations.push_back({f.kind, f.key.empty() ? f.path : f.path + " " + f.key, 1});
-  }
-  if (!evidence.findings.empty()) {
-    outcome.warnings.push_back(std::to_string(evidence.findings.size()) +
-                               " deferred-execution finding(s): inspect them before running git, a shell or the "
-                               "desktop session there (report: deferred_execution)");
-  }
-  if (!payload.repository_scans.empty()) outcome.deferred_execution = std::move(evidence);
-}
-
-// A home inside (or equal to) a writable root is watched whole after the
-// run, except the writable roots inside it (the workspace's own tree), which
-// the repository scan covers (posix/home_watch.h).
-void watch_writable_home(const std::string& home, const std::vector<std::string>& writable_roots,
-                         linux_plan_payload& payload) {
-  if (home.empty() || home == "/") return;
-  const std::string resolved = resolve_on_host(home).path;
-  auto inside = [](const std::string& path, const std::string& root) {
-    return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
-  };
-  const bool writable = std::any_of(writable_roots.begin(), writable_roots.end(),
-                                    [&](const std::string& root) { return inside(resolved, root); });
-  if (!writable) return;
-  vcs::home_watch watch;
-  watch.home = resolved;
-  for (const auto& root : writable_roots) {
-    if (root != resolved && inside(root, resolved)) watch.excluded.push_back(root);
-  }
-  watch.since = vcs::home_watch_now();
-  payload.home_watch = std::move(watch);
-}
+// What mounts cannot prevent, the run report must show
+// (docs/deferred-execution.md): linux/post_run_watch.h checks it after the run.
 
 // Repository metadata inside the writable roots: what the mount table
 // re-binds read-only, what it cannot cover (blockers and warnings), and what
@@ -149,15 +90,8 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
           control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
           "repository metadata " + missing + " does not exist and could be created by the command; create it first"));
     }
-    // An absent .gitmodules cannot be bound read-only; warning about it in
-    // every repository without submodules would teach people to skip
-    // warnings, so the run says so only if the command created one.
-    payload.watch_gitmodules.insert(payload.watch_gitmodules.end(), scan.absent_gitmodules.begin(),
-                                    scan.absent_gitmodules.end());
     input.vcs_protected.insert(input.vcs_protected.end(), scan.protect.begin(), scan.protect.end());
-    payload.watch_absent.insert(payload.watch_absent.end(), scan.absent_redirects.begin(),
-                                scan.absent_redirects.end());
-    payload.repository_scans.push_back({r.path, std::move(scan)});
+    watch_repository_scan(r.path, std::move(scan), payload);
   }
   watch_writable_home(home, writable_roots, payload);
 }

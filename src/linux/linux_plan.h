@@ -14,6 +14,7 @@
 #include "linux/landlock.h"
 #include "linux/mount_table.h"
 #include "linux/paths.h"
+#include "linux/post_run_watch.h"
 #include "posix/home_watch.h"
 #include "posix/vcs_scan.h"
 #include "linux/seccomp_filter.h"
@@ -43,7 +44,8 @@ struct rlimit_setting {
 // The describe() line that digests the binds' source identities (host-specific).
 inline constexpr const char* mount_identities_prefix = "bind sources sha256:";
 
-struct linux_plan_payload final : plan_payload {
+// The post-run repository scan's state (linux/post_run_watch.h) is a base.
+struct linux_plan_payload final : plan_payload, post_run_watch {
   // The mount table, Landlock rules, seccomp variant, namespaces and limits,
   // one line each (plan_describe.cpp).
   std::string describe() const override;
@@ -67,21 +69,6 @@ struct linux_plan_payload final : plan_payload {
   // (a limit absent here, but set in the policy, falls back to an rlimit).
   cgroup_site cgroups;
   cgroup_limits tree_limits;
-  // After the run (protect_vcs_metadata): paths that must still be absent,
-  // and the repositories known at compile time under these writable roots.
-  std::vector<std::string> watch_absent;
-  // .gitmodules files absent at compile time: reported only if the command
-  // creates one (docs/linux-backend.md, "Compile (in the calling process)").
-  std::vector<std::string> watch_gitmodules;
-  struct repository_scan {
-    std::string root;
-    vcs::vcs_scan before;
-  };
-  std::vector<repository_scan> repository_scans;  // one per scanned writable root
-  std::string home;  // the caller's, for ~/ in git includes and the start-up paths
-  // A writable home (a writable root holds it): watched whole after the run
-  // (posix/home_watch.h), outside the writable roots inside it.
-  std::optional<vcs::home_watch> home_watch;
 };
 
 }  // namespace cordon::linux_impl

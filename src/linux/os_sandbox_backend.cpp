@@ -11,6 +11,7 @@
 #include "linux/os_sandbox_landlock.h"
 #include "linux/os_sandbox_launch.h"
 #include "linux/paths.h"
+#include "linux/post_run_watch.h"
 #include "posix/vcs_scan.h"
 
 namespace cordon {
@@ -21,12 +22,17 @@ using namespace linux_impl;
 // Repository metadata under the writable roots, kept read-only by the same
 // splitting as any protected path; a missing hooks/ or config is an
 // exception too, so the directory that would hold it accepts no new entry.
+// Each root's scan is kept for the check after the run, and a writable home
+// is watched (linux/post_run_watch.h), as in the namespace backend.
 std::vector<std::string> repository_metadata(const sandbox_policy& normalized, const host_facts& facts,
-                                             backend_build& out) {
+                                             backend_build& out, post_run_watch& watch) {
   std::vector<std::string> paths;
+  std::vector<std::string> writable_roots;
+  watch.home = facts.home;
   for (const auto& root : normalized.filesystem.writable) {
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
+    writable_roots.push_back(r.path);
     if (!r.exists || !r.is_directory) continue;
     vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home);
     if (scan.truncated) {
@@ -38,7 +44,9 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
     }
     paths.insert(paths.end(), scan.protect.begin(), scan.protect.end());
     paths.insert(paths.end(), scan.missing.begin(), scan.missing.end());
+    watch_repository_scan(r.path, std::move(scan), watch);
   }
+  watch_writable_home(facts.home, writable_roots, watch);
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   return paths;
@@ -70,7 +78,9 @@ class os_sandbox_backend final : public sandbox_backend {
     backend_build out;
     auto payload = std::make_shared<os_sandbox_payload>();
     std::vector<std::string> metadata;
-    if (normalized.filesystem.protect_vcs_metadata) metadata = repository_metadata(normalized, facts, out);
+    if (normalized.filesystem.protect_vcs_metadata) {
+      metadata = repository_metadata(normalized, facts, out, *payload);
+    }
     os_sandbox_fs_rules fs = build_os_sandbox_fs_rules(normalized, metadata);
     out.blockers.insert(out.blockers.end(), fs.blockers.begin(), fs.blockers.end());
     out.warnings.insert(out.warnings.end(), fs.notes.begin(), fs.notes.end());

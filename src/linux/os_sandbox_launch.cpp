@@ -20,6 +20,7 @@
 #include "linux/cgroups.h"
 #include "linux/cpu_watchdog.h"
 #include "linux/os_sandbox_child.h"
+#include "linux/post_run_watch.h"
 #include "linux/relay.h"
 #include "linux/subreaper_cleanup.h"
 #include "linux/violations.h"
@@ -350,7 +351,10 @@ result<run_outcome> supervise_os_sandbox(const sandbox_plan& plan, const os_sand
     janitor.trigger_fd.reset();
     if (janitor.pid > 0) ::waitpid(janitor.pid, nullptr, 0);
   }
-  return conclude(request, errors->read.get(), status, std::move(outcome));
+  auto concluded = conclude(request, errors->read.get(), status, std::move(outcome));
+  // Deferred execution: what the command left in the repositories and the home (linux/post_run_watch.h).
+  if (concluded) check_repository_metadata(payload, *concluded);
+  return concluded;
 }
 
 }  // namespace cordon::linux_impl

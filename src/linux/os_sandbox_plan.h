@@ -9,6 +9,7 @@
 
 #include "cordon/plan.h"
 #include "linux/landlock.h"
+#include "linux/post_run_watch.h"
 #include "linux/process_limits.h"
 #include "linux/seccomp_filter.h"
 
@@ -16,7 +17,9 @@ namespace cordon::linux_impl {
 
 inline constexpr std::uint32_t os_sandbox_plan_format_version = 1;
 
-struct os_sandbox_payload final : plan_payload {
+// The post-run repository scan's state (linux/post_run_watch.h) is a base,
+// as in the namespace backend.
+struct os_sandbox_payload final : plan_payload, post_run_watch {
   // The Landlock rules, seccomp variant and limits, one line each.
   std::string describe() const override;
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,6 +98,33 @@ std::string errno_name(int err) {
 
 std::string ids_line() {
   return "ids OK uid=" + std::to_string(::getuid()) + " euid=" + std::to_string(::geteuid());
+}
+
+bool ran_os_sandbox(const run_result& r) {
+  return r.report.is_object() && r.report.contains("backend") &&
+         r.report["backend"].value("name", "") == "linux-os-sandbox";
+}
+
+void expect_claim(const run_result& r, const std::string& control, const std::string& level,
+                  const std::string& words) {
+  ASSERT_TRUE(r.report.is_object() && r.report.contains("controls")) << r.all();
+  const auto& c = r.report["controls"][control];
+  EXPECT_NE(("|" + level + "|").find("|" + c.value("level", "") + "|"), std::string::npos)
+      << control << ": " << c.dump();
+  const std::string text = c.value("mechanism", "") + " | " + c.value("detail", "");
+  EXPECT_NE(text.find(words), std::string::npos) << control << " does not say '" << words << "': " << c.dump();
+}
+
+std::string os_sandbox_write_refusal(const std::string& path) {
+  struct statvfs host {};
+  if (::statvfs(path.c_str(), &host) == 0 && (host.f_flag & ST_RDONLY) != 0) return "EROFS";
+  return "EACCES";
+}
+
+bool claims_signal_scope(const run_result& r) {
+  if (!r.report.is_object() || !r.report.contains("controls")) return false;
+  const std::string detail = r.report["controls"]["privilege"].value("detail", "");
+  return detail.find("signals to processes outside the sandbox refused") != std::string::npos;
 }
 
 std::vector<std::string> cordon_run_argv(const std::vector<std::string>& options,

@@ -70,4 +70,26 @@ std::string errno_name(int err);
 // The setgroups/uid the sandbox shows for this user: uid inside = uid outside.
 std::string ids_line();
 
+// Did this run use linux-os-sandbox (Landlock and seccomp, no namespaces)?
+// CORDON_LINUX_BACKEND=os-sandbox forces it (the escape_os_sandbox pass,
+// tests/CMakeLists.txt), and a host whose user namespaces are closed chooses
+// it. Where its mechanism differs, a probe's expected outcome is the one the
+// report claims for that control (docs/linux-backend.md, "Without namespaces").
+bool ran_os_sandbox(const run_result& r);
+
+// Expects the run's report to claim `level` for `control` (or one of
+// "a|b"), with `words` in its mechanism or detail: the claim an os_sandbox
+// expectation rests on.
+void expect_claim(const run_result& r, const std::string& control, const std::string& level,
+                  const std::string& words);
+
+// What linux-os-sandbox answers to a write the policy does not grant under
+// `path`: Landlock's EACCES, or EROFS where the host's own file system there
+// is read-only (the kernel checks the mount before Landlock).
+std::string os_sandbox_write_refusal(const std::string& path);
+
+// Whether the report claims Landlock's signal scope (ABI 6): signals to
+// processes outside the sandbox refused.
+bool claims_signal_scope(const run_result& r);
+
 }  // namespace cordon::test::escape

@@ -144,6 +144,41 @@ TEST(OsSandbox, ProcessProbesMatchTheReportedLevels) {
   EXPECT_TRUE(host.alive());
 }
 
+// Deferred execution (docs/deferred-execution.md): the post-run repository
+// scan runs here too. A nested repository with core.fsmonitor made in an
+// existing subdirectory (the workspace's top level, split around .git, takes
+// no new entry) is a finding and a violation; the git work itself succeeds.
+TEST(OsSandbox, ARepositoryMadeDuringTheRunIsADeferredExecutionFinding) {
+  temp_dir ws;
+  ASSERT_EQ(host_command({"git", "init", "-q", ws.path()}), 0);
+  ws.write("tools/build.sh", "true\n");
+  ws.write("notes/today.txt", "-\n");
+  const std::string git = "git -c user.name=t -c user.email=t@t ";
+  auto r = run_cordon({}, {"sh", "-c", "cd tools && " + git + "init -q sub && " + git +
+                                     "-C sub config core.fsmonitor 'touch /tmp/pwned' && echo done"},
+                      ws.path(), kForced);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "done\n") << r.all();
+  ASSERT_TRUE(r.report.is_object()) << r.all();
+  EXPECT_EQ(r.report["backend"]["name"], "linux-os-sandbox");
+  ASSERT_TRUE(r.report.contains("deferred_execution")) << r.report.dump(2);
+  bool created = false, fsmonitor = false;
+  for (const auto& f : r.report["deferred_execution"]["findings"]) {
+    const std::string kind = f.value("kind", "");
+    created = created || (kind == "repository_created" && f.value("path", "") == ws.path() + "/tools/sub/.git");
+    fsmonitor = fsmonitor || (kind == "executable_config" && f.value("key", "") == "core.fsmonitor");
+  }
+  EXPECT_TRUE(created) << r.report["deferred_execution"].dump(2);
+  EXPECT_TRUE(fsmonitor) << r.report["deferred_execution"].dump(2);
+  EXPECT_NE(r.report["violations"].dump().find("repository_created"), std::string::npos) << r.report.dump(2);
+  // A run that changes nothing there has the scan and no finding (tools/,
+  // now holding a repository, is split around it and takes no new entry).
+  auto quiet = run_cordon({}, {"sh", "-c", "echo ok > notes/out.txt"}, ws.path(), kForced);
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.all();
+  ASSERT_TRUE(quiet.report.contains("deferred_execution")) << quiet.report.dump(2);
+  EXPECT_TRUE(quiet.report["deferred_execution"]["findings"].empty()) << quiet.report["deferred_execution"].dump(2);
+}
+
 TEST(OsSandbox, ADescendantThatLeftTheSessionDiesWithTheRun) {
   temp_dir ws;
   const std::string token = std::to_string(4000 + (::getpid() % 1000)) + "." + std::to_string(::getpid() % 97);

@@ -1,0 +1,79 @@
+#include "linux/post_run_watch.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "linux/paths.h"
+
+namespace cordon::linux_impl {
+
+void watch_repository_scan(const std::string& root, vcs::vcs_scan scan, post_run_watch& watch) {
+  // An absent .gitmodules cannot be kept read-only; warning about it in
+  // every repository without submodules would teach people to skip
+  // warnings, so the run says so only if the command created one.
+  watch.watch_gitmodules.insert(watch.watch_gitmodules.end(), scan.absent_gitmodules.begin(),
+                                scan.absent_gitmodules.end());
+  watch.watch_absent.insert(watch.watch_absent.end(), scan.absent_redirects.begin(), scan.absent_redirects.end());
+  watch.repository_scans.push_back({root, std::move(scan)});
+}
+
+void watch_writable_home(const std::string& home, const std::vector<std::string>& writable_roots,
+                         post_run_watch& watch) {
+  if (home.empty() || home == "/") return;
+  const std::string resolved = resolve_on_host(home).path;
+  auto inside = [](const std::string& path, const std::string& root) {
+    return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
+  };
+  const bool writable = std::any_of(writable_roots.begin(), writable_roots.end(),
+                                    [&](const std::string& root) { return inside(resolved, root); });
+  if (!writable) return;
+  vcs::home_watch w;
+  w.home = resolved;
+  for (const auto& root : writable_roots) {
+    if (root != resolved && inside(root, resolved)) w.excluded.push_back(root);
+  }
+  w.since = vcs::home_watch_now();
+  watch.home_watch = std::move(w);
+}
+
+void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome) {
+  deferred_execution_evidence evidence;
+  for (const auto& path : watch.watch_absent) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      evidence.findings.push_back({"repository_redirect_created", path, "",
+                                   "created during the run: it redirects git's config and hooks"});
+    }
+  }
+  for (const auto& path : watch.watch_gitmodules) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      outcome.warnings.push_back("created during the run: " + path +
+                                 " (submodule URLs and paths the command chose); inspect it before running "
+                                 "git submodule there");
+    }
+  }
+  for (const auto& scan : watch.repository_scans) vcs::changes_since(scan.root, scan.before, watch.home, evidence);
+  if (watch.home_watch) vcs::home_changes_since(*watch.home_watch, evidence);
+  // One finding per path and kind: an absent redirect is both watched and stamped.
+  std::set<std::pair<std::string, std::string>> seen;
+  std::vector<deferred_execution_finding> unique;
+  for (auto& f : evidence.findings) {
+    if (seen.insert({f.kind, f.path + "\t" + f.key}).second) unique.push_back(std::move(f));
+  }
+  evidence.findings = std::move(unique);
+  for (const auto& f : evidence.findings) {
+    outcome.violations.push_back({f.kind, f.key.empty() ? f.path : f.path + " " + f.key, 1});
+  }
+  if (!evidence.findings.empty()) {
+    outcome.warnings.push_back(std::to_string(evidence.findings.size()) +
+                               " deferred-execution finding(s): inspect them before running git, a shell or the "
+                               "desktop session there (report: deferred_execution)");
+  }
+  if (!watch.repository_scans.empty()) outcome.deferred_execution = std::move(evidence);
+}
+
+}  // namespace cordon::linux_impl

@@ -1,0 +1,52 @@
+// post_run_watch.h — the post-run repository scan of deferred execution
+// (docs/deferred-execution.md), shared by both Linux backends: what the
+// compile recorded under the writable roots, and the check after the run
+// that turns every new or changed repository, gitlink, hook, executable
+// config key or start-up path into a finding and a violation.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/launch.h"
+#include "posix/home_watch.h"
+#include "posix/vcs_scan.h"
+
+namespace cordon::linux_impl {
+
+// What a plan keeps for the check after the run (protect_vcs_metadata).
+struct post_run_watch {
+  // Paths that must still be absent (files that would redirect git).
+  std::vector<std::string> watch_absent;
+  // .gitmodules files absent at compile time: reported only if the command
+  // creates one (docs/linux-backend.md, "Compile (in the calling process)").
+  std::vector<std::string> watch_gitmodules;
+  struct repository_scan {
+    std::string root;
+    vcs::vcs_scan before;
+  };
+  std::vector<repository_scan> repository_scans;  // one per scanned writable root
+  std::string home;  // the caller's, for ~/ in git includes and the start-up paths
+  // A writable home (a writable root holds it): watched whole after the run
+  // (posix/home_watch.h), outside the writable roots inside it.
+  std::optional<vcs::home_watch> home_watch;
+};
+
+// Records one writable root's compile-time scan: its absent redirects and
+// .gitmodules are watched, the scan is the "before" of the check.
+void watch_repository_scan(const std::string& root, vcs::vcs_scan scan, post_run_watch& watch);
+
+// A home inside (or equal to) one of `writable_roots` (resolved host paths)
+// is watched whole after the run, except the writable roots inside it, which
+// the repository scan covers. Nothing when the home is not writable.
+void watch_writable_home(const std::string& home, const std::vector<std::string>& writable_roots,
+                         post_run_watch& watch);
+
+// After the run: scans every recorded root again, whole, and the watched
+// home; each finding goes to outcome.deferred_execution (set whenever a root
+// was scanned), outcome.violations (one per finding, of its kind) and one
+// summary warning. Never fails: what cannot be seen is a scan_incomplete finding.
+void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome);
+
+}  // namespace cordon::linux_impl
