@@ -79,6 +79,9 @@ struct linux_plan_payload final : plan_payload {
   };
   std::vector<repository_scan> repository_scans;  // one per scanned writable root
   std::string home;  // the caller's, for ~/ in git includes and the start-up paths
+  // Where the scan's listings are kept between runs (posix/listing_store.h);
+  // "" when they are not (no home, or the directory is not this user's own).
+  std::string listing_store;
   // A writable home (a writable root holds it): watched whole after the run
   // (posix/home_watch.h), outside the writable roots inside it.
   std::optional<vcs::home_watch> home_watch;

@@ -11,6 +11,7 @@
 #include "linux/os_sandbox_landlock.h"
 #include "linux/os_sandbox_launch.h"
 #include "linux/paths.h"
+#include "posix/listing_store.h"
 #include "posix/vcs_scan.h"
 
 namespace cordon {
@@ -30,11 +31,10 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
     if (!r.exists || !r.is_directory) continue;
     vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home);
     if (scan.truncated) {
-      out.blockers.push_back(blocker::for_control(
-          control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
-          "writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
-              " directories (or is deeper than " + std::to_string(vcs::max_depth) +
-              ") to scan for repositories; list protected paths explicitly"));
+      // No workspace is refused for its size: what lies past the bound is not protected, and said so.
+      out.warnings.push_back("writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
+                             " directories (or is deeper than " + std::to_string(vcs::max_depth) +
+                             "): repositories past the bound are not protected");
     }
     paths.insert(paths.end(), scan.protect.begin(), scan.protect.end());
     paths.insert(paths.end(), scan.missing.begin(), scan.missing.end());
@@ -42,6 +42,19 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   return paths;
+}
+
+// Does a writable root of the policy hold `store` (or is it the store)?
+bool store_is_writable(const sandbox_policy& normalized, const std::string& store) {
+  const resolved_path in = resolve_on_host(store);
+  for (const auto& root : normalized.filesystem.writable) {
+    if (root == token_run_tmp) continue;
+    const resolved_path r = resolve_on_host(root);
+    if (r.path.size() == 1 || in.path.rfind(r.path, 0) == 0) {
+      if (r.path.size() == 1 || in.path.size() == r.path.size() || in.path[r.path.size()] == '/') return true;
+    }
+  }
+  return false;
 }
 
 seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
@@ -71,6 +84,13 @@ class os_sandbox_backend final : public sandbox_backend {
     auto payload = std::make_shared<os_sandbox_payload>();
     std::vector<std::string> metadata;
     if (normalized.filesystem.protect_vcs_metadata) metadata = repository_metadata(normalized, facts, out);
+    // The repository scan's listing store is never writable by a sandbox
+    // (posix/listing_store.h): a run here could choose what a later run of
+    // linux-namespaces does not read again.
+    const std::string store = vcs::listing_store_dir(facts.home);
+    if (!store.empty() && store_is_writable(normalized, store) && vcs::prepare_listing_store(store)) {
+      metadata.push_back(resolve_on_host(store).path);
+    }
     os_sandbox_fs_rules fs = build_os_sandbox_fs_rules(normalized, metadata);
     out.blockers.insert(out.blockers.end(), fs.blockers.begin(), fs.blockers.end());
     out.warnings.insert(out.warnings.end(), fs.notes.begin(), fs.notes.end());
