@@ -22,7 +22,7 @@
 
 namespace cordon::vcs {
 
-inline constexpr std::uint64_t max_listing_store_bytes = 256ull << 20;
+inline constexpr std::uint64_t max_listing_store_bytes = 64ull << 20;  // 200,000 directories of 255-byte names: 51 MB
 
 // The store's directory for `home` and the process's XDG_CACHE_HOME (an
 // absolute value only); "" when neither is known.
