@@ -103,6 +103,12 @@ void watch_writable_home(const std::string& home, const std::vector<std::string>
   for (const auto& root : writable_roots) {
     if (root != resolved && inside(root, resolved)) watch.excluded.push_back(root);
   }
+  // The scan's listing store is cordon's own, bound read-only in the run and
+  // rewritten after it (a pooled sandbox would see the last run's write).
+  if (!payload.listing_store.empty()) {
+    const std::string store = resolve_on_host(payload.listing_store).path;
+    if (inside(store, resolved)) watch.excluded.push_back(store);
+  }
   watch.since = vcs::home_watch_now();
   payload.home_watch = std::move(watch);
 }
