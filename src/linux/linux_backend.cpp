@@ -22,6 +22,7 @@
 #include "linux/seccomp_filter.h"
 #include "linux/supervisor.h"
 #include "linux/view_diagnosis.h"
+#include "posix/listing_store.h"
 #include "core/environment.h"
 #include "core/git_sources.h"
 
@@ -32,12 +33,34 @@ using namespace linux_impl;
 
 constexpr isolation_level kIsolation = isolation_level::container;
 
-// What mounts cannot prevent, the run report must show
-// (docs/deferred-execution.md): linux/post_run_watch.h checks it after the run.
+// The scan's listing store (posix/listing_store.h) is read only because no
+// sandbox can write it: inside a writable root it is made now and bound
+// read-only, whether or not this plan protects repository metadata (a run
+// that could write it would choose what a later run does not read again).
+// A store that cannot be made or is not this user's own is not used.
+void choose_listing_store(const sandbox_policy& normalized, const std::string& home, mount_table_input& input,
+                          linux_plan_payload& payload) {
+  const std::string store = vcs::listing_store_dir(home);
+  if (store.empty()) return;
+  const std::string resolved_store = resolve_on_host(store).path;
+  auto inside = [](const std::string& path, const std::string& root) {
+    return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
+  };
+  bool writable = false;
+  for (const auto& root : normalized.filesystem.writable) {
+    if (root != token_run_tmp && inside(resolved_store, resolve_on_host(root).path)) writable = true;
+  }
+  if (writable) {
+    if (!vcs::prepare_listing_store(store)) return;
+    input.vcs_protected.push_back(resolve_on_host(store).path);
+  }
+  payload.listing_store = store;
+}
 
 // Repository metadata inside the writable roots: what the mount table
 // re-binds read-only, what it cannot cover (blockers and warnings), and what
-// the launcher checks after the run.
+// the launcher checks after the run (linux/post_run_watch.h): what mounts
+// cannot prevent, the run report must show (docs/deferred-execution.md).
 void scan_repositories(const sandbox_policy& normalized, const std::string& home, mount_table_input& input,
                        linux_plan_payload& payload, backend_build& out, worktree_roots& worktrees) {
   payload.home = home;
@@ -55,7 +78,8 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
     if (!r.exists || !r.is_directory) continue;
-    vcs_scan scan = vcs::scan_vcs_metadata(r.path, home);
+    const vcs::listing_cache kept = vcs::load_listings(payload.listing_store, r.path);
+    vcs_scan scan = vcs::scan_vcs_metadata(r.path, home, vcs::max_directories, &kept);
     vcs::apply_host_config(r.path, host_git, home, scan);
     vcs::watch_agent_config(r.path, writable_roots, scan);
     // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).
@@ -66,11 +90,11 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     std::sort(scan.protect.begin(), scan.protect.end());
     scan.protect.erase(std::unique(scan.protect.begin(), scan.protect.end()), scan.protect.end());
     if (scan.truncated) {
-      out.blockers.push_back(blocker::for_control(
-          control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
-          "writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
-              " directories (or is deeper than " + std::to_string(vcs::max_depth) +
-              ") to scan for repositories; list protected paths explicitly"));
+      // No workspace is refused for its size: what lies past the bound is
+      // not protected, said now and a scan_incomplete finding after the run.
+      out.warnings.push_back("writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
+                             " directories (or is deeper than " + std::to_string(vcs::max_depth) +
+                             "): repositories past the bound are not protected, and the report will say so");
     }
     // What the scan could not see: a config git would read and cordon cannot
     // refuses the run; a directory it could not list is said now and is a
@@ -168,6 +192,7 @@ class linux_backend final : public sandbox_backend {
     mount_table_input input;
     input.policy = &normalized;
     worktree_roots worktrees;
+    choose_listing_store(normalized, facts.home, input, *payload);
     if (normalized.filesystem.protect_vcs_metadata) {
       scan_repositories(normalized, facts.home, input, *payload, out, worktrees);
     }

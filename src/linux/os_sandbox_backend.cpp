@@ -12,6 +12,7 @@
 #include "linux/os_sandbox_launch.h"
 #include "linux/paths.h"
 #include "linux/post_run_watch.h"
+#include "posix/listing_store.h"
 #include "posix/vcs_scan.h"
 
 namespace cordon {
@@ -34,13 +35,13 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
     resolved_path r = resolve_on_host(root);
     writable_roots.push_back(r.path);
     if (!r.exists || !r.is_directory) continue;
-    vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home);
+    const vcs::listing_cache kept = vcs::load_listings(watch.listing_store, r.path);
+    vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home, vcs::max_directories, &kept);
     if (scan.truncated) {
-      out.blockers.push_back(blocker::for_control(
-          control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
-          "writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
-              " directories (or is deeper than " + std::to_string(vcs::max_depth) +
-              ") to scan for repositories; list protected paths explicitly"));
+      // No workspace is refused for its size: what lies past the bound is not protected, and said so.
+      out.warnings.push_back("writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
+                             " directories (or is deeper than " + std::to_string(vcs::max_depth) +
+                             "): repositories past the bound are not protected");
     }
     paths.insert(paths.end(), scan.protect.begin(), scan.protect.end());
     paths.insert(paths.end(), scan.missing.begin(), scan.missing.end());
@@ -50,6 +51,19 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   return paths;
+}
+
+// Does a writable root of the policy hold `store` (or is it the store)?
+bool store_is_writable(const sandbox_policy& normalized, const std::string& store) {
+  const resolved_path in = resolve_on_host(store);
+  for (const auto& root : normalized.filesystem.writable) {
+    if (root == token_run_tmp) continue;
+    const resolved_path r = resolve_on_host(root);
+    if (r.path.size() == 1 || in.path.rfind(r.path, 0) == 0) {
+      if (r.path.size() == 1 || in.path.size() == r.path.size() || in.path[r.path.size()] == '/') return true;
+    }
+  }
+  return false;
 }
 
 seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
@@ -78,8 +92,18 @@ class os_sandbox_backend final : public sandbox_backend {
     backend_build out;
     auto payload = std::make_shared<os_sandbox_payload>();
     std::vector<std::string> metadata;
+    // The repository scan's listing store is never writable by a sandbox
+    // (posix/listing_store.h): a run here could choose what a later run does
+    // not read again. Inside a writable root it is made now and kept read-only.
+    const std::string store = vcs::listing_store_dir(facts.home);
+    if (!store.empty()) {
+      const bool writable = store_is_writable(normalized, store);
+      if (!writable || vcs::prepare_listing_store(store)) payload->listing_store = store;
+      if (writable && !payload->listing_store.empty()) metadata.push_back(resolve_on_host(store).path);
+    }
     if (normalized.filesystem.protect_vcs_metadata) {
-      metadata = repository_metadata(normalized, facts, out, *payload);
+      auto found = repository_metadata(normalized, facts, out, *payload);
+      metadata.insert(metadata.end(), found.begin(), found.end());
     }
     os_sandbox_fs_rules fs = build_os_sandbox_fs_rules(normalized, metadata);
     out.blockers.insert(out.blockers.end(), fs.blockers.begin(), fs.blockers.end());

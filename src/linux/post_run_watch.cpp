@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "linux/paths.h"
+#include "posix/listing_store.h"
 
 namespace cordon::linux_impl {
 
@@ -35,6 +36,12 @@ void watch_writable_home(const std::string& home, const std::vector<std::string>
   for (const auto& root : writable_roots) {
     if (root != resolved && inside(root, resolved)) w.excluded.push_back(root);
   }
+  // The scan's listing store is cordon's own, read-only in the run and
+  // rewritten after it (a pooled sandbox would see the last run's write).
+  if (!watch.listing_store.empty()) {
+    const std::string store = resolve_on_host(watch.listing_store).path;
+    if (inside(store, resolved)) w.excluded.push_back(store);
+  }
   w.since = vcs::home_watch_now();
   watch.home_watch = std::move(w);
 }
@@ -56,8 +63,18 @@ void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome
                                  "git submodule there");
     }
   }
-  for (const auto& scan : watch.repository_scans) vcs::changes_since(scan.root, scan.before, watch.home, evidence);
+  std::vector<vcs::vcs_scan> after(watch.repository_scans.size());
+  for (std::size_t i = 0; i < watch.repository_scans.size(); ++i) {
+    const auto& scan = watch.repository_scans[i];
+    vcs::changes_since(scan.root, scan.before, watch.home, evidence, &after[i]);
+  }
   if (watch.home_watch) vcs::home_changes_since(*watch.home_watch, evidence);
+  // The listings for the next run of the same roots, kept last (after the home's check).
+  if (!watch.listing_store.empty()) {
+    for (std::size_t i = 0; i < watch.repository_scans.size(); ++i) {
+      (void)vcs::save_listings(watch.listing_store, watch.repository_scans[i].root, after[i].listings);
+    }
+  }
   // One finding per path and kind: an absent redirect is both watched and stamped.
   std::set<std::pair<std::string, std::string>> seen;
   std::vector<deferred_execution_finding> unique;

@@ -28,6 +28,9 @@ struct post_run_watch {
   };
   std::vector<repository_scan> repository_scans;  // one per scanned writable root
   std::string home;  // the caller's, for ~/ in git includes and the start-up paths
+  // Where the scan's listings are kept between runs (posix/listing_store.h);
+  // "" when they are not (no home, or the directory is not this user's own).
+  std::string listing_store;
   // A writable home (a writable root holds it): watched whole after the run
   // (posix/home_watch.h), outside the writable roots inside it.
   std::optional<vcs::home_watch> home_watch;
@@ -39,14 +42,17 @@ void watch_repository_scan(const std::string& root, vcs::vcs_scan scan, post_run
 
 // A home inside (or equal to) one of `writable_roots` (resolved host paths)
 // is watched whole after the run, except the writable roots inside it, which
-// the repository scan covers. Nothing when the home is not writable.
+// the repository scan covers, and the listing store (cordon rewrites it after
+// each run). Nothing when the home is not writable.
 void watch_writable_home(const std::string& home, const std::vector<std::string>& writable_roots,
                          post_run_watch& watch);
 
 // After the run: scans every recorded root again, whole, and the watched
 // home; each finding goes to outcome.deferred_execution (set whenever a root
 // was scanned), outcome.violations (one per finding, of its kind) and one
-// summary warning. Never fails: what cannot be seen is a scan_incomplete finding.
+// summary warning; then the new listings are saved in the listing store for
+// the next run (a store that cannot be written only costs that run its
+// reuse, so it is not reported). Never fails: what cannot be seen is a scan_incomplete finding.
 void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome);
 
 }  // namespace cordon::linux_impl

@@ -3,6 +3,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -336,11 +340,52 @@ bool looks_bare(const std::string& dir, const std::vector<std::string>& names) {
          is_dir(dir + "/refs");
 }
 
+// Does the kernel set ctime itself on this file system (listing_cache)?
+// FUSE and network file systems take it from a server the user may run.
+bool ctime_is_kernels(const std::string& path) {
+#if defined(__linux__)
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case EXT4_SUPER_MAGIC:  // also ext2 and ext3
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+#else
+  (void)path;
+  return false;
+#endif
+}
+
+timespec clock_now() {
+  timespec now{};
+#if defined(CLOCK_REALTIME_COARSE)
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);  // the clock the kernel stamps ctime from
+#else
+  ::clock_gettime(CLOCK_REALTIME, &now);
+#endif
+  return now;
+}
+
+std::int64_t ns_of(const timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
+
+bool kept_by_walk(const std::string& name, unsigned char type) {
+  return type == DT_DIR || type == DT_UNKNOWN || name == ".git" || name == "HEAD" || name == "objects" ||
+         name == "refs";
+}
+
 struct walker {
   const std::string& root;
   const std::string& home;
   vcs_scan& scan;
   std::uint64_t max_entries;
+  const listing_cache* reuse = nullptr;
+  std::int64_t settle_ns = listing_settle_ns;
+  std::map<dev_t, bool> trusted{};  // ctime_is_kernels, once per device
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(scan_time_budget_seconds);
   bool out_of_time = false;
@@ -370,10 +415,45 @@ struct walker {
   // The subdirectories of `dir_path` to walk (names only: what the
   // recursion keeps per level), after handling what it holds itself.
   // False: it is a bare repository, or the walk must stop.
-  bool visit(const std::string& dir_path, std::size_t depth, std::vector<std::string>& subdirs) {
+  // What `dir_path` (whose lstat is `self`, taken before it is read)
+  // holds, from the earlier scan's listing when its identity and ctime
+  // match, else read; a listing whose ctime has settled is kept for the next.
+  entry_list entries_of(const std::string& dir_path, const struct stat& self) {
+    const std::pair<dev_t, ino_t> key{self.st_dev, self.st_ino};
+    auto trust = trusted.find(self.st_dev);
+    if (trust == trusted.end()) trust = trusted.emplace(self.st_dev, ctime_is_kernels(dir_path)).first;
+    if (!trust->second) {
+      std::string error;
+      entry_list entries = sorted_entries(dir_path, &error);
+      if (!error.empty()) add_gap(scan, dir_path, error);  // what was listed is still looked at
+      return entries;
+    }
+    if (reuse != nullptr) {
+      auto it = reuse->listings.find(key);
+      if (it != reuse->listings.end() && it->second.changed.tv_sec == self.st_ctim.tv_sec &&
+          it->second.changed.tv_nsec == self.st_ctim.tv_nsec) {
+        ++scan.listings.reused;
+        scan.listings.listings.emplace(key, it->second);
+        return it->second.entries;
+      }
+    }
+    const timespec read_at = clock_now();
     std::string error;
-    const auto entries = sorted_entries(dir_path, &error);
-    if (!error.empty()) add_gap(scan, dir_path, error);  // what was listed is still looked at
+    entry_list entries = sorted_entries(dir_path, &error);
+    if (!error.empty()) {
+      add_gap(scan, dir_path, error);
+      return entries;  // not kept: the next scan reads it again and names the gap again
+    }
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [](const auto& e) { return !kept_by_walk(e.first, e.second); }),
+                  entries.end());
+    if (ns_of(self.st_ctim) + settle_ns < ns_of(read_at)) scan.listings.listings[key] = {self.st_ctim, entries};
+    return entries;
+  }
+
+  bool visit(const std::string& dir_path, const struct stat& self, std::size_t depth,
+             std::vector<std::pair<std::string, struct stat>>& subdirs) {
+    const auto entries = entries_of(dir_path, self);
     {
       std::vector<std::string> names;
       names.reserve(entries.size());
@@ -403,23 +483,23 @@ struct walker {
         scan.truncated = true;
         return false;
       }
-      subdirs.push_back(name);
+      subdirs.emplace_back(name, st);
     }
     return true;
   }
 
-  void walk(const std::string& dir_path, std::size_t depth) {
+  void walk(const std::string& dir_path, const struct stat& self, std::size_t depth) {
     if (std::chrono::steady_clock::now() > deadline) {
       if (!out_of_time) add_gap(scan, dir_path, "the scan's time budget of " + std::to_string(scan_time_budget_seconds) +
                                                     " s ran out here; this and what follows were not checked");
       out_of_time = true;
       return;
     }
-    std::vector<std::string> subdirs;
-    if (!visit(dir_path, depth, subdirs)) return;
-    for (const auto& sub : subdirs) {
+    std::vector<std::pair<std::string, struct stat>> subdirs;
+    if (!visit(dir_path, self, depth, subdirs)) return;
+    for (const auto& [sub, st] : subdirs) {
       if (scan.truncated || out_of_time) return;
-      walk(join(dir_path, sub), depth + 1);
+      walk(join(dir_path, sub), st, depth + 1);
     }
   }
 };
@@ -556,9 +636,18 @@ file_stamp stamp_of(const std::string& path) {
   return s;
 }
 
-vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries) {
+vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                           const listing_cache* reuse, std::int64_t settle_ns) {
   vcs_scan scan;
-  walker{root, home, scan, max_entries}.walk(root, 0);
+  struct stat self {};
+  if (::lstat(root.c_str(), &self) != 0) {
+    add_gap(scan, root, std::string("cannot be examined: ") + std::strerror(errno));
+  } else {
+    walker w{root, home, scan, max_entries};
+    w.reuse = reuse;
+    w.settle_ns = settle_ns;
+    w.walk(root, self, 0);
+  }
   watch_startup(root, home, scan);
   return scan;
 }
@@ -609,8 +698,8 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 }
 
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
-                   deferred_execution_evidence& evidence) {
-  vcs_scan now = scan_vcs_metadata(root, home);
+                   deferred_execution_evidence& evidence, vcs_scan* after) {
+  vcs_scan now = scan_vcs_metadata(root, home, max_directories, &before.listings);
   evidence.entries += now.entries_seen;
   if (now.truncated) {
     evidence.complete = false;
@@ -646,6 +735,7 @@ void changes_since(const std::string& root, const vcs_scan& before, const std::s
     evidence.complete = false;
     add(evidence, "scan_incomplete", gap.path, "", gap.reason + ": what it holds or names was not checked");
   }
+  if (after != nullptr) *after = std::move(now);
 }
 
 }  // namespace cordon::vcs

@@ -81,6 +81,29 @@ struct repository_record {
   std::vector<std::string> exec_lines;
 };
 
+// Directory listings kept from one scan for the next (docs/deferred-execution.md,
+// "Cost"): keyed on the directory's identity (device, inode) with its ctime
+// when listed. A directory whose ctime is unchanged gained, lost or renamed
+// no entry (every such change sets ctime to the current time, and no
+// unprivileged call sets it back), so the next scan takes its entries from
+// here instead of reading it: one lstat(2) per directory instead of an
+// open, a getdents and a close. A listing is kept only when its ctime was
+// already `settle` older than the clock when it was read (a change in the
+// same clock tick, or on a file system with coarse timestamps, would
+// otherwise leave ctime equal), only on file systems whose ctime the kernel
+// sets itself (ext2/3/4, xfs, btrfs, tmpfs: not FUSE, not network file
+// systems), and only what the walk uses (subdirectories, entries of unknown
+// type, `.git`, `HEAD`, `objects`, `refs`).
+struct listing_cache {
+  struct listing {
+    timespec changed{};
+    std::vector<std::pair<std::string, unsigned char>> entries;  // name, readdir type
+  };
+  std::map<std::pair<dev_t, ino_t>, listing> listings;
+  std::uint64_t reused = 0;  // listings taken from the previous scan by the scan that made this one
+};
+inline constexpr std::int64_t listing_settle_ns = 1000000000;  // 1 s: covers file systems with 1 s ctime
+
 struct vcs_scan {
   std::vector<std::string> protect;  // existing paths to re-bind read-only
   std::vector<std::string> missing;  // hooks/, config or an include that should exist but does not, or cannot be read
@@ -104,6 +127,7 @@ struct vcs_scan {
   };
   std::map<std::string, agent_path> agent;
   std::uint64_t config_bytes = 0;    // config read so far (max_scan_config_bytes)
+  listing_cache listings;            // for the next scan of the same root (changes_since uses it)
 };
 
 // Scans `root` (an existing directory, resolved). `home` is the caller's home
@@ -111,9 +135,13 @@ struct vcs_scan {
 // ~/.profile, ~/.bashrc, ~/.zlogin, ~/.bash_logout..., git's ~/.gitconfig and
 // ~/.config/git/, ~/.config/systemd/user, ~/.config/autostart,
 // ~/.local/bin), "" when unknown: existing start-up paths beneath the root
-// are added to `protect`, absent ones are watched.
+// are added to `protect`, absent ones are watched. `reuse`: the listings of
+// an earlier scan (listing_cache); a directory whose identity and ctime match
+// is not read again. `settle_ns`: how much older than the clock a
+// directory's ctime must be for its listing to be kept for a later scan.
 vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
-                           std::uint64_t max_entries = max_directories);
+                           std::uint64_t max_entries = max_directories, const listing_cache* reuse = nullptr,
+                           std::int64_t settle_ns = listing_settle_ns);
 
 // The host's own git configuration (core/git_sources.h: system, global,
 // XDG, GIT_CONFIG_* and their includes, read once per launch): each of its
@@ -148,8 +176,10 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 // directory it could not list, a config it could not read); `evidence.entries`
 // and `complete` are set (false with any gap). Repositories of
 // `before` outside `root` (added by scan_git_directory) are stamped again
-// one by one.
+// one by one. The listings of `before` are reused (listing_cache): a
+// directory whose ctime moved is read again, whatever its mtime says.
+// `after`, when given, receives the new scan (its listings serve the next run).
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
-                   deferred_execution_evidence& evidence);
+                   deferred_execution_evidence& evidence, vcs_scan* after = nullptr);
 
 }  // namespace cordon::vcs

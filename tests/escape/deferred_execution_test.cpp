@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <ctime>
 
 #include "escape_support.h"
 
@@ -342,6 +345,42 @@ TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {
   EXPECT_TRUE(r.report["deferred_execution"]["findings"].empty()) << findings_text(r);
   EXPECT_TRUE(r.report["deferred_execution"]["scan"]["complete"].get<bool>());
   EXPECT_TRUE(r.report["violations"].empty()) << r.report.dump(2);
+}
+
+
+// The scan's listings kept between runs (docs/deferred-execution.md, "Cost as
+// the workspace grows"): a second run takes the first run's listings, and a
+// repository the command makes in a listed directory, with the directory's
+// mtime put back, is still found; the store, inside a writable home, is
+// read-only to the command while the workspace stays writable.
+TEST(EscapeDeferred, TheScanListingStoreCannotHideARepository) {
+  temp_dir home("/var/tmp"), policy_dir;
+  const std::string ws = home.mkdir("ws");
+  home.mkdir("ws/a/b/c");
+  std::string policy = write_policy(
+      policy_dir, R"({"readable": ["{workspace}"], "writable": ["{workspace}", ")" + home.path() +
+                      R"("], "protect_vcs_metadata": true})");
+  const std::vector<std::string> env = {"HOME=" + home.path(), "XDG_CACHE_HOME=" + home.path() + "/.cache"};
+  // A listing is kept once the directory's ctime is a second older than the
+  // clock (vcs::listing_settle_ns): wait for that, by the clock, not a fixed sleep.
+  struct stat st {};
+  ASSERT_EQ(::stat((ws + "/a/b/c").c_str(), &st), 0);
+  while (::time(nullptr) <= st.st_ctim.tv_sec + 2) ::usleep(50000);
+  auto first = run_cordon({"--policy", policy}, {"/bin/true"}, ws, env);
+  ASSERT_EQ(first.exit_code, 0) << first.all();
+  const std::string store = home.path() + "/.cache/cordon/scan-listings";
+  ASSERT_TRUE(fs::is_directory(store)) << first.all();
+  ASSERT_FALSE(fs::is_empty(store));
+  const std::string script =
+      "for f in " + store + "/*; do (echo poisoned > \"$f\") 2>/dev/null && echo store-written || echo "
+      "store-refused; done; (echo x > " + store + "/new) 2>/dev/null && echo created || echo not-created; "
+      "T=$(stat -c %y a/b/c) && " + kGit + "init -q a/b/c/r && touch -d \"$T\" a/b/c && echo made";
+  auto r = run_cordon({"--policy", policy}, {"/bin/sh", "-c", script}, ws, env);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  // One file per scanned root (the workspace and the home), each refused.
+  EXPECT_EQ(r.out, "store-refused\nstore-refused\nnot-created\nmade\n") << r.all();
+  EXPECT_TRUE(has_finding(r, "repository_created", ws + "/a/b/c/r/.git")) << findings_text(r);
+  EXPECT_TRUE(has_violation(r, "repository_created"));
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -226,6 +229,119 @@ TEST(VcsScan, FindingsAreCappedWithAScanIncomplete) {
   EXPECT_EQ(e.findings.back().kind, "scan_incomplete");
   EXPECT_NE(e.findings.back().detail.find("more than 1000 findings"), std::string::npos) << e.findings.back().detail;
   EXPECT_FALSE(e.complete);
+}
+
+
+// The listing cache (docs/deferred-execution.md, "Cost"). Listings are kept
+// only once a directory's ctime is older than the clock; these tests keep
+// every settled listing (settle 0) and wait, by polling the clock the kernel
+// stamps ctime from, until what they made is older than it.
+void until_clock_passes(const std::string& path) {
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  for (;;) {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (now.tv_sec > st.st_ctim.tv_sec || (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec)) return;
+    ::sched_yield();
+  }
+}
+
+bool kernel_sets_ctime(const std::string& path) {
+  struct statfs f {};
+  if (::statfs(path.c_str(), &f) != 0) return false;
+  auto t = static_cast<unsigned long>(f.f_type);
+  return t == EXT4_SUPER_MAGIC || t == XFS_SUPER_MAGIC || t == BTRFS_SUPER_MAGIC || t == TMPFS_MAGIC;
+}
+
+TEST(VcsScanCache, ADirectoryWhoseCtimeDidNotMoveIsNotReadAgain) {
+  scratch s;
+  if (!kernel_sets_ctime(s.dir)) GTEST_SKIP() << "no listing is kept on this file system";
+  make_bare(s, "a/.git", "[core]\nbare = false\n");
+  fs::create_directories(s.dir + "/a/b/c");
+  fs::create_directories(s.dir + "/d");
+  until_clock_passes(s.dir);  // made last: the root's ctime is the newest
+  vcs_scan first = scan_vcs_metadata(s.dir, "", max_directories, nullptr, 0);
+  EXPECT_EQ(first.listings.reused, 0u);
+  EXPECT_EQ(first.listings.listings.size(), 5u);  // the root, a, a/b, a/b/c, d (not inside .git)
+  vcs_scan second = scan_vcs_metadata(s.dir, "", max_directories, &first.listings, 0);
+  EXPECT_EQ(second.listings.reused, 5u);
+  EXPECT_EQ(second.repositories, first.repositories);
+  EXPECT_EQ(second.protect, first.protect);
+  EXPECT_EQ(second.entries_seen, first.entries_seen);
+}
+
+// The change a cache could hide: a repository made in a directory the cache
+// has listed, with the directory's mtime set back. Its ctime moved, so it
+// is read again and the repository found; what did not change is reused.
+TEST(VcsScanCache, ARepositoryHiddenFromTheCacheIsStillFound) {
+  scratch s;
+  if (!kernel_sets_ctime(s.dir)) GTEST_SKIP() << "no listing is kept on this file system";
+  fs::create_directories(s.dir + "/sub/deep/er");
+  fs::create_directories(s.dir + "/other");
+  until_clock_passes(s.dir);
+  vcs_scan before = scan_vcs_metadata(s.dir, "", max_directories, nullptr, 0);
+  ASSERT_EQ(before.listings.listings.size(), 5u);
+  struct stat st {};
+  ASSERT_EQ(::stat((s.dir + "/sub/deep/er").c_str(), &st), 0);
+  make_bare(s, "sub/deep/er/.git", "[core]\n\tfsmonitor = touch /tmp/x\n");
+  make_bare(s, "sub/deep/er/implicit", "[core]\n");
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (s.dir + "/sub/deep/er").c_str(), times, 0), 0);
+  deferred_execution_evidence e;
+  vcs_scan after;
+  changes_since(s.dir, before, "", e, &after);
+  EXPECT_TRUE(e.complete);
+  EXPECT_TRUE(found(e, "repository_created", s.dir + "/sub/deep/er/.git")) << kinds(e);
+  EXPECT_TRUE(found(e, "executable_config", s.dir + "/sub/deep/er/.git/config", "core.fsmonitor")) << kinds(e);
+  EXPECT_TRUE(found(e, "repository_created", s.dir + "/sub/deep/er/implicit")) << kinds(e);
+  EXPECT_EQ(after.listings.reused, 4u);  // the root, sub, sub/deep, other: unchanged
+}
+
+// A directory replaced by another of the same name (rename over it, or
+// remove and make again) is another identity: never taken for the old one.
+TEST(VcsScanCache, AReplacedDirectoryIsReadAgain) {
+  scratch s;
+  if (!kernel_sets_ctime(s.dir)) GTEST_SKIP() << "no listing is kept on this file system";
+  fs::create_directories(s.dir + "/w/x");
+  fs::create_directories(s.dir + "/staged");
+  until_clock_passes(s.dir);
+  vcs_scan before = scan_vcs_metadata(s.dir, "", max_directories, nullptr, 0);
+  make_bare(s, "staged/x/.git", "[alias]\n\tco = !sh -c evil\n");
+  fs::remove_all(s.dir + "/w/x");
+  ASSERT_EQ(::rename((s.dir + "/staged/x").c_str(), (s.dir + "/w/x").c_str()), 0);
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_TRUE(found(e, "repository_created", s.dir + "/w/x/.git")) << kinds(e);
+  EXPECT_TRUE(found(e, "executable_config", s.dir + "/w/x/.git/config", "alias.co")) << kinds(e);
+}
+
+// A directory whose ctime is not yet older than the clock by `settle` is
+// not kept: a change in the same clock tick would leave its ctime equal.
+TEST(VcsScanCache, AListingNotSettledIsNotKept) {
+  scratch s;
+  fs::create_directories(s.dir + "/fresh");
+  vcs_scan before = scan_vcs_metadata(s.dir, "", max_directories, nullptr, 3600LL * 1000000000);
+  EXPECT_TRUE(before.listings.listings.empty());
+  make_bare(s, "fresh/.git", "[core]\n\tpager = evil\n");
+  deferred_execution_evidence e;
+  changes_since(s.dir, before, "", e);
+  EXPECT_TRUE(found(e, "repository_created", s.dir + "/fresh/.git")) << kinds(e);
+}
+
+// A stale or forged entry (the right identity, another ctime) is not used.
+TEST(VcsScanCache, AListingForAnotherCtimeIsNotUsed) {
+  scratch s;
+  make_bare(s, "r/.git", "[core]\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat((s.dir + "/r").c_str(), &st), 0);
+  listing_cache forged;
+  timespec other = st.st_ctim;
+  other.tv_nsec = (other.tv_nsec + 1) % 1000000000;
+  forged.listings[{st.st_dev, st.st_ino}] = {other, {}};  // "r holds nothing"
+  vcs_scan scan = scan_vcs_metadata(s.dir, "", max_directories, &forged, 0);
+  EXPECT_TRUE(has(scan.repositories, s.dir + "/r/.git"));
+  EXPECT_EQ(scan.listings.reused, 0u);
 }
 
 }  // namespace

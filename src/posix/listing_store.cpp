@@ -1,0 +1,155 @@
+#include "posix/listing_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/sha256.h"
+#include "posix/atomic_file.h"
+#include "posix/unique_fd.h"
+
+namespace cordon::vcs {
+namespace {
+
+constexpr char kMagic[] = "cordon-scan-listings 1\n";
+
+// This user's own directory, not writable by others; else no descriptor.
+unique_fd open_own_directory(const std::string& dir) {
+  unique_fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return fd;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) return unique_fd();
+  return fd;
+}
+
+std::string file_name_of(const std::string& root) { return detail::sha256_hex(root); }
+
+template <typename T>
+void put(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+struct reader {
+  const std::string& data;
+  std::size_t at = 0;
+  template <typename T>
+  bool get(T& value) {
+    if (data.size() - at < sizeof value) return false;
+    std::memcpy(&value, data.data() + at, sizeof value);
+    at += sizeof value;
+    return true;
+  }
+  bool get_bytes(std::string& out, std::size_t n) {
+    if (data.size() - at < n) return false;
+    out.assign(data, at, n);
+    at += n;
+    return true;
+  }
+};
+
+bool parse(const std::string& data, const std::string& root, listing_cache& cache) {
+  reader r{data};
+  std::string magic, stored_root;
+  std::uint32_t root_size = 0;
+  if (!r.get_bytes(magic, sizeof kMagic - 1) || magic != kMagic) return false;
+  if (!r.get(root_size) || !r.get_bytes(stored_root, root_size) || stored_root != root) return false;
+  while (r.at < data.size()) {
+    std::uint64_t dev = 0, ino = 0;
+    std::int64_t sec = 0, nsec = 0;
+    std::uint32_t count = 0;
+    if (!r.get(dev) || !r.get(ino) || !r.get(sec) || !r.get(nsec) || !r.get(count)) return false;
+    if (count > max_directory_entries || nsec < 0 || nsec >= 1000000000) return false;
+    listing_cache::listing listing;
+    listing.changed.tv_sec = static_cast<time_t>(sec);
+    listing.changed.tv_nsec = static_cast<long>(nsec);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      unsigned char type = 0;
+      std::uint16_t size = 0;
+      std::string name;
+      if (!r.get(type) || !r.get(size) || size == 0 || !r.get_bytes(name, size)) return false;
+      if (name.find('/') != std::string::npos || name.find('\0') != std::string::npos || name == "." || name == "..")
+        return false;
+      listing.entries.emplace_back(std::move(name), type);
+    }
+    cache.listings[{static_cast<dev_t>(dev), static_cast<ino_t>(ino)}] = std::move(listing);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string listing_store_dir(const std::string& home) {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/cordon/scan-listings";
+  if (home.empty() || home == "/") return {};
+  return home + "/.cache/cordon/scan-listings";
+}
+
+listing_cache load_listings(const std::string& store_dir, const std::string& root) {
+  listing_cache cache;
+  if (store_dir.empty()) return cache;
+  unique_fd dir = open_own_directory(store_dir);
+  if (!dir) return cache;
+  unique_fd file(::openat(dir.get(), file_name_of(root).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!file) return cache;
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1 ||
+      (st.st_mode & 022) != 0 || static_cast<std::uint64_t>(st.st_size) > max_listing_store_bytes) {
+    return cache;
+  }
+  std::string data;
+  data.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::read(file.get(), data.data() + got, data.size() - got);
+    if (n <= 0) return cache;
+    got += static_cast<std::size_t>(n);
+  }
+  if (!parse(data, root, cache)) return listing_cache{};
+  return cache;
+}
+
+result<void> prepare_listing_store(const std::string& store_dir) {
+  if (store_dir.empty()) return make_error(error_code::io_error, "no cache directory (no home, no XDG_CACHE_HOME)");
+  // Make the path, each new level 0700 (an existing one is only checked at the end).
+  for (std::size_t slash = store_dir.find('/', 1);; slash = store_dir.find('/', slash + 1)) {
+    const std::string part = slash == std::string::npos ? store_dir : store_dir.substr(0, slash);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+      return make_error(error_code::io_error, "cannot make " + part, {}, errno);
+    }
+    if (slash == std::string::npos) break;
+  }
+  if (!open_own_directory(store_dir)) {
+    return make_error(error_code::io_error, store_dir + " is not this user's own directory, or others may write it");
+  }
+  return ok;
+}
+
+result<void> save_listings(const std::string& store_dir, const std::string& root, const listing_cache& cache) {
+  if (auto made = prepare_listing_store(store_dir); !made) return made;
+  unique_fd dir = open_own_directory(store_dir);
+  if (!dir) return make_error(error_code::io_error, store_dir + " is not this user's own directory, or others may write it");
+  std::string out(kMagic);
+  put(out, static_cast<std::uint32_t>(root.size()));
+  out += root;
+  for (const auto& [key, listing] : cache.listings) {
+    put(out, static_cast<std::uint64_t>(key.first));
+    put(out, static_cast<std::uint64_t>(key.second));
+    put(out, static_cast<std::int64_t>(listing.changed.tv_sec));
+    put(out, static_cast<std::int64_t>(listing.changed.tv_nsec));
+    put(out, static_cast<std::uint32_t>(listing.entries.size()));
+    for (const auto& [name, type] : listing.entries) {
+      put(out, type);
+      put(out, static_cast<std::uint16_t>(name.size()));
+      out += name;
+    }
+    if (out.size() > max_listing_store_bytes) return make_error(error_code::io_error, "listings larger than the store's bound");
+  }
+  return write_file_atomically_at(dir.get(), file_name_of(root), out);
+}
+
+}  // namespace cordon::vcs

@@ -1,0 +1,75 @@
+// The scan's listings kept between runs (posix/listing_store.h): read back
+// as written, and not read at all when they could be another's choice.
+#include "posix/listing_store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace cordon::vcs {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct store_dir {
+  std::string base;
+  store_dir() {
+    char tmpl[] = "/tmp/cordon-listings-XXXXXX";
+    base = ::mkdtemp(tmpl);
+  }
+  ~store_dir() { fs::remove_all(base); }
+  std::string dir() const { return base + "/cache/cordon/scan-listings"; }
+};
+
+listing_cache sample() {
+  listing_cache c;
+  c.listings[{7, 42}] = {{1700000000, 5}, {{".git", 4}, {"src", 4}, {"odd\nname", 0}}};
+  c.listings[{7, 43}] = {{1700000001, 999999999}, {}};
+  return c;
+}
+
+TEST(ListingStore, WhatIsSavedIsLoadedForTheSameRootOnly) {
+  store_dir s;
+  ASSERT_TRUE(save_listings(s.dir(), "/work/a", sample()));
+  struct stat st {};
+  ASSERT_EQ(::stat(s.dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  listing_cache back = load_listings(s.dir(), "/work/a");
+  ASSERT_EQ(back.listings.size(), 2u);
+  const auto& l = back.listings.at({7, 42});
+  EXPECT_EQ(l.changed.tv_sec, 1700000000);
+  EXPECT_EQ(l.changed.tv_nsec, 5);
+  ASSERT_EQ(l.entries.size(), 3u);
+  EXPECT_EQ(l.entries[2].first, "odd\nname");
+  EXPECT_TRUE(load_listings(s.dir(), "/work/b").listings.empty());
+}
+
+// A store others may write, or a file in it that is malformed or linked
+// elsewhere, is not read (the scan then reads every directory).
+TEST(ListingStore, AStoreThatCouldBeAnothersChoiceIsNotRead) {
+  store_dir s;
+  ASSERT_TRUE(save_listings(s.dir(), "/work/a", sample()));
+  ASSERT_EQ(::chmod(s.dir().c_str(), 0777), 0);
+  EXPECT_TRUE(load_listings(s.dir(), "/work/a").listings.empty());
+  EXPECT_FALSE(save_listings(s.dir(), "/work/a", sample()));
+  ASSERT_EQ(::chmod(s.dir().c_str(), 0700), 0);
+  ASSERT_FALSE(load_listings(s.dir(), "/work/a").listings.empty());
+  // Cut short in the middle of a record: malformed, nothing kept.
+  for (const auto& entry : fs::directory_iterator(s.dir())) {
+    fs::resize_file(entry.path(), fs::file_size(entry.path()) - 3);
+  }
+  EXPECT_TRUE(load_listings(s.dir(), "/work/a").listings.empty());
+  // A second link to the file: another name could be written through it.
+  ASSERT_TRUE(save_listings(s.dir(), "/work/a", sample()));
+  for (const auto& entry : fs::directory_iterator(s.dir())) {
+    fs::create_hard_link(entry.path(), s.base + "/other-name");
+    break;
+  }
+  EXPECT_TRUE(load_listings(s.dir(), "/work/a").listings.empty());
+}
+
+}  // namespace
+}  // namespace cordon::vcs
