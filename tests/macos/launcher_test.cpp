@@ -21,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "cordon/profiles.h"
+#include "macos/filtered_run.h"
 #include "macos/launcher.h"
+#include "macos_test_support.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::macos_impl {
@@ -207,6 +210,72 @@ TEST(MacosLauncher, AMissingCommandIs127) {
   ASSERT_TRUE(outcome) << outcome.error_value().message;
   EXPECT_TRUE(outcome->exited);
   EXPECT_EQ(outcome->exit_code, 127);
+}
+
+// A filtered policy: the broker listens before the plan is compiled, the
+// command reaches it through the proxy variables the plan sets, and its
+// decisions come back in the outcome.
+TEST(MacosLauncher, AFilteredPolicyStartsTheBrokerTheCommandReachesThroughItsProxy) {
+  scratch_dir temp;
+  fs::create_directories(temp.path / "home" / "project");
+  fs::create_directory(temp.path / "T");
+  auto profile = builtin_profile("workspace-write");
+  ASSERT_TRUE(profile) << profile.error_value().message;
+  sandbox_policy policy = *profile;
+  policy.network.mode = network_mode::filtered;
+  policy.network.rules = {network_rule{.host = "allowed.test", .port = 80, .action = rule_action::allow}};
+  policy.network.default_action = rule_action::deny;
+  macos_host_facts facts;
+  facts.native = true;
+  facts.aliases = standard_macos_aliases();
+  facts.home = (temp.path / "home").string();
+  facts.workspace = (temp.path / "home" / "project").string();
+  facts.user_temp_dir = (temp.path / "T").string();
+  facts.sandbox_exec = CORDON_SOURCE_DIR "/tests/macos/sandbox-exec-standin.sh";
+  facts.sandbox_exec_present = true;
+  const fs::path out = temp.path / "answer";
+  // CONNECT to a host no rule allows, through the proxy the plan names.
+  const std::string script =
+      "import os, socket, sys\n"
+      "proxy = os.environ['http_proxy'].rsplit(':', 1)\n"
+      "s = socket.create_connection(('127.0.0.1', int(proxy[1])))\n"
+      "s.sendall(b'CONNECT denied.test:80 HTTP/1.1\\r\\nHost: denied.test:80\\r\\n\\r\\n')\n"
+      "open(sys.argv[1], 'w').write(os.environ['http_proxy'] + ' ' + s.recv(64).decode().split('\\r\\n')[0])\n";
+  launch_request request;
+  request.argv = {"/usr/bin/python3", "-c", script, out.string()};
+  auto outcome = run_macos_policy(macos_test::accept_unverified(policy), facts, request);
+  ASSERT_TRUE(outcome) << outcome.error_value().describe()
+                       << (outcome ? "" : outcome.error_value().errors.empty() ? "" : outcome.error_value().errors[0].location + ": " + outcome.error_value().errors[0].reason);
+  EXPECT_EQ(outcome->exit_code, 0);
+  const std::string answer = read_file(out);
+  EXPECT_EQ(answer.rfind("http://127.0.0.1:", 0), 0u) << answer;
+  EXPECT_NE(answer.find(" HTTP/1.1 403"), std::string::npos) << answer;
+  ASSERT_TRUE(outcome->network);
+  ASSERT_EQ(outcome->network->connections.size(), 1u);
+  EXPECT_EQ(outcome->network->connections[0].host, "denied.test");
+  EXPECT_EQ(outcome->network->connections[0].action, "deny");
+}
+
+TEST(MacosLauncher, APolicyThatIsNotFilteredStartsNoBroker) {
+  scratch_dir temp;
+  macos_host_facts facts;
+  facts.native = true;
+  facts.aliases = standard_macos_aliases();
+  fs::create_directories(temp.path / "home" / "project");
+  fs::create_directory(temp.path / "T");
+  facts.home = (temp.path / "home").string();
+  facts.workspace = (temp.path / "home" / "project").string();
+  facts.user_temp_dir = (temp.path / "T").string();
+  facts.sandbox_exec = CORDON_SOURCE_DIR "/tests/macos/sandbox-exec-standin.sh";
+  facts.sandbox_exec_present = true;
+  auto profile = builtin_profile("workspace-write");
+  ASSERT_TRUE(profile);
+  launch_request request;
+  request.argv = {"/bin/sh", "-c", "test -z \"$http_proxy\""};
+  auto outcome = run_macos_policy(macos_test::accept_unverified(*profile), facts, request);
+  ASSERT_TRUE(outcome) << outcome.error_value().describe();
+  EXPECT_EQ(outcome->exit_code, 0);
+  EXPECT_FALSE(outcome->network);
 }
 
 }  // namespace
