@@ -51,8 +51,14 @@ endfunction()
 # libcordon is static: its own link needs are in Libs, so that a plain
 # `pkg-config --libs cordon` links (libmd for SHA-256, libidn2 for IDNA,
 # OpenSSL for the broker's TLS termination).
+# (libmd on Linux only: elsewhere SHA-256 is libcrypto's, src/core/sha256.cpp.)
+if(CORDON_LINUX_HOST)
+  set(CORDON_PC_LIBS "-lcordon -lmd -pthread")
+else()
+  set(CORDON_PC_LIBS "-lcordon -pthread")
+endif()
 cordon_install_pkgconfig(cordon "Process sandbox library: policies, plans, confined runs, reports"
-  "-lcordon -lmd -pthread" libidn2 nlohmann_json libssl libcrypto)
+  "${CORDON_PC_LIBS}" libidn2 nlohmann_json libssl libcrypto)
 
 # The C API (docs/library.md, "Installed"): libcordon_c.so.1 (runtime; the
 # Debian package libcordon-c1), the libcordon_c.so link for building (dev),

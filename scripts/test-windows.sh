@@ -42,6 +42,11 @@ t=$(now)
 "$wine64" cmd /c exit </dev/null >/dev/null 2>&1 || true
 echo "== windows: wine prefix $(since "$t") s"
 
+# The reports cordon.exe writes in the suite (tests/windows/wine/cli_test.cpp)
+# go here, and are validated against schemas/report.v1.schema.json below.
+reports="$(mktemp -d /tmp/cordon-wine-reports-XXXXXX)"
+trap 'cleanup; rm -rf "$reports"' EXIT
+export CORDON_WINE_REPORTS="Z:${reports//\//\\}"
 t=$(now)
 args=(--gtest_brief=1)
 if [ -n "$results" ]; then args+=("--gtest_output=json:Z:$results/cordon_wine_tests.wine.json"); fi
@@ -56,4 +61,13 @@ else
 fi
 set -e
 echo "== windows: wine tests $(since "$t") s (exit $status)"
+shopt -s nullglob
+written=("$reports"/*.json)
+if [ ${#written[@]} -eq 0 ]; then
+  echo "== windows: no report was written (expected cli-run.json and cli-refused.json)"
+  [ $status -ne 0 ] || status=1
+elif ! python3 "$root/scripts/validate-reports.py" "${written[@]}"; then
+  echo "== windows: a report does not follow schemas/report.v1.schema.json"
+  [ $status -ne 0 ] || status=1
+fi
 exit $status

@@ -15,6 +15,7 @@
 #include "cordon/windows/launcher.h"
 #include "windows/launcher/dacl_lease.h"
 #include "windows/launcher/win32.h"
+#include "windows/report.h"
 
 namespace cordon::windows {
 namespace {
@@ -46,17 +47,24 @@ void print_failure(const error& f) {
   }
 }
 
-nlohmann::json contract_json(const enforcement_contract& k) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [c, s] : k) out[std::string(to_string(c))] = {{"level", to_string(s.level)}, {"mechanism", s.mechanism}, {"detail", s.detail}};
-  return out;
+// Writes `text` to --report when one was given (schemas/report.v1.schema.json,
+// src/windows/report.h). Returns `status`, or kRefused when the report cannot
+// be written (a run whose report is lost is not reported as a success).
+int with_report(const cli_options& o, const std::string& text, int status) {
+  if (o.report.empty()) return status;
+  if (auto w = launcher::write_durably(o.report, text); !w) {
+    std::cerr << "cordon: report: " << w.error_value().describe() << "\n";
+    return kRefused;
+  }
+  return status;
 }
 
 int run(const cli_options& o, bool launch) {
   auto policy = load(o);
   if (!policy) {
     std::cerr << "cordon: " << policy.error_value().describe() << "\n";
-    return kRefused;
+    if (!launch) return kRefused;
+    return with_report(o, windows_refused_report_json("", o.command, policy.error_value()), kRefused);
   }
   windows_compile_options compile;
   compile.workspace = workspace_of(o);
@@ -65,7 +73,8 @@ int run(const cli_options& o, bool launch) {
   auto compiled = compile_windows_plan(*policy, facts, compile);
   if (!compiled) {
     print_failure(*compiled.failure);
-    return kRefused;
+    if (!launch) return kRefused;
+    return with_report(o, windows_refused_report_json(policy->name, o.command, *compiled.failure), kRefused);
   }
   const windows_plan& plan = *compiled.plan;
   if (!launch) {
@@ -80,34 +89,13 @@ int run(const cli_options& o, bool launch) {
   auto ran = launch_windows_plan(plan, options);
   if (!ran) {
     std::cerr << "cordon: " << ran.error_value().describe() << "\n";
-    if (ran.error_value().code == error_code::command_not_found) return 127;
-    return kRefused;
+    const int status = ran.error_value().code == error_code::command_not_found ? 127 : kRefused;
+    return with_report(o, windows_launch_failed_report_json(plan, ran.error_value(), {}), status);
   }
   std::fwrite(ran->stdout_text.data(), 1, ran->stdout_text.size(), stdout);
   std::fwrite(ran->stderr_text.data(), 1, ran->stderr_text.size(), stderr);
-  if (!o.report.empty()) {
-    nlohmann::json env_names = nlohmann::json::array();
-    for (const auto& [name, value] : plan.environment().entries) env_names.push_back(name);
-    nlohmann::json report = {{"schema", 1},
-                             {"backend", plan_type},
-                             {"policy", plan.policy().name},
-                             {"argv", plan.command()->argv},
-                             {"application", plan.command()->application},
-                             {"environment_names", env_names},
-                             {"controls", contract_json(ran->observed)},
-                             {"readback", ran->readback},
-                             {"cleanup", ran->cleanup},
-                             {"warnings", ran->warnings},
-                             {"timed_out", ran->timed_out},
-                             {"exit_code", ran->exit_code},
-                             {"wall_ms", ran->wall_ms}};
-    if (auto w = launcher::write_durably(o.report, report.dump(2) + "\n"); !w) {
-      std::cerr << "cordon: report: " << w.error_value().describe() << "\n";
-      return kRefused;
-    }
-  }
-  if (ran->timed_out) return 124;
-  return static_cast<int>(ran->exit_code);
+  const int status = ran->timed_out ? 124 : static_cast<int>(ran->exit_code);
+  return with_report(o, windows_run_report_json(plan, *ran), status);
 }
 
 int recover(const cli_options& o) {
