@@ -11,6 +11,12 @@ export type ReportControl = {
 
 export type ReportStrings = Array<string>;
 
+export type ReportCapturedStream = {
+  bytes: number;
+  kept: number;
+  dropped: number;
+};
+
 export interface Report {
   schema: 1;
   cordon_version: string;
@@ -79,7 +85,7 @@ export interface Report {
   /** With filesystem.protect_vcs_metadata: what the post-run scan of the writable roots found that the host's git, shell or desktop would later run or trust (docs/deferred-execution.md). Every finding is also listed under violations with the same kind. */
   deferred_execution?: {
     findings: Array<{
-      kind: "repository_created" | "repository_changed" | "repository_redirect_created" | "executable_config" | "hooks_path" | "hook" | "gitlink_added" | "startup_file" | "scan_incomplete";
+      kind: "repository_created" | "repository_changed" | "repository_redirect_created" | "executable_config" | "hooks_path" | "hook" | "gitlink_added" | "startup_file" | "operation_state" | "operation_exec" | "home_file" | "agent_config" | "instruction_file" | "scan_incomplete";
       path: string;
       /** executable_config and hooks_path: the key, section and name lowercased as git config --list prints it (core.fsmonitor) */
       key?: string;
@@ -102,6 +108,8 @@ export interface Report {
     malformed: number;
     error: number;
     not_recorded: number;
+    /** DNS queries counted into an earlier entry for the same name, protocol, rule, action and answer (that entry's count) instead of listed again (docs/network.md, Evidence). */
+    aggregated?: number;
     /** The broker's relay memory: the budget for bulk buffers and the most its connections held at once, bytes (docs/network.md, Memory budget). */
     memory?: {
       budget_bytes: number;
@@ -121,6 +129,8 @@ export interface Report {
       protocol: "http_connect" | "http_forward" | "socks5" | "transparent" | "dns" | "dns_tcp" | "unknown";
       original?: string;
       name_source?: "tls_sni" | "http_host" | "dns" | "address";
+      /** DNS: how many queries this entry stands for, when more than one. */
+      count?: number;
       /** The broker ended the command's TLS with the run's authority (docs/tls.md). */
       tls?: "terminate";
       /** Each HTTP request on a terminated connection, in order (at most 256). */
@@ -156,6 +166,12 @@ export interface Report {
     }>;
   };
   warnings?: ReportStrings;
+  /** A run whose output the host captured with a cap (include/cordon/capture.h): per stream, the bytes written, kept (head and tail) and dropped between them. */
+  output?: {
+    max_output: number;
+    stdout: ReportCapturedStream;
+    stderr: ReportCapturedStream;
+  };
   error?: {
     code: string;
     message: string;
