@@ -162,3 +162,52 @@ export function explain(policy?: string | Record<string, unknown>, options?: Com
 export function probe(): Capabilities;
 export function profileJson(name?: string): string;
 export function libraryVersion(): string;
+
+/** A capability request (schemas/capability_rules.v1.schema.json, "$defs/request"). */
+export type CapabilityRequest = Record<string, unknown>;
+
+/** What the rules say about one request (docs/governance.md). */
+export interface Decision {
+  decision: 'allow' | 'deny' | 'require_approval';
+  reason: string;
+  rule_id: string;
+  parts: Array<{ part: string; decision: string; rule_id: string; reason: string }>;
+  uncertain: unknown[];
+  request_digest: string;
+  rules_digest: string;
+}
+
+/** Capability rules (a rules file's JSON text or object); throws a
+ * CordonError (parse_error, invalid_policy with the JSON pointer) when they do
+ * not check. */
+export class Rules {
+  constructor(rules: string | Record<string, unknown>);
+  /** Judges one request without running anything; a denial is an answer. */
+  decide(request: CapabilityRequest): Decision;
+}
+
+/** One event for the tamper-evident audit log. */
+export interface AuditEvent {
+  module: string;
+  event: string;
+  outcome: string;
+  ids?: Record<string, string>;
+  attributes?: Record<string, string>;
+  elapsed_ms?: number;
+}
+
+/** What verifying an audit log found; a log that does not verify is ok: false. */
+export interface AuditVerification {
+  ok: boolean;
+  events: number;
+  bad_line: number;
+  problem: string;
+  last_hash: string;
+  interrupted_runs: string[];
+  records: Array<{ seq: number; hash: string; event: Record<string, unknown> }>;
+}
+
+/** Appends one event (created 0600; an existing log must verify first), durable when it returns. */
+export function auditAppend(file: string, event: AuditEvent): void;
+/** Verifies an audit log (`cordon audit verify`). */
+export function auditVerify(file: string): AuditVerification;

@@ -294,7 +294,38 @@ class Pool {
   }
 }
 
+// Governance (docs/governance.md): capability rules judge what an agent host
+// asks to do ("$defs/request" of schemas/capability_rules.v1.schema.json).
+class Rules {
+  // rules: the rules file's JSON text, or an object. Throws CordonError
+  // (parse_error, invalid_policy with the JSON pointer) when they do not check.
+  constructor(rules) {
+    const text = typeof rules === 'string' ? rules : JSON.stringify(rules);
+    this._rules = unwrap(addon().rulesLoad(text)).rules;
+  }
+
+  // The decision for one request, without running anything: {decision:
+  // 'allow'|'deny'|'require_approval', reason, rule_id, parts, uncertain,
+  // request_digest, rules_digest}. A denial is an answer, not an error.
+  decide(request) {
+    return JSON.parse(unwrap(addon().rulesDecide(this._rules, JSON.stringify(request))).json);
+  }
+}
+
+// Appends one event to a tamper-evident audit log (created 0600; an existing
+// log must verify first), durable when it returns. event: {module, event,
+// outcome, ids?, attributes?, elapsed_ms?}.
+function auditAppend(file, event) {
+  unwrap(addon().auditAppend(file, JSON.stringify(event)));
+}
+
+// Verifies an audit log: {ok, events, bad_line, problem, last_hash,
+// interrupted_runs, records}. A log that does not verify is an answer (ok false).
+function auditVerify(file) {
+  return JSON.parse(unwrap(addon().auditVerify(file)).json);
+}
+
 module.exports = {
-  run, start, compile, explain, probe, profileJson, Plan, Pool, Run, CordonError,
+  run, start, compile, explain, probe, profileJson, Plan, Pool, Run, CordonError, Rules, auditAppend, auditVerify,
   libraryVersion: () => addon().libraryVersion(),
 };

@@ -148,8 +148,9 @@ void add_policy_flags(CLI::App& app, policy_overrides& out) {
       ->allow_extra_args(false)
       ->excludes("--net");
   app.add_flag("--allow-local-binding", out.allow_local_binding,
-               "Let the command bind and connect on the sandbox's own loopback (dev servers); the host's is "
-               "still unreachable")
+               "Let the command bind and connect on the sandbox's own loopback (dev servers) with a filtered "
+               "network too, and require a network namespace of its own; the host's is still unreachable "
+               "(under --net none the loopback is the command's already where the sandbox has a namespace)")
       ->group(group);
   each("--cache", "NAME", out.caches, CLI::IsMember(cache_names()),
        "Keep a persistent cache writable: pip, npm, cargo or ccache (repeatable; the report warns of the risk)");

@@ -59,8 +59,9 @@ result<network_rule> parse_host_port(const std::string& text);
 //    default action becomes deny and a network_filter requirement is
 //    removed, since they only exist in filtered mode;
 //  --allow-local-binding: network.allow_local_binding (a loopback inside the
-//    sandbox's own network namespace, for dev servers; validation refuses it
-//    with an unrestricted network, where it means nothing);
+//    sandbox's own network namespace, for dev servers, with a filtered network
+//    too; denied networks on linux-namespaces have it already; validation
+//    refuses it with an unrestricted network, where it means nothing);
 //  --env NAME adds NAME to environment.allow (once) and removes a value the
 //    policy sets for NAME (the profiles set PATH and HOME), so that the host's
 //    value really passes; NAME unset on the host is then unset inside;

@@ -44,10 +44,15 @@ enforcement_contract linux_contract(const sandbox_policy& policy, const linux_pl
 
   switch (policy.network.mode) {
     case network_mode::denied:
-      c[control::network_deny] =
-          status(L::enforced,
-                 std::string("network namespace (loopback only)") + " + seccomp (socket families other than AF_UNIX)" +
-                     (facts.landlock_abi >= 4 ? " + landlock tcp bind/connect" : ""));
+      // The namespace is the layer: its only interface is its own loopback,
+      // which the command may use (local servers); seccomp narrows the
+      // socket families and checks every connect(2) (loopback only).
+      c[control::network_deny] = status(
+          L::enforced, std::string("network namespace (own loopback only, no route out)") +
+                           (policy.network.allow_local_binding
+                                ? " + seccomp (connect(2) checked: loopback only)"
+                                : " + seccomp (socket families other than AF_UNIX/AF_INET/AF_INET6; connect(2) "
+                                  "checked: loopback only)"));
       c[control::network_filter] = status(L::not_applicable, "", "network mode is denied");
       break;
     case network_mode::unrestricted:

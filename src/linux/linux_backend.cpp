@@ -124,22 +124,30 @@ void choose_network(const sandbox_policy& normalized, linux_plan_payload& payloa
   payload.new_network_namespace = normalized.network.mode != network_mode::unrestricted;
   const bool filtered = normalized.network.mode == network_mode::filtered;
   payload.network_broker = filtered;
-  payload.loopback_up = payload.new_network_namespace && (normalized.network.allow_local_binding || filtered);
+  // Denied: the namespace's own loopback is the command's (local servers,
+  // test fixtures); filtered: the broker's listener is there.
+  payload.loopback_up = payload.new_network_namespace;
 }
 
 seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
   const bool filtered = normalized.network.mode == network_mode::filtered;
+  const bool denied = normalized.network.mode == network_mode::denied;
   seccomp_options seccomp;
   seccomp.deny_non_unix_sockets =
       normalized.network.mode != network_mode::unrestricted && !normalized.network.allow_local_binding;
-  seccomp.allow_inet_sockets = filtered;
-  seccomp.notify_connect = filtered;
+  // Denied: IPv4/IPv6 sockets live in the sandbox's network namespace, whose
+  // only interface is its own loopback (no route out, nobody else in it), so
+  // they expose nothing; connect(2) reaches that loopback only. Filtered: the
+  // broker's listener, and what is routed to it.
+  seccomp.allow_inet_sockets = filtered || denied;
+  seccomp.notify_connect = filtered || denied;
   // A network namespace of its own: every connect(2) can be performed by the
   // supervisor (no IP connect leaves the namespace to wait on the world), so
   // named unix sockets are checked there (unix_connect.h).
   seccomp.notify_unix_connect = normalized.network.mode != network_mode::unrestricted;
   seccomp.broker_port = filtered ? broker_port : 0;
-  seccomp.allow_loopback_connect = normalized.network.allow_local_binding;
+  // Filtered without local binding: a loopback destination is the host's, judged by the broker's rules.
+  seccomp.allow_loopback_connect = denied || normalized.network.allow_local_binding;
   // Root is mapped to itself: a setuid file it creates would be setuid root on the host.
   seccomp.deny_setuid_bits = facts.uid == 0;
   seccomp.notify = true;  // blocked calls become violations in the report
@@ -150,10 +158,12 @@ void choose_landlock(const sandbox_policy& normalized, const host_facts& facts, 
                      linux_plan_payload& payload) {
   payload.landlock.abi = facts.landlock_abi;
   payload.landlock.rules = landlock_rules_for(payload.mounts);
-  // TCP through Landlock: none in denied mode; in filtered mode, connect to
-  // the broker's port only. With local binding the namespace is the layer
-  // (Landlock rules name ports, not addresses: any port must stay open).
-  payload.landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
+  // TCP through Landlock: in filtered mode, connect to the broker's port only.
+  // In denied mode and with local binding the namespace is the layer: the
+  // command binds and connects on its own loopback, and Landlock rules name
+  // ports, not addresses (any port must stay open).
+  payload.landlock.restrict_tcp =
+      seccomp.deny_non_unix_sockets && normalized.network.mode == network_mode::filtered;
   if (normalized.network.mode == network_mode::filtered && payload.landlock.restrict_tcp) {
     payload.landlock.tcp_connect_ports = {broker_port};
   }

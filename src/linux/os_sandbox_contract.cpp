@@ -57,7 +57,8 @@ void state_network(const sandbox_policy& policy, const os_sandbox_payload& paylo
                                     "host's, a socket that may reach loopback may reach every address"};
       } else {
         c[control::network_deny] = {L::enforced, "seccomp (socket families other than AF_UNIX)" + tcp_layer,
-                                    "no network namespace: the host's network, reached by no IP socket"};
+                                    "no network namespace: the host's network, reached by no IP socket (IPv4/IPv6 sockets fail "
+                                    "with EAFNOSUPPORT, so a local server needs linux-namespaces)"};
       }
       c[control::network_filter] = {L::not_applicable, "", "network mode is denied"};
       break;

@@ -36,7 +36,7 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
 
 TEST(FirstHour, SummaryOnRequestSaysWhatWasEnforcedWhatWasNotViolationsAndExit) {
   temp_dir ws;
-  auto r = run_cordon({"--summary"}, {"python3", "-c", "import socket\ntry:\n socket.socket()\nexcept OSError:\n pass"},
+  auto r = run_cordon({"--summary"}, {"python3", "-c", "import socket\ntry:\n socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\nexcept OSError:\n pass"},
                       ws.path());
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_EQ(lines_starting(r.err, "cordon: summary: completed, exit 0 after ").size(), 1U) << r.err;
@@ -49,7 +49,7 @@ TEST(FirstHour, SummaryOnRequestSaysWhatWasEnforcedWhatWasNotViolationsAndExit) 
       << r.err;
   EXPECT_EQ(lines_starting(r.err, "cordon:   isolation   container (").size(), 1U) << r.err;
   EXPECT_TRUE(contains(r.err, "; the policy requires at least os_sandbox\n")) << r.err;
-  EXPECT_EQ(lines_starting(r.err, "cordon:   violations  1 kind(s) stopped: socket(AF_INET) (network_socket) x1").size(),
+  EXPECT_EQ(lines_starting(r.err, "cordon:   violations  1 kind(s) stopped: socket(AF_PACKET) (network_socket) x1").size(),
             1U)
       << r.err;
   EXPECT_EQ(lines_starting(r.err, "cordon:   report      /tmp/").size(), 1U) << r.err;

@@ -597,6 +597,77 @@ static napi_value result(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* ---- governance (docs/governance.md): rules, decide, the audit log ---- */
+
+static const napi_type_tag rules_tag = {0x636f72646f6e2d72ULL, 0x756c65732d786d33ULL};
+
+static void rules_finalize(napi_env env, void* data, void* hint) {
+  (void)env;
+  (void)hint;
+  cordon_rules_free(data);
+}
+
+/* rulesLoad(json) -> {rules} | {error}. */
+static napi_value rules_load(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
+  int ok = 1;
+  char* text = string_arg(env, argv[0], &ok);
+  cordon_rules* rules = NULL;
+  char* error = NULL;
+  int code = cordon_rules_load(ok ? text : NULL, &rules, &error);
+  free(text);
+  if (code != 0) return error_result(env, error, code);
+  napi_value out;
+  napi_create_object(env, &out);
+  napi_set_named_property(env, out, "rules", make_tagged_external(env, rules, rules_finalize, &rules_tag));
+  return out;
+}
+
+/* rulesDecide(rules, requestJson) -> {json} | {error}. Pure: nothing runs. */
+static napi_value rules_decide(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  CHECK_NAPI(get_args(env, info, 2, argv) ? napi_ok : napi_generic_failure);
+  const cordon_rules* rules = tagged_external(env, argv[0], &rules_tag);
+  int ok = 1;
+  char* request = string_arg(env, argv[1], &ok);
+  char* decision = NULL;
+  char* error = NULL;
+  int code = cordon_rules_decide(rules, ok ? request : NULL, &decision, &error);
+  free(request);
+  return json_answer(env, code, decision, error);
+}
+
+/* auditAppend(path, eventJson) -> {} | {error}: durable before it returns. */
+static napi_value audit_append(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  CHECK_NAPI(get_args(env, info, 2, argv) ? napi_ok : napi_generic_failure);
+  int ok = 1;
+  char* path = string_arg(env, argv[0], &ok);
+  char* event = string_arg(env, argv[1], &ok);
+  char* error = NULL;
+  int code = cordon_audit_append(ok ? path : NULL, ok ? event : NULL, &error);
+  free(path);
+  free(event);
+  if (code != 0) return error_result(env, error, code);
+  napi_value out;
+  napi_create_object(env, &out);
+  return out;
+}
+
+/* auditVerify(path) -> {json} | {error}; a log that does not verify is an answer. */
+static napi_value audit_verify(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
+  int ok = 1;
+  char* path = string_arg(env, argv[0], &ok);
+  char* verification = NULL;
+  char* error = NULL;
+  int code = cordon_audit_verify(ok ? path : NULL, &verification, &error);
+  free(path);
+  return json_answer(env, code, verification, error);
+}
+
 #define EXPORT(name, fn)                                                                 \
   do {                                                                                   \
     napi_value f;                                                                        \
@@ -621,5 +692,9 @@ NAPI_MODULE_INIT() {
   EXPORT("poolReady", pool_ready);
   EXPORT("poolRefresh", pool_refresh);
   EXPORT("poolClose", pool_close);
+  EXPORT("rulesLoad", rules_load);
+  EXPORT("rulesDecide", rules_decide);
+  EXPORT("auditAppend", audit_append);
+  EXPORT("auditVerify", audit_verify);
   return exports;
 }

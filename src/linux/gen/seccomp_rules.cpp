@@ -406,9 +406,12 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
     if (options.notify_connect) {
       program.broker_port = options.broker_port;
       program.allow_loopback_connect = options.allow_loopback_connect;
-      b.note(std::string("connect(AF_INET/AF_INET6 other than the broker's 127.0.0.1:") +
-             std::to_string(options.broker_port) + (options.allow_loopback_connect ? " or loopback" : "") +
-             "): EACCES, recorded by the supervisor");
+      // One note for both uses of the variant (seccomp_programs.h): which
+      // destinations pass is the supervisor's, from the program's fields.
+      b.note(std::string("connect(AF_INET/AF_INET6): performed by the supervisor to the sandbox's own loopback "
+                         "(network denied, or allow_local_binding), to the broker's 127.0.0.1:") +
+             std::to_string(options.broker_port) +
+             " or TCP routed to it (filtered); any other destination: EACCES, recorded by the supervisor");
     }
   }
   // Named unix sockets are checked at connect(2) (unix_connect.h). A

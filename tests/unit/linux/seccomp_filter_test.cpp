@@ -534,7 +534,7 @@ TEST(SeccompFilter, FilteredNetworkAllowsInetFamiliesOnly) {
   EXPECT_TRUE(has_line(program->blocked, "socket(families other than AF_UNIX, AF_INET, AF_INET6): EAFNOSUPPORT"));
   EXPECT_FALSE(program->connect_notified);  // needs notify
 
-  // The filtered-network rules come only together, with the broker's port.
+  // The inet rules come only together, with the broker's port or none (network denied).
   seccomp_options half = options;
   half.notify_connect = false;
   EXPECT_FALSE(build_seccomp_program(half).has_value());
@@ -581,8 +581,18 @@ TEST(SeccompFilter, FilteredNetworkNotifiesConnect) {
   EXPECT_EQ(program->broker_port, 3128);
   EXPECT_EQ(errno_for_notification(*program, SYS_connect), EACCES);
   EXPECT_TRUE(has_line(program->blocked,
-                       "connect(AF_INET/AF_INET6 other than the broker's 127.0.0.1:3128): EACCES, recorded by the "
-                       "supervisor"));
+                       "connect(AF_INET/AF_INET6): performed by the supervisor to the sandbox's own loopback (network "
+                       "denied, or allow_local_binding), to the broker's 127.0.0.1:3128 or TCP routed to it "
+                       "(filtered); any other destination: EACCES, recorded by the supervisor"));
+
+  // Network denied in the sandbox's own namespace: the same program, no broker.
+  options.broker_port = 0;
+  options.allow_loopback_connect = true;
+  auto denied = build_seccomp_program(options);
+  ASSERT_TRUE(denied.has_value()) << denied.error_value().describe();
+  EXPECT_EQ(denied->bpf.size(), program->bpf.size());
+  EXPECT_EQ(denied->broker_port, 0);
+  EXPECT_TRUE(denied->allow_loopback_connect);
 }
 
 }  // namespace cordon::linux_impl
