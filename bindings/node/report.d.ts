@@ -166,6 +166,8 @@ export interface Report {
     }>;
   };
   warnings?: ReportStrings;
+  /** Windows (docs/windows-backend.md): each cleanup step after the run, in order, as 'step: ok' or 'step: failed: why' (the DACL lease restored, the AppContainer profile deleted, the per-run directory removed), on every path that reached the launcher. */
+  cleanup?: ReportStrings;
   /** A run whose output the host captured with a cap (include/cordon/capture.h): per stream, the bytes written, kept (head and tail) and dropped between them. */
   output?: {
     max_output: number;
