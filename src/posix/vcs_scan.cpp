@@ -1,5 +1,7 @@
 #include "posix/vcs_scan.h"
 
+#include "posix/bounded_scan.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include "core/git_rules.h"
 #include "core/git_sources.h"
 #include "core/sha256.h"
+#include "posix/bounded_scan.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::vcs {
@@ -636,8 +639,10 @@ file_stamp stamp_of(const std::string& path) {
   return s;
 }
 
-vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
-                           const listing_cache* reuse, std::int64_t settle_ns) {
+namespace {
+
+vcs_scan scan_here(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                   const listing_cache* reuse, std::int64_t settle_ns) {
   vcs_scan scan;
   struct stat self {};
   if (::lstat(root.c_str(), &self) != 0) {
@@ -650,6 +655,14 @@ vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std
   }
   watch_startup(root, home, scan);
   return scan;
+}
+
+}  // namespace
+
+vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                           const listing_cache* reuse, std::int64_t settle_ns, std::uint64_t memory_bound) {
+  return run_bounded_scan(
+      root, [&] { return scan_here(root, home, max_entries, reuse, settle_ns); }, memory_bound);
 }
 
 void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
