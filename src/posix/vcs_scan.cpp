@@ -1,6 +1,7 @@
 #include "posix/vcs_scan.h"
 
 #include "posix/bounded_scan.h"
+#include "posix/listing_store.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -657,12 +658,32 @@ vcs_scan scan_here(const std::string& root, const std::string& home, std::uint64
   return scan;
 }
 
+// In the scan's child: the store's listings (besides `reuse`) in, this
+// scan's listings back to the store, none to the caller.
+vcs_scan scan_with_store(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                         const listing_cache* reuse, std::int64_t settle_ns, const std::string& store_dir) {
+  listing_cache kept = load_listings(store_dir, root);
+  if (reuse != nullptr) {
+    for (const auto& [id, listing] : reuse->listings) kept.listings.emplace(id, listing);
+  }
+  vcs_scan scan = scan_here(root, home, max_entries, &kept, settle_ns);
+  (void)save_listings(store_dir, root, scan.listings);  // a store not written only costs the next run its reuse
+  scan.listings.listings.clear();
+  return scan;
+}
+
 }  // namespace
 
 vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
-                           const listing_cache* reuse, std::int64_t settle_ns, std::uint64_t memory_bound) {
+                           const listing_cache* reuse, std::int64_t settle_ns, std::uint64_t memory_bound,
+                           const std::string& store_dir) {
   return run_bounded_scan(
-      root, [&] { return scan_here(root, home, max_entries, reuse, settle_ns); }, memory_bound);
+      root,
+      [&] {
+        return store_dir.empty() ? scan_here(root, home, max_entries, reuse, settle_ns)
+                                 : scan_with_store(root, home, max_entries, reuse, settle_ns, store_dir);
+      },
+      memory_bound);
 }
 
 void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
@@ -711,8 +732,9 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 }
 
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
-                   deferred_execution_evidence& evidence, vcs_scan* after) {
-  vcs_scan now = scan_vcs_metadata(root, home, max_directories, &before.listings);
+                   deferred_execution_evidence& evidence, vcs_scan* after, const std::string& store_dir) {
+  vcs_scan now = scan_vcs_metadata(root, home, max_directories, &before.listings, listing_settle_ns,
+                                   scan_memory_bound_bytes, store_dir);
   evidence.entries += now.entries_seen;
   if (now.truncated) {
     evidence.complete = false;

@@ -149,10 +149,14 @@ struct vcs_scan {
 // bytes (posix/bounded_scan.h, vcs::scan_memory_bound_bytes, 256 MiB):
 // past it, or when the child fails, the scan is one gap at `root` that
 // refuses the launch (a scan_incomplete finding after the run).
+// `store_dir` (posix/listing_store.h), when not "": the child also reuses
+// the listings stored there for `root` and replaces them with its own, and
+// the scan returned carries none (only listings.reused): the listings never
+// cross into the caller's memory.
 vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
                            std::uint64_t max_entries = max_directories, const listing_cache* reuse = nullptr,
                            std::int64_t settle_ns = listing_settle_ns,
-                           std::uint64_t memory_bound = scan_memory_bound_bytes);
+                           std::uint64_t memory_bound = scan_memory_bound_bytes, const std::string& store_dir = "");
 
 // The host's own git configuration (core/git_sources.h: system, global,
 // XDG, GIT_CONFIG_* and their includes, read once per launch): each of its
@@ -190,7 +194,10 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 // one by one. The listings of `before` are reused (listing_cache): a
 // directory whose ctime moved is read again, whatever its mtime says.
 // `after`, when given, receives the new scan (its listings serve the next run).
+// `store_dir`: as scan_vcs_metadata's (the listings of the store are reused
+// and replaced by the new scan's, in the scan's child).
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
-                   deferred_execution_evidence& evidence, vcs_scan* after = nullptr);
+                   deferred_execution_evidence& evidence, vcs_scan* after = nullptr,
+                   const std::string& store_dir = "");
 
 }  // namespace cordon::vcs
