@@ -146,6 +146,11 @@ test("without --rules, the default rules for coding agents judge the calls", asy
     const install = await agent.callTool({ name: "shell", arguments: { command: "npm install left-pad" } });
     assert.equal(install.structuredContent.status, "denied");
     assert.match(text(install), /no elicitation/);
+    // What the sandbox refused is a line of the text, so that a model does not retry it.
+    const connect = await agent.callTool({ name: "shell", arguments: {
+      command: "python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)\"" } });
+    assert.equal(connect.isError, true);
+    assert.match(text(connect), /\[cordon\] blocked by the sandbox: network_connect 192\.0\.2\.1:80 \(x1\)/);
     const outside = await agent.callTool({ name: "write", arguments: { path: "/etc/cordon-mcp-default", content: "x" } });
     assert.equal(outside.isError, true);
     assert.equal(fs.existsSync("/etc/cordon-mcp-default"), false);
