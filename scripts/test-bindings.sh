@@ -102,5 +102,8 @@ if [ "$(id -u)" -eq 0 ]; then
   id "$test_user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$test_user"
   run_suites "$test_user" unprivileged
 fi
+# The install steps of docs/python.md and docs/node.md, extracted from the
+# pages and run on a clean copy (as the test user when started as root).
+"$root/scripts/test-install-docs.sh" "$results" "$build" || status=1
 rm -rf "$stage"
 exit $status

@@ -3,9 +3,8 @@
 // policy. A thin layer over cordon.node, the N-API addon over libcordon's C
 // API (include/cordon/cordon_c.h). Types: index.d.ts, report.d.ts.
 //
-// Where the addon is found, first match wins: $CORDON_NODE_ADDON (the path
-// of cordon.node), $CORDON_BUILD_DIR/bindings/node/cordon.node, the build
-// tree of the checkout this package sits in (../../build).
+// Where the addon is found: addon_path.js (the variables, the build tree, an
+// installed cordon).
 
 const fs = require('node:fs');
 const net = require('node:net');
@@ -14,10 +13,7 @@ const path = require('node:path');
 const ABI_VERSION = 1;
 
 function loadAddon() {
-  const candidates = [];
-  if (process.env.CORDON_NODE_ADDON) candidates.push(process.env.CORDON_NODE_ADDON);
-  if (process.env.CORDON_BUILD_DIR) candidates.push(path.join(process.env.CORDON_BUILD_DIR, 'bindings/node/cordon.node'));
-  candidates.push(path.join(__dirname, '../../build/bindings/node/cordon.node'));
+  const candidates = require('./addon_path').addonCandidates();
   const tried = [];
   for (const candidate of candidates) {
     if (!fs.existsSync(candidate)) {
@@ -30,7 +26,7 @@ function loadAddon() {
     }
     return addon;
   }
-  throw new Error(`cordon.node not found (set CORDON_NODE_ADDON or CORDON_BUILD_DIR): ${tried.join('; ')}`);
+  throw new Error(`cordon.node not found (install cordon, or set CORDON_NODE_ADDON or CORDON_BUILD_DIR): ${tried.join('; ')}`);
 }
 
 let addonCache = null;

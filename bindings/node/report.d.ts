@@ -82,6 +82,12 @@ export interface Report {
     target: string;
     count: number;
   }>;
+  /** Calls refused like violations but harmless: a query about the sandbox's own network (kind network_probe: socket(AF_NETLINK, NETLINK_ROUTE), which libc's getaddrinfo and npm make on every run). Not violations; absent when there were none (docs/report.md). */
+  probes?: Array<{
+    kind: "network_probe";
+    target: string;
+    count: number;
+  }>;
   /** With filesystem.protect_vcs_metadata: what the post-run scan of the writable roots found that the host's git, shell or desktop would later run or trust (docs/deferred-execution.md). Every finding is also listed under violations with the same kind. */
   deferred_execution?: {
     findings: Array<{

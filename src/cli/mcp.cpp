@@ -11,6 +11,7 @@
 #include "cli/profile_dirs.h"
 #include "cli/workspace.h"
 #include "cordon/governance/approval.h"
+#include "governance/default_rules.h"
 #include "mcp/server.h"
 
 extern char** environ;
@@ -26,13 +27,15 @@ struct mcp_options {
 };
 
 int serve_mcp(const mcp_options& o) {
-  auto rules = governance::capability_policy::load(o.rules);
-  if (!rules) return print_error(rules.error_value()), exit_cordon_failed;
   auto chosen = load_policy_or_profile(o.policy_file, o.profile);
   if (!chosen) return print_policy_file_error(o.policy_file, chosen.error_value()), exit_cordon_failed;
   const char* home = std::getenv("HOME");
   auto ws = choose_workspace(o.workspace, current_directory(), home != nullptr ? home : "");
   if (!ws) return print_error(ws.error_value()), exit_cordon_failed;
+  // A rules file may write {workspace}; without one, the default rules for coding agents.
+  auto rules = o.rules.empty() ? governance::coding_agent_rules(ws->workspace)
+                               : governance::load_rules(o.rules, ws->workspace);
+  if (!rules) return print_error(rules.error_value()), exit_cordon_failed;
   mcp::server_options options;
   options.rules = std::move(*rules);
   options.policy = std::move(chosen->policy);
@@ -62,8 +65,9 @@ struct mcp_command final : command {
         "Tools: shell, read, write, edit, glob, grep, apply_patch; protocol, approvals and results: docs/mcp.md.\n\n"
         "Exit status: 0 at the end of input; 125 the rules or policy cannot be used, the audit log fails, or bad "
         "usage.");
-    app.add_option("--rules", options.rules, "The capability rules (JSON): what may run, what needs approval")
-        ->required()
+    app.add_option("--rules", options.rules,
+                   "The capability rules (JSON; {workspace} stands for the workspace): what may run, what needs "
+                   "approval. Default: the built-in rules for coding agents (docs/governance.md)")
         ->type_name("FILE");
     app.add_option("--policy", options.policy_file, "Sandbox policy file (JSON)")->type_name("FILE");
     app.add_option("--profile", options.profile, "Profile by name (default workspace-write)")

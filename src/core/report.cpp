@@ -87,7 +87,7 @@ json plan_part(json j, const sandbox_plan& plan) {
 constexpr const char* kOrder[] = {
       "outcome", "exit",   "timeout_fired", "error",    "policy_errors", "blockers",  "started_at", "finished_at",
       "prepared", "prepared_at",
-      "command", "policy", "backend",       "controls", "limits",        "limits_hit", "violations", "warnings",
+      "command", "policy", "backend",       "controls", "limits",        "limits_hit", "violations", "probes", "warnings",
       "deferred_execution", "network", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
 
 json in_reading_order(const json& j) {
@@ -223,11 +223,15 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
                      {"processes", outcome.process_limit_hit},
                      {"cpu", outcome.cpu_limit_hit}};
   j["mounts"] = outcome.mounts;
+  // Harmless probes (a route query: kind network_probe) were refused all the
+  // same, but are listed apart: they are no attempt to get out (docs/report.md).
   json violations = json::array();
+  json probes = json::array();
   for (const auto& v : outcome.violations) {
-    violations.push_back({{"kind", v.kind}, {"target", v.target}, {"count", v.count}});
+    (v.kind == "network_probe" ? probes : violations).push_back({{"kind", v.kind}, {"target", v.target}, {"count", v.count}});
   }
   j["violations"] = violations;
+  if (!probes.empty()) j["probes"] = probes;
   if (outcome.network) {
     const network_evidence& n = *outcome.network;
     json connections = json::array();

@@ -11,6 +11,7 @@
 
 #include "cordon/fs_worker.h"
 #include "fsworker/resolver.h"
+#include "posix/beside_install.h"
 #include "fsworker/worker_config.h"
 
 namespace cordon {
@@ -89,6 +90,7 @@ std::string find_fs_worker(const std::string& explicit_path) {
     return exists(env) ? env : "";
   }
   if (exists(CORDON_FS_WORKER_INSTALL_PATH)) return CORDON_FS_WORKER_INSTALL_PATH;
+  if (std::string beside = posix::beside_install("cordon-fs-worker"); !beside.empty()) return beside;
   if (exists(CORDON_FS_WORKER_BUILD_PATH)) return CORDON_FS_WORKER_BUILD_PATH;
   return "";
 }

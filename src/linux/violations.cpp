@@ -4,6 +4,7 @@
 #include "linux/fallback_calls.h"
 
 #include <arpa/inet.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -34,6 +35,18 @@ std::string describe_call(const seccomp_notif& request) {
     }
   }
   return name;
+}
+
+// A refused socket(2) that only asks about the namespace's own network is a
+// probe, not an attempt to get out: a route or address query
+// (AF_NETLINK, NETLINK_ROUTE), which libc's getaddrinfo (AI_ADDRCONFIG) and
+// npm make on every run. Refused all the same (EAFNOSUPPORT); the report
+// lists it under "probes", apart from the violations (docs/report.md).
+const char* kind_of(const seccomp_notif& request, bool network) {
+  if (!network) return "seccomp";
+  const bool route_query = syscall_name(request.data.nr) == "socket" && request.data.args[0] == AF_NETLINK &&
+                           request.data.args[2] == NETLINK_ROUTE;
+  return route_query ? "network_probe" : "network_socket";
 }
 
 // The kernel's notification structures may be larger than this header's
@@ -95,7 +108,7 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
   } else {
     const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
     // libc's clone3/openat2 first try is refused all the same, but is no violation (linux/fallback_calls.h).
-    if (!is_expected_fallback(listener_fd, *request)) log.record(network ? "network_socket" : "seccomp", describe_call(*request));
+    if (!is_expected_fallback(listener_fd, *request)) log.record(kind_of(*request, network), describe_call(*request));
     response->error = -errno_for_notification(program, request->data.nr);
     response->flags = 0;
   }

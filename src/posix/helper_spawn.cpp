@@ -19,14 +19,18 @@
 #include <cstdlib>
 
 #include "cordon/policy_json.h"
+#include "posix/beside_install.h"
 #include "posix/exiting_sandboxes.h"
 
 namespace cordon::posix {
 
+// After the installed path: <prefix>/libexec/cordon/ of the installation this
+// code was loaded from (beside_install.h), before the build tree's.
 std::string supervisor_path(const std::string& configured) {
   if (!configured.empty()) return configured;
   if (const char* env = std::getenv("CORDON_SUPERVISOR"); env != nullptr && env[0] != '\0') return env;
   if (::access(CORDON_SUPERVISOR_INSTALLED, X_OK) == 0) return CORDON_SUPERVISOR_INSTALLED;
+  if (std::string beside = beside_install("cordon-supervisor"); !beside.empty()) return beside;
 #ifdef CORDON_SUPERVISOR_BUILT
   return CORDON_SUPERVISOR_BUILT;
 #else

@@ -788,6 +788,8 @@ static void test_fs_worker(void) {
   CHECK(contains(response, "\"code\":\"symlink\""), "symlink: %s", response);
   CHECK(cordon_fs_finish(fs, &report, &error) == CORDON_OK, "finish: %s", error);
   CHECK(contains(report, "\"writes\":[") && contains(report, "a.txt"), "report: %s", report);
+  cordon_string_free(response);
+  response = NULL;
   CHECK(cordon_fs_call(fs, "{\"op\": \"stat\", \"path\": \"a.txt\"}", &response, &error) == CORDON_E_USAGE_ERROR,
         "a call after finish");
 done:

@@ -1,7 +1,8 @@
 // cordon mcp driven by the official MCP TypeScript SDK's client over stdio:
 // an agent session's tool calls (explore, edit, patch, run, a denied delete,
 // an approval through elicitation, a declined one), capped output and the
-// timeout. CORDON (the cordon binary) must be set; run by tests/mcp/run.sh.
+// timeout, and the built-in rules when no --rules is given. CORDON (the cordon
+// binary) must be set; run by tests/mcp/run.sh.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -27,10 +28,11 @@ const rules = {
 };
 
 let dir, workspace, client, answers = [];
-async function connect(elicits) {
+async function connect(elicits, defaultRules = false) {
+  const rulesArgs = defaultRules ? [] : ["--rules", path.join(dir, "rules.json")];
   const transport = new StdioClientTransport({
     command: cordon,
-    args: ["mcp", "--rules", path.join(dir, "rules.json"), "--workspace", workspace, "--audit", path.join(dir, "audit.jsonl"),
+    args: ["mcp", ...rulesArgs, "--workspace", workspace, "--audit", path.join(dir, "audit.jsonl"),
            "--max-output", "4096", "--timeout", "20"],
     env: { ...process.env },
     stderr: "inherit",
@@ -128,6 +130,33 @@ test("without elicitation and without an approver, an approval is refused", asyn
     assert.match(text(r), /no elicitation/);
   } finally {
     await plain.close();
+  }
+});
+
+test("without --rules, the default rules for coding agents judge the calls", async () => {
+  const agent = await connect(false, true);
+  try {
+    const listed = await agent.callTool({ name: "shell", arguments: { command: "ls > listing.txt" } });
+    assert.equal(listed.isError, false, text(listed));
+    assert.ok(fs.existsSync(path.join(workspace, "listing.txt")));
+    const removed = await agent.callTool({ name: "shell", arguments: { command: "rm -rf ." } });
+    assert.equal(removed.structuredContent.status, "denied");
+    assert.match(text(removed), /delete files one by one/);
+    assert.ok(fs.existsSync(path.join(workspace, "app.js")));
+    const install = await agent.callTool({ name: "shell", arguments: { command: "npm install left-pad" } });
+    assert.equal(install.structuredContent.status, "denied");
+    assert.match(text(install), /no elicitation/);
+    // What the sandbox refused is a line of the text, so that a model does not retry it.
+    const connect = await agent.callTool({ name: "shell", arguments: {
+      command: "python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)\"" } });
+    assert.equal(connect.isError, true);
+    assert.match(text(connect), /\[cordon\] blocked by the sandbox: network_connect 192\.0\.2\.1:80 \(x1\)/);
+    const outside = await agent.callTool({ name: "write", arguments: { path: "/etc/cordon-mcp-default", content: "x" } });
+    assert.equal(outside.isError, true);
+    assert.equal(fs.existsSync("/etc/cordon-mcp-default"), false);
+  } finally {
+    await agent.close();
+    fs.rmSync(path.join(workspace, "listing.txt"), { force: true });
   }
 });
 

@@ -1,4 +1,5 @@
 // sidecar_process.cpp — see sidecar_process.h.
+#include <algorithm>
 #include "sidecar_process.h"
 
 #include <fcntl.h>
@@ -77,7 +78,7 @@ bool sidecar_process::fill(std::chrono::steady_clock::time_point deadline) {
   return true;
 }
 
-bool sidecar_process::wait_until_stdout_full(std::chrono::milliseconds timeout) {
+bool sidecar_process::wait_until_stdout_full(std::size_t largest_write, std::chrono::milliseconds timeout) {
   const int capacity = ::fcntl(out_, F_GETPIPE_SZ);
   const long page = ::sysconf(_SC_PAGESIZE);
   if (capacity <= 0 || page <= 0) return false;
@@ -85,8 +86,8 @@ bool sidecar_process::wait_until_stdout_full(std::chrono::milliseconds timeout) 
   for (;;) {
     int queued = 0;
     if (::ioctl(out_, FIONREAD, &queued) != 0) return false;
-    // A blocked writer may leave the last page partly empty (pipe(7): it takes whole pages).
-    if (queued > capacity - page) return true;
+    const long slack = (capacity / page) * static_cast<long>(largest_write > 0 ? largest_write - 1 : 0);
+    if (queued >= capacity - std::min<long>(slack, capacity - 1)) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a condition, not deciding the test
   }

@@ -25,11 +25,14 @@ class sidecar_process {
   // The next `count` bytes of stdout, or nullopt.
   std::optional<std::string> read_bytes(std::size_t count, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   void close_stdin();
-  // Waits, without reading, until cordon has filled the pipe of its stdout
-  // (what the pipe holds is within a page of its capacity: cordon's next
-  // write would block). The explicit sign that a host that stopped reading
-  // holds cordon up, instead of a fixed sleep. False after `timeout`.
-  bool wait_until_stdout_full(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Waits, without reading, until cordon has filled the pipe of its stdout:
+  // cordon's next write of up to `largest_write` bytes would block. The
+  // explicit sign that a host that stopped reading holds cordon up, instead
+  // of a fixed sleep. A write that does not fit in a pipe's last page takes a
+  // new one (pipe(7)), so each page may keep up to largest_write - 1 bytes
+  // free. False after `timeout`.
+  bool wait_until_stdout_full(std::size_t largest_write,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Waits for cordon to exit (at most `timeout`, then SIGKILL): its exit status, 128+N for a signal.
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // Everything left on stdout, and all of stderr (after wait).

@@ -24,6 +24,10 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
+// The fake sidecar's progress frames (tests/sidecars/fake_sidecar.py): 1 KB of
+// padding and their JSON, under 1,100 bytes each.
+constexpr std::size_t kFrameBytes = 1100;
+
 json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) return nullptr;
@@ -200,7 +204,7 @@ TEST_F(SidecarTest, SigtermToCordonEndsTheSessionWhileTheHostIsNotReading) {
   // same steps follow"), not stay blocked writing to the host for ever.
   sidecar_process p(args("flood", {"--stdin-grace", "0.3", "--term-grace", "0.5"}));
   handshake(p);
-  ASSERT_TRUE(p.wait_until_stdout_full()) << "the flood never filled the pipe to the host";  // nothing reads it
+  ASSERT_TRUE(p.wait_until_stdout_full(kFrameBytes)) << "the flood never filled the pipe to the host";  // nothing reads it
   ::kill(p.pid(), SIGTERM);
   bool exited = false;
   for (auto until = std::chrono::steady_clock::now() + 8s; !exited && std::chrono::steady_clock::now() < until;) {
@@ -227,7 +231,7 @@ TEST_F(SidecarTest, ASlowHostGetsEveryFrameAfterClosingItsInput) {
   ASSERT_TRUE(p.send(request(1, "burst", {{"n", 1}})));
   p.close_stdin();
   // Not reading until the sidecar is held up by this host: the pipe is full.
-  ASSERT_TRUE(p.wait_until_stdout_full()) << "the burst never filled the pipe to the host";
+  ASSERT_TRUE(p.wait_until_stdout_full(kFrameBytes)) << "the burst never filled the pipe to the host";
   EXPECT_EQ(p.wait(), 0) << p.stderr_text();
   std::istringstream out(p.rest_of_stdout());
   int notifications = 0;

@@ -7,9 +7,13 @@ Where the library is found, first match wins (docs/python.md):
      (bindings/python/cordon -> ../../../build), for a run from the tree;
   4. "libcordon_c.so.1" through the dynamic loader (an installed cordon:
      the Debian package libcordon-c1 puts it in /usr/lib/<multiarch>/);
-  5. /usr/lib/<multiarch>/ and /usr/local/lib/<multiarch>/, then
+  5. <prefix>/lib/ (and lib/<multiarch>/) of the installation whose `cordon`
+     is on PATH (a `cmake --install --prefix DIR`);
+  6. /usr/lib/<multiarch>/ and /usr/local/lib/<multiarch>/, then
      /usr/local/lib/ by path (a `cmake --install` whose directory is not in
      the loader's cache).
+The library finds cordon-supervisor in <prefix>/libexec/cordon/ of its own
+installation: an installed cordon needs no variable.
 """
 
 from __future__ import annotations
@@ -71,6 +75,13 @@ def _candidates() -> list[str]:
         out.append(str(tree))
     out.append(_SONAME)
     multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        cli = Path(directory or ".") / "cordon"
+        if directory and os.access(cli, os.X_OK):
+            prefix = cli.resolve().parent.parent
+            out.append(str(prefix / "lib" / _SONAME))
+            if multiarch:
+                out.append(str(prefix / "lib" / multiarch / _SONAME))
     for directory in ("/usr/lib/" + multiarch, "/usr/local/lib/" + multiarch, "/usr/local/lib"):
         if multiarch or directory == "/usr/local/lib":
             out.append(str(Path(directory) / _SONAME))

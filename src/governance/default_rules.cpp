@@ -1,0 +1,127 @@
+// default_rules.cpp — the built-in rules for coding agents and "{workspace}"
+// in rules files (default_rules.h; docs/governance.md, "Default rules for
+// coding agents").
+//
+// The rules say what an agent's tool call may attempt; the sandbox still
+// confines everything that runs. deny beats require_approval beats allow, and
+// a part no rule covers is denied, so the lists below need not be complete to
+// be safe: an unlisted command is refused with "no rule covers ...".
+#include "governance/default_rules.h"
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "governance/json_util.h"
+
+namespace cordon::governance {
+namespace {
+
+using detail::json;
+
+constexpr std::string_view kRules = R"json({
+  "schema_version": 1,
+  "name": "cordon-coding-agent-defaults",
+  "rules": [
+    {"id": "inspect", "decision": "allow",
+     "reason": "inspection: listing, reading, searching and version-control queries",
+     "actions": ["shell", "process"],
+     "commands": ["ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "printf", "true", "false",
+                  "test", "[", "stat", "file", "diff", "cmp", "sort", "uniq", "cut", "tr", "awk", "jq", "tree", "du",
+                  "df", "which", "env", "date", "basename", "dirname", "realpath", "readlink", "id", "uname", "cd",
+                  "git status", "git log", "git diff", "git show", "git branch", "git rev-parse", "git ls-files",
+                  "git blame", "git grep", "git remote", "git config --get", "git config --list", "git tag",
+                  "git describe", "npm ls", "npm view", "npm outdated", "pip list", "pip show"]},
+    {"id": "edit-build-test", "decision": "allow",
+     "reason": "editing, building and testing in the workspace (confined by the sandbox)",
+     "actions": ["shell", "process", "python"],
+     "commands": ["make", "cmake", "ninja", "meson", "npm test", "npm run", "npm start", "npx", "node", "python3",
+                  "python", "pytest", "cargo build", "cargo test", "cargo check", "cargo run", "go build", "go test",
+                  "go vet", "gcc", "g++", "cc", "c++", "clang", "tsc", "mkdir", "touch", "cp", "mv", "ln", "rm",
+                  "sed", "tee", "patch", "xargs", "chmod", "git add", "git commit", "git checkout", "git switch",
+                  "git stash", "git restore", "git apply", "git merge", "git rebase", "git init", "git mv",
+                  "git rm"]},
+    {"id": "installs", "decision": "require_approval",
+     "reason": "installing dependencies fetches and runs code from the network: needs approval",
+     "actions": ["shell", "process", "python"],
+     "commands": ["npm install", "npm i", "npm ci", "npm add", "npm update", "yarn", "pnpm", "pip install",
+                  "pip3 install", "python3 -m pip", "python -m pip", "cargo add", "cargo install", "cargo update",
+                  "go get", "go install", "apt-get", "apt", "gem install", "bundle"]},
+    {"id": "pushes", "decision": "require_approval",
+     "reason": "publishing leaves the workspace (a push, a release, a registry upload): needs approval",
+     "actions": ["shell", "process", "python"],
+     "commands": ["git push", "git fetch", "git pull", "git clone", "npm publish", "cargo publish",
+                  "twine upload", "gh", "curl", "wget"]},
+    {"id": "destructive", "decision": "deny",
+     "reason": "destructive: recursive deletes, history rewrites and discarded work are refused; delete files one by one by name, or ask the user",
+     "actions": ["shell", "process", "python"],
+     "commands": ["rm -r*", "rm -f*", "rm -*r*", "rm --recursive", "rm --force", "git reset --hard", "git clean",
+                  "git push --force*", "git push -f", "git push --delete", "git branch -D", "git checkout -- .",
+                  "git restore .", "dd", "mkfs*", "shred", "truncate", "chmod -R", "chown", "sudo", "su", "find * -delete"]},
+    {"id": "workspace-write", "decision": "allow",
+     "reason": "writes and redirections into the workspace",
+     "actions": ["filesystem_write"], "paths": ["{workspace}", "/tmp", "/dev/null"]},
+    {"id": "read", "decision": "allow",
+     "reason": "reads: the sandbox decides what is visible",
+     "actions": ["filesystem_read"], "paths": ["/"]}
+  ],
+  "examples": [
+    {"name": "inspection runs", "request": {"risk": "medium", "action": "shell", "command": "git status && ls -la"}, "decision": "allow"},
+    {"name": "a redirection into the workspace", "decision": "allow",
+     "request": {"risk": "medium", "action": "shell", "command": "npm test > test.log 2>&1", "working_directory": "{workspace}"}},
+    {"name": "a redirection outside", "decision": "deny",
+     "request": {"risk": "medium", "action": "shell", "command": "echo x > /etc/motd", "working_directory": "{workspace}"}},
+    {"name": "an install asks", "request": {"risk": "medium", "action": "shell", "command": "npm install left-pad"}, "decision": "require_approval"},
+    {"name": "a push asks", "request": {"risk": "medium", "action": "shell", "command": "git push origin main"}, "decision": "require_approval"},
+    {"name": "a force push is refused", "request": {"risk": "medium", "action": "shell", "command": "git push --force origin main"}, "decision": "deny"},
+    {"name": "rm -rf is refused", "request": {"risk": "medium", "action": "shell", "command": "rm -rf src"}, "decision": "deny"},
+    {"name": "rm of one file runs", "request": {"risk": "medium", "action": "shell", "command": "rm notes.txt"}, "decision": "allow"},
+    {"name": "an unknown command is refused", "request": {"risk": "medium", "action": "shell", "command": "nc -l 8080"}, "decision": "deny"},
+    {"name": "the file tools write in the workspace", "decision": "allow",
+     "request": {"risk": "medium", "action": "filesystem_write", "resources": {"paths": ["{workspace}/src/a.js"]}}},
+    {"name": "and not outside", "decision": "deny",
+     "request": {"risk": "medium", "action": "filesystem_write", "resources": {"paths": ["/etc/passwd"]}}}
+  ]
+})json";
+
+// Every "{workspace}" in every string of `j` becomes `workspace`.
+void expand(json& j, const std::string& workspace) {
+  if (j.is_string()) {
+    std::string text = j.get<std::string>();
+    for (std::size_t at = text.find("{workspace}"); at != std::string::npos; at = text.find("{workspace}", at)) {
+      text.replace(at, 11, workspace);
+      at += workspace.size();
+    }
+    j = text;
+  } else if (j.is_array() || j.is_object()) {
+    for (auto& item : j) expand(item, workspace);
+  }
+}
+
+}  // namespace
+
+result<capability_policy> rules_from_json(std::string_view text, const std::string& workspace) {
+  if (workspace.empty() || workspace.front() != '/') {
+    return detail::invalid("", "the workspace that {workspace} stands for must be an absolute path");
+  }
+  auto doc = detail::parse_document(text);
+  if (!doc) return std::move(doc).error_value();
+  expand(*doc, workspace);
+  return capability_policy::from_json(doc->dump());
+}
+
+result<capability_policy> load_rules(const std::string& path, const std::string& workspace) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(error_code::io_error, "cannot read " + path, {}, errno);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return rules_from_json(text.str(), workspace);
+}
+
+result<capability_policy> coding_agent_rules(const std::string& workspace) {
+  return rules_from_json(kRules, workspace);
+}
+
+std::string_view coding_agent_rules_json() noexcept { return kRules; }
+
+}  // namespace cordon::governance
