@@ -41,6 +41,35 @@ def make_tree(path, n):
     subprocess.run(["git", "init", "-q", path], check=True)
 
 
+def pooled_times(ws, rules_file, calls, pause_seconds):
+    """The round trips (ms) of `calls` tools/call after one warm-up call, each
+    after a pause (not timed) in which the pool prepares its next sandbox."""
+    mcp = subprocess.Popen([cordon, "mcp", "--pool", "1", "--rules", str(rules_file), "--workspace", ws],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def rpc(message):
+        mcp.stdin.write(json.dumps(message) + "\n")
+        mcp.stdin.flush()
+        return json.loads(mcp.stdout.readline())
+
+    rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"}}})
+    times = []
+    for i in range(calls + 1):
+        time.sleep(pause_seconds)
+        start = time.perf_counter()
+        answer = rpc({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                      "params": {"name": "shell", "arguments": {"command": "true"}}})
+        elapsed = (time.perf_counter() - start) * 1000
+        assert not answer["result"]["isError"], answer
+        if i > 0:
+            times.append(elapsed)  # the first call warms the store
+    mcp.stdin.close()
+    mcp.wait()
+    return times
+
+
 def main():
     base = tempfile.mkdtemp(prefix="cordon-wspool-", dir=os.environ.get("TMPDIR", "/var/tmp"))
     rules_file = Path(base) / "rules.json"
@@ -50,29 +79,7 @@ def main():
         for n in (80, 1700, 20000, 150000):
             ws = os.path.join(base, "ws%d" % n)
             make_tree(ws, n)
-            mcp = subprocess.Popen([cordon, "mcp", "--pool", "1", "--rules", str(rules_file), "--workspace", ws],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-            def rpc(message):
-                mcp.stdin.write(json.dumps(message) + "\n")
-                mcp.stdin.flush()
-                return json.loads(mcp.stdout.readline())
-
-            rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                            "clientInfo": {"name": "bench", "version": "1"}}})
-            times = []
-            for i in range(runs + 1):
-                time.sleep(pause)  # the pool prepares its next sandbox meanwhile
-                start = time.perf_counter()
-                answer = rpc({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                              "params": {"name": "shell", "arguments": {"command": "true"}}})
-                elapsed = (time.perf_counter() - start) * 1000
-                assert not answer["result"]["isError"], answer
-                if i > 0:
-                    times.append(elapsed)  # the first call warms the store
-            mcp.stdin.close()
-            mcp.wait()
+            times = pooled_times(ws, rules_file, runs, pause)
             print("%-12d %8d %8d %8d" % (n, statistics.median(times), min(times), max(times)), flush=True)
     finally:
         shutil.rmtree(base)

@@ -205,9 +205,23 @@ export interface AuditVerification {
   last_hash: string;
   interrupted_runs: string[];
   records: Array<{ seq: number; hash: string; event: Record<string, unknown> }>;
+  /** FILE.head exists. */
+  head_present: boolean;
+  /** Its MAC verified under the key given. */
+  head_keyed: boolean;
+  /** The record the head names. */
+  head_seq: number;
+}
+
+/** The head rules of a verify: by default a log with records and no head does not verify. */
+export interface AuditVerifyOptions {
+  /** No head file is kept: verify the chain alone (a cut end goes unseen). */
+  noHead?: boolean;
+  /** The head must carry an HMAC-SHA256 under the key this file holds and name the last record. */
+  headKeyFile?: string;
 }
 
 /** Appends one event (created 0600; an existing log must verify first), durable when it returns. */
 export function auditAppend(file: string, event: AuditEvent): void;
-/** Verifies an audit log (`cordon audit verify`). */
-export function auditVerify(file: string): AuditVerification;
+/** Verifies an audit log (`cordon audit verify`); the head is required unless options.noHead. */
+export function auditVerify(file: string, options?: AuditVerifyOptions): AuditVerification;

@@ -316,9 +316,17 @@ function auditAppend(file, event) {
 }
 
 // Verifies an audit log: {ok, events, bad_line, problem, last_hash,
-// interrupted_runs, records}. A log that does not verify is an answer (ok false).
-function auditVerify(file) {
-  return JSON.parse(unwrap(addon().auditVerify(file)).json);
+// interrupted_runs, records, head_present, head_keyed, head_seq}. A log that
+// does not verify is an answer (ok false); so is a log with records and no
+// head file, unless options.noHead says no head is kept (the chain alone is
+// verified: a cut end goes unseen). options.headKeyFile: the head must carry
+// a MAC under the key that file holds. Throws CordonError (io_error: the
+// log or key cannot be read; usage_error: noHead with headKeyFile).
+function auditVerify(file, options = {}) {
+  const c = {};
+  if (options.noHead !== undefined) c.no_head = options.noHead;
+  if (options.headKeyFile !== undefined) c.head_key_file = options.headKeyFile;
+  return JSON.parse(unwrap(addon().auditVerify(file, JSON.stringify(c))).json);
 }
 
 module.exports = {

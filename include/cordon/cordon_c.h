@@ -42,7 +42,8 @@
  * least that). Minor 0: compile, explain, probe, runs. Minor 1: governance
  * (capability rules, the execution runtime, the audit log) and the
  * filesystem worker. Minor 2: pools of prepared sandboxes. Minor 3: the
- * tool-use call (cordon_governance_tool_call) and approval ledgers.
+ * tool-use call (cordon_governance_tool_call) and approval ledgers. Minor 4:
+ * cordon_audit_verify_with (the head rules of a verify chosen by the caller).
  */
 #ifndef CORDON_CORDON_C_H
 #define CORDON_CORDON_C_H
@@ -62,7 +63,7 @@ extern "C" {
 
 /* The ABI this header describes, and the additions within it. */
 #define CORDON_ABI_VERSION 1
-#define CORDON_ABI_MINOR 3
+#define CORDON_ABI_MINOR 4
 
 /* Stable error codes: the C spelling of cordon::error_code
  * (include/cordon/result.h, docs/errors.md). Values never change; new ones
@@ -494,10 +495,31 @@ CORDON_C_API int cordon_audit_append(const char* path, const char* event_json, c
  * {"ok": bool, "events": N (records that verified from the start),
  * "bad_line": N (1-based; 0 when ok), "problem": "one line",
  * "last_hash", "interrupted_runs": [run_id...], "records": [{"seq", "hash",
- * "event"}...]}. A log that does not verify is an answer (ok false), not an
- * error. Errors: CORDON_E_IO_ERROR (errno: it cannot be read),
- * CORDON_E_USAGE_ERROR (NULL arguments). */
+ * "event"}...], "head_present": bool (FILE.head exists), "head_keyed": bool
+ * (its MAC verified under the key given), "head_seq": N (the record it
+ * names)}. A log with records and no FILE.head does not verify (ok false,
+ * problem "no head file ..."): its last records could have been cut with
+ * nothing to show it (docs/governance.md, "What the chain proves, against
+ * whom"); a caller that keeps no head says so with cordon_audit_verify_with. A log
+ * that does not verify is an answer (ok false), not an error. Errors:
+ * CORDON_E_IO_ERROR (errno: it cannot be read), CORDON_E_USAGE_ERROR (NULL
+ * arguments). Since minor 4 the head is required (before, a headless log
+ * verified on its chain alone). */
 CORDON_C_API int cordon_audit_verify(const char* path, char** verification_json, char** error_json);
+
+/* cordon_audit_verify with the head rules chosen (minor 4). options_json
+ * (NULL is {}): {"no_head": bool (default false: a log with records and no
+ * FILE.head fails; true: no head is kept, the chain alone is verified and a
+ * cut end goes unseen), "head_key_file": "path" (the head must carry an
+ * HMAC-SHA256 under the key this file holds, at least 16 bytes, and name
+ * the last record: the key cordon's jsonl sink was given, `cordon audit
+ * verify --head-key-file`)}; "no_head" true with "head_key_file" is a usage
+ * error. The answer is cordon_audit_verify's. Errors: CORDON_E_IO_ERROR
+ * (errno: the log or the key file cannot be read), CORDON_E_PARSE_ERROR
+ * (options_json is not JSON), CORDON_E_USAGE_ERROR (NULL path, an unknown
+ * member or one of the wrong type, both members). */
+CORDON_C_API int cordon_audit_verify_with(const char* path, const char* options_json, char** verification_json,
+                                          char** error_json);
 
 /* ---- The filesystem worker (minor 1; docs/fs-worker.md) -----------------
  *

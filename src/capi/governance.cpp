@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <new>
+#include <sstream>
 #include <vector>
 
 #include "capi/capi.h"
@@ -277,8 +279,51 @@ json verification_document(const gov::audit_verification& v) {
   for (const auto& r : v.records) {
     records.push_back({{"seq", r.seq}, {"hash", r.hash}, {"event", embedded(gov::audit_event_json(r.event))}});
   }
-  return {{"ok", v.ok}, {"events", v.events}, {"bad_line", v.bad_line}, {"problem", v.problem},
-          {"last_hash", v.last_hash}, {"interrupted_runs", v.interrupted_runs}, {"records", records}};
+  return {{"ok", v.ok},
+          {"events", v.events},
+          {"bad_line", v.bad_line},
+          {"problem", v.problem},
+          {"last_hash", v.last_hash},
+          {"interrupted_runs", v.interrupted_runs},
+          {"records", records},
+          {"head_present", v.head_present},
+          {"head_keyed", v.head_keyed},
+          {"head_seq", v.head_seq}};
+}
+
+// A key file's bytes, as `cordon audit verify --head-key-file` reads them.
+result<std::string> key_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(error_code::io_error, "cannot read the head key file " + path, {}, errno);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// cordon_audit_verify_with's options: the head is required unless
+// "no_head" says no head is kept (cordon/cordon_c.h).
+result<gov::audit_verify_options> verify_options_of(const char* text) {
+  gov::audit_verify_options options;
+  options.require_head = true;
+  if (text == nullptr) return options;
+  auto parsed = detail::parse_strict_json(text);
+  if (!parsed.syntax_ok) return make_error(error_code::parse_error, "options: " + parsed.syntax_error, parsed.syntax_location);
+  if (!parsed.root.is_object()) return make_error(error_code::usage_error, "options: not a JSON object");
+  for (const auto& [key, value] : parsed.root.items()) {
+    if (key == "no_head" && value.is_boolean()) {
+      options.require_head = !value.get<bool>();
+    } else if (key == "head_key_file" && value.is_string()) {
+      auto key_bytes = key_of(value.get<std::string>());
+      if (!key_bytes) return std::move(key_bytes).error_value();
+      options.head_key = std::move(*key_bytes);
+    } else {
+      return make_error(error_code::usage_error, "options: " + key + " is unknown or of the wrong type", "/" + key);
+    }
+  }
+  if (!options.require_head && !options.head_key.empty()) {
+    return make_error(error_code::usage_error, "options: no_head with head_key_file (a keyed head is a head)");
+  }
+  return options;
 }
 
 }  // namespace
@@ -356,9 +401,15 @@ int cordon_audit_append(const char* path, const char* event_json, char** error_j
 }
 
 int cordon_audit_verify(const char* path, char** verification_json, char** error_json) {
+  return cordon_audit_verify_with(path, nullptr, verification_json, error_json);
+}
+
+int cordon_audit_verify_with(const char* path, const char* options_json, char** verification_json, char** error_json) {
   return answer(verification_json, error_json, [&]() -> result<std::string> {
     if (path == nullptr) return make_error(error_code::usage_error, "no path");
-    auto verified = cordon::governance::verify_audit_log(path);
+    auto options = verify_options_of(options_json);
+    if (!options) return std::move(options).error_value();
+    auto verified = cordon::governance::verify_audit_log(path, *options);
     if (!verified) return std::move(verified).error_value();
     return verification_document(*verified).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   });

@@ -78,8 +78,9 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
     if (!r.exists || !r.is_directory) continue;
-    const vcs::listing_cache kept = vcs::load_listings(payload.listing_store, r.path);
-    vcs_scan scan = vcs::scan_vcs_metadata(r.path, home, vcs::max_directories, &kept);
+    // The listings stay in the scan's child (read from and written back to the store).
+    vcs_scan scan = vcs::scan_vcs_metadata(r.path, home, vcs::max_directories, nullptr, vcs::listing_settle_ns,
+                                           vcs::scan_memory_bound_bytes, payload.listing_store);
     vcs::apply_host_config(r.path, host_git, home, scan);
     vcs::watch_agent_config(r.path, writable_roots, scan);
     // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).

@@ -35,8 +35,10 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
     resolved_path r = resolve_on_host(root);
     writable_roots.push_back(r.path);
     if (!r.exists || !r.is_directory) continue;
-    const vcs::listing_cache kept = vcs::load_listings(watch.listing_store, r.path);
-    vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home, vcs::max_directories, &kept);
+    // The listings stay in the scan's child (read from and written back to the store).
+    vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home, vcs::max_directories, nullptr,
+                                                vcs::listing_settle_ns, vcs::scan_memory_bound_bytes,
+                                                watch.listing_store);
     if (scan.truncated) {
       // No workspace is refused for its size: what lies past the bound is not protected, and said so.
       out.warnings.push_back("writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +

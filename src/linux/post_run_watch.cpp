@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "linux/paths.h"
-#include "posix/listing_store.h"
 
 namespace cordon::linux_impl {
 
@@ -63,18 +62,13 @@ void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome
                                  "git submodule there");
     }
   }
-  std::vector<vcs::vcs_scan> after(watch.repository_scans.size());
-  for (std::size_t i = 0; i < watch.repository_scans.size(); ++i) {
-    const auto& scan = watch.repository_scans[i];
-    vcs::changes_since(scan.root, scan.before, watch.home, evidence, &after[i]);
+  // The scan's child reuses the store's listings and writes the new ones
+  // back for the next run of the same root (the home's watch leaves the
+  // store out).
+  for (const auto& scan : watch.repository_scans) {
+    vcs::changes_since(scan.root, scan.before, watch.home, evidence, nullptr, watch.listing_store);
   }
   if (watch.home_watch) vcs::home_changes_since(*watch.home_watch, evidence);
-  // The listings for the next run of the same roots, kept last (after the home's check).
-  if (!watch.listing_store.empty()) {
-    for (std::size_t i = 0; i < watch.repository_scans.size(); ++i) {
-      (void)vcs::save_listings(watch.listing_store, watch.repository_scans[i].root, after[i].listings);
-    }
-  }
   // One finding per path and kind: an absent redirect is both watched and stamped.
   std::set<std::pair<std::string, std::string>> seen;
   std::vector<deferred_execution_finding> unique;

@@ -1,5 +1,8 @@
 #include "posix/vcs_scan.h"
 
+#include "posix/bounded_scan.h"
+#include "posix/listing_store.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 #include "core/git_rules.h"
 #include "core/git_sources.h"
 #include "core/sha256.h"
+#include "posix/bounded_scan.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::vcs {
@@ -636,8 +640,10 @@ file_stamp stamp_of(const std::string& path) {
   return s;
 }
 
-vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
-                           const listing_cache* reuse, std::int64_t settle_ns) {
+namespace {
+
+vcs_scan scan_here(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                   const listing_cache* reuse, std::int64_t settle_ns) {
   vcs_scan scan;
   struct stat self {};
   if (::lstat(root.c_str(), &self) != 0) {
@@ -650,6 +656,34 @@ vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std
   }
   watch_startup(root, home, scan);
   return scan;
+}
+
+// In the scan's child: the store's listings (besides `reuse`) in, this
+// scan's listings back to the store, none to the caller.
+vcs_scan scan_with_store(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                         const listing_cache* reuse, std::int64_t settle_ns, const std::string& store_dir) {
+  listing_cache kept = load_listings(store_dir, root);
+  if (reuse != nullptr) {
+    for (const auto& [id, listing] : reuse->listings) kept.listings.emplace(id, listing);
+  }
+  vcs_scan scan = scan_here(root, home, max_entries, &kept, settle_ns);
+  (void)save_listings(store_dir, root, scan.listings);  // a store not written only costs the next run its reuse
+  scan.listings.listings.clear();
+  return scan;
+}
+
+}  // namespace
+
+vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                           const listing_cache* reuse, std::int64_t settle_ns, std::uint64_t memory_bound,
+                           const std::string& store_dir) {
+  return run_bounded_scan(
+      root,
+      [&] {
+        return store_dir.empty() ? scan_here(root, home, max_entries, reuse, settle_ns)
+                                 : scan_with_store(root, home, max_entries, reuse, settle_ns, store_dir);
+      },
+      memory_bound);
 }
 
 void apply_host_config(const std::string& root, const core::git_config_tree& host, const std::string& home,
@@ -698,8 +732,9 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 }
 
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
-                   deferred_execution_evidence& evidence, vcs_scan* after) {
-  vcs_scan now = scan_vcs_metadata(root, home, max_directories, &before.listings);
+                   deferred_execution_evidence& evidence, vcs_scan* after, const std::string& store_dir) {
+  vcs_scan now = scan_vcs_metadata(root, home, max_directories, &before.listings, listing_settle_ns,
+                                   scan_memory_bound_bytes, store_dir);
   evidence.entries += now.entries_seen;
   if (now.truncated) {
     evidence.complete = false;

@@ -46,6 +46,12 @@ inline constexpr std::size_t max_directory_entries = 100000;
 inline constexpr std::uint64_t max_scan_config_bytes = 32 << 20;
 inline constexpr std::size_t max_gaps = 1000;
 inline constexpr int scan_time_budget_seconds = 30;
+// How far the child that runs one scan may grow above the process it was
+// forked from, in bytes (address space and data segment alike,
+// posix/bounded_scan.h). The largest workspace the scan accepts (200,000
+// directories of 255-byte names, their listings twice, 32 MiB of config)
+// stays under it.
+inline constexpr std::uint64_t scan_memory_bound_bytes = 256ull << 20;
 
 // A part of the tree the scan did not see: a directory it could not list or
 // an entry it could not stat (`path`), a config it could not read or that
@@ -139,9 +145,18 @@ struct vcs_scan {
 // an earlier scan (listing_cache); a directory whose identity and ctime match
 // is not read again. `settle_ns`: how much older than the clock a
 // directory's ctime must be for its listing to be kept for a later scan.
+// The walk runs in a child whose memory may grow by at most `memory_bound`
+// bytes (posix/bounded_scan.h, vcs::scan_memory_bound_bytes, 256 MiB):
+// past it, or when the child fails, the scan is one gap at `root` that
+// refuses the launch (a scan_incomplete finding after the run).
+// `store_dir` (posix/listing_store.h), when not "": the child also reuses
+// the listings stored there for `root` and replaces them with its own, and
+// the scan returned carries none (only listings.reused): the listings never
+// cross into the caller's memory.
 vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
                            std::uint64_t max_entries = max_directories, const listing_cache* reuse = nullptr,
-                           std::int64_t settle_ns = listing_settle_ns);
+                           std::int64_t settle_ns = listing_settle_ns,
+                           std::uint64_t memory_bound = scan_memory_bound_bytes, const std::string& store_dir = "");
 
 // The host's own git configuration (core/git_sources.h: system, global,
 // XDG, GIT_CONFIG_* and their includes, read once per launch): each of its
@@ -179,7 +194,10 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 // one by one. The listings of `before` are reused (listing_cache): a
 // directory whose ctime moved is read again, whatever its mtime says.
 // `after`, when given, receives the new scan (its listings serve the next run).
+// `store_dir`: as scan_vcs_metadata's (the listings of the store are reused
+// and replaced by the new scan's, in the scan's child).
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
-                   deferred_execution_evidence& evidence, vcs_scan* after = nullptr);
+                   deferred_execution_evidence& evidence, vcs_scan* after = nullptr,
+                   const std::string& store_dir = "");
 
 }  // namespace cordon::vcs

@@ -500,7 +500,7 @@ static const char* rules_json =
     "{\"id\": \"no-rm\", \"reason\": \"no deleting\", \"decision\": \"deny\", \"commands\": [\"rm\"]}]}";
 
 static void test_abi_minor(void) {
-  CHECK(CORDON_ABI_MINOR >= 3, "header minor %d", CORDON_ABI_MINOR);
+  CHECK(CORDON_ABI_MINOR >= 4, "header minor %d", CORDON_ABI_MINOR);
   CHECK(cordon_abi_minor() == CORDON_ABI_MINOR, "library minor %u", cordon_abi_minor());
 done:;
 }
@@ -692,6 +692,42 @@ static void test_audit_log(void) {
   CHECK(contains(verified, "\"ok\":true") && contains(verified, "\"events\":3"), "verify: %s", verified);
   cordon_string_free(verified);
   verified = NULL;
+  {
+    /* Without its head the log does not verify, unless the caller says no head is kept. */
+    char head[160], moved[160];
+    snprintf(head, sizeof head, "%s.head", log);
+    snprintf(moved, sizeof moved, "%s.head.kept", log);
+    CHECK(rename(head, moved) == 0, "move the head away: %s", strerror(errno));
+    CHECK(cordon_audit_verify(log, &verified, &error) == CORDON_OK, "verify: %s", error);
+    CHECK(contains(verified, "\"ok\":false") && contains(verified, "no head file") &&
+              contains(verified, "\"bad_line\":4") && contains(verified, "\"head_present\":false"),
+          "headless: %s", verified);
+    cordon_string_free(verified);
+    verified = NULL;
+    CHECK(cordon_audit_verify_with(log, "{}", &verified, &error) == CORDON_OK, "verify_with {}: %s", error);
+    CHECK(contains(verified, "\"ok\":false"), "headless with {}: %s", verified);
+    cordon_string_free(verified);
+    verified = NULL;
+    CHECK(cordon_audit_verify_with(log, "{\"no_head\": true}", &verified, &error) == CORDON_OK, "no_head: %s", error);
+    CHECK(contains(verified, "\"ok\":true") && contains(verified, "\"events\":3"), "no_head: %s", verified);
+    cordon_string_free(verified);
+    verified = NULL;
+    CHECK(cordon_audit_verify_with(log, "{\"no_head\": 1}", &verified, &error) == CORDON_E_USAGE_ERROR,
+          "a no_head that is not a bool");
+    cordon_string_free(error);
+    error = NULL;
+    CHECK(cordon_audit_verify_with(log, "{\"no_head\": true", &verified, &error) == CORDON_E_PARSE_ERROR,
+          "options that are not JSON");
+    cordon_string_free(error);
+    error = NULL;
+    CHECK(rename(moved, head) == 0, "put the head back: %s", strerror(errno));
+    CHECK(cordon_audit_verify(log, &verified, &error) == CORDON_OK, "verify: %s", error);
+    CHECK(contains(verified, "\"ok\":true") && contains(verified, "\"head_present\":true") &&
+              contains(verified, "\"head_seq\":3"),
+          "with the head: %s", verified);
+    cordon_string_free(verified);
+    verified = NULL;
+  }
   {
     /* Edit the second record's outcome in place: the chain breaks at line 2. */
     char text[8192];

@@ -655,16 +655,19 @@ static napi_value audit_append(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/* auditVerify(path) -> {json} | {error}; a log that does not verify is an answer. */
+/* auditVerify(path, optionsJson) -> {json} | {error}; a log that does not
+ * verify is an answer. optionsJson: cordon_audit_verify_with's (minor 4). */
 static napi_value audit_verify(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
+  napi_value argv[2];
+  CHECK_NAPI(get_args(env, info, 2, argv) ? napi_ok : napi_generic_failure);
   int ok = 1;
   char* path = string_arg(env, argv[0], &ok);
+  char* options = string_arg(env, argv[1], &ok);
   char* verification = NULL;
   char* error = NULL;
-  int code = cordon_audit_verify(ok ? path : NULL, &verification, &error);
+  int code = cordon_audit_verify_with(ok ? path : NULL, options, &verification, &error);
   free(path);
+  free(options);
   return json_answer(env, code, verification, error);
 }
 

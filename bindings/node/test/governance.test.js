@@ -58,6 +58,17 @@ test('the audit log verifies and detects tampering', () => {
     assert.equal(good.events, 2);
     assert.equal(good.records[1].event.event, 'tool.called');
     assert.equal(fs.statSync(log).mode & 0o777, 0o600);
+    assert.equal(good.head_present, true);
+    assert.equal(good.head_seq, 2);
+
+    // Without its head the log does not verify, unless no head is kept by choice.
+    fs.renameSync(`${log}.head`, `${log}.head.kept`);
+    const headless = cordon.auditVerify(log);
+    assert.equal(headless.ok, false);
+    assert.match(headless.problem, /no head file/);
+    assert.equal(cordon.auditVerify(log, { noHead: true }).ok, true);
+    assert.throws(() => cordon.auditVerify(log, { noHead: 'yes' }), (e) => e.code === 'usage_error');
+    fs.renameSync(`${log}.head.kept`, `${log}.head`);
 
     const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
     const record = JSON.parse(lines[0]);

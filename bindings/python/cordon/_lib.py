@@ -28,6 +28,7 @@ ABI_VERSION = 1
 ABI_MINOR_GOVERNANCE = 1  # cordon_rules_*, cordon_governance_execute, cordon_audit_*, cordon_fs_*
 ABI_MINOR_POOL = 2  # cordon_pool_*
 ABI_MINOR_TOOL_CALL = 3  # cordon_governance_tool_call, cordon_ledger_*
+ABI_MINOR_AUDIT_OPTIONS = 4  # cordon_audit_verify_with (the head rules of a verify)
 _SONAME = "libcordon_c.so.1"
 
 STDIO_INHERIT, STDIO_FD, STDIO_PIPE = 0, 1, 2
@@ -160,6 +161,13 @@ def _declare_minor_3(lib: ctypes.CDLL) -> None:
         fn.argtypes = argtypes
 
 
+def _declare_minor_4(lib: ctypes.CDLL) -> None:
+    c_char_pp = ctypes.POINTER(ctypes.c_void_p)
+    fn = lib.cordon_audit_verify_with
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, c_char_pp, c_char_pp]
+
+
 def abi_minor() -> int:
     """The loaded library's ABI minor (0 for a library from before minor 1)."""
     loaded = lib()
@@ -230,6 +238,8 @@ def lib() -> ctypes.CDLL:
             _declare_minor_2(loaded)
         if hasattr(loaded, "cordon_governance_tool_call"):
             _declare_minor_3(loaded)
+        if hasattr(loaded, "cordon_audit_verify_with"):
+            _declare_minor_4(loaded)
         abi = loaded.cordon_abi_version()
         if abi != ABI_VERSION:
             raise OSError(f"{candidate} has C API version {abi}; this package needs {ABI_VERSION}")

@@ -358,7 +358,9 @@ def append_audit(path: Union[str, "os.PathLike[str]"], module: str, event: str, 
 @dataclass(frozen=True)
 class AuditVerification:
     """What verify_audit found: ok, how many records verified from the start,
-    the first bad line (1-based, 0 when ok) and its problem."""
+    the first bad line (1-based, 0 when ok) and its problem; whether the head
+    file exists, whether its MAC verified under the key given, and the
+    record it names."""
 
     ok: bool
     events: int
@@ -367,18 +369,32 @@ class AuditVerification:
     last_hash: str
     interrupted_runs: List[str]
     records: List[Dict[str, Any]]
+    head_present: bool = False
+    head_keyed: bool = False
+    head_seq: int = 0
 
 
-def verify_audit(path: Union[str, "os.PathLike[str]"]) -> AuditVerification:
+def verify_audit(path: Union[str, "os.PathLike[str]"], *, no_head: bool = False,
+                 head_key_file: Optional[Union[str, "os.PathLike[str]"]] = None) -> AuditVerification:
     """Checks a log's hash chain and head (`cordon audit verify`): edited,
-    removed, inserted, reordered and truncated records are found. A bad log
-    is a result (ok False); raises CordonError (io_error) when it cannot be
-    read."""
+    removed, inserted, reordered and truncated records are found. A log with
+    records and no head file does not verify (ok False: its last records
+    could have been cut with nothing to show it) unless `no_head` says that
+    no head is kept (the chain alone is verified). `head_key_file`: the head
+    must carry a MAC under the key this file holds (`--head-key-file`). A
+    bad log is a result (ok False); raises CordonError (io_error when the
+    log or the key cannot be read, usage_error for no_head with a key)."""
+    lib = require_minor(_lib.ABI_MINOR_AUDIT_OPTIONS, "cordon.governance.verify_audit")
+    options: Dict[str, Any] = {"no_head": bool(no_head)}
+    if head_key_file is not None:
+        options["head_key_file"] = os.fspath(head_key_file)
     out, error = ctypes.c_void_p(), ctypes.c_void_p()
-    _check(_lib_1().cordon_audit_verify(os.fspath(path).encode(), ctypes.byref(out), ctypes.byref(error)), error)
+    _check(lib.cordon_audit_verify_with(os.fspath(path).encode(), json.dumps(options).encode(), ctypes.byref(out),
+                                        ctypes.byref(error)), error)
     d = json.loads(take_string(out.value) or "{}")
     return AuditVerification(d["ok"], d["events"], d["bad_line"], d["problem"], d["last_hash"],
-                             d["interrupted_runs"], d["records"])
+                             d["interrupted_runs"], d["records"], d.get("head_present", False),
+                             d.get("head_keyed", False), d.get("head_seq", 0))
 
 
 __all__ = ["Rules", "Decision", "ExecutionResult", "ToolResult", "Captured", "Ledger", "AuditVerification", "execute",

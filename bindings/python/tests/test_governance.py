@@ -158,6 +158,25 @@ def test_a_truncated_log_is_detected(rules, workspace, tmp_path):
     assert not v.ok and v.events == 1
 
 
+def test_a_log_without_its_head_fails_unless_no_head_is_kept(tmp_path):
+    log = tmp_path / "audit.jsonl"
+    for _ in range(2):
+        governance.append_audit(log, "host", "tick", "ok")
+    kept = governance.verify_audit(log)
+    assert kept.ok and kept.head_present and kept.head_seq == 2
+    head = tmp_path / "audit.jsonl.head"
+    head.rename(tmp_path / "head.kept")
+    headless = governance.verify_audit(log)
+    assert not headless.ok and "no head file" in headless.problem and not headless.head_present
+    chain_only = governance.verify_audit(log, no_head=True)
+    assert chain_only.ok and chain_only.events == 2
+    key = tmp_path / "key"
+    key.write_bytes(b"k" * 32)
+    with pytest.raises(cordon.CordonError) as both:
+        governance.verify_audit(log, no_head=True, head_key_file=key)
+    assert both.value.code == "usage_error"
+
+
 def test_verify_of_a_missing_log_is_an_io_error(tmp_path):
     with pytest.raises(cordon.CordonError) as missing:
         governance.verify_audit(tmp_path / "none.jsonl")
