@@ -33,6 +33,7 @@ struct gate_state {
   const gate_spec* spec = nullptr;
   gate_phase phase = gate_phase::pending;
   bool launched = false;             // its command was started (it has output files and a report)
+  bool reported = false;             // refused, with a refused report written (the Windows runner does)
   gate_outcome outcome = gate_outcome::interrupted;
   int exit_status = -1;              // the confined `cordon run`'s status; -1 when it did not exit
   int signal = 0;                    // the signal that ended it, else 0
