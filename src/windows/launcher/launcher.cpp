@@ -120,7 +120,7 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   }
   if (!lease_dir.empty()) {
     std::vector<std::string> recovered;
-    auto r = recover_stale_leases(lease_dir, recovered);
+    auto r = recover_stale_leases(lease_dir, recovered, options.lease_wait_ms);
     run.cleanup.insert(run.cleanup.end(), recovered.begin(), recovered.end());
     if (!r) return std::move(r).error_value();
   }
@@ -168,7 +168,8 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   } release_lease_at_exit{lease, run};
   if (wants_lease) {
     bool read_back = false;
-    auto taken = launcher::dacl_lease::take(plan, ac.name, ac.sid_text, lease_dir, read_back, run.readback);
+    auto taken = launcher::dacl_lease::take(plan, ac.name, ac.sid_text, lease_dir, options.lease_wait_ms, read_back,
+                                             run.readback);
     if (!taken) return std::move(taken).error_value();
     lease = std::move(*taken);
     if (!read_back) {
