@@ -70,7 +70,7 @@ struct windows_run_result {
   enforcement_contract observed;        // the plan's contract, lowered by what was read back
   std::vector<std::string> readback;    // what each read-back found, one line each
   std::vector<std::string> cleanup;     // "step: ok" or "step: failed: why", in order
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;   // the launcher's own (the plan's are plan.warnings())
 };
 
 // Runs the plan's command. Errors: plan_null (no command in the plan),

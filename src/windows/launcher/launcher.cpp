@@ -109,7 +109,6 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   const command_spec& command = *plan.command();
   windows_run_result run;
   run.observed = plan.contract();
-  run.warnings = plan.warnings();
   const bool wants_lease = !plan.acl_changes().empty();
 
   std::string lease_dir = options.lease_directory;
@@ -183,8 +182,15 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   const job_limits limits = limits_for_request(plan, options.limits);
   auto job = launcher::create_job(limits);
   if (!job) return std::move(job).error_value();
+  std::string ui_refused;
+  launcher::set_ui_restrictions(job->get(), ui_refused);
   const launcher::job_readback jr = launcher::read_back_job(job->get(), limits);
   run.readback.insert(run.readback.end(), jr.lines.begin(), jr.lines.end());
+  if (!jr.ui) {
+    run.warnings.push_back("UI limits not in place (" + (ui_refused.empty() ? "they did not read back" : ui_refused) +
+                           "): the command may use other desktops, the clipboard, global atoms and USER handles "
+                           "of other processes");
+  }
   if (!jr.kill_on_close) lower(run.observed, control::process_tree_cleanup, "KILL_ON_JOB_CLOSE");
   if (limits.active_processes && !jr.active_processes) lower(run.observed, control::process_count, "ACTIVE_PROCESS");
   if (limits.job_memory_bytes && !jr.memory) lower(run.observed, control::memory, "JOB_MEMORY");

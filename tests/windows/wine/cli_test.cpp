@@ -1,5 +1,6 @@
 // cordon.exe end to end: a policy file, a command, its output and exit code.
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli_support.h"
 
@@ -57,6 +58,28 @@ TEST(WindowsCli, ARefusedPolicyWritesARefusedReport) {
   EXPECT_EQ(j["policy"]["name"], "workspace-write");
   EXPECT_FALSE(j["blockers"].empty());
   EXPECT_FALSE(j.contains("exit"));
+}
+
+}  // namespace
+}  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+// Each warning once: the plan's, then the launcher's (src/windows/report.h).
+TEST(WindowsCli, AReportStatesEachWarningOnce) {
+  temp_dir dir;
+  const std::string policy = write_policy(dir, plumbing_policy());
+  const std::string report = dir.file("report.json");
+  const auto r = run_cordon("run --policy \"" + policy + "\" --report \"" + report + "\" --workspace \"" + exe_directory() +
+                            "\" -- \"" + child_exe() + "\" argv hello");
+  ASSERT_EQ(r.exit_code, 0u) << r.out;
+  const auto j = nlohmann::json::parse(read_text(report), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  std::set<std::string> seen;
+  for (const auto& w : j["warnings"]) EXPECT_TRUE(seen.insert(w.get<std::string>()).second) << "twice: " << w;
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 // assignment, pipes, the command line, the environment block, the token
 // hand-off, timeout and tree kill), the honest levels where wine fakes a
 // read-back, and the fail-closed paths (wine's stubs as fault injection).
+#include <algorithm>
+#include <cstdio>
+
+#include "windows/launcher/job_object.h"
 #include "wine_support.h"
 
 namespace cordon::windows {
@@ -151,6 +155,30 @@ TEST(WindowsLauncher, OnlyTheStandardHandlesAreInherited) {
     GTEST_SKIP() << "wine: PROC_THREAD_ATTRIBUTE_HANDLE_LIST is accepted but not applied (the handle leaked)";
   }
   EXPECT_NE(r.stdout_text.find("valid=0"), std::string::npos) << r.stdout_text;
+}
+
+}  // namespace
+}  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+// UI limits (job_object.h, ui_restrictions) are in place, read back, or the
+// run's warnings say they are not: never silent. Wine refuses the class.
+TEST(WindowsLauncher, UiLimitsAreInPlaceOrTheRunWarns) {
+  auto compiled = compile_live(plumbing_policy(), {"argv", "ui"});
+  ASSERT_TRUE(compiled) << describe(compiled);
+  auto ran = launch_windows_plan(*compiled.plan, {});
+  ASSERT_TRUE(ran) << ran.error_value().describe();
+  char applied[64];
+  std::snprintf(applied, sizeof applied, "job: ui restrictions 0x%lx", static_cast<unsigned long>(launcher::ui_restrictions));
+  const bool read_back = std::find(ran->readback.begin(), ran->readback.end(), applied) != ran->readback.end();
+  const bool warned = std::any_of(ran->warnings.begin(), ran->warnings.end(),
+                                  [](const std::string& w) { return w.rfind("UI limits not in place", 0) == 0; });
+  EXPECT_NE(read_back, warned) << "read back: " << read_back << ", warned: " << warned;
+  EXPECT_NE(ran->stdout_text.find("ui"), std::string::npos);  // the command ran either way
 }
 
 }  // namespace
