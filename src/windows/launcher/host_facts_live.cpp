@@ -62,6 +62,8 @@ std::optional<path_facts> probe(const std::string& path) {
   f.directory = (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
   f.reparse_point = (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
   f.link_count = info.nNumberOfLinks;
+  f.volume_serial = info.dwVolumeSerialNumber;
+  f.file_index = (static_cast<std::uint64_t>(info.nFileIndexHigh) << 32) | info.nFileIndexLow;
   return f;
 }
 

@@ -183,3 +183,39 @@ TEST(WindowsLauncher, UiLimitsAreInPlaceOrTheRunWarns) {
 
 }  // namespace
 }  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+// The command image is checked and held from launch to the end of the run:
+// a file replaced between compile and launch is refused, and nothing runs.
+TEST(WindowsLauncher, ACommandImageReplacedAfterCompileIsRefused) {
+  temp_dir dir;
+  const std::string image = dir.file("probe.exe");
+  ASSERT_TRUE(CopyFileW(win32::widen(child_exe()).c_str(), win32::widen(image).c_str(), FALSE));
+  sandbox_policy p = plumbing_policy();
+  p.filesystem.readable.push_back(policy_path(dir.path()));
+  const windows_compile_options o = options_for({image, "write", dir.file("ran")});
+  auto compiled = compile_windows_plan(p, gather_host_facts(paths_to_probe(p, gather_host_facts({}), o)), o);
+  ASSERT_TRUE(compiled) << describe(compiled);
+  EXPECT_NE(compiled.plan->command()->file_index, 0u);
+  // Another file (made while the first exists: another file index) renamed over it.
+  ASSERT_TRUE(CopyFileW(win32::widen(child_exe()).c_str(), win32::widen(dir.file("other.exe")).c_str(), FALSE));
+  ASSERT_TRUE(MoveFileExW(win32::widen(dir.file("other.exe")).c_str(), win32::widen(image).c_str(), MOVEFILE_REPLACE_EXISTING));
+  auto ran = launch_windows_plan(*compiled.plan, {});
+  ASSERT_FALSE(ran) << "a replaced image was launched";
+  EXPECT_EQ(ran.error_value().code, error_code::launch_failed);
+  EXPECT_NE(ran.error_value().message.find("another file"), std::string::npos) << ran.error_value().message;
+  EXPECT_FALSE(exists(dir.file("ran")));
+  // Compiled again, the new file runs.
+  compiled = compile_windows_plan(p, gather_host_facts(paths_to_probe(p, gather_host_facts({}), o)), o);
+  ASSERT_TRUE(compiled) << describe(compiled);
+  ran = launch_windows_plan(*compiled.plan, {});
+  ASSERT_TRUE(ran) << ran.error_value().describe();
+  EXPECT_TRUE(exists(dir.file("ran")));
+}
+
+}  // namespace
+}  // namespace cordon::windows
