@@ -90,15 +90,6 @@ std::vector<std::string> findings_in(const nlohmann::json& report) {
   return out;
 }
 
-std::vector<std::string> below_enforced(const enforcement_contract& contract) {
-  std::vector<std::string> out;
-  for (const auto& [c, status] : contract) {
-    if (status.level != enforcement_level::enforced && status.level != enforcement_level::not_applicable) {
-      out.push_back(std::string(to_string(c)) + "=" + std::string(to_string(status.level)));
-    }
-  }
-  return out;
-}
 
 class runner {
  public:

@@ -70,6 +70,10 @@ inline constexpr int gate_exit_not_all_passed = 1;  // a selected gate did not p
 inline constexpr int gate_exit_runner_failed = 125;  // bad manifest or usage, record not writable
 // Stopped by SIGINT/SIGTERM: 128 + the signal (130, 143).
 
+// "control=level" for each control of `contract` below `enforced` (other
+// than not_applicable), in the contract's order: gate_state::below_enforced.
+std::vector<std::string> below_enforced(const enforcement_contract& contract);
+
 // The gates of `only` and, transitively, the gates they need, in manifest
 // order; every gate when `only` is empty. Errors: usage_error for a name that
 // is no gate ("--only NAME: no such gate").

@@ -20,6 +20,16 @@ std::string_view to_string(gate_outcome outcome) noexcept {
   return "interrupted";
 }
 
+std::vector<std::string> below_enforced(const enforcement_contract& contract) {
+  std::vector<std::string> out;
+  for (const auto& [c, status] : contract) {
+    if (status.level != enforcement_level::enforced && status.level != enforcement_level::not_applicable) {
+      out.push_back(std::string(to_string(c)) + "=" + std::string(to_string(status.level)));
+    }
+  }
+  return out;
+}
+
 result<std::vector<const gate_spec*>> select_gates(const gate_manifest& manifest, const std::vector<std::string>& only) {
   std::map<std::string, const gate_spec*> by_name;
   for (const auto& g : manifest.gates) by_name[g.name] = &g;

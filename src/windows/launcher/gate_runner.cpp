@@ -44,15 +44,6 @@ bool is_directory(const std::string& path) {
   return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY) != 0;
 }
 
-std::vector<std::string> below_enforced(const enforcement_contract& contract) {
-  std::vector<std::string> out;
-  for (const auto& [c, status] : contract) {
-    if (status.level != enforcement_level::enforced && status.level != enforcement_level::not_applicable) {
-      out.push_back(std::string(to_string(c)) + "=" + std::string(to_string(status.level)));
-    }
-  }
-  return out;
-}
 
 // "kind target" of each violation in a report (none are observed on Windows
 // yet, docs/windows-backend.md "Reports"; read so that the rule is Linux's).
@@ -179,7 +170,7 @@ class runner {
     auto compiled = compile(*policy, g);
     if (!compiled) return refuse(g, *compiled.failure);
     g.policy_digest = windows_policy_digest(*compiled.plan);
-    g.below_enforced = below_enforced(compiled.plan->contract());
+    g.below_enforced = gates::below_enforced(compiled.plan->contract());
     policies_[spec.name] = std::move(*policy);
     return true;
   }
@@ -283,7 +274,7 @@ class runner {
     write_output(g, ran->stdout_text, ran->stderr_text);
     const std::string report = windows_run_report_json(plan, *ran);
     write_report(g, report);
-    g.below_enforced = below_enforced(ran->observed);
+    g.below_enforced = gates::below_enforced(ran->observed);
     g.findings = findings_in(report);
     if (ran->timed_out) {
       g.exit_status = 124;
