@@ -63,8 +63,16 @@ set -e
 echo "== windows: wine tests $(since "$t") s (exit $status)"
 shopt -s nullglob
 written=("$reports"/*.json)
+# Each report the suite writes (a run and a refusal by `cordon.exe run`, a
+# gate's run and a refused gate's report by `cordon.exe gate run`).
+for expected in cli-run.json cli-refused.json gate-run.json gate-refused.json; do
+  if [ ! -f "$reports/$expected" ]; then
+    echo "== windows: $expected was not written"
+    [ $status -ne 0 ] || status=1
+  fi
+done
 if [ ${#written[@]} -eq 0 ]; then
-  echo "== windows: no report was written (expected cli-run.json and cli-refused.json)"
+  echo "== windows: no report was written"
   [ $status -ne 0 ] || status=1
 elif ! python3 "$root/scripts/validate-reports.py" "${written[@]}"; then
   echo "== windows: a report does not follow schemas/report.v1.schema.json"

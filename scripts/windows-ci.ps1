@@ -6,8 +6,18 @@
 #      limits, privilege removal, AppContainer, DACL denial, reparse points,
 #      share modes (every WindowsOnly.* test runs instead of skipping);
 #   2. the restore-after-crash test: a run is killed while it holds a DACL
-#      lease; the next start must restore every original descriptor.
-# Exit status 0 only when both pass. Run from an ordinary (non-elevated)
+#      lease; the next start must restore every original descriptor;
+#   3. the probes of what only a real AppContainer shows (issue 36, item 5):
+#      a. a connect from the child to loopback and to a LAN address fails;
+#      b. a tree granted to ALL APPLICATION PACKAGES stays denied when the
+#         policy lists it denied;
+#      c. a protected path is readable but not writable;
+#      d. a file the child creates carries no AppContainer ACE after the run;
+#      e. two concurrent runs on one workspace leave every DACL as before
+#         (the machine-wide lease lock, src/windows/launcher/machine_lock.h);
+#      f. cordon.exe gate run on a windows gate passes and its report says
+#         "completed".
+# Exit status 0 only when all pass. Run from an ordinary (non-elevated)
 # user: an elevated one would hide a missing privilege removal.
 param(
   [string]$Bin = "build-windows",
@@ -66,6 +76,90 @@ foreach ($k in $before.Keys) {
   if ($before[$k] -ne $after[$k]) { Write-Host "not restored: $k`n  before $($before[$k])`n  after  $($after[$k])"; $failed = $true }
 }
 if (Get-ChildItem $leases -Filter "lease-*.json") { Write-Host "the lease record was not removed"; $failed = $true }
+Remove-Item -Recurse -Force $root
+
+# 3. The AppContainer probes. Each runs the child (tests/windows/wine/child.cpp)
+#    under a policy with the workspace writable, network denied.
+$root = Join-Path $env:TEMP "cordon-probes-$PID"
+$work = Join-Path $root "work"
+New-Item -ItemType Directory -Force -Path $work, "$work\aap", "$work\prot" | Out-Null
+Set-Content -Path "$work\aap\file.txt" -Value "granted to every package"
+Set-Content -Path "$work\prot\file.txt" -Value "protected"
+Copy-Item "$Bin\cordon_wine_child.exe" $work
+$probe = $policy.Clone()
+$probe.name = "probe"
+$probe.filesystem = @{ read = "restricted"; include_platform_defaults = $true; readable = @()
+                       writable = @("{workspace}"); protected_read_only = @("{workspace}/prot"); denied = @("{workspace}/aap") }
+$probeFile = Join-Path $root "probe.json"
+$probe | ConvertTo-Json -Depth 5 | Set-Content -Encoding utf8 $probeFile
+function Invoke-Probe([string[]]$ChildArgs) {
+  $ErrorActionPreference = "Continue"  # cordon's stderr is output to judge, not an error to stop at
+  $out = & "$Bin\cordon.exe" run --policy $probeFile --workspace $work -- "$work\cordon_wine_child.exe" @ChildArgs 2>&1
+  return ($out | Out-String)
+}
+function Test-Probe([string]$Name, [bool]$Ok, [string]$Detail) {
+  if ($Ok) { Write-Host "probe ok: $Name" } else { Write-Host "probe FAILED: $Name`n$Detail"; $script:failed = $true }
+}
+
+# 3a. Network: loopback and the first LAN address, each with a listener.
+$lan = (Get-NetIPAddress -AddressFamily IPv4 | Where-Object { $_.IPAddress -notlike "127.*" -and $_.IPAddress -notlike "169.254.*" } |
+        Select-Object -First 1).IPAddress
+foreach ($ip in @("127.0.0.1", $lan)) {
+  if (-not $ip) { Test-Probe "connect: a LAN address exists" $false "no non-loopback IPv4 address"; continue }
+  $listener = [System.Net.Sockets.TcpListener]::new([System.Net.IPAddress]::Parse($ip), 0)
+  $listener.Start()
+  $port = $listener.LocalEndpoint.Port
+  $out = Invoke-Probe @("connect", $ip, "$port")
+  Test-Probe "connect to $ip fails" ($out -match "connect failed" -and -not $listener.Pending()) $out
+  $listener.Stop()
+}
+
+# 3b. A tree ALL APPLICATION PACKAGES may read stays denied when listed denied.
+& icacls "$work\aap" /grant "*S-1-15-2-1:(OI)(CI)RX" | Out-Null
+$out = Invoke-Probe @("read", "$work\aap\file.txt")
+Test-Probe "denied tree granted to ALL APPLICATION PACKAGES stays denied" ($out -match "read failed 5") $out
+
+# 3c. Protected: readable, not writable.
+$out = Invoke-Probe @("read", "$work\prot\file.txt")
+Test-Probe "protected path is readable" ($out -match "read ok") $out
+$out = Invoke-Probe @("write", "$work\prot\new.txt")
+Test-Probe "protected path is not writable" (($out -match "write failed 5") -and -not (Test-Path "$work\prot\new.txt")) $out
+
+# 3d. What the child created carries no ACE for its AppContainer SID
+#     (S-1-15-2- with more than one sub-authority; the package groups are
+#     S-1-15-2-1 and S-1-15-2-2).
+$out = Invoke-Probe @("write", "$work\created.txt")
+$sddl = (Get-Acl "$work\created.txt").Sddl
+Test-Probe "a created file has no AppContainer ACE after the run" ($sddl -notmatch "S-1-15-2-\d+-\d+") "$out`n$sddl"
+
+# 3e. Two concurrent runs on one workspace leave the DACLs as before.
+$paths = @($work, "$work\aap", "$work\prot")
+$beforeAcl = @{}; foreach ($p in $paths) { $beforeAcl[$p] = (Get-Acl $p).Sddl }
+$runs = 1..2 | ForEach-Object {
+  Start-Process -PassThru -NoNewWindow "$Bin\cordon.exe" -ArgumentList @(
+    "run", "--policy", $probeFile, "--workspace", $work, "--", "$work\cordon_wine_child.exe", "sleep", "3000")
+}
+$runs | Wait-Process
+$same = $true
+foreach ($p in $paths) {
+  if ((Get-Acl $p).Sddl -ne $beforeAcl[$p]) { $same = $false; Write-Host "changed: $p`n  before $($beforeAcl[$p])`n  after  $((Get-Acl $p).Sddl)" }
+}
+Test-Probe "two concurrent runs leave every DACL as before" $same ""
+
+# 3f. A windows gate through cordon.exe gate run.
+#     The manifest lies in the workspace (a gate starts in its directory).
+Copy-Item $probeFile "$work\probe.json"
+Set-Content -Encoding utf8 -Path "$work\gates.toml" -Value @"
+[[gate]]
+name = "probe"
+cmd = ['$work\cordon_wine_child.exe', 'argv', 'gate-ok']
+env = "windows"
+sandbox_policy = "probe.json"
+"@
+& "$Bin\cordon.exe" gate run "$work\gates.toml" --workspace $work --out "$root\gate-run"
+$gateReport = Get-Content "$root\gate-run\gate\probe.sandbox.json" -ErrorAction SilentlyContinue | ConvertFrom-Json
+Test-Probe "cordon.exe gate run passes a windows gate" (($LASTEXITCODE -eq 0) -and ($gateReport.outcome -eq "completed")) ""
+Copy-Item "$root\gate-run" "$Results\gate-run" -Recurse -ErrorAction SilentlyContinue
 Remove-Item -Recurse -Force $root
 
 if ($failed) { exit 1 }

@@ -30,13 +30,16 @@ error refused(error_code code, std::string message, std::vector<blocker> blocker
 // directory writable as a whole.
 // Roots are in the policy's spelling (a Windows "C:\\w" becomes "/C:/w"); the
 // workspace's symlinks are resolved only when the plan is for this host's
-// platform (another platform's paths mean nothing in this filesystem).
+// platform (another platform's paths mean nothing in this filesystem), and
+// never on Windows: std::filesystem reads "/C:/w" as a path on the current
+// drive ("C:\\C:\\w"), and the Windows launcher refuses a reparse point on a
+// root or any ancestor itself (docs/windows-backend.md, "Path boundary").
 result<sandbox_policy> resolve_roots(std::string_view platform, sandbox_policy normalized,
                                      const compile_options& options, const host_facts& facts,
                                      core::token_roots& roots) {
   if (!options.workspace.empty()) {
     roots.workspace = core::policy_spelling(options.workspace);
-    if (platform == running_platform()) roots.workspace = core::resolve_symlinks(roots.workspace);
+    if (platform == running_platform() && platform != "windows") roots.workspace = core::resolve_symlinks(roots.workspace);
     roots.workspace = normalize_path_lexically(roots.workspace);
   }
   roots.home = core::policy_spelling(options.home.empty() ? facts.home : options.home);

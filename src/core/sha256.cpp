@@ -28,15 +28,4 @@ std::array<std::uint8_t, 32> sha256(std::string_view data) noexcept {
 #endif
 }
 
-std::string sha256_hex(std::string_view data) {
-  const auto digest = sha256(data);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (std::uint8_t byte : digest) {
-    out += kHex[byte >> 4];
-    out += kHex[byte & 0xf];
-  }
-  return out;
-}
-
 }  // namespace cordon::detail

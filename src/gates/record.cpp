@@ -1,10 +1,7 @@
-// record.cpp — run.json and JUnit XML.
+// record.cpp — run.json and JUnit XML. Portable: the Windows gate runner
+// (src/windows/launcher/gate_runner.cpp) writes the same record.
 #include "gates/record.h"
 #include "core/utc_time.h"
-#include "posix/unique_fd.h"
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -57,31 +54,6 @@ std::string seconds(std::uint64_t ms) {
 
 }  // namespace
 
-result<void> replace_file(const std::string& path, const std::string& contents) {
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  unique_fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (!fd) return make_error(error_code::io_error, "create " + temporary, {}, errno);
-  std::size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(fd.get(), contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      fd.reset();
-      ::unlink(temporary.c_str());
-      return make_error(error_code::io_error, "write " + temporary, {}, err);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  fd.reset();
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temporary.c_str());
-    return make_error(error_code::io_error, "rename to " + path, {}, err);
-  }
-  return ok;
-}
-
 std::string utc_now() { return cordon::detail::utc_timestamp_ms_now(); }
 
 std::string run_record_json(const run_header& header, const std::vector<gate_state>& gates) {
@@ -118,7 +90,7 @@ std::string run_record_json(const run_header& header, const std::vector<gate_sta
                        {"digest", g.policy_digest.empty() ? json(nullptr) : json(g.policy_digest)}};
     const std::string base = "gate/" + g.spec->name;
     bool ran = g.launched;
-    entry["report"] = ran ? json(base + ".sandbox.json") : json(nullptr);
+    entry["report"] = ran || g.reported ? json(base + ".sandbox.json") : json(nullptr);
     entry["report_digest"] = g.report_digest.empty() ? json(nullptr) : json(g.report_digest);
     entry["stdout"] = ran ? json(base + ".stdout") : json(nullptr);
     entry["stderr"] = ran ? json(base + ".stderr") : json(nullptr);

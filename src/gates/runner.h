@@ -33,6 +33,7 @@ struct gate_state {
   const gate_spec* spec = nullptr;
   gate_phase phase = gate_phase::pending;
   bool launched = false;             // its command was started (it has output files and a report)
+  bool reported = false;             // refused, with a refused report written (the Windows runner does)
   gate_outcome outcome = gate_outcome::interrupted;
   int exit_status = -1;              // the confined `cordon run`'s status; -1 when it did not exit
   int signal = 0;                    // the signal that ended it, else 0
@@ -68,6 +69,10 @@ inline constexpr int gate_exit_all_passed = 0;
 inline constexpr int gate_exit_not_all_passed = 1;  // a selected gate did not pass
 inline constexpr int gate_exit_runner_failed = 125;  // bad manifest or usage, record not writable
 // Stopped by SIGINT/SIGTERM: 128 + the signal (130, 143).
+
+// "control=level" for each control of `contract` below `enforced` (other
+// than not_applicable), in the contract's order: gate_state::below_enforced.
+std::vector<std::string> below_enforced(const enforcement_contract& contract);
 
 // The gates of `only` and, transitively, the gates they need, in manifest
 // order; every gate when `only` is empty. Errors: usage_error for a name that

@@ -265,6 +265,10 @@ std::optional<command_spec> resolve_invocation(const windows_compile_options& op
   auto app = detail::resolve_command(options.argv[0], spec.working_directory, path_variable, facts, blockers);
   if (!app) return std::nullopt;
   spec.application = *app;
+  if (const auto image = find_path(facts, *app)) {
+    spec.volume_serial = image->volume_serial;
+    spec.file_index = image->file_index;
+  }
   spec.command_line = detail::build_command_line(options.argv);
   return spec;
 }

@@ -144,6 +144,13 @@ environment_spec build_environment(const environment_policy& policy,
                                     [&](const std::string& a) { return equals_ignoring_case(a, name); });
     if (wanted) take_host(name, variable.second, "host");
   }
+  // SystemRoot by default: without it Winsock, CNG and other system DLLs
+  // fail to initialize in the command (docs/windows-backend.md, "Environment").
+  for (const auto& [name, value] : host) {
+    if (equals_ignoring_case(name, "SystemRoot") && !chosen.contains(fold_case(name))) {
+      chosen.emplace(fold_case(name), entry{name, value, "default"});
+    }
+  }
   for (std::size_t i = 0; i < policy.set.size(); ++i) {
     const auto& [name, value] = policy.set[i];
     chosen[fold_case(name)] = entry{name, value, "/environment/set/" + std::to_string(i)};

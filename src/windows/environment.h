@@ -25,7 +25,8 @@ std::optional<std::string> utf16_to_utf8(std::u16string_view text);
 
 // The environment the policy gives the command, from the host's environment:
 // `inherit: all` takes every host entry, `allow` the host entries of those
-// names (matched without regard to case), `set` replaces or adds, in order.
+// names (matched without regard to case), the host's `SystemRoot` always
+// (system DLLs need it), then `set` replaces or adds, in order.
 // Problems are appended to `blockers` (environment_collision,
 // environment_not_utf8, environment_invalid_name); the result is meaningful
 // only when none was added.

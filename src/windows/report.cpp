@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/sha256.h"
+#include "cordon/policy_json.h"
 #include "cordon/version.h"
 
 namespace cordon::windows {
@@ -56,7 +58,9 @@ json plan_part(json j, const windows_plan& plan, const enforcement_contract& con
   j["backend"]["plan_format_version"] = plan.format_version();
   j["backend"]["platform"] = "windows";
   j["backend"]["isolation"] = std::string(to_string(isolation_level::os_sandbox));
-  j["policy"] = {{"name", plan.policy().name}, {"isolation", std::string(to_string(plan.policy().isolation))}};
+  j["policy"] = {{"name", plan.policy().name},
+                 {"digest", windows_policy_digest(plan)},
+                 {"isolation", std::string(to_string(plan.policy().isolation))}};
   if (plan.command()) j["command"]["working_directory"] = plan.command()->working_directory;
   json names = json::array();
   for (const auto& [name, value] : plan.environment().entries) names.push_back(name);
@@ -79,6 +83,10 @@ std::vector<std::string> argv_of(const windows_plan& plan) {
 }
 
 }  // namespace
+
+std::string windows_policy_digest(const windows_plan& plan) {
+  return "sha256:" + cordon::detail::sha256_hex(sandbox_policy_to_json(plan.policy()));
+}
 
 std::string windows_run_report_json(const windows_plan& plan, const windows_run_result& ran) {
   json j = plan_part(header(ran.timed_out ? "timed_out" : "completed", argv_of(plan)), plan, ran.observed);

@@ -14,9 +14,15 @@
 
 namespace cordon::windows {
 
+// "sha256:<64 hex>" of the plan's normalized policy as JSON: the digest
+// every backend's report and the gate run record carry (include/cordon/report.h,
+// policy_digest). On Windows the SHA-256 is CNG's
+// (src/windows/cross/compat/sha256_bcrypt.cpp).
+std::string windows_policy_digest(const windows_plan& plan);
+
 // The report of a run that started: outcome "completed" or "timed_out"; the
 // backend (name, plan format, platform "windows", isolation), the policy
-// (name, isolation: no digest, which the cross build has no SHA-256 for),
+// (name, digest, isolation),
 // the command (argv, working directory), environment names, the controls as
 // observed after the read-back, limits, timeout_fired, exit (an exit status
 // up to 255 as `code`; a larger one, an NTSTATUS such as 0xC0000005, as

@@ -56,6 +56,21 @@ TEST(WindowsEnvironment, SetReplacesAHostVariableOfAnyCase) {
   EXPECT_EQ(spec.entries[0].second, "C:\\Windows\\System32");
 }
 
+TEST(WindowsEnvironment, SystemRootIsPassedByDefaultAndSetStillReplacesIt) {
+  environment_policy p;  // inherit: none, nothing allowed
+  const host_env host = {{"SystemRoot", "C:\\Windows"}, {"SECRET", "x"}};
+  std::vector<blocker> blockers;
+  auto spec = build_environment(p, host, blockers);
+  ASSERT_TRUE(blockers.empty());
+  ASSERT_EQ(spec.entries.size(), 1u);  // SECRET is not passed
+  EXPECT_EQ(spec.entries[0], (std::pair<std::string, std::string>{"SystemRoot", "C:\\Windows"}));
+  p.set = {{"SYSTEMROOT", "D:\\Win"}};
+  spec = build_environment(p, host, blockers);
+  ASSERT_TRUE(blockers.empty());
+  ASSERT_EQ(spec.entries.size(), 1u);
+  EXPECT_EQ(spec.entries[0], (std::pair<std::string, std::string>{"SYSTEMROOT", "D:\\Win"}));
+}
+
 TEST(WindowsEnvironment, InvalidUtf8FromTheHostIsRefused) {
   environment_policy p;
   p.allow = {"BAD"};

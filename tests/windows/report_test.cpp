@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cordon/report.h"
 #include "cordon/windows/compile.h"
 #include "windows/report.h"
 #include "windows_test_support.h"
@@ -69,6 +70,9 @@ TEST(WindowsReport, ACompletedRunFollowsTheSharedSchema) {
   EXPECT_EQ(j["cleanup"], nlohmann::json({"lease restored: ok", "appcontainer profile deleted: ok"}));
   EXPECT_EQ(j["warnings"].back(), "ui limits: not applied");
   EXPECT_EQ(j["timing"]["wall_ms"], 42);
+  // The digest every backend states: SHA-256 of the normalized policy (include/cordon/report.h).
+  EXPECT_EQ(j["policy"]["digest"], policy_digest(plan->policy()));
+  EXPECT_EQ(j["policy"]["digest"], windows_policy_digest(*plan));
   expect_no_enforced(j);
 }
 

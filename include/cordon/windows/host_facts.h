@@ -36,6 +36,10 @@ struct path_facts {
   // the gatherer's bounded scan; `scan_truncated` when it stopped early.
   std::vector<std::string> multi_link_descendants;
   bool scan_truncated = false;
+  // The object's identity by handle (dwVolumeSerialNumber, nFileIndex);
+  // both 0 when not read (recorded shapes).
+  std::uint32_t volume_serial = 0;
+  std::uint64_t file_index = 0;
 };
 
 struct host_facts {

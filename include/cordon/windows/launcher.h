@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct windows_launch_options {
   request_limits limits;                         // lowered to the plan's (plan.h)
   const appcontainer_provider* appcontainer = nullptr;  // null: the system's
   std::string lease_directory;                   // empty: %LOCALAPPDATA%\cordon\leases
+  // How long to wait for the machine-wide lease lock, which another cordon
+  // run holds from its lease to its restoration (milliseconds; nullopt: as
+  // long as it takes). A wait that ends is launch_failed; nothing ran.
+  std::optional<std::uint32_t> lease_wait_ms;
 };
 
 struct windows_run_result {
@@ -65,7 +70,7 @@ struct windows_run_result {
   enforcement_contract observed;        // the plan's contract, lowered by what was read back
   std::vector<std::string> readback;    // what each read-back found, one line each
   std::vector<std::string> cleanup;     // "step: ok" or "step: failed: why", in order
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;   // the launcher's own (the plan's are plan.warnings())
 };
 
 // Runs the plan's command. Errors: plan_null (no command in the plan),
@@ -82,8 +87,11 @@ host_facts gather_host_facts(const std::vector<std::string>& paths_of_interest);
 // True when ntdll exports wine_get_version (the tests skip what wine fakes).
 bool running_on_wine();
 
-// Restores the leases of runs that crashed (their owner is gone). Each line
-// of `report` says what happened. Error: a lease that could not be restored.
-result<void> recover_stale_leases(const std::string& lease_directory, std::vector<std::string>& report);
+// Restores the leases of runs that crashed (their owner is gone), holding the
+// machine-wide lease lock (waiting at most `lock_wait_ms`; nullopt: as long
+// as it takes). Each line of `report` says what happened. Errors: a lease
+// that could not be restored; launch_failed when the lock was not had in time.
+result<void> recover_stale_leases(const std::string& lease_directory, std::vector<std::string>& report,
+                                  std::optional<std::uint32_t> lock_wait_ms = std::nullopt);
 
 }  // namespace cordon::windows

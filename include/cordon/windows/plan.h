@@ -138,6 +138,11 @@ struct command_spec {
   std::vector<std::string> argv;  // as the policy's caller gave it
   std::string command_line;       // UTF-8 of the quoted command line (CommandLineToArgvW rules)
   std::string working_directory;  // absolute
+  // The image's identity when the plan was compiled (path_facts); the
+  // launcher opens the image, refuses another object and holds it until the
+  // run ends (docs/windows-backend.md, "The command"). 0: not known.
+  std::uint32_t volume_serial = 0;
+  std::uint64_t file_index = 0;
 };
 
 // The environment the command gets, built from scratch.

@@ -2,9 +2,12 @@
 //   cordon.exe run [--policy FILE | --profile NAME] [--workspace DIR] [--report FILE] -- CMD ARGS...
 //   cordon.exe explain [--policy FILE | --profile NAME] [--workspace DIR] [-- CMD ARGS...]
 //   cordon.exe recover [--lease-dir DIR]
+//   cordon.exe gate run MANIFEST [--out DIR] [--only NAME]... [--junit FILE] [--workspace DIR] [--lease-dir DIR]
+//   cordon.exe sidecar ...: refused (backend_unavailable), see sidecar() below
 // Exit status of `run`: the command's; 124 timeout; 125 cordon refused or
 // failed (nothing ran); 126 not executable; 127 not found (docs/windows-backend.md).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -13,7 +16,9 @@
 #include "cordon/profiles.h"
 #include "cordon/windows/compile.h"
 #include "cordon/windows/launcher.h"
+#include "gates/manifest.h"
 #include "windows/launcher/dacl_lease.h"
+#include "windows/launcher/gate_runner.h"
 #include "windows/launcher/win32.h"
 #include "windows/report.h"
 
@@ -25,7 +30,18 @@ constexpr int kRefused = 125;
 struct cli_options {
   std::string policy_file, profile, workspace, report, lease_dir;
   std::vector<std::string> command;
+  // gate run
+  std::string manifest, out_dir = "cordon-gate-run", junit;
+  std::vector<std::string> only;
 };
+
+// An absolute Windows path ("" when `path` is empty or GetFullPathNameW fails).
+std::string full_path(const std::string& path) {
+  if (path.empty()) return {};
+  wchar_t buf[MAX_PATH];
+  const DWORD n = GetFullPathNameW(win32::widen(path).c_str(), MAX_PATH, buf, nullptr);
+  return n == 0 || n >= MAX_PATH ? std::string() : win32::narrow(buf);
+}
 
 result<sandbox_policy> load(const cli_options& o) {
   if (!o.policy_file.empty()) return load_sandbox_policy(o.policy_file);
@@ -118,6 +134,47 @@ int recover(const cli_options& o) {
   return 0;
 }
 
+// `cordon.exe gate run` (src/windows/launcher/gate_runner.h): the workspace
+// is --workspace, else the manifest's directory (no git lookup on Windows).
+int gate_run(const cli_options& o) {
+  std::string manifest = full_path(o.manifest);
+  if (manifest.empty()) {
+    std::cerr << "cordon: usage_error: manifest " << o.manifest << ": no such path\n";
+    return kRefused;
+  }
+  std::replace(manifest.begin(), manifest.end(), '\\', '/');  // manifest.h resolves relative paths at '/'
+  const gates::manifest_result loaded = gates::load_manifest(manifest);
+  if (!loaded.manifest) {
+    for (const auto& e : loaded.errors) {
+      std::cerr << "cordon: invalid_manifest: " << (e.line > 0 ? o.manifest + ":" + std::to_string(e.line) + ": " : "")
+                << e.message << "\n";
+    }
+    return kRefused;
+  }
+  windows_gate_settings settings;
+  settings.workspace = full_path(o.workspace.empty() ? loaded.manifest->directory : o.workspace);
+  settings.out_dir = full_path(o.out_dir);
+  settings.junit_file = full_path(o.junit);
+  settings.only = o.only;
+  settings.lease_directory = o.lease_dir;
+  while (settings.workspace.size() > 3 && settings.workspace.back() == '\\') settings.workspace.pop_back();
+  if (settings.workspace.empty() || settings.out_dir.empty()) {
+    std::cerr << "cordon: usage_error: the workspace or --out is not a usable path\n";
+    return kRefused;
+  }
+  return run_windows_gates(*loaded.manifest, settings, std::cout, std::cerr);
+}
+
+// `cordon sidecar` needs the sidecar's stdin and stdout as a live channel
+// (docs/sidecars.md). This launcher gives the child NUL as stdin and collects
+// its output until it exits, so it cannot confine a sidecar: refused, nothing runs.
+int sidecar() {
+  std::cerr << "cordon: backend_unavailable: cordon sidecar is not available on Windows: the Windows launcher gives "
+               "the command NUL as stdin and collects its output until it exits, so it cannot carry a sidecar's "
+               "protocol channel (docs/windows-backend.md); nothing ran\n";
+  return kRefused;
+}
+
 }  // namespace
 }  // namespace cordon::windows
 
@@ -143,6 +200,20 @@ int wmain(int argc, wchar_t** argv) {
   CLI::App* rec = app.add_subcommand("recover", "Restore the DACL leases of crashed runs");
   rec->add_option("--lease-dir", o.lease_dir, "Where lease records are kept");
   rec->final_callback([&o, &status] { status = recover(o); });
+  CLI::App* gate = app.add_subcommand("gate", "Run CI gates, each confined by its own policy");
+  gate->require_subcommand(1);
+  CLI::App* gate_run_app = gate->add_subcommand("run", "Run the gates of a manifest (TOML, docs/gates.md), one at a time");
+  gate_run_app->add_option("manifest", o.manifest, "The gate manifest")->required();
+  gate_run_app->add_option("--out", o.out_dir, "Directory for the run record (default: .\\cordon-gate-run)");
+  gate_run_app->add_option("--only", o.only, "Run only these gates (and the gates they need)");
+  gate_run_app->add_option("--junit", o.junit, "Write JUnit XML here");
+  gate_run_app->add_option("--workspace", o.workspace, "Directory that {workspace} names (default: the manifest's)");
+  gate_run_app->add_option("--lease-dir", o.lease_dir, "Where lease records are kept");
+  gate_run_app->final_callback([&o, &status] { status = gate_run(o); });
+  CLI::App* side = app.add_subcommand("sidecar", "Refused on Windows: the launcher cannot carry a protocol channel");
+  side->allow_extras();
+  side->prefix_command();
+  side->final_callback([&status] { status = sidecar(); });
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {

@@ -17,10 +17,6 @@ namespace {
 
 using win32::local_ptr;
 
-// Leases are serialized process-wide: one set of temporary ACLs at a time
-// keeps restoration deterministic (docs/windows-backend.md, "Leases").
-std::mutex lease_mutex;
-
 constexpr std::size_t kStripLimit = 200000;  // entries visited when removing the AppContainer SID
 
 struct sid_holder {
@@ -302,9 +298,16 @@ result<std::string> default_lease_directory() {
 
 result<std::unique_ptr<dacl_lease>> dacl_lease::take(const windows_plan& plan, const std::string& appcontainer_name,
                                                     const std::string& appcontainer_sid, const std::string& lease_directory,
-                                                    bool& read_back, std::vector<std::string>& lines) {
+                                                    std::optional<std::uint32_t> lock_wait_ms, bool& read_back,
+                                                    std::vector<std::string>& lines) {
   std::unique_ptr<dacl_lease> lease(new dacl_lease());
-  lease->lock_ = std::unique_lock<std::mutex>(lease_mutex);
+  // Leases are serialized machine-wide: one set of temporary ACLs at a time
+  // keeps the recorded originals the host's (docs/windows-backend.md, "Leases").
+  std::string note;
+  auto lock = machine_lock::acquire(lock_wait_ms, note);
+  if (!lock) return std::move(lock).error_value();
+  lease->lock_.emplace(std::move(*lock));
+  if (!note.empty()) lines.push_back(note);
   read_back = true;
   trustee_sids sids;
   auto ac = sid_from(appcontainer_sid);
@@ -410,7 +413,13 @@ dacl_lease::~dacl_lease() {
   if (!released_) release();
 }
 
-result<void> recover_stale_leases_impl(const std::string& dir, std::vector<std::string>& report) {
+result<void> recover_stale_leases_impl(const std::string& dir, std::optional<std::uint32_t> lock_wait_ms,
+                                       std::vector<std::string>& report) {
+  // Listed and restored under the lock: a run that holds it may be writing its record.
+  std::string note;
+  auto lock = machine_lock::acquire(lock_wait_ms, note);
+  if (!lock) return std::move(lock).error_value();
+  if (!note.empty()) report.push_back(note);
   WIN32_FIND_DATAW data;
   HANDLE find = FindFirstFileExW(win32::widen(dir + "\\lease-*.json").c_str(), FindExInfoBasic, &data, FindExSearchNameMatch,
                                  nullptr, 0);
@@ -419,7 +428,6 @@ result<void> recover_stale_leases_impl(const std::string& dir, std::vector<std::
   do files.push_back(dir + "\\" + win32::narrow(data.cFileName));
   while (FindNextFileW(find, &data));
   FindClose(find);
-  std::lock_guard<std::mutex> lock(lease_mutex);
   bool all_restored = true;
   for (const auto& file : files) {
     win32::unique_handle f(CreateFileW(win32::widen(file).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, 0, nullptr));
@@ -477,8 +485,9 @@ result<void> recover_stale_leases_impl(const std::string& dir, std::vector<std::
 
 namespace cordon::windows {
 
-result<void> recover_stale_leases(const std::string& lease_directory, std::vector<std::string>& report) {
-  return launcher::recover_stale_leases_impl(lease_directory, report);
+result<void> recover_stale_leases(const std::string& lease_directory, std::vector<std::string>& report,
+                                  std::optional<std::uint32_t> lock_wait_ms) {
+  return launcher::recover_stale_leases_impl(lease_directory, lock_wait_ms, report);
 }
 
 }  // namespace cordon::windows

@@ -6,11 +6,12 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cordon/windows/plan.h"
+#include "windows/launcher/machine_lock.h"
 #include "windows/launcher/path_boundary.h"
 #include "windows/lease_record.h"
 
@@ -19,15 +20,16 @@ namespace cordon::windows::launcher {
 class dacl_lease {
  public:
   // Takes the lease for every ACL change of `plan`, for the AppContainer
-  // `appcontainer_sid`: holds the process-wide lease lock (leases are
-  // serialized), creates {run_tmp}, opens each path through the boundary,
+  // `appcontainer_sid`: holds the machine-wide lease lock (machine_lock.h;
+  // waits at most `lock_wait_ms`, nullopt: as long as it takes), creates {run_tmp}, opens each path through the boundary,
   // writes the record to `lease_directory`, applies each change and reads it
   // back. On error everything applied so far is restored before returning.
   // `read_back` is false when some change did not read back as applied
   // (`lines` says which); the lease is still held and must be released.
   static result<std::unique_ptr<dacl_lease>> take(const windows_plan& plan, const std::string& appcontainer_name,
                                                   const std::string& appcontainer_sid,
-                                                  const std::string& lease_directory, bool& read_back,
+                                                  const std::string& lease_directory,
+                                                  std::optional<std::uint32_t> lock_wait_ms, bool& read_back,
                                                   std::vector<std::string>& lines);
 
   // Restores every entry (last first, three attempts each), removes the
@@ -43,7 +45,7 @@ class dacl_lease {
 
  private:
   dacl_lease() = default;
-  std::unique_lock<std::mutex> lock_;
+  std::optional<machine_lock> lock_;  // destroyed last: after the record and the handles
   detail::lease_record record_;
   std::string record_path_;
   std::vector<opened_path> opened_;  // one per entry, held until restored

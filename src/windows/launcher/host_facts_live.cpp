@@ -62,6 +62,8 @@ std::optional<path_facts> probe(const std::string& path) {
   f.directory = (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
   f.reparse_point = (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
   f.link_count = info.nNumberOfLinks;
+  f.volume_serial = info.dwVolumeSerialNumber;
+  f.file_index = (static_cast<std::uint64_t>(info.nFileIndexHigh) << 32) | info.nFileIndexLow;
   return f;
 }
 
@@ -69,6 +71,22 @@ std::string env(const wchar_t* name) {
   wchar_t buf[MAX_PATH];
   const DWORD n = GetEnvironmentVariableW(name, buf, MAX_PATH);
   return n == 0 || n >= MAX_PATH ? std::string() : win32::narrow(buf);
+}
+
+// `path` with each 8.3 short component ("C:\Users\RUNNER~1") in its long
+// form (GetLongPathNameW): the path boundary compares the declared path with
+// the final one and would refuse every root below a short name. A path that
+// cannot be expanded (absent) is kept; the boundary then decides.
+std::string long_path(const std::string& path) {
+  if (path.find('~') == std::string::npos) return path;
+  const std::wstring wide = win32::widen(path);
+  const DWORD n = GetLongPathNameW(wide.c_str(), nullptr, 0);
+  if (n == 0) return path;
+  std::wstring out(n, L'\0');
+  const DWORD m = GetLongPathNameW(wide.c_str(), out.data(), n);
+  if (m == 0 || m >= n) return path;
+  out.resize(m);
+  return win32::narrow(out);
 }
 
 }  // namespace
@@ -80,11 +98,11 @@ host_facts gather_host_facts(const std::vector<std::string>& paths_of_interest) 
   f.appcontainer_available = appcontainer_exports();
   f.job_objects = true;  // nested jobs: every Windows this launcher builds for (8 and later)
   f.volumes = volumes();
-  f.user_profile = env(L"USERPROFILE");
+  f.user_profile = long_path(env(L"USERPROFILE"));
   wchar_t buf[MAX_PATH];
   DWORD n = GetTempPathW(MAX_PATH, buf);
   if (n != 0 && n < MAX_PATH) {
-    f.temp_directory = win32::narrow(buf);
+    f.temp_directory = long_path(win32::narrow(buf));  // TEMP may be 8.3 (GitHub-hosted runners)
     while (f.temp_directory.size() > 3 && f.temp_directory.back() == '\\') f.temp_directory.pop_back();
   }
   n = GetSystemWindowsDirectoryW(buf, MAX_PATH);

@@ -1,6 +1,8 @@
 // src/windows/launcher/job_object.cpp — see job_object.h.
 #include "windows/launcher/job_object.h"
 
+#include <cstdio>
+
 namespace cordon::windows::launcher {
 
 result<win32::unique_handle> create_job(const job_limits& limits) {
@@ -29,8 +31,25 @@ result<win32::unique_handle> create_job(const job_limits& limits) {
   return job;
 }
 
+bool set_ui_restrictions(HANDLE job, std::string& why) {
+  JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
+  ui.UIRestrictionsClass = ui_restrictions;
+  if (SetInformationJobObject(job, JobObjectBasicUIRestrictions, &ui, sizeof ui)) return true;
+  why = win32::last_error("SetInformationJobObject(JobObjectBasicUIRestrictions)").message;
+  return false;
+}
+
 job_readback read_back_job(HANDLE job, const job_limits& limits) {
   job_readback r;
+  JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
+  if (QueryInformationJobObject(job, JobObjectBasicUIRestrictions, &ui, sizeof ui, nullptr)) {
+    r.ui = (ui.UIRestrictionsClass & ui_restrictions) == ui_restrictions;
+    char line[64];
+    std::snprintf(line, sizeof line, "job: ui restrictions 0x%lx", static_cast<unsigned long>(ui.UIRestrictionsClass));
+    r.lines.push_back(line);
+  } else {
+    r.lines.push_back("job: ui restrictions unreadable (error " + std::to_string(GetLastError()) + ")");
+  }
   JOBOBJECT_EXTENDED_LIMIT_INFORMATION info{};
   DWORD size = 0;
   if (!QueryInformationJobObject(job, JobObjectExtendedLimitInformation, &info, sizeof info, &size)) {

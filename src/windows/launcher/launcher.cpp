@@ -98,6 +98,33 @@ result<void> check_plan(const windows_plan& plan) {
   return ok;
 }
 
+// The command image, opened for the run without write or delete sharing (no
+// one can change, rename or delete it until the run ends) and checked to be
+// the object the plan was compiled for. Errors: command_not_found;
+// launch_failed for another object, a sharing violation (someone has it open
+// for writing) or another failure.
+result<unique_handle> hold_command_image(const command_spec& command) {
+  unique_handle image(CreateFileW(win32::widen(command.application).c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr,
+                                  OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr));
+  if (!image) {
+    const DWORD code = GetLastError();
+    if (code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND) {
+      return make_error(error_code::command_not_found, command.application + " is gone since the plan was compiled");
+    }
+    return win32::last_error("CreateFileW(" + command.application + ", hold the command image)", code);
+  }
+  BY_HANDLE_FILE_INFORMATION info{};
+  if (!GetFileInformationByHandle(image.get(), &info)) return win32::last_error("GetFileInformationByHandle(command image)");
+  const std::uint64_t index = (static_cast<std::uint64_t>(info.nFileIndexHigh) << 32) | info.nFileIndexLow;
+  const bool known = command.volume_serial != 0 || command.file_index != 0;
+  if (known && (info.dwVolumeSerialNumber != command.volume_serial || index != command.file_index)) {
+    return make_error(error_code::launch_failed, "the command image " + command.application +
+                                                     " is another file than the one the plan was compiled for "
+                                                     "(replaced since); recompile");
+  }
+  return image;
+}
+
 std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t).count();
 }
@@ -107,9 +134,11 @@ std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
 result<windows_run_result> launch_windows_plan(const windows_plan& plan, const windows_launch_options& options) {
   if (auto c = check_plan(plan); !c) return std::move(c).error_value();
   const command_spec& command = *plan.command();
+  // Held until the run ends (destroyed last): the image that runs is the one compiled.
+  auto image = hold_command_image(command);
+  if (!image) return std::move(image).error_value();
   windows_run_result run;
   run.observed = plan.contract();
-  run.warnings = plan.warnings();
   const bool wants_lease = !plan.acl_changes().empty();
 
   std::string lease_dir = options.lease_directory;
@@ -120,7 +149,7 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   }
   if (!lease_dir.empty()) {
     std::vector<std::string> recovered;
-    auto r = recover_stale_leases(lease_dir, recovered);
+    auto r = recover_stale_leases(lease_dir, recovered, options.lease_wait_ms);
     run.cleanup.insert(run.cleanup.end(), recovered.begin(), recovered.end());
     if (!r) return std::move(r).error_value();
   }
@@ -168,7 +197,8 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   } release_lease_at_exit{lease, run};
   if (wants_lease) {
     bool read_back = false;
-    auto taken = launcher::dacl_lease::take(plan, ac.name, ac.sid_text, lease_dir, read_back, run.readback);
+    auto taken = launcher::dacl_lease::take(plan, ac.name, ac.sid_text, lease_dir, options.lease_wait_ms, read_back,
+                                             run.readback);
     if (!taken) return std::move(taken).error_value();
     lease = std::move(*taken);
     if (!read_back) {
@@ -182,8 +212,15 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   const job_limits limits = limits_for_request(plan, options.limits);
   auto job = launcher::create_job(limits);
   if (!job) return std::move(job).error_value();
+  std::string ui_refused;
+  launcher::set_ui_restrictions(job->get(), ui_refused);
   const launcher::job_readback jr = launcher::read_back_job(job->get(), limits);
   run.readback.insert(run.readback.end(), jr.lines.begin(), jr.lines.end());
+  if (!jr.ui) {
+    run.warnings.push_back("UI limits not in place (" + (ui_refused.empty() ? "they did not read back" : ui_refused) +
+                           "): the command may use other desktops, the clipboard, global atoms and USER handles "
+                           "of other processes");
+  }
   if (!jr.kill_on_close) lower(run.observed, control::process_tree_cleanup, "KILL_ON_JOB_CLOSE");
   if (limits.active_processes && !jr.active_processes) lower(run.observed, control::process_count, "ACTIVE_PROCESS");
   if (limits.job_memory_bytes && !jr.memory) lower(run.observed, control::memory, "JOB_MEMORY");

@@ -11,6 +11,11 @@
 //   spawn-exit MS      start "sleep MS", print its pid, exit at once
 //   write PATH         create PATH
 //   handle VALUE       is VALUE (decimal) a valid handle here?
+//   read PATH          open PATH for reading and print "read ok" or "read failed N"
+//   connect IP PORT    TCP connect to an IPv4 address; "connect ok" or "connect failed N"
+//                      (scripts/windows-ci.ps1's AppContainer network probes)
+#include <winsock2.h>
+#include <ws2tcpip.h>
 #include <windows.h>
 #include <shellapi.h>
 #include <sddl.h>
@@ -36,6 +41,43 @@ DWORD spawn_sleeper(const wchar_t* ms) {
   CloseHandle(pi.hThread);
   CloseHandle(pi.hProcess);
   return pi.dwProcessId;
+}
+
+int read_file(const wchar_t* path) {
+  HANDLE f = CreateFileW(path, GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+  if (f == INVALID_HANDLE_VALUE) {
+    std::printf("read failed %lu\n", GetLastError());
+    return 1;
+  }
+  CloseHandle(f);
+  std::printf("read ok\n");
+  return 0;
+}
+
+int connect_to(const wchar_t* ip, const wchar_t* port) {
+  WSADATA wsa;
+  if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0) {
+    std::printf("connect failed wsastartup\n");
+    return 1;
+  }
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<u_short>(_wtoi(port)));
+  if (InetPtonW(AF_INET, ip, &to.sin_addr) != 1) return 2;
+  SOCKET s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+  if (s == INVALID_SOCKET) {
+    std::printf("connect failed %d\n", WSAGetLastError());
+    return 1;
+  }
+  const int r = connect(s, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  const int err = WSAGetLastError();
+  closesocket(s);
+  if (r != 0) {
+    std::printf("connect failed %d\n", err);
+    return 1;
+  }
+  std::printf("connect ok\n");
+  return 0;
 }
 
 int token() {
@@ -110,6 +152,10 @@ int wmain(int, wchar_t**) {
     DWORD flags = 0;
     HANDLE h = reinterpret_cast<HANDLE>(static_cast<ULONG_PTR>(_wtoi64(argv[2])));
     std::printf("valid=%d\n", GetHandleInformation(h, &flags) ? 1 : 0);
+  } else if (mode == L"read" && argc > 2) {
+    return read_file(argv[2]);
+  } else if (mode == L"connect" && argc > 3) {
+    return connect_to(argv[2], argv[3]);
   } else {
     return 2;
   }

@@ -2,6 +2,10 @@
 // assignment, pipes, the command line, the environment block, the token
 // hand-off, timeout and tree kill), the honest levels where wine fakes a
 // read-back, and the fail-closed paths (wine's stubs as fault injection).
+#include <algorithm>
+#include <cstdio>
+
+#include "windows/launcher/job_object.h"
 #include "wine_support.h"
 
 namespace cordon::windows {
@@ -151,6 +155,66 @@ TEST(WindowsLauncher, OnlyTheStandardHandlesAreInherited) {
     GTEST_SKIP() << "wine: PROC_THREAD_ATTRIBUTE_HANDLE_LIST is accepted but not applied (the handle leaked)";
   }
   EXPECT_NE(r.stdout_text.find("valid=0"), std::string::npos) << r.stdout_text;
+}
+
+}  // namespace
+}  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+// UI limits (job_object.h, ui_restrictions) are in place, read back, or the
+// run's warnings say they are not: never silent. Wine refuses the class.
+TEST(WindowsLauncher, UiLimitsAreInPlaceOrTheRunWarns) {
+  auto compiled = compile_live(plumbing_policy(), {"argv", "ui"});
+  ASSERT_TRUE(compiled) << describe(compiled);
+  auto ran = launch_windows_plan(*compiled.plan, {});
+  ASSERT_TRUE(ran) << ran.error_value().describe();
+  char applied[64];
+  std::snprintf(applied, sizeof applied, "job: ui restrictions 0x%lx", static_cast<unsigned long>(launcher::ui_restrictions));
+  const bool read_back = std::find(ran->readback.begin(), ran->readback.end(), applied) != ran->readback.end();
+  const bool warned = std::any_of(ran->warnings.begin(), ran->warnings.end(),
+                                  [](const std::string& w) { return w.rfind("UI limits not in place", 0) == 0; });
+  EXPECT_NE(read_back, warned) << "read back: " << read_back << ", warned: " << warned;
+  EXPECT_NE(ran->stdout_text.find("ui"), std::string::npos);  // the command ran either way
+}
+
+}  // namespace
+}  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+// The command image is checked and held from launch to the end of the run:
+// a file replaced between compile and launch is refused, and nothing runs.
+TEST(WindowsLauncher, ACommandImageReplacedAfterCompileIsRefused) {
+  temp_dir dir;
+  const std::string image = dir.file("probe.exe");
+  ASSERT_TRUE(CopyFileW(win32::widen(child_exe()).c_str(), win32::widen(image).c_str(), FALSE));
+  sandbox_policy p = plumbing_policy();
+  p.filesystem.readable.push_back(policy_path(dir.path()));
+  const windows_compile_options o = options_for({image, "write", dir.file("ran")});
+  auto compiled = compile_windows_plan(p, gather_host_facts(paths_to_probe(p, gather_host_facts({}), o)), o);
+  ASSERT_TRUE(compiled) << describe(compiled);
+  EXPECT_NE(compiled.plan->command()->file_index, 0u);
+  // Another file (made while the first exists: another file index) renamed over it.
+  ASSERT_TRUE(CopyFileW(win32::widen(child_exe()).c_str(), win32::widen(dir.file("other.exe")).c_str(), FALSE));
+  ASSERT_TRUE(MoveFileExW(win32::widen(dir.file("other.exe")).c_str(), win32::widen(image).c_str(), MOVEFILE_REPLACE_EXISTING));
+  auto ran = launch_windows_plan(*compiled.plan, {});
+  ASSERT_FALSE(ran) << "a replaced image was launched";
+  EXPECT_EQ(ran.error_value().code, error_code::launch_failed);
+  EXPECT_NE(ran.error_value().message.find("another file"), std::string::npos) << ran.error_value().message;
+  EXPECT_FALSE(exists(dir.file("ran")));
+  // Compiled again, the new file runs.
+  compiled = compile_windows_plan(p, gather_host_facts(paths_to_probe(p, gather_host_facts({}), o)), o);
+  ASSERT_TRUE(compiled) << describe(compiled);
+  ran = launch_windows_plan(*compiled.plan, {});
+  ASSERT_TRUE(ran) << ran.error_value().describe();
+  EXPECT_TRUE(exists(dir.file("ran")));
 }
 
 }  // namespace

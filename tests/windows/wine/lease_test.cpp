@@ -72,7 +72,7 @@ TEST(WindowsLease, RecordIsWrittenBeforeTheChangeAndRemovedOnceRestored) {
   const std::string before = sddl_of(root.path());
   bool read_back = true;
   std::vector<std::string> lines;
-  auto lease = launcher::dacl_lease::take(*plan, "cordon.test", "S-1-15-2-1-2-3-4-5-6-7", leases.path(), read_back, lines);
+  auto lease = launcher::dacl_lease::take(*plan, "cordon.test", "S-1-15-2-1-2-3-4-5-6-7", leases.path(), std::nullopt, read_back, lines);
   ASSERT_TRUE(lease) << lease.error_value().describe();
   const auto files = lease_files(leases);
   ASSERT_EQ(files.size(), 1u);
@@ -88,6 +88,59 @@ TEST(WindowsLease, RecordIsWrittenBeforeTheChangeAndRemovedOnceRestored) {
   EXPECT_TRUE((*lease)->complete());
   EXPECT_TRUE(lease_files(leases).empty());
   EXPECT_EQ(cleanup.front().rfind("restore DACLs: ok", 0), 0u) << cleanup.front();
+  EXPECT_EQ(sddl_of(root.path()), before);
+}
+
+// Another holder of the machine-wide lease lock (machine_lock.h): here a
+// thread, which is as foreign to the lock's owner as another process.
+class lock_holder {
+ public:
+  lock_holder() : taken_(CreateEventW(nullptr, TRUE, FALSE, nullptr)), done_(CreateEventW(nullptr, TRUE, FALSE, nullptr)) {
+    thread_.reset(CreateThread(nullptr, 0, &lock_holder::hold, this, 0, nullptr));
+    WaitForSingleObject(taken_.get(), INFINITE);
+  }
+  ~lock_holder() {
+    SetEvent(done_.get());
+    WaitForSingleObject(thread_.get(), INFINITE);
+  }
+  lock_holder(const lock_holder&) = delete;
+  lock_holder& operator=(const lock_holder&) = delete;
+
+ private:
+  static DWORD WINAPI hold(void* self) {
+    auto* h = static_cast<lock_holder*>(self);
+    win32::unique_handle mutex(CreateMutexW(nullptr, FALSE, launcher::machine_lock_name));
+    WaitForSingleObject(mutex.get(), INFINITE);
+    SetEvent(h->taken_.get());
+    WaitForSingleObject(h->done_.get(), INFINITE);
+    ReleaseMutex(mutex.get());
+    return 0;
+  }
+  win32::unique_handle taken_, done_, thread_;
+};
+
+TEST(WindowsLease, ALeaseWaitsForTheMachineWideLockAndChangesNothingWithoutIt) {
+  temp_dir root, leases;
+  auto plan = grant_plan(root);
+  ASSERT_TRUE(plan);
+  const std::string before = sddl_of(root.path());
+  bool read_back = true;
+  std::vector<std::string> lines;
+  {
+    lock_holder other;
+    auto refused = launcher::dacl_lease::take(*plan, "cordon.test", "S-1-15-2-1-2-3-4-5-6-7", leases.path(), 0u, read_back, lines);
+    ASSERT_FALSE(refused) << "a lease was taken while another run held the lock";
+    EXPECT_EQ(refused.error_value().code, error_code::launch_failed);
+    EXPECT_NE(refused.error_value().message.find("holds the lease lock"), std::string::npos) << refused.error_value().message;
+    EXPECT_TRUE(lease_files(leases).empty()) << "a record was written without the lock";
+    EXPECT_EQ(sddl_of(root.path()), before);
+    std::vector<std::string> report;
+    EXPECT_FALSE(recover_stale_leases(leases.path(), report, 0u)) << "recovery ran without the lock";
+  }
+  auto lease = launcher::dacl_lease::take(*plan, "cordon.test", "S-1-15-2-1-2-3-4-5-6-7", leases.path(), 0u, read_back, lines);
+  ASSERT_TRUE(lease) << lease.error_value().describe();  // the other holder is gone
+  EXPECT_EQ(lease_files(leases).size(), 1u);
+  (*lease)->release();
   EXPECT_EQ(sddl_of(root.path()), before);
 }
 
