@@ -181,7 +181,8 @@ typedef struct cordon_stdio {
 
 typedef struct cordon_run_request {
   /* The command: NULL-terminated, argv[0] non-empty; looked up in the
-   * sandbox's PATH. */
+   * sandbox's PATH. Arguments and environment entries reach the command as
+   * bytes, unchanged (they need not be UTF-8). */
   const char* const* argv;
   /* Absolute working directory inside the sandbox; NULL or "" = the
    * workspace (else "/"). */
@@ -405,7 +406,11 @@ typedef int (*cordon_approver_fn)(void* user, const char* approval_request_json,
  *                   approved once (approver "host"); any other is
  *                   asked of `approver`,
  *   "environment"   ["NAME=VALUE"...] the sandbox policy's environment rules
- *                   choose from (default: this process's environ).
+ *                   choose from (default: this process's environ); an entry
+ *                   holding a NUL ("\u0000") is CORDON_E_USAGE_ERROR at
+ *                   "/environment/N" (a C string would end there). A NUL in
+ *                   the request's command or argv is CORDON_E_INVALID_POLICY
+ *                   at "/command" or "/argv/N".
  * approver: NULL = every require_approval request that is not pre-approved
  * is denied (`cordon exec`'s default); `user` is passed to it unchanged.
  *

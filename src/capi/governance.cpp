@@ -133,6 +133,11 @@ result<execute_options> read_context(const char* text) {
         for (const auto& entry : value) {
           auto s = string_field(entry, key);
           if (!s) return std::move(s).error_value();
+          if (s->find('\0') != std::string::npos) {
+            // A C string would end there: the command would silently get less than was asked for.
+            return make_error(error_code::usage_error, "context: an environment entry holds a NUL byte",
+                              "/environment/" + std::to_string(out.context.host_environment.size()));
+          }
           out.context.host_environment.push_back(*s);
         }
         continue;

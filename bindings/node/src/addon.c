@@ -11,6 +11,7 @@
  * throwing, so that index.js builds one CordonError type with the stable code
  * and the blockers. */
 #include <node_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,8 @@ static napi_value error_result(napi_env env, char* error_json, int code) {
   return out;
 }
 
-/* Argument i as a new C string (NULL for undefined/null); *ok = 0 when it is another type. */
+/* Argument i as a new C string (NULL for undefined/null); *ok = 0 when it is
+ * another type or holds a NUL (a C string would end there). */
 static char* string_arg(napi_env env, napi_value value, int* ok) {
   napi_valuetype type;
   napi_typeof(env, value, &type);
@@ -95,11 +97,36 @@ static char* string_arg(napi_env env, napi_value value, int* ok) {
     return NULL;
   }
   napi_get_value_string_utf8(env, value, out, length + 1, &length);
+  if (strlen(out) != length) {
+    free(out);
+    *ok = 0;
+    return NULL;
+  }
   return out;
 }
 
-/* A JavaScript array of strings as a NULL-terminated C array (each element
- * and the array malloc'ed); NULL when value is not such an array. */
+/* A string (UTF-8) or a Buffer (its bytes, unchanged) as a new C string;
+ * NULL when it is neither or holds a NUL. */
+static char* bytes_arg(napi_env env, napi_value value) {
+  bool is_buffer = false;
+  if (napi_is_buffer(env, value, &is_buffer) != napi_ok || !is_buffer) {
+    int ok = 1;
+    char* out = string_arg(env, value, &ok);
+    return ok ? out : NULL;
+  }
+  void* data = NULL;
+  size_t length = 0;
+  if (napi_get_buffer_info(env, value, &data, &length) != napi_ok || memchr(data, 0, length) != NULL) return NULL;
+  char* out = malloc(length + 1);
+  if (out == NULL) return NULL;
+  memcpy(out, data, length);
+  out[length] = 0;
+  return out;
+}
+
+/* A JavaScript array of strings or Buffers (bytes passed unchanged) as a
+ * NULL-terminated C array (each element and the array malloc'ed); NULL when
+ * value is not such an array or an element holds a NUL. */
 static char** string_array(napi_env env, napi_value value) {
   bool is_array = false;
   if (napi_is_array(env, value, &is_array) != napi_ok || !is_array) return NULL;
@@ -109,10 +136,9 @@ static char** string_array(napi_env env, napi_value value) {
   if (out == NULL) return NULL;
   for (uint32_t i = 0; i < n; ++i) {
     napi_value item;
-    int ok = 1;
     napi_get_element(env, value, i, &item);
-    out[i] = string_arg(env, item, &ok);
-    if (!ok || out[i] == NULL) {
+    out[i] = bytes_arg(env, item);
+    if (out[i] == NULL) {
       for (uint32_t j = 0; j <= i; ++j) free(out[j]);
       free(out);
       return NULL;
@@ -379,6 +405,8 @@ static int mode_of(napi_env env, napi_value value, cordon_stdio* io) {
  * comes first. Runs started from it own themselves. */
 typedef struct pool_box {
   cordon_pool* pool;
+  int busy;          /* tool calls using it on their threads (main thread only) */
+  int close_pending; /* poolClose() came while busy: freed when the last call ends */
 } pool_box;
 
 static void pool_finalize(napi_env env, void* data, void* hint) {
@@ -449,7 +477,9 @@ static napi_value pool_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
   pool_box* box = pool_arg(env, argv[0]);
-  if (box != NULL) {
+  if (box != NULL && box->busy > 0) {
+    box->close_pending = 1; /* a tool call's thread uses it: freed when the last one ends */
+  } else if (box != NULL) {
     cordon_pool_free(box->pool);
     box->pool = NULL;
   }
@@ -668,6 +698,324 @@ static napi_value audit_verify(napi_env env, napi_callback_info info) {
   return json_answer(env, code, verification, error);
 }
 
+/* ---- the tool-use call (ABI minor 3, docs/node.md "The tool-use call") ----
+ *
+ * cordon_governance_tool_call blocks until the command ended, so it runs on a
+ * thread of its own; everything it hands back to JavaScript (each chunk of
+ * output, the approval request, the result) goes through one thread-safe
+ * function, in order: the result comes after the last chunk. The approver is
+ * asked on the event loop and may answer later (a promise): the call's
+ * thread waits for the answer. The queue holds at most 16 messages, so a
+ * command that writes faster than JavaScript reads waits (backpressure), and
+ * the host never holds more than that besides the capped output. */
+
+static const napi_type_tag ledger_tag = {0x636f72646f6e2d6cULL, 0x6564676572786d34ULL};
+
+static void ledger_finalize(napi_env env, void* data, void* hint) {
+  (void)env;
+  (void)hint;
+  cordon_ledger_free(data);
+}
+
+/* ledgerNew() -> ledger external */
+static napi_value ledger_new(napi_env env, napi_callback_info info) {
+  (void)info;
+  cordon_ledger* ledger = cordon_ledger_new();
+  if (ledger == NULL) {
+    napi_throw_error(env, "cordon_addon", "cordon_ledger_new: out of memory");
+    return NULL;
+  }
+  return make_tagged_external(env, ledger, ledger_finalize, &ledger_tag);
+}
+
+enum { MESSAGE_OUTPUT, MESSAGE_APPROVAL, MESSAGE_DONE };
+
+typedef struct tool_message {
+  int kind;
+  int stream;
+  char* bytes; /* output bytes, or the approval request (NUL-terminated) */
+  size_t size;
+} tool_message;
+
+typedef struct tool_call_box {
+  napi_threadsafe_function tsfn;
+  /* Kept alive while the call's thread uses them. */
+  napi_ref rules_ref, pool_ref, ledger_ref;
+  /* JavaScript's callbacks: approver(requestJson, answer), output(stream,
+   * Buffer), done(resultJson, errorJson); the first two may be NULL. */
+  napi_ref approver, output, done;
+  const cordon_rules* rules;
+  pool_box* pool;
+  char* request;
+  char* context;
+  char* stdin_data;
+  char** environment;
+  cordon_tool_io io;
+  int code;
+  char* result;
+  char* error;
+  uv_sem_t answered; /* posted by answer() */
+  int awaiting;      /* an approval request is out (main thread) */
+  char* answer;      /* the decision JSON, or NULL: denied */
+} tool_call_box;
+
+static void delete_ref(napi_env env, napi_ref ref) {
+  if (ref != NULL) napi_delete_reference(env, ref);
+}
+
+/* The thread-safe function is gone (main thread): everything is freed. */
+static void tool_call_finalize(napi_env env, void* data, void* hint) {
+  (void)hint;
+  tool_call_box* box = data;
+  if (box->pool != NULL && --box->pool->busy == 0 && box->pool->close_pending) {
+    cordon_pool_free(box->pool->pool);
+    box->pool->pool = NULL;
+  }
+  napi_ref refs[] = {box->rules_ref, box->pool_ref, box->ledger_ref, box->approver, box->output, box->done};
+  for (size_t i = 0; i < sizeof refs / sizeof refs[0]; ++i) delete_ref(env, refs[i]);
+  free(box->request);
+  free(box->context);
+  free(box->stdin_data);
+  free_array(box->environment);
+  cordon_string_free(box->result);
+  cordon_string_free(box->error);
+  free(box->answer);
+  uv_sem_destroy(&box->answered);
+  free(box);
+}
+
+/* answer(decisionJson | null): the approver's answer, once. */
+static napi_value tool_answer(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  void* data = NULL;
+  size_t argc = 1;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, &data) != napi_ok) return NULL;
+  tool_call_box* box = data;
+  if (!box->awaiting) return NULL;
+  box->awaiting = 0;
+  int ok = 1;
+  box->answer = argc >= 1 ? string_arg(env, argv[0], &ok) : NULL;
+  uv_sem_post(&box->answered);
+  return NULL;
+}
+
+static napi_value ref_value(napi_env env, napi_ref ref) {
+  napi_value out = NULL;
+  napi_get_reference_value(env, ref, &out);
+  return out;
+}
+
+/* Delivers one message on the event loop (env NULL: the function is being
+ * torn down, and an approval is then a denial). */
+static void tool_call_js(napi_env env, napi_value unused, void* context, void* data) {
+  (void)unused;
+  tool_call_box* box = context;
+  tool_message* m = data;
+  if (env == NULL) {
+    if (m->kind == MESSAGE_APPROVAL) uv_sem_post(&box->answered);
+    free(m->bytes);
+    free(m);
+    return;
+  }
+  napi_value global, ignored;
+  napi_get_global(env, &global);
+  if (m->kind == MESSAGE_OUTPUT && box->output != NULL) {
+    napi_value args[2];
+    args[0] = int_value(env, m->stream);
+    napi_create_buffer_copy(env, m->size, m->bytes, NULL, &args[1]);
+    napi_call_function(env, global, ref_value(env, box->output), 2, args, &ignored);
+  } else if (m->kind == MESSAGE_APPROVAL) {
+    napi_value args[2];
+    args[0] = string_value(env, m->bytes);
+    box->awaiting = 1;
+    if (box->approver == NULL ||
+        napi_create_function(env, "answer", NAPI_AUTO_LENGTH, tool_answer, box, &args[1]) != napi_ok ||
+        napi_call_function(env, global, ref_value(env, box->approver), 2, args, &ignored) != napi_ok) {
+      box->awaiting = 0;
+      uv_sem_post(&box->answered); /* no answer: denied */
+    }
+  } else if (m->kind == MESSAGE_DONE) {
+    napi_value args[2];
+    args[0] = string_value(env, box->code == CORDON_OK ? box->result : NULL);
+    args[1] = box->code == CORDON_OK ? string_value(env, NULL) : error_result(env, box->error, box->code);
+    box->error = NULL; /* error_result took it */
+    napi_call_function(env, global, ref_value(env, box->done), 2, args, &ignored);
+  }
+  free(m->bytes);
+  free(m);
+}
+
+/* Queues one message; 0 when the function is closing. */
+static int post(tool_call_box* box, int kind, int stream, char* bytes, size_t size) {
+  tool_message* m = malloc(sizeof *m);
+  if (m == NULL) {
+    free(bytes);
+    return 0;
+  }
+  m->kind = kind;
+  m->stream = stream;
+  m->bytes = bytes;
+  m->size = size;
+  if (napi_call_threadsafe_function(box->tsfn, m, napi_tsfn_blocking) != napi_ok) {
+    free(bytes);
+    free(m);
+    return 0;
+  }
+  return 1;
+}
+
+/* The C approver (the call's thread): asks JavaScript and waits for its answer. */
+static int tool_approver(void* user, const char* request, char* decision, size_t capacity) {
+  tool_call_box* box = user;
+  char* copy = strdup(request);
+  if (copy == NULL || !post(box, MESSAGE_APPROVAL, 0, copy, 0)) return -1;
+  uv_sem_wait(&box->answered);
+  char* answer = box->answer;
+  box->answer = NULL;
+  if (answer == NULL) return -1;
+  size_t length = strlen(answer);
+  int code = length < capacity ? 0 : -2;
+  if (code == 0) memcpy(decision, answer, length + 1);
+  free(answer);
+  return code;
+}
+
+static void tool_output(void* user, int stream, const char* bytes, size_t size) {
+  tool_call_box* box = user;
+  char* copy = malloc(size > 0 ? size : 1);
+  if (copy == NULL) return;
+  memcpy(copy, bytes, size);
+  post(box, MESSAGE_OUTPUT, stream, copy, size);
+}
+
+static void* tool_call_thread(void* data) {
+  tool_call_box* box = data;
+  box->code = cordon_governance_tool_call(box->rules, box->request, box->context, &box->io,
+                                          box->approver != NULL ? tool_approver : NULL, box, &box->result,
+                                          &box->error);
+  post(box, MESSAGE_DONE, 0, NULL, 0);
+  napi_release_threadsafe_function(box->tsfn, napi_tsfn_release);
+  return NULL;
+}
+
+static napi_ref function_ref(napi_env env, napi_value value) {
+  napi_valuetype type;
+  napi_ref ref = NULL;
+  if (napi_typeof(env, value, &type) == napi_ok && type == napi_function) napi_create_reference(env, value, 1, &ref);
+  return ref;
+}
+
+static napi_ref keep(napi_env env, napi_value value) {
+  napi_ref ref = NULL;
+  napi_create_reference(env, value, 1, &ref);
+  return ref;
+}
+
+/* Reads io {stdin: Buffer?, timeoutMs, maxOutput, pool, ledger,
+ * environment: [string|Buffer]} into box; 0 on a bad field. */
+static int read_tool_io(napi_env env, napi_value io, tool_call_box* box) {
+  napi_value v;
+  napi_valuetype type;
+  if (napi_get_named_property(env, io, "stdin", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
+      type != napi_undefined && type != napi_null) {
+    void* data = NULL;
+    size_t length = 0;
+    bool is_buffer = false;
+    if (napi_is_buffer(env, v, &is_buffer) != napi_ok || !is_buffer) return 0;
+    napi_get_buffer_info(env, v, &data, &length);
+    box->stdin_data = malloc(length > 0 ? length : 1);
+    if (box->stdin_data == NULL) return 0;
+    memcpy(box->stdin_data, data, length);
+    box->io.stdin_data = box->stdin_data;
+    box->io.stdin_size = length;
+  }
+  double number = 0;
+  if (napi_get_named_property(env, io, "timeoutMs", &v) == napi_ok && napi_get_value_double(env, v, &number) == napi_ok) {
+    box->io.timeout_ms = (int64_t)number;
+  }
+  if (napi_get_named_property(env, io, "maxOutput", &v) == napi_ok && napi_get_value_double(env, v, &number) == napi_ok) {
+    if (number < 1) return 0;
+    box->io.max_output = (uint64_t)number;
+  }
+  if (napi_get_named_property(env, io, "pool", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
+      type != napi_undefined && type != napi_null) {
+    box->pool = pool_arg(env, v);
+    if (box->pool == NULL || box->pool->pool == NULL || box->pool->close_pending) {
+      box->pool = NULL;
+      return 0;
+    }
+    box->pool->busy++;
+    box->pool_ref = keep(env, v);
+    box->io.pool = box->pool->pool;
+  }
+  if (napi_get_named_property(env, io, "ledger", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
+      type != napi_undefined && type != napi_null) {
+    box->io.ledger = tagged_external(env, v, &ledger_tag);
+    if (box->io.ledger == NULL) return 0;
+    box->ledger_ref = keep(env, v);
+  }
+  if (napi_get_named_property(env, io, "environment", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
+      type != napi_undefined && type != napi_null) {
+    box->environment = string_array(env, v);
+    if (box->environment == NULL) return 0;
+    box->io.environment = (const char* const*)box->environment;
+  }
+  return 1;
+}
+
+/* toolCall(rules, requestJson, contextJson, io, approver, output, done) ->
+ * undefined | {error}: starts the call; done(resultJson, null) or
+ * done(null, {error}) is called once, after the last output(stream, Buffer).
+ * approver(approvalRequestJson, answer) must call answer(decisionJson) once
+ * (answer(null): denied). */
+static napi_value tool_call(napi_env env, napi_callback_info info) {
+  napi_value argv[7];
+  CHECK_NAPI(get_args(env, info, 7, argv) ? napi_ok : napi_generic_failure);
+  tool_call_box* box = calloc(1, sizeof *box);
+  if (box == NULL || uv_sem_init(&box->answered, 0) != 0) {
+    free(box);
+    napi_throw_error(env, "cordon_addon", "out of memory");
+    return NULL;
+  }
+  int ok = 1;
+  box->rules = tagged_external(env, argv[0], &rules_tag);
+  box->request = string_arg(env, argv[1], &ok);
+  box->context = ok ? string_arg(env, argv[2], &ok) : NULL;
+  box->approver = function_ref(env, argv[4]);
+  box->output = function_ref(env, argv[5]);
+  box->done = function_ref(env, argv[6]);
+  if (box->output != NULL) {
+    box->io.on_output = tool_output;
+    box->io.output_user = box;
+  }
+  napi_value name;
+  napi_create_string_utf8(env, "cordon.toolCall", NAPI_AUTO_LENGTH, &name);
+  if (!ok || box->rules == NULL || box->request == NULL || box->done == NULL || !read_tool_io(env, argv[3], box)) {
+    tool_call_finalize(env, box, NULL);
+    char* error = NULL;
+    return error_result(env, error, CORDON_E_USAGE_ERROR);
+  }
+  box->rules_ref = keep(env, argv[0]);
+  if (napi_create_threadsafe_function(env, NULL, NULL, name, 16, 1, box, tool_call_finalize, box, tool_call_js,
+                                      &box->tsfn) != napi_ok) {
+    tool_call_finalize(env, box, NULL);
+    napi_throw_error(env, "cordon_addon", "napi_create_threadsafe_function failed");
+    return NULL;
+  }
+  pthread_t thread;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int started = pthread_create(&thread, &attr, tool_call_thread, box);
+  pthread_attr_destroy(&attr);
+  if (started != 0) {
+    napi_release_threadsafe_function(box->tsfn, napi_tsfn_abort); /* finalize frees box */
+    napi_throw_error(env, "cordon_addon", "cannot start the tool call's thread");
+    return NULL;
+  }
+  return NULL;
+}
+
 #define EXPORT(name, fn)                                                                 \
   do {                                                                                   \
     napi_value f;                                                                        \
@@ -696,5 +1044,7 @@ NAPI_MODULE_INIT() {
   EXPORT("rulesDecide", rules_decide);
   EXPORT("auditAppend", audit_append);
   EXPORT("auditVerify", audit_verify);
+  EXPORT("ledgerNew", ledger_new);
+  EXPORT("toolCall", tool_call);
   return exports;
 }

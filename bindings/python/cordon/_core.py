@@ -201,8 +201,32 @@ def check_argv(argv: Sequence[Union[str, bytes]]) -> None:
         raise TypeError("argv is empty")
 
 
-def _c_strings(items: Sequence[Union[str, bytes]]) -> ctypes.Array:
-    encoded = [os.fsencode(i) for i in items] + [None]
+def c_bytes(item: Union[str, bytes], where: str) -> bytes:
+    """An argument or variable as the bytes the C API gets (str through
+    os.fsencode, so a name read with surrogateescape comes back as it was;
+    bytes unchanged). Raises UsageError for a NUL, which would end a C string
+    and silently cut what was asked for."""
+    data = os.fsencode(item)
+    if b"\0" in data:
+        raise UsageError("usage_error", "holds a NUL byte, which no argument or variable can carry: refused", where)
+    return data
+
+
+def env_entries(env: Mapping[Union[str, bytes], Union[str, bytes]], where: str) -> List[bytes]:
+    """{name: value} -> [b"NAME=VALUE"...], values as bytes unchanged; a NUL
+    or a name with "=" raises UsageError (location where/NAME)."""
+    out = []
+    for k, v in env.items():
+        at = f"{where}/{os.fsdecode(k)}"
+        name = c_bytes(k, at)
+        if not name or b"=" in name:
+            raise UsageError("usage_error", "not a variable name", at)
+        out.append(name + b"=" + c_bytes(v, at))
+    return out
+
+
+def _c_strings(items: Sequence[bytes]) -> ctypes.Array:
+    encoded = list(items) + [None]
     return (ctypes.c_char_p * len(encoded))(*encoded)
 
 
@@ -216,9 +240,9 @@ class Handle:
                  pool: Any = None):
         check_argv(argv)
         self.argv = [os.fsdecode(a) for a in argv]
-        self._argv = _c_strings(argv)
-        environment = os.environ if env is None else env
-        self._env = _c_strings([f"{k}={v}" for k, v in environment.items()])
+        self._argv = _c_strings([c_bytes(a, f"/argv/{i}") for i, a in enumerate(argv)])
+        environment = os.environb if env is None else env
+        self._env = _c_strings(env_entries(environment, "/env"))
         request = _lib.RunRequest()
         request.argv = ctypes.cast(self._argv, ctypes.POINTER(ctypes.c_char_p))
         request.cwd = os.fsencode(cwd) if cwd is not None else None

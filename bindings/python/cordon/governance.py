@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _lib
-from ._core import CordonError, UsageError, _check, policy_text
+from ._core import CordonError, UsageError, _check, env_entries, policy_text
 from ._lib import require_minor, take_string
 
 RequestLike = Union[str, Mapping[str, Any]]
@@ -191,6 +191,7 @@ def _context(workspace: Optional[str], policy: Union[str, Mapping[str, Any], Non
     if backend is not None:
         context["backend"] = backend
     if env is not None:
+        env_entries(env, "/env")  # a NUL is refused here, with the variable's name
         context["environment"] = [f"{k}={v}" for k, v in env.items()]
     return context
 
@@ -290,7 +291,9 @@ def tool_call(rules: Rules, request: RequestLike, *, workspace: Optional[str] = 
       .warnings says why.
     ledger: a Ledger that keeps session and workspace grants across calls.
     extra_env: variables for this call only, added to the environment the
-      policy chooses from; one the policy drops is named in .warnings.
+      policy chooses from; one the policy drops is named in .warnings. Values
+      may be bytes (passed unchanged); a NUL in a name or value raises
+      UsageError (location "/extra_env/NAME"), as in env ("/env/NAME").
     The other arguments are execute()'s. The command always runs confined: a
     request backend selection would run on the host is "rejected". Raises
     what execute() raises; OSError when libcordon_c is older than ABI 1.3."""
@@ -318,7 +321,7 @@ def tool_call(rules: Rules, request: RequestLike, *, workspace: Optional[str] = 
     io.on_output = _lib.OUTPUT_FN(output) if on_output is not None else _lib.OUTPUT_FN()
     if ledger is not None:
         io.ledger = ledger._handle.value
-    entries = [f"{k}={v}".encode() for k, v in (extra_env or {}).items()]
+    entries = env_entries(extra_env or {}, "/extra_env")
     environment = (ctypes.c_char_p * (len(entries) + 1))(*entries, None)
     io.environment = ctypes.cast(environment, ctypes.POINTER(ctypes.c_char_p))
     out, error = ctypes.c_void_p(), ctypes.c_void_p()

@@ -103,3 +103,26 @@ def test_a_pool_is_used_and_its_timeout_is_124(rules, workspace):
         assert r.stdout.data == b"pooled\n"
         slow = governance.tool_call(rules, shell("sleep 30"), workspace=workspace, pool=pool, timeout=0.3)
         assert slow.status == "timed_out" and slow.exit_code == 124 and slow.pooled
+
+
+def test_bytes_pass_unchanged_and_a_nul_is_refused(rules, workspace):
+    # The per-call environment and run()'s arguments carry bytes that are not UTF-8, unchanged (issue 34).
+    r = governance.tool_call(rules, shell('printf %s "$TZ"'), workspace=workspace, extra_env={"TZ": b"U\xff0"})
+    assert r.status == "completed", r.reason
+    assert r.stdout.data == b"U\xff0"
+    ran = cordon.run("workspace-write", ["printf", "%s", b"f\xff.txt"], workspace=workspace)
+    assert ran.exit_code == 0, ran.stderr
+    assert ran.stdout == b"f\xff.txt"
+    # A NUL cannot be in a C string: refused with where it was, never cut short.
+    with pytest.raises(cordon.PolicyError) as e:
+        governance.tool_call(rules, shell("echo a\0b"), workspace=workspace)
+    assert e.value.code == "invalid_policy" and e.value.location == "/command"
+    with pytest.raises(cordon.UsageError) as e:
+        governance.tool_call(rules, shell("echo x"), workspace=workspace, extra_env={"TZ": "a\0b"})
+    assert e.value.location == "/extra_env/TZ" and "NUL" in str(e.value)
+    with pytest.raises(cordon.UsageError) as e:
+        governance.tool_call(rules, shell("echo x"), workspace=workspace, env={"PATH": "/bin\0/x"})
+    assert e.value.location == "/env/PATH"
+    with pytest.raises(cordon.UsageError) as e:
+        cordon.run("workspace-write", ["echo", b"a\0b"], workspace=workspace)
+    assert e.value.location == "/argv/1"
