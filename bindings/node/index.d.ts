@@ -311,3 +311,42 @@ export interface ToolResult {
  * with a CordonError when the request, policy, context or audit log is bad
  * (then nothing ran); a denial or a failed command is a result. */
 export function toolCall(rules: Rules, request: CapabilityRequest | string, options?: ToolCallOptions): Promise<ToolResult>;
+
+/** A refusal by the file worker: code is its stable code (docs/fs-worker.md,
+ * "Error codes"), rule the policy rule that decided, response the whole answer. */
+export class FsError extends CordonError {
+  rule: string;
+  response: { ok: false; error: { code: string; message: string; rule?: string } };
+}
+
+export interface FsWorkerOptions {
+  /** Milliseconds per request (default 10000). */
+  deadlineMs?: number;
+  /** The cordon-fs-worker executable (default: $CORDON_FS_WORKER, installed, build tree). */
+  worker?: string;
+}
+
+/** The confined file worker (docs/fs-worker.md): an agent's file tools under
+ * the same sandbox plan as its commands. Requests reach it one at a time. */
+export class FsWorker {
+  /** Compiles policy for workspace and starts the worker. */
+  static start(workspace: string, policy?: string | Record<string, unknown>, options?: FsWorkerOptions): Promise<FsWorker>;
+  readonly workspace: string;
+  /** The worker's supervisor PID (-1 once closed). */
+  readonly pid: number;
+  /** The whole response; rejects with an FsError for a refusal. */
+  call(op: string, fields?: Record<string, unknown>): Promise<{ ok: true; result: any; touched: unknown }>;
+  read(path: string, options?: { offset?: number; length?: number }): Promise<string>;
+  write(path: string, content: string, options?: { createParents?: boolean }): Promise<void>;
+  /** Resolves to how many replacements were made. */
+  edit(path: string, old: string, replacement: string, options?: { expectedOccurrences?: number }): Promise<number>;
+  list(path?: string): Promise<Array<{ name: string; type: string; size: number; [key: string]: unknown }>>;
+  /** Absolute paths matching a glob (`**` across directories). */
+  glob(pattern: string, path?: string): Promise<string[]>;
+  /** Lines matching an RE2 pattern. */
+  grep(pattern: string, path?: string, fields?: Record<string, unknown>): Promise<Array<{ path: string; line: number; text: string }>>;
+  applyPatch(patch: string, options?: { dryRun?: boolean }): Promise<Record<string, unknown>>;
+  stat(path: string): Promise<{ type: string; size: number; mode: number; nlink: number; mtime_ns: number }>;
+  /** Ends the worker: {worker: its report (every write), run: the run report}. Idempotent. */
+  close(): Promise<{ worker: Record<string, unknown> | null; run: Report }>;
+}

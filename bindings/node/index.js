@@ -466,7 +466,133 @@ function toolCall(rules, request, options = {}) {
   return ledger ? ledger._serialize(call) : call();
 }
 
+// A refusal by the file worker: code is its stable code (docs/fs-worker.md,
+// "Error codes": path_escape, symlink, denied, outside_roots, not_found,
+// read_only, ...), rule the policy rule that decided, response the whole answer.
+class FsError extends CordonError {
+  constructor(response) {
+    const e = response.error || {};
+    super({ code: e.code || 'invalid_request', message: e.message || '', location: e.rule || '' });
+    this.name = 'FsError';
+    this.rule = e.rule || '';
+    this.response = response;
+  }
+}
+
+const callback = (resolve, reject, read) => (error, value) => {
+  if (error) reject(new CordonError(JSON.parse(error.error)));
+  else resolve(read(value));
+};
+
+// The confined filesystem worker (docs/fs-worker.md): an agent's file tools
+// served by a long-lived worker process under the same sandbox plan as its
+// commands, so that no path trick reaches further than the sandbox allows.
+// Python's cordon.fs.Worker; every method returns a promise, and the
+// requests reach the worker one at a time. Start one with FsWorker.start().
+class FsWorker {
+  constructor(handle, workspace) {
+    this._handle = handle;
+    this.workspace = workspace;
+    this.report = null;
+    this._tail = Promise.resolve();
+  }
+
+  // Compiles policy (a profile name, JSON text or an object) for workspace
+  // and starts the worker. options: deadlineMs (per request, default 10000),
+  // worker (the cordon-fs-worker executable). Rejects with a CordonError
+  // (invalid_policy, refused, usage_error: no worker executable, ...).
+  static start(workspace, policy = 'workspace-write', options = {}) {
+    const o = { workspace: String(workspace) };
+    if (options.deadlineMs !== undefined) o.deadline_ms = options.deadlineMs;
+    if (options.worker !== undefined) o.worker = options.worker;
+    return new Promise((resolve, reject) => {
+      const refused = addon().fsStart(policyText(policy), JSON.stringify(o),
+        callback(resolve, reject, (handle) => new FsWorker(handle, o.workspace)));
+      if (refused) reject(new CordonError(JSON.parse(refused.error)));
+    });
+  }
+
+  // The worker's supervisor PID (-1 once closed).
+  get pid() {
+    return addon().fsPid(this._handle);
+  }
+
+  _queue(fn) {
+    const next = this._tail.then(fn, fn);
+    this._tail = next.catch(() => {});
+    return next;
+  }
+
+  // Sends {op, ...fields}; resolves to the whole response ({ok, result,
+  // touched}). Rejects with an FsError for a refusal, a CordonError (io_error:
+  // the worker is gone; usage_error: closed) for the channel.
+  call(op, fields = {}) {
+    return this._queue(() => new Promise((resolve, reject) => {
+      const refused = addon().fsCall(this._handle, JSON.stringify({ op, ...fields }),
+        callback(resolve, reject, (text) => JSON.parse(text)));
+      if (refused) reject(new CordonError(JSON.parse(refused.error)));
+    })).then((response) => {
+      if (!response.ok) throw new FsError(response);
+      return response;
+    });
+  }
+
+  async read(file, { offset = 0, length } = {}) {
+    const fields = { path: file, offset };
+    if (length !== undefined) fields.length = length;
+    return (await this.call('read', fields)).result.content;
+  }
+
+  async write(file, content, { createParents = false } = {}) {
+    await this.call('write', { path: file, content, create_parents: createParents });
+  }
+
+  // Replaces old by new; resolves to how many replacements were made.
+  async edit(file, old, replacement, { expectedOccurrences = 1 } = {}) {
+    return (await this.call('edit', { path: file, old_string: old, new_string: replacement,
+      expected_occurrences: expectedOccurrences })).result.replacements;
+  }
+
+  async list(dir = '.') {
+    return (await this.call('list', { path: dir })).result.entries;
+  }
+
+  async glob(pattern, dir = '.') {
+    return (await this.call('glob', { pattern, path: dir })).result.matches;
+  }
+
+  async grep(pattern, dir = '.', fields = {}) {
+    return (await this.call('grep', { pattern, path: dir, ...fields })).result.matches;
+  }
+
+  async applyPatch(patch, { dryRun = false } = {}) {
+    return (await this.call('apply_patch', { patch, dry_run: dryRun })).result;
+  }
+
+  async stat(file) {
+    return (await this.call('stat', { path: file })).result;
+  }
+
+  // Ends the worker; resolves to {worker: its report (every write), run: the
+  // run report}. Idempotent.
+  close() {
+    if (this.report !== null) return Promise.resolve(this.report);
+    return this._queue(() => new Promise((resolve, reject) => {
+      if (this.report !== null) {
+        resolve(this.report);
+        return;
+      }
+      const refused = addon().fsFinish(this._handle, callback(resolve, reject, (text) => {
+        this.report = JSON.parse(text);
+        return this.report;
+      }));
+      if (refused) reject(new CordonError(JSON.parse(refused.error)));
+    }));
+  }
+}
+
 module.exports = {
+  FsWorker, FsError,
   run, start, compile, explain, probe, profileJson, Plan, Pool, Run, CordonError, Rules, auditAppend, auditVerify,
   toolCall, Ledger, approve, deny,
   libraryVersion: () => addon().libraryVersion(),

@@ -11,21 +11,14 @@
  * throwing, so that index.js builds one CordonError type with the stable code
  * and the blockers. */
 #include <node_api.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
 #include "cordon/cordon_c.h"
+#include "addon.h"
 
-#define CHECK_NAPI(call)                                        \
-  do {                                                          \
-    if ((call) != napi_ok) {                                    \
-      napi_throw_error(env, "cordon_addon", #call " failed");   \
-      return NULL;                                              \
-    }                                                           \
-  } while (0)
 
 /* One run: the C handle, and the poll watching its end. Freed when both the
  * JavaScript object is collected and the poll is closed. */
@@ -47,7 +40,7 @@ typedef struct run_box {
 
 /* ---- values ---- */
 
-static napi_value string_value(napi_env env, const char* text) {
+napi_value string_value(napi_env env, const char* text) {
   napi_value out;
   if (text == NULL) {
     napi_get_null(env, &out);
@@ -58,13 +51,13 @@ static napi_value string_value(napi_env env, const char* text) {
 }
 
 /* A library string as a JavaScript string (null for NULL), freed. */
-static napi_value take_string(napi_env env, char* text) {
+napi_value take_string(napi_env env, char* text) {
   napi_value out = string_value(env, text);
   cordon_string_free(text);
   return out;
 }
 
-static napi_value error_result(napi_env env, char* error_json, int code) {
+napi_value error_result(napi_env env, char* error_json, int code) {
   napi_value out;
   napi_create_object(env, &out);
   if (error_json == NULL) {
@@ -82,7 +75,7 @@ static napi_value error_result(napi_env env, char* error_json, int code) {
 
 /* Argument i as a new C string (NULL for undefined/null); *ok = 0 when it is
  * another type or holds a NUL (a C string would end there). */
-static char* string_arg(napi_env env, napi_value value, int* ok) {
+char* string_arg(napi_env env, napi_value value, int* ok) {
   napi_valuetype type;
   napi_typeof(env, value, &type);
   if (type == napi_undefined || type == napi_null) return NULL;
@@ -127,7 +120,7 @@ static char* bytes_arg(napi_env env, napi_value value) {
 /* A JavaScript array of strings or Buffers (bytes passed unchanged) as a
  * NULL-terminated C array (each element and the array malloc'ed); NULL when
  * value is not such an array or an element holds a NUL. */
-static char** string_array(napi_env env, napi_value value) {
+char** string_array(napi_env env, napi_value value) {
   bool is_array = false;
   if (napi_is_array(env, value, &is_array) != napi_ok || !is_array) return NULL;
   uint32_t n = 0;
@@ -147,18 +140,18 @@ static char** string_array(napi_env env, napi_value value) {
   return out;
 }
 
-static void free_array(char** items) {
+void free_array(char** items) {
   for (char** p = items; p != NULL && *p != NULL; ++p) free(*p);
   free(items);
 }
 
-static napi_value int_value(napi_env env, int64_t v) {
+napi_value int_value(napi_env env, int64_t v) {
   napi_value out;
   napi_create_int64(env, v, &out);
   return out;
 }
 
-static int get_args(napi_env env, napi_callback_info info, size_t want, napi_value* argv) {
+int get_args(napi_env env, napi_callback_info info, size_t want, napi_value* argv) {
   size_t argc = want;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return 0;
   napi_value undefined;
@@ -177,7 +170,7 @@ static const napi_type_tag run_tag = {0x636f72646f6e2d72ULL, 0x756e2d2d62786d31U
 static const napi_type_tag pool_tag = {0x636f72646f6e2d70ULL, 0x6f6f6c2d62786d32ULL};
 
 /* The data of an external tagged `tag`; NULL for any other value. */
-static void* tagged_external(napi_env env, napi_value value, const napi_type_tag* tag) {
+void* tagged_external(napi_env env, napi_value value, const napi_type_tag* tag) {
   bool tagged = false;
   void* data = NULL;
   if (napi_check_object_type_tag(env, value, tag, &tagged) != napi_ok || !tagged) return NULL;
@@ -188,7 +181,7 @@ static void* tagged_external(napi_env env, napi_value value, const napi_type_tag
 /* A new external that owns `data` (freed by `finalize`), tagged; NULL when it
  * cannot be made, and then `data` has been finalized already or will be when
  * the untagged external is collected: the caller frees nothing. */
-static napi_value make_tagged_external(napi_env env, void* data, napi_finalize finalize, const napi_type_tag* tag) {
+napi_value make_tagged_external(napi_env env, void* data, napi_finalize finalize, const napi_type_tag* tag) {
   napi_value external;
   if (napi_create_external(env, data, finalize, NULL, &external) != napi_ok) {
     finalize(env, data, NULL);
@@ -403,11 +396,6 @@ static int mode_of(napi_env env, napi_value value, cordon_stdio* io) {
 
 /* A pool's external: closed by poolClose() or when collected, whichever
  * comes first. Runs started from it own themselves. */
-typedef struct pool_box {
-  cordon_pool* pool;
-  int busy;          /* tool calls using it on their threads (main thread only) */
-  int close_pending; /* poolClose() came while busy: freed when the last call ends */
-} pool_box;
 
 static void pool_finalize(napi_env env, void* data, void* hint) {
   (void)env;
@@ -418,7 +406,7 @@ static void pool_finalize(napi_env env, void* data, void* hint) {
 }
 
 /* The pool of an external made by poolNew(); NULL for anything else. */
-static pool_box* pool_arg(napi_env env, napi_value value) { return tagged_external(env, value, &pool_tag); }
+pool_box* pool_arg(napi_env env, napi_value value) { return tagged_external(env, value, &pool_tag); }
 
 /* poolNew(plan, optionsJson) -> {pool} | {error} */
 static napi_value pool_new(napi_env env, napi_callback_info info) {
@@ -629,7 +617,7 @@ static napi_value result(napi_env env, napi_callback_info info) {
 
 /* ---- governance (docs/governance.md): rules, decide, the audit log ---- */
 
-static const napi_type_tag rules_tag = {0x636f72646f6e2d72ULL, 0x756c65732d786d33ULL};
+const napi_type_tag rules_tag = {0x636f72646f6e2d72ULL, 0x756c65732d786d33ULL};
 
 static void rules_finalize(napi_env env, void* data, void* hint) {
   (void)env;
@@ -698,324 +686,6 @@ static napi_value audit_verify(napi_env env, napi_callback_info info) {
   return json_answer(env, code, verification, error);
 }
 
-/* ---- the tool-use call (ABI minor 3, docs/node.md "The tool-use call") ----
- *
- * cordon_governance_tool_call blocks until the command ended, so it runs on a
- * thread of its own; everything it hands back to JavaScript (each chunk of
- * output, the approval request, the result) goes through one thread-safe
- * function, in order: the result comes after the last chunk. The approver is
- * asked on the event loop and may answer later (a promise): the call's
- * thread waits for the answer. The queue holds at most 16 messages, so a
- * command that writes faster than JavaScript reads waits (backpressure), and
- * the host never holds more than that besides the capped output. */
-
-static const napi_type_tag ledger_tag = {0x636f72646f6e2d6cULL, 0x6564676572786d34ULL};
-
-static void ledger_finalize(napi_env env, void* data, void* hint) {
-  (void)env;
-  (void)hint;
-  cordon_ledger_free(data);
-}
-
-/* ledgerNew() -> ledger external */
-static napi_value ledger_new(napi_env env, napi_callback_info info) {
-  (void)info;
-  cordon_ledger* ledger = cordon_ledger_new();
-  if (ledger == NULL) {
-    napi_throw_error(env, "cordon_addon", "cordon_ledger_new: out of memory");
-    return NULL;
-  }
-  return make_tagged_external(env, ledger, ledger_finalize, &ledger_tag);
-}
-
-enum { MESSAGE_OUTPUT, MESSAGE_APPROVAL, MESSAGE_DONE };
-
-typedef struct tool_message {
-  int kind;
-  int stream;
-  char* bytes; /* output bytes, or the approval request (NUL-terminated) */
-  size_t size;
-} tool_message;
-
-typedef struct tool_call_box {
-  napi_threadsafe_function tsfn;
-  /* Kept alive while the call's thread uses them. */
-  napi_ref rules_ref, pool_ref, ledger_ref;
-  /* JavaScript's callbacks: approver(requestJson, answer), output(stream,
-   * Buffer), done(resultJson, errorJson); the first two may be NULL. */
-  napi_ref approver, output, done;
-  const cordon_rules* rules;
-  pool_box* pool;
-  char* request;
-  char* context;
-  char* stdin_data;
-  char** environment;
-  cordon_tool_io io;
-  int code;
-  char* result;
-  char* error;
-  uv_sem_t answered; /* posted by answer() */
-  int awaiting;      /* an approval request is out (main thread) */
-  char* answer;      /* the decision JSON, or NULL: denied */
-} tool_call_box;
-
-static void delete_ref(napi_env env, napi_ref ref) {
-  if (ref != NULL) napi_delete_reference(env, ref);
-}
-
-/* The thread-safe function is gone (main thread): everything is freed. */
-static void tool_call_finalize(napi_env env, void* data, void* hint) {
-  (void)hint;
-  tool_call_box* box = data;
-  if (box->pool != NULL && --box->pool->busy == 0 && box->pool->close_pending) {
-    cordon_pool_free(box->pool->pool);
-    box->pool->pool = NULL;
-  }
-  napi_ref refs[] = {box->rules_ref, box->pool_ref, box->ledger_ref, box->approver, box->output, box->done};
-  for (size_t i = 0; i < sizeof refs / sizeof refs[0]; ++i) delete_ref(env, refs[i]);
-  free(box->request);
-  free(box->context);
-  free(box->stdin_data);
-  free_array(box->environment);
-  cordon_string_free(box->result);
-  cordon_string_free(box->error);
-  free(box->answer);
-  uv_sem_destroy(&box->answered);
-  free(box);
-}
-
-/* answer(decisionJson | null): the approver's answer, once. */
-static napi_value tool_answer(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  void* data = NULL;
-  size_t argc = 1;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, &data) != napi_ok) return NULL;
-  tool_call_box* box = data;
-  if (!box->awaiting) return NULL;
-  box->awaiting = 0;
-  int ok = 1;
-  box->answer = argc >= 1 ? string_arg(env, argv[0], &ok) : NULL;
-  uv_sem_post(&box->answered);
-  return NULL;
-}
-
-static napi_value ref_value(napi_env env, napi_ref ref) {
-  napi_value out = NULL;
-  napi_get_reference_value(env, ref, &out);
-  return out;
-}
-
-/* Delivers one message on the event loop (env NULL: the function is being
- * torn down, and an approval is then a denial). */
-static void tool_call_js(napi_env env, napi_value unused, void* context, void* data) {
-  (void)unused;
-  tool_call_box* box = context;
-  tool_message* m = data;
-  if (env == NULL) {
-    if (m->kind == MESSAGE_APPROVAL) uv_sem_post(&box->answered);
-    free(m->bytes);
-    free(m);
-    return;
-  }
-  napi_value global, ignored;
-  napi_get_global(env, &global);
-  if (m->kind == MESSAGE_OUTPUT && box->output != NULL) {
-    napi_value args[2];
-    args[0] = int_value(env, m->stream);
-    napi_create_buffer_copy(env, m->size, m->bytes, NULL, &args[1]);
-    napi_call_function(env, global, ref_value(env, box->output), 2, args, &ignored);
-  } else if (m->kind == MESSAGE_APPROVAL) {
-    napi_value args[2];
-    args[0] = string_value(env, m->bytes);
-    box->awaiting = 1;
-    if (box->approver == NULL ||
-        napi_create_function(env, "answer", NAPI_AUTO_LENGTH, tool_answer, box, &args[1]) != napi_ok ||
-        napi_call_function(env, global, ref_value(env, box->approver), 2, args, &ignored) != napi_ok) {
-      box->awaiting = 0;
-      uv_sem_post(&box->answered); /* no answer: denied */
-    }
-  } else if (m->kind == MESSAGE_DONE) {
-    napi_value args[2];
-    args[0] = string_value(env, box->code == CORDON_OK ? box->result : NULL);
-    args[1] = box->code == CORDON_OK ? string_value(env, NULL) : error_result(env, box->error, box->code);
-    box->error = NULL; /* error_result took it */
-    napi_call_function(env, global, ref_value(env, box->done), 2, args, &ignored);
-  }
-  free(m->bytes);
-  free(m);
-}
-
-/* Queues one message; 0 when the function is closing. */
-static int post(tool_call_box* box, int kind, int stream, char* bytes, size_t size) {
-  tool_message* m = malloc(sizeof *m);
-  if (m == NULL) {
-    free(bytes);
-    return 0;
-  }
-  m->kind = kind;
-  m->stream = stream;
-  m->bytes = bytes;
-  m->size = size;
-  if (napi_call_threadsafe_function(box->tsfn, m, napi_tsfn_blocking) != napi_ok) {
-    free(bytes);
-    free(m);
-    return 0;
-  }
-  return 1;
-}
-
-/* The C approver (the call's thread): asks JavaScript and waits for its answer. */
-static int tool_approver(void* user, const char* request, char* decision, size_t capacity) {
-  tool_call_box* box = user;
-  char* copy = strdup(request);
-  if (copy == NULL || !post(box, MESSAGE_APPROVAL, 0, copy, 0)) return -1;
-  uv_sem_wait(&box->answered);
-  char* answer = box->answer;
-  box->answer = NULL;
-  if (answer == NULL) return -1;
-  size_t length = strlen(answer);
-  int code = length < capacity ? 0 : -2;
-  if (code == 0) memcpy(decision, answer, length + 1);
-  free(answer);
-  return code;
-}
-
-static void tool_output(void* user, int stream, const char* bytes, size_t size) {
-  tool_call_box* box = user;
-  char* copy = malloc(size > 0 ? size : 1);
-  if (copy == NULL) return;
-  memcpy(copy, bytes, size);
-  post(box, MESSAGE_OUTPUT, stream, copy, size);
-}
-
-static void* tool_call_thread(void* data) {
-  tool_call_box* box = data;
-  box->code = cordon_governance_tool_call(box->rules, box->request, box->context, &box->io,
-                                          box->approver != NULL ? tool_approver : NULL, box, &box->result,
-                                          &box->error);
-  post(box, MESSAGE_DONE, 0, NULL, 0);
-  napi_release_threadsafe_function(box->tsfn, napi_tsfn_release);
-  return NULL;
-}
-
-static napi_ref function_ref(napi_env env, napi_value value) {
-  napi_valuetype type;
-  napi_ref ref = NULL;
-  if (napi_typeof(env, value, &type) == napi_ok && type == napi_function) napi_create_reference(env, value, 1, &ref);
-  return ref;
-}
-
-static napi_ref keep(napi_env env, napi_value value) {
-  napi_ref ref = NULL;
-  napi_create_reference(env, value, 1, &ref);
-  return ref;
-}
-
-/* Reads io {stdin: Buffer?, timeoutMs, maxOutput, pool, ledger,
- * environment: [string|Buffer]} into box; 0 on a bad field. */
-static int read_tool_io(napi_env env, napi_value io, tool_call_box* box) {
-  napi_value v;
-  napi_valuetype type;
-  if (napi_get_named_property(env, io, "stdin", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
-      type != napi_undefined && type != napi_null) {
-    void* data = NULL;
-    size_t length = 0;
-    bool is_buffer = false;
-    if (napi_is_buffer(env, v, &is_buffer) != napi_ok || !is_buffer) return 0;
-    napi_get_buffer_info(env, v, &data, &length);
-    box->stdin_data = malloc(length > 0 ? length : 1);
-    if (box->stdin_data == NULL) return 0;
-    memcpy(box->stdin_data, data, length);
-    box->io.stdin_data = box->stdin_data;
-    box->io.stdin_size = length;
-  }
-  double number = 0;
-  if (napi_get_named_property(env, io, "timeoutMs", &v) == napi_ok && napi_get_value_double(env, v, &number) == napi_ok) {
-    box->io.timeout_ms = (int64_t)number;
-  }
-  if (napi_get_named_property(env, io, "maxOutput", &v) == napi_ok && napi_get_value_double(env, v, &number) == napi_ok) {
-    if (number < 1) return 0;
-    box->io.max_output = (uint64_t)number;
-  }
-  if (napi_get_named_property(env, io, "pool", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
-      type != napi_undefined && type != napi_null) {
-    box->pool = pool_arg(env, v);
-    if (box->pool == NULL || box->pool->pool == NULL || box->pool->close_pending) {
-      box->pool = NULL;
-      return 0;
-    }
-    box->pool->busy++;
-    box->pool_ref = keep(env, v);
-    box->io.pool = box->pool->pool;
-  }
-  if (napi_get_named_property(env, io, "ledger", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
-      type != napi_undefined && type != napi_null) {
-    box->io.ledger = tagged_external(env, v, &ledger_tag);
-    if (box->io.ledger == NULL) return 0;
-    box->ledger_ref = keep(env, v);
-  }
-  if (napi_get_named_property(env, io, "environment", &v) == napi_ok && napi_typeof(env, v, &type) == napi_ok &&
-      type != napi_undefined && type != napi_null) {
-    box->environment = string_array(env, v);
-    if (box->environment == NULL) return 0;
-    box->io.environment = (const char* const*)box->environment;
-  }
-  return 1;
-}
-
-/* toolCall(rules, requestJson, contextJson, io, approver, output, done) ->
- * undefined | {error}: starts the call; done(resultJson, null) or
- * done(null, {error}) is called once, after the last output(stream, Buffer).
- * approver(approvalRequestJson, answer) must call answer(decisionJson) once
- * (answer(null): denied). */
-static napi_value tool_call(napi_env env, napi_callback_info info) {
-  napi_value argv[7];
-  CHECK_NAPI(get_args(env, info, 7, argv) ? napi_ok : napi_generic_failure);
-  tool_call_box* box = calloc(1, sizeof *box);
-  if (box == NULL || uv_sem_init(&box->answered, 0) != 0) {
-    free(box);
-    napi_throw_error(env, "cordon_addon", "out of memory");
-    return NULL;
-  }
-  int ok = 1;
-  box->rules = tagged_external(env, argv[0], &rules_tag);
-  box->request = string_arg(env, argv[1], &ok);
-  box->context = ok ? string_arg(env, argv[2], &ok) : NULL;
-  box->approver = function_ref(env, argv[4]);
-  box->output = function_ref(env, argv[5]);
-  box->done = function_ref(env, argv[6]);
-  if (box->output != NULL) {
-    box->io.on_output = tool_output;
-    box->io.output_user = box;
-  }
-  napi_value name;
-  napi_create_string_utf8(env, "cordon.toolCall", NAPI_AUTO_LENGTH, &name);
-  if (!ok || box->rules == NULL || box->request == NULL || box->done == NULL || !read_tool_io(env, argv[3], box)) {
-    tool_call_finalize(env, box, NULL);
-    char* error = NULL;
-    return error_result(env, error, CORDON_E_USAGE_ERROR);
-  }
-  box->rules_ref = keep(env, argv[0]);
-  if (napi_create_threadsafe_function(env, NULL, NULL, name, 16, 1, box, tool_call_finalize, box, tool_call_js,
-                                      &box->tsfn) != napi_ok) {
-    tool_call_finalize(env, box, NULL);
-    napi_throw_error(env, "cordon_addon", "napi_create_threadsafe_function failed");
-    return NULL;
-  }
-  pthread_t thread;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int started = pthread_create(&thread, &attr, tool_call_thread, box);
-  pthread_attr_destroy(&attr);
-  if (started != 0) {
-    napi_release_threadsafe_function(box->tsfn, napi_tsfn_abort); /* finalize frees box */
-    napi_throw_error(env, "cordon_addon", "cannot start the tool call's thread");
-    return NULL;
-  }
-  return NULL;
-}
-
 #define EXPORT(name, fn)                                                                 \
   do {                                                                                   \
     napi_value f;                                                                        \
@@ -1046,5 +716,9 @@ NAPI_MODULE_INIT() {
   EXPORT("auditVerify", audit_verify);
   EXPORT("ledgerNew", ledger_new);
   EXPORT("toolCall", tool_call);
+  EXPORT("fsStart", fs_start);
+  EXPORT("fsCall", fs_call);
+  EXPORT("fsFinish", fs_finish);
+  EXPORT("fsPid", fs_pid);
   return exports;
 }

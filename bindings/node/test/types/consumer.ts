@@ -46,6 +46,11 @@ async function main(): Promise<number> {
   });
   const kept: Buffer = tool.stdout.data;
   console.log(tool.status, tool.exitCode, tool.stdout.dropped, tool.warnings, kept.length, tool.approval?.scope);
+  const files = await cordon.FsWorker.start('/srv/project', 'workspace-write', { deadlineMs: 5000 });
+  const content: string = await files.read('README.md');
+  const replaced: number = await files.edit('README.md', 'a', 'b');
+  const closed = await files.close();
+  console.log(content, replaced, closed.run.outcome, (await files.glob('**/*.js')).length);
   console.log(write, outcome, exit, ended.cancelled, result.exitCode, cordon.libraryVersion());
   return result.exitCode;
 }
