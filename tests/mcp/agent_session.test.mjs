@@ -7,11 +7,11 @@
 // fixture (default ../agent_session).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -20,30 +20,19 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 const cordon = process.env.CORDON;
 assert.ok(cordon, "CORDON names the cordon binary");
 const fixture = process.env.CORDON_AGENT_SESSION || path.join(path.dirname(fileURLToPath(import.meta.url)), "../agent_session");
-
-async function startRegistry(scenario) {
-  const [cmd, ...args] = scenario.server.argv.map((a) => a.replace("{fixture}", fixture));
-  const server = spawn(cmd, args, { stdio: ["ignore", "pipe", "ignore"] });
-  const line = await new Promise((resolve, reject) => {
-    readline.createInterface({ input: server.stdout }).once("line", resolve);
-    server.once("error", reject);
-  });
-  return { port: Number(line.split(scenario.server.port_after)[1].split(" ")[0]), stop: () => server.kill() };
-}
+const session = createRequire(import.meta.url)(path.join(fixture, "session.js"));
 
 test("the scripted agent session through cordon mcp", async () => {
-  const scenario = JSON.parse(fs.readFileSync(path.join(fixture, "scenario.json"), "utf8"));
+  const { scenario } = session;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cordon-mcp-session-"));
   const workspace = path.join(dir, "ws");
   fs.mkdirSync(workspace);
-  const registry = await startRegistry(scenario);
+  const registry = await session.startRegistry();
   let client;
   try {
-    for (const [name, text] of Object.entries(scenario.files)) fs.writeFileSync(path.join(workspace, name), text);
-    for (const [cmd, ...args] of scenario.setup) execFileSync(cmd, args, { cwd: workspace });
-    const policy = JSON.parse(execFileSync(cordon, ["profile", "show", "workspace-write"], { encoding: "utf8" }));
-    policy.network = JSON.parse(JSON.stringify(scenario.network).replaceAll('"{port}"', String(registry.port)));
-    fs.writeFileSync(path.join(dir, "policy.json"), JSON.stringify(policy));
+    session.prepareWorkspace(workspace);
+    const profile = execFileSync(cordon, ["profile", "show", "workspace-write"], { encoding: "utf8" });
+    fs.writeFileSync(path.join(dir, "policy.json"), JSON.stringify(session.policyFor(profile, registry.port)));
     fs.writeFileSync(path.join(dir, "rules.json"), JSON.stringify(scenario.rules));
     const audit = path.join(dir, "audit.jsonl");
     const transport = new StdioClientTransport({
@@ -67,7 +56,7 @@ test("the scripted agent session through cordon mcp", async () => {
     for (const step of scenario.steps) {
       current = step;
       asked.length = 0;
-      const command = step.command.replaceAll("{port}", String(registry.port));
+      const command = session.commandFor(step, registry.port);
       const r = await client.callTool({ name: "shell", arguments: { command } });
       const s = r.structuredContent;
       const { expect } = step;
@@ -89,16 +78,8 @@ test("the scripted agent session through cordon mcp", async () => {
     await client.close();
     client = null;
     assert.match(execFileSync(cordon, ["audit", "verify", audit], { encoding: "utf8" }), /^ok: /);
-    const events = fs.readFileSync(audit, "utf8").trim().split("\n").map((line) => JSON.parse(line).event);
-    const outcomes = (name) => events.filter((e) => e.event === name).map((e) => e.outcome);
-    assert.deepEqual(outcomes("policy.decision"), scenario.steps.map((s) => s.expect.decision));
-    assert.deepEqual(outcomes("approval"), scenario.steps.filter((s) => s.expect.approval).map((s) => s.expect.approval));
-    assert.equal(outcomes("run.completed").length, scenario.steps.filter((s) => s.expect.status === "completed").length);
-    for (const [name, text] of Object.entries(scenario.after.file_contains)) {
-      assert.ok(fs.readFileSync(path.join(workspace, name), "utf8").includes(text), name);
-    }
-    const log = scenario.after.host_git_log;
-    assert.equal(execFileSync(log.argv[0], log.argv.slice(1), { cwd: workspace, encoding: "utf8" }), log.stdout);
+    session.checkAudit(fs.readFileSync(audit, "utf8").trim().split("\n").map((line) => JSON.parse(line).event));
+    session.checkAfter(workspace);
   } finally {
     await client?.close();
     registry.stop();
