@@ -55,19 +55,24 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-// A child running argv in cwd, its stdout on a pipe when `piped`.
+// A child running argv in cwd, its stdout on a pipe when `piped`, its stderr
+// discarded when `quiet` (the registry's request log).
 struct child {
   pid_t pid = -1;
   unique_fd out;
 };
 
-child spawn(const std::vector<std::string>& argv, const std::string& cwd, bool piped) {
+child spawn(const std::vector<std::string>& argv, const std::string& cwd, bool piped, bool quiet = false) {
   int fds[2] = {-1, -1};
   if (piped && ::pipe2(fds, O_CLOEXEC) != 0) return {};
   child c;
   c.pid = ::fork();
   if (c.pid == 0) {
     if (piped) ::dup2(fds[1], 1);
+    if (quiet) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      if (null >= 0) ::dup2(null, 2);
+    }
     if (::chdir(cwd.c_str()) != 0) ::_exit(126);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -107,7 +112,7 @@ struct registry {
   explicit registry(const json& server) {
     std::vector<std::string> argv;
     for (const auto& a : server.at("argv")) argv.push_back(replace_all(a.get<std::string>(), "{fixture}", fixture()));
-    auto c = spawn(argv, "/", true);
+    auto c = spawn(argv, "/", true, true);
     pid = c.pid;
     std::string line;
     char ch;
