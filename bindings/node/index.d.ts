@@ -9,7 +9,33 @@ export type { Report, ReportControl, ReportLevel };
  * policy JSON text, a policy object (schemas/policy.v1.schema.json) or a Plan. */
 export type PolicyLike = string | Record<string, unknown> | Plan;
 
+/** The CLI's shortcut flags (docs/cli.md), same meaning, applied to the
+ * policy by the library's own code before its compile; a bad one is a
+ * CordonError usage_error at /shortcuts/KEY. */
+export interface Shortcuts {
+  /** --ro PATH: appended to filesystem.readable (must exist). */
+  ro?: string[];
+  /** --rw PATH: appended to filesystem.writable (must exist). */
+  rw?: string[];
+  /** --deny PATH */
+  deny?: string[];
+  /** --allow-host HOST[:PORT]: network filtered, allow rules in this order. */
+  allow_hosts?: string[];
+  /** --env NAME: the host's value passes. */
+  env?: string[];
+  /** --setenv NAME=VALUE */
+  setenv?: Record<string, string>;
+  /** --allow-local-binding */
+  allow_local_binding?: boolean;
+  /** --cache NAME */
+  caches?: Array<'pip' | 'npm' | 'cargo' | 'ccache'>;
+  /** The user's git identity (user.name, user.email) as GIT_AUTHOR_* and GIT_COMMITTER_*, as `cordon run` does for a profile. */
+  git_identity?: boolean;
+}
+
 export interface CompileOptions {
+  /** The CLI's shortcut flags, same meaning. */
+  shortcuts?: Shortcuts;
   /** The directory {workspace} names; required when the policy uses it. */
   workspace?: string;
   /** The directory {home} names (default: the host's). */
@@ -33,6 +59,8 @@ export interface RunOptions {
   timeout?: number;
   /** The directory {workspace} names (default: cwd, else process.cwd()); not for a Plan. */
   workspace?: string;
+  /** The CLI's shortcut flags, same meaning; not for a Plan (give them to compile()). */
+  shortcuts?: Shortcuts;
   /** Cancels the run when aborted. */
   signal?: AbortSignal;
   /** The cordon-supervisor helper (default: $CORDON_SUPERVISOR, installed, build tree). */
@@ -271,6 +299,8 @@ export interface ToolCallOptions {
   ledger?: Ledger;
   /** Variables for this call only (Buffers unchanged); one the policy drops is a warning. */
   extraEnv?: Record<string, string | Buffer>;
+  /** The CLI's shortcut flags applied to the policy, same meaning. */
+  shortcuts?: Shortcuts;
 }
 
 /** One stream as the host kept it: the head and the tail within maxOutput. */

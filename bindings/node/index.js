@@ -97,8 +97,12 @@ function policyText(policy) {
   return policy.trimStart().startsWith('{') ? policy : profileJson(policy);
 }
 
-function optionsText({ workspace, home, cgroupParent, sandbox } = {}) {
+// shortcuts: the CLI's shortcut flags (docs/cli.md), same meaning, applied
+// by the library's own code before the compile: {ro, rw, deny, allow_hosts,
+// env, setenv, allow_local_binding, caches, git_identity} (docs/node.md).
+function optionsText({ workspace, home, cgroupParent, sandbox, shortcuts } = {}) {
   const o = {};
+  if (shortcuts !== undefined) o.shortcuts = shortcuts;
   if (workspace !== undefined) o.workspace = workspace;
   if (home !== undefined) o.home = home;
   if (cgroupParent !== undefined) o.cgroup_parent = cgroupParent;
@@ -130,7 +134,7 @@ function probe() {
   return JSON.parse(unwrap(addon().probe()).json);
 }
 
-function planFor(policy, { workspace, cwd, timeout }) {
+function planFor(policy, { workspace, cwd, timeout, shortcuts }) {
   if (policy instanceof Plan) return policy;
   let text = policyText(policy);
   if (timeout !== undefined) {
@@ -140,7 +144,7 @@ function planFor(policy, { workspace, cwd, timeout }) {
     doc.process.timeout_seconds = current === undefined ? timeout : Math.min(current, timeout);
     text = JSON.stringify(doc);
   }
-  return new Plan(text, { workspace: workspace || cwd || process.cwd() });
+  return new Plan(text, { workspace: workspace || cwd || process.cwd(), shortcuts });
 }
 
 function stdioMode(value) {
@@ -379,8 +383,9 @@ function deny(reason) {
   return { decision: 'denied', scope: 'once', reason };
 }
 
-function contextJson({ workspace, policy, preApproved, audit, sessionId, backend, env }) {
+function contextJson({ workspace, policy, preApproved, audit, sessionId, backend, env, shortcuts }) {
   const c = {};
+  if (shortcuts !== undefined) c.shortcuts = shortcuts;
   if (workspace !== undefined) c.workspace = String(workspace);
   if (policy !== undefined) c.policy = JSON.parse(policyText(policy));
   if (preApproved !== undefined) c.pre_approved = preApproved;

@@ -114,6 +114,7 @@ result<execute_options> read_context(const char* text) {
   out.context.session_id = "capi-" + std::to_string(::getpid());
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) out.context.host_environment.emplace_back(*e);
   std::optional<sandbox_policy> policy;
+  std::optional<json> shortcuts;
   std::string profile(default_profile_name);
   if (text != nullptr && text[0] != '\0') {
     auto parsed = detail::parse_strict_json(text);
@@ -125,6 +126,10 @@ result<execute_options> read_context(const char* text) {
         auto read = sandbox_policy_from_json(value.dump());
         if (!read) return std::move(read).error_value();
         policy = std::move(*read);
+        continue;
+      }
+      if (key == "shortcuts") {
+        shortcuts = value;
         continue;
       }
       if (key == "environment") {
@@ -167,6 +172,10 @@ result<execute_options> read_context(const char* text) {
     auto builtin = builtin_profile(profile);
     if (!builtin) return std::move(builtin).error_value();
     policy = std::move(*builtin);
+  }
+  if (shortcuts) {
+    auto applied = apply_shortcuts_json(*policy, nlohmann::json::parse(shortcuts->dump()), "");
+    if (!applied) return std::move(applied).error_value();
   }
   out.context.policy = std::move(*policy);
   return out;

@@ -174,3 +174,28 @@ test('a pool is used, and its timeout is 124', async () => {
     pool.close();
   }
 });
+
+test('shortcuts mean what the CLI flags mean', async () => {
+  const outside = fs.mkdtempSync(path.join('/var/tmp', 'cordon-node-rw-'));
+  fs.chmodSync(outside, 0o777);
+  try {
+    const target = path.join(outside, 'made-by-rw');
+    const plain = await cordon.run('workspace-write', ['sh', '-c', `echo x > ${target}`], { workspace });
+    assert.notEqual(plain.exitCode, 0);
+    assert.equal(fs.existsSync(target), false);
+    const r = await cordon.run('workspace-write', ['sh', '-c', `echo "$CORDON_SHORTCUT" > ${target}`], { workspace,
+      shortcuts: { rw: [outside], setenv: { CORDON_SHORTCUT: 'set' } } });
+    assert.equal(r.exitCode, 0, r.stderr.toString());
+    assert.equal(fs.readFileSync(target, 'utf8'), 'set\n');
+    const t = await cordon.toolCall(rules, shell('printf %s "$CORDON_SHORTCUT"'), { workspace,
+      shortcuts: { setenv: { CORDON_SHORTCUT: 'tool' } } });
+    assert.equal(t.stdout.text, 'tool', t.reason);
+    assert.ok(cordon.compile('workspace-write', { workspace, shortcuts: { allow_hosts: ['example.org:443'] } }).explain().compiles);
+    assert.throws(() => cordon.compile('workspace-write', { workspace, shortcuts: { rw: ['/does/not/exist'] } }),
+      (e) => e.code === 'usage_error' && /does not exist/.test(e.message));
+    await assert.rejects(cordon.toolCall(rules, shell('echo x'), { workspace, shortcuts: { bogus: [] } }),
+      (e) => e.code === 'usage_error' && e.location === '/shortcuts/bogus');
+  } finally {
+    fs.rmSync(outside, { recursive: true, force: true });
+  }
+});

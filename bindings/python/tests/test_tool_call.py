@@ -126,3 +126,28 @@ def test_bytes_pass_unchanged_and_a_nul_is_refused(rules, workspace):
     with pytest.raises(cordon.UsageError) as e:
         cordon.run("workspace-write", ["echo", b"a\0b"], workspace=workspace)
     assert e.value.location == "/argv/1"
+
+
+def test_shortcuts_mean_what_the_cli_flags_mean(rules, workspace, outside):
+    # --rw PATH: a directory outside the workspace becomes writable; without it the write fails.
+    target = os.path.join(outside, "made-by-rw")
+    plain = cordon.run("workspace-write", ["sh", "-c", f"echo x > {target}"], workspace=workspace)
+    assert plain.exit_code != 0 and not os.path.exists(target)
+    r = cordon.run("workspace-write", ["sh", "-c", f'echo "$CORDON_SHORTCUT" > {target}'], workspace=workspace,
+                   shortcuts={"rw": [outside], "setenv": {"CORDON_SHORTCUT": "set"}})
+    assert r.exit_code == 0, r.stderr
+    with open(target) as f:
+        assert f.read() == "set\n"
+    # The same through the tool-use call's context, and through compile().
+    t = governance.tool_call(rules, shell('printf %s "$CORDON_SHORTCUT"'), workspace=workspace,
+                             shortcuts={"setenv": {"CORDON_SHORTCUT": "tool"}})
+    assert t.stdout.data == b"tool", t.reason
+    explained = cordon.compile("workspace-write", workspace=workspace,
+                               shortcuts={"allow_hosts": ["example.org:443"]}).explain()
+    assert explained["compiles"]
+    with pytest.raises(cordon.UsageError) as e:
+        cordon.compile("workspace-write", workspace=workspace, shortcuts={"rw": ["/does/not/exist"]})
+    assert "does not exist" in str(e.value)
+    with pytest.raises(cordon.UsageError) as e:
+        governance.tool_call(rules, shell("echo x"), workspace=workspace, shortcuts={"bogus": []})
+    assert e.value.location == "/shortcuts/bogus"
