@@ -48,8 +48,10 @@ cp -L "$build/src/capi/libcordon_c.so.1" "$build/bindings/node/cordon.node" "$bu
   "$build/src/fsworker/cordon-fs-worker" "$build/tests/capi/capi_test" "$build/tests/capi/capi-probe" "$stage/lib/"
 cp -r "$root/schemas" "$stage/tree/"
 cp "$root"/docs/{python,node,library}.md "$stage/tree/docs/"
-mkdir -p "$stage/tree/bindings"
+mkdir -p "$stage/tree/bindings" "$stage/tree/tests"
 cp -r "$root/bindings/python" "$root/bindings/node" "$stage/tree/bindings/"
+# The scripted agent session every driver reads (tests/agent_session/scenario.json).
+cp -r "$root/tests/agent_session" "$stage/tree/tests/"
 rm -rf "$stage/tree/bindings/python/build" "$stage/tree/bindings/python"/*.egg-info
 "$python" -m pip install --quiet --no-build-isolation --no-deps --target "$stage/site" "$stage/tree/bindings/python" \
   2>&1 | grep -v "Running pip as the 'root' user" || true
@@ -57,7 +59,8 @@ rm -rf "$stage/tree/bindings/python/build" "$stage/tree/bindings/python"/*.egg-i
 status=0
 # `cordon mcp` with the official MCP client library (tests/mcp): installed from
 # npm into the stage, never into the tree.
-mkdir -p "$stage/mcp" && cp "$root/tests/mcp/package.json" "$root/tests/mcp/client.test.mjs" "$root/tests/mcp/run.sh" "$stage/mcp/"
+mkdir -p "$stage/mcp" && cp "$root/tests/mcp/package.json" "$root/tests/mcp/client.test.mjs" \
+  "$root/tests/mcp/agent_session.test.mjs" "$root/tests/mcp/run.sh" "$stage/mcp/"
 (cd "$stage/mcp" && npm install --no-audit --no-fund --loglevel=error) || status=1
 chmod -R a+rX "$stage"
 # Runs one suite: $1 = the user, $2 = the result file's suffix.
@@ -71,7 +74,7 @@ run_suites() {
     as=(env)
   fi
   local -a common=(CORDON_SUPERVISOR="$stage/lib/cordon-supervisor" CORDON_FS_WORKER="$stage/lib/cordon-fs-worker"
-    LD_LIBRARY_PATH="$stage/lib")
+    LD_LIBRARY_PATH="$stage/lib" CORDON_AGENT_SESSION="$stage/tree/tests/agent_session")
   if [ "$user" != "$(id -un)" ]; then
     echo "== C API tests as $user"
     # 77: cases were skipped (each named with its reason in the JUnit file), none failed.
@@ -93,7 +96,7 @@ run_suites() {
   echo "== cordon mcp with the MCP client library (node --test) as $user"
   (cd "$stage/mcp" && "${as[@]}" "${common[@]}" CORDON="$stage/lib/cordon" \
     node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit \
-    --test-reporter-destination="$results/bindings-mcp.$suffix.xml" client.test.mjs) || status=1
+    --test-reporter-destination="$results/bindings-mcp.$suffix.xml" client.test.mjs agent_session.test.mjs) || status=1
   count_junit "$results/bindings-mcp.$suffix.xml"
 }
 

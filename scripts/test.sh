@@ -84,7 +84,8 @@ unprivileged_binary() {  # unprivileged_binary BINARY: one test binary as $test_
     TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" CORDON_SOURCE_DIR="$results/source" \
     CORDON_ESCAPE_PROBE="$results/escape-probe" CORDON_ESCAPE_HELPER="$results/escape-setuid-helper" \
     CORDON_ESCAPE_SETUID_HELPER="$results/setuid/escape-setuid-helper" CORDON_SUPERVISOR="$results/cordon-supervisor" \
-    CORDON_FS_WORKER="$results/cordon-fs-worker" CORDON_EXPECT="$declared" ${forced:+CORDON_LINUX_BACKEND=$forced} \
+    CORDON_FS_WORKER="$results/cordon-fs-worker" CORDON_AGENT_SESSION="$results/source/tests/agent_session" \
+    CORDON_EXPECT="$declared" ${forced:+CORDON_LINUX_BACKEND=$forced} \
     "$results/$binary" --gtest_brief=1 --gtest_filter="$filter" \
     --gtest_output="json:$results/$1.unprivileged.json" >"$results/$1.unprivileged.log" 2>&1
 }
@@ -115,6 +116,9 @@ unprivileged_stage() {
   cp build/tests/sidecars/cordon_sidecars_tests "$results/"  # `cordon sidecar` (tests/sidecars/)
   cp build/tests/fsworker/cordon_fsworker_tests build/src/fsworker/cordon-fs-worker "$results/"  # docs/fs-worker.md
   cp build/tests/prepared/cordon_prepared_tests "$results/"  # prepared sandboxes (tests/prepared/)
+  # The scripted agent session (tests/agent_session/) and the scenario it reads.
+  cp build/tests/agent_session/cordon_agent_session_tests "$results/"
+  mkdir -p "$results/source/tests" && cp -r tests/agent_session "$results/source/tests/"
   chmod -R a+rX "$results"/cordon* "$results"/escape-* "$results/source"
   # The escape suite needs a setuid-root program to show that running one
   # gains nothing; only root can make it. It prints its ids and nothing else,
@@ -129,7 +133,8 @@ unprivileged_stage() {
   unprivileged_lane cordon_escape_tests escape_os_sandbox cordon_unit_tests cordon_governance_tests cordon_gates_tests \
     cordon_sidecars_tests &
   pid1=$!
-  unprivileged_lane cordon_integration_tests cordon_run_api_tests cordon_fsworker_tests cordon_prepared_tests &
+  unprivileged_lane cordon_integration_tests cordon_run_api_tests cordon_fsworker_tests cordon_prepared_tests \
+    cordon_agent_session_tests &
   pid2=$!
   wait $pid1 || lane1=$?
   wait $pid2 || lane2=$?

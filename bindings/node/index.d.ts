@@ -9,7 +9,33 @@ export type { Report, ReportControl, ReportLevel };
  * policy JSON text, a policy object (schemas/policy.v1.schema.json) or a Plan. */
 export type PolicyLike = string | Record<string, unknown> | Plan;
 
+/** The CLI's shortcut flags (docs/cli.md), same meaning, applied to the
+ * policy by the library's own code before its compile; a bad one is a
+ * CordonError usage_error at /shortcuts/KEY. */
+export interface Shortcuts {
+  /** --ro PATH: appended to filesystem.readable (must exist). */
+  ro?: string[];
+  /** --rw PATH: appended to filesystem.writable (must exist). */
+  rw?: string[];
+  /** --deny PATH */
+  deny?: string[];
+  /** --allow-host HOST[:PORT]: network filtered, allow rules in this order. */
+  allow_hosts?: string[];
+  /** --env NAME: the host's value passes. */
+  env?: string[];
+  /** --setenv NAME=VALUE */
+  setenv?: Record<string, string>;
+  /** --allow-local-binding */
+  allow_local_binding?: boolean;
+  /** --cache NAME */
+  caches?: Array<'pip' | 'npm' | 'cargo' | 'ccache'>;
+  /** The user's git identity (user.name, user.email) as GIT_AUTHOR_* and GIT_COMMITTER_*, as `cordon run` does for a profile. */
+  git_identity?: boolean;
+}
+
 export interface CompileOptions {
+  /** The CLI's shortcut flags, same meaning. */
+  shortcuts?: Shortcuts;
   /** The directory {workspace} names; required when the policy uses it. */
   workspace?: string;
   /** The directory {home} names (default: the host's). */
@@ -23,8 +49,9 @@ export interface CompileOptions {
 export interface RunOptions {
   /** Working directory inside the sandbox (default: the workspace). */
   cwd?: string;
-  /** The environment the policy chooses from (default: process.env). */
-  env?: Record<string, string>;
+  /** The environment the policy chooses from (default: process.env); Buffer
+   * values pass unchanged; a NUL is refused (usage_error, /env/NAME). */
+  env?: Record<string, string | Buffer>;
   /** 'inherit' (default), 'pipe' (start(): run.stdin), data to write, or a descriptor. */
   stdin?: 'inherit' | 'pipe' | string | Buffer | number | { fd: number };
   /** Seconds. Lowers the policy's process.timeout_seconds (exit 124); with a
@@ -32,6 +59,8 @@ export interface RunOptions {
   timeout?: number;
   /** The directory {workspace} names (default: cwd, else process.cwd()); not for a Plan. */
   workspace?: string;
+  /** The CLI's shortcut flags, same meaning; not for a Plan (give them to compile()). */
+  shortcuts?: Shortcuts;
   /** Cancels the run when aborted. */
   signal?: AbortSignal;
   /** The cordon-supervisor helper (default: $CORDON_SUPERVISOR, installed, build tree). */
@@ -155,8 +184,12 @@ export class Pool {
   close(): void;
 }
 
-export function run(policy: PolicyLike, argv: string[], options?: RunOptions): Promise<RunResult>;
-export function start(policy: PolicyLike, argv: string[], options?: RunOptions): Run;
+/** Arguments: strings (UTF-8) or Buffers (bytes passed unchanged); a NUL is
+ * refused with a CordonError usage_error at /argv/N. */
+export type Argv = Array<string | Buffer>;
+
+export function run(policy: PolicyLike, argv: Argv, options?: RunOptions): Promise<RunResult>;
+export function start(policy: PolicyLike, argv: Argv, options?: RunOptions): Run;
 export function compile(policy?: string | Record<string, unknown>, options?: CompileOptions): Plan;
 export function explain(policy?: string | Record<string, unknown>, options?: CompileOptions): Explained;
 export function probe(): Capabilities;
@@ -225,3 +258,139 @@ export interface AuditVerifyOptions {
 export function auditAppend(file: string, event: AuditEvent): void;
 /** Verifies an audit log (`cordon audit verify`); the head is required unless options.noHead. */
 export function auditVerify(file: string, options?: AuditVerifyOptions): AuditVerification;
+
+/** What an approver answers: approve(reason, scope) or deny(reason). */
+export interface ApprovalAnswer {
+  decision: 'approved' | 'denied' | 'manual_review';
+  scope: 'once' | 'session' | 'workspace';
+  reason: string;
+}
+
+/** What an approver is shown (docs/governance.md, "Approvals"): the request,
+ * its digest, the rules' reason and the compiled plan's level per control. */
+export interface ApprovalRequest {
+  request: CapabilityRequest;
+  request_digest: string;
+  sandbox: { controls: Record<string, unknown>; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** Returns or resolves to an answer; one that throws or rejects denies. */
+export type Approver = (shown: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
+
+export function approve(reason: string, scope?: 'once' | 'session' | 'workspace'): ApprovalAnswer;
+export function deny(reason: string): ApprovalAnswer;
+
+/** Session and workspace grants kept across toolCall()s; calls sharing one run one after the other. */
+export class Ledger {
+  constructor();
+}
+
+export interface ToolCallOptions {
+  /** The directory {workspace} names (default: process.cwd()). */
+  workspace?: string;
+  /** The sandbox policy: a profile name, JSON text or an object (default workspace-write). */
+  policy?: string | Record<string, unknown>;
+  approver?: Approver;
+  /** A request digest approved beforehand: exactly that request, once. */
+  preApproved?: string;
+  /** A tamper-evident audit log (JSON Lines) the events go to; without it, ToolResult.events. */
+  audit?: string;
+  sessionId?: string;
+  backend?: 'auto' | 'require' | 'forbid';
+  /** The host environment the policy chooses from (default: process.env); a NUL is refused. */
+  env?: Record<string, string>;
+  /** The command's stdin, then end of file. */
+  stdin?: string | Buffer;
+  /** Seconds; the tree is killed: status timed_out, exitCode 124. */
+  timeout?: number;
+  /** Bytes kept per stream (the first and the last half); default 1 MiB. */
+  maxOutput?: number;
+  /** Every chunk as it is read (before the cap): stream 1 stdout, 2 stderr. */
+  onOutput?: (stream: 1 | 2, chunk: Buffer) => void;
+  /** Used when its plan is the one compiled for the request, else cold (a warning says why). */
+  pool?: Pool;
+  ledger?: Ledger;
+  /** Variables for this call only (Buffers unchanged); one the policy drops is a warning. */
+  extraEnv?: Record<string, string | Buffer>;
+  /** The CLI's shortcut flags applied to the policy, same meaning. */
+  shortcuts?: Shortcuts;
+}
+
+/** One stream as the host kept it: the head and the tail within maxOutput. */
+export interface Captured {
+  data: Buffer;
+  /** data as UTF-8 (invalid bytes replaced by U+FFFD). */
+  text: string;
+  /** Bytes the command wrote. */
+  total: number;
+  dropped: number;
+  /** Where in data the dropped bytes were. */
+  droppedAt: number;
+  truncated: boolean;
+}
+
+export interface ToolResult {
+  status: 'completed' | 'authorized' | 'denied' | 'rejected' | 'refused' | 'failed' | 'cancelled' | 'timed_out';
+  reason: string;
+  /** `cordon exec`'s: the command's, 128+signal, 124, 125-127, 200 denied, 201 rejected. */
+  exitCode: number;
+  runId: string;
+  decision: Decision;
+  approval: { decision: string; scope: string; reason: string; approver: string } | null;
+  requestDigest: string;
+  sandboxPolicyDigest: string;
+  report: Report | null;
+  /** The audit events when no audit file was given, else null. */
+  events: Array<Record<string, unknown>> | null;
+  stdout: Captured;
+  stderr: Captured;
+  /** It started in a prepared sandbox of the pool. */
+  pooled: boolean;
+  warnings: string[];
+}
+
+/** The tool-use call (docs/node.md, "The tool-use call"): decide, approve,
+ * run confined with output captured and capped, audit every step. Rejects
+ * with a CordonError when the request, policy, context or audit log is bad
+ * (then nothing ran); a denial or a failed command is a result. */
+export function toolCall(rules: Rules, request: CapabilityRequest | string, options?: ToolCallOptions): Promise<ToolResult>;
+
+/** A refusal by the file worker: code is its stable code (docs/fs-worker.md,
+ * "Error codes"), rule the policy rule that decided, response the whole answer. */
+export class FsError extends CordonError {
+  rule: string;
+  response: { ok: false; error: { code: string; message: string; rule?: string } };
+}
+
+export interface FsWorkerOptions {
+  /** Milliseconds per request (default 10000). */
+  deadlineMs?: number;
+  /** The cordon-fs-worker executable (default: $CORDON_FS_WORKER, installed, build tree). */
+  worker?: string;
+}
+
+/** The confined file worker (docs/fs-worker.md): an agent's file tools under
+ * the same sandbox plan as its commands. Requests reach it one at a time. */
+export class FsWorker {
+  /** Compiles policy for workspace and starts the worker. */
+  static start(workspace: string, policy?: string | Record<string, unknown>, options?: FsWorkerOptions): Promise<FsWorker>;
+  readonly workspace: string;
+  /** The worker's supervisor PID (-1 once closed). */
+  readonly pid: number;
+  /** The whole response; rejects with an FsError for a refusal. */
+  call(op: string, fields?: Record<string, unknown>): Promise<{ ok: true; result: any; touched: unknown }>;
+  read(path: string, options?: { offset?: number; length?: number }): Promise<string>;
+  write(path: string, content: string, options?: { createParents?: boolean }): Promise<void>;
+  /** Resolves to how many replacements were made. */
+  edit(path: string, old: string, replacement: string, options?: { expectedOccurrences?: number }): Promise<number>;
+  list(path?: string): Promise<Array<{ name: string; type: string; size: number; [key: string]: unknown }>>;
+  /** Absolute paths matching a glob (`**` across directories). */
+  glob(pattern: string, path?: string): Promise<string[]>;
+  /** Lines matching an RE2 pattern. */
+  grep(pattern: string, path?: string, fields?: Record<string, unknown>): Promise<Array<{ path: string; line: number; text: string }>>;
+  applyPatch(patch: string, options?: { dryRun?: boolean }): Promise<Record<string, unknown>>;
+  stat(path: string): Promise<{ type: string; size: number; mode: number; nlink: number; mtime_ns: number }>;
+  /** Ends the worker: {worker: its report (every write), run: the run report}. Idempotent. */
+  close(): Promise<{ worker: Record<string, unknown> | null; run: Report }>;
+}

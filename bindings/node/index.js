@@ -54,6 +54,34 @@ function unwrap(answer) {
   return answer;
 }
 
+// A string or Buffer for the C API, refused when it holds a NUL (a C string
+// would end there: the command would get less than was asked, silently).
+// Buffers pass their bytes unchanged (a file name that is not UTF-8).
+function cBytes(value, where) {
+  if (Buffer.isBuffer(value)) {
+    if (value.includes(0)) throw nulError(where);
+    return value;
+  }
+  const text = String(value);
+  if (text.includes('\0')) throw nulError(where);
+  return text;
+}
+
+function nulError(where) {
+  return new CordonError({ code: 'usage_error', message: 'holds a NUL byte, which no argument or variable can carry: refused',
+    location: where });
+}
+
+// {NAME: string | Buffer} -> ["NAME=VALUE" (string or Buffer)...]; a NUL is refused.
+function environmentEntries(env, where) {
+  return Object.entries(env).filter(([, v]) => v !== undefined).map(([k, v]) => {
+    cBytes(k, `${where}/${k}`);
+    if (k.includes('=') || k === '') throw new CordonError({ code: 'usage_error', message: 'not a variable name', location: `${where}/${k}` });
+    const value = cBytes(v, `${where}/${k}`);
+    return Buffer.isBuffer(value) ? Buffer.concat([Buffer.from(`${k}=`), value]) : `${k}=${value}`;
+  });
+}
+
 function profileJson(name = 'workspace-write') {
   return unwrap(addon().profileJson(name)).json;
 }
@@ -65,8 +93,12 @@ function policyText(policy) {
   return policy.trimStart().startsWith('{') ? policy : profileJson(policy);
 }
 
-function optionsText({ workspace, home, cgroupParent, sandbox } = {}) {
+// shortcuts: the CLI's shortcut flags (docs/cli.md), same meaning, applied
+// by the library's own code before the compile: {ro, rw, deny, allow_hosts,
+// env, setenv, allow_local_binding, caches, git_identity} (docs/node.md).
+function optionsText({ workspace, home, cgroupParent, sandbox, shortcuts } = {}) {
   const o = {};
+  if (shortcuts !== undefined) o.shortcuts = shortcuts;
   if (workspace !== undefined) o.workspace = workspace;
   if (home !== undefined) o.home = home;
   if (cgroupParent !== undefined) o.cgroup_parent = cgroupParent;
@@ -98,7 +130,7 @@ function probe() {
   return JSON.parse(unwrap(addon().probe()).json);
 }
 
-function planFor(policy, { workspace, cwd, timeout }) {
+function planFor(policy, { workspace, cwd, timeout, shortcuts }) {
   if (policy instanceof Plan) return policy;
   let text = policyText(policy);
   if (timeout !== undefined) {
@@ -108,7 +140,7 @@ function planFor(policy, { workspace, cwd, timeout }) {
     doc.process.timeout_seconds = current === undefined ? timeout : Math.min(current, timeout);
     text = JSON.stringify(doc);
   }
-  return new Plan(text, { workspace: workspace || cwd || process.cwd() });
+  return new Plan(text, { workspace: workspace || cwd || process.cwd(), shortcuts });
 }
 
 function stdioMode(value) {
@@ -127,8 +159,8 @@ class Run {
   constructor(plan, argv, options, pool = null) {
     if (!Array.isArray(argv) || argv.length === 0) throw new TypeError('argv is a non-empty array of strings');
     const env = options.env || process.env;
-    const started = unwrap(addon().start(plan.handle, argv.map(String), options.cwd ?? null,
-      Object.entries(env).map(([k, v]) => `${k}=${v}`), [stdioMode(options.stdin), 'pipe', 'pipe'],
+    const started = unwrap(addon().start(plan.handle, argv.map((a, i) => cBytes(a, `/argv/${i}`)), options.cwd ?? null,
+      environmentEntries(env, '/env'), [stdioMode(options.stdin), 'pipe', 'pipe'],
       options.supervisor ?? null, pool ? pool.handle : null));
     this.handle = started.run;
     this.pid = started.pid;
@@ -329,7 +361,248 @@ function auditVerify(file, options = {}) {
   return JSON.parse(unwrap(addon().auditVerify(file, JSON.stringify(c))).json);
 }
 
+// The grants approvers gave with scope "session" or "workspace" (cordon_ledger_*):
+// pass one Ledger to every toolCall() of a session and an approval covers the
+// same request again. toolCall()s sharing a ledger run one after the other.
+class Ledger {
+  constructor() {
+    this._handle = addon().ledgerNew();
+    this._tail = Promise.resolve();
+  }
+
+  // Runs fn (which returns a promise) after the calls queued before it.
+  _serialize(fn) {
+    const next = this._tail.then(fn, fn);
+    this._tail = next.catch(() => {});
+    return next;
+  }
+}
+
+// An approver's answers.
+function approve(reason, scope = 'once') {
+  return { decision: 'approved', scope, reason };
+}
+
+function deny(reason) {
+  return { decision: 'denied', scope: 'once', reason };
+}
+
+function contextJson({ workspace, policy, preApproved, audit, sessionId, backend, env, shortcuts }) {
+  const c = {};
+  if (shortcuts !== undefined) c.shortcuts = shortcuts;
+  if (workspace !== undefined) c.workspace = String(workspace);
+  if (policy !== undefined) c.policy = JSON.parse(policyText(policy));
+  if (preApproved !== undefined) c.pre_approved = preApproved;
+  if (audit !== undefined) c.audit = String(audit);
+  if (sessionId !== undefined) c.session_id = sessionId;
+  if (backend !== undefined) c.backend = backend;
+  if (env !== undefined) {
+    c.environment = environmentEntries(env, '/env').map((e) => {
+      if (Buffer.isBuffer(e)) throw new TypeError('env values are strings (extraEnv takes Buffers)');
+      return e;
+    });
+  }
+  return JSON.stringify(c);
+}
+
+function captured(d) {
+  const data = Buffer.from(d.base64, 'base64');
+  return { data, text: d.text, total: d.bytes, dropped: d.dropped, droppedAt: d.dropped_at, truncated: d.dropped > 0 };
+}
+
+function toolResult(d) {
+  return {
+    status: d.status, reason: d.reason, exitCode: d.exit_code, runId: d.run_id,
+    decision: { ...d.decision, request_digest: d.request_digest, rules_digest: d.rules_digest },
+    approval: d.approval, requestDigest: d.request_digest, sandboxPolicyDigest: d.sandbox_policy_digest,
+    report: d.report, events: d.events ?? null,
+    stdout: captured(d.stdout), stderr: captured(d.stderr), pooled: d.pooled, warnings: d.warnings,
+  };
+}
+
+// The tool-use call (docs/node.md, "The tool-use call"): the rules decide the
+// request, an approver shown the compiled plan decides what they leave to
+// one, the command runs confined (cold or in a prepared sandbox of `pool`)
+// with its output captured and capped, and every step is audited. Resolves
+// to a ToolResult; a denial, a rejection, a failed or timed-out command is
+// a result. Rejects with a CordonError when the request, the policy, the
+// context or the audit log is bad (then nothing ran). The event loop is not
+// blocked: the call runs on a thread of its own.
+function toolCall(rules, request, options = {}) {
+  if (!(rules instanceof Rules)) throw new TypeError('rules is a Rules');
+  const { stdin, timeout, maxOutput, onOutput, pool, ledger, extraEnv, approver } = options;
+  const requestText = typeof request === 'string' ? request : JSON.stringify(request);
+  const context = contextJson(options);
+  const io = {};
+  if (stdin !== undefined && stdin !== null) {
+    if (typeof stdin !== 'string' && !Buffer.isBuffer(stdin)) throw new TypeError('stdin is a string or a Buffer');
+    io.stdin = Buffer.from(stdin);
+  }
+  if (timeout !== undefined) io.timeoutMs = Math.max(1, Math.round(timeout * 1000));
+  if (maxOutput !== undefined) {
+    if (!Number.isInteger(maxOutput) || maxOutput <= 0) {
+      throw new CordonError({ code: 'usage_error', message: 'maxOutput is a positive number of bytes', location: '/maxOutput' });
+    }
+    io.maxOutput = maxOutput;
+  }
+  if (pool !== undefined && pool !== null) {
+    if (!(pool instanceof Pool)) throw new TypeError('pool is a Pool');
+    if (pool.closed) throw new Error('the pool is closed');
+    io.pool = pool.handle;
+  }
+  if (ledger !== undefined && ledger !== null && !(ledger instanceof Ledger)) throw new TypeError('ledger is a Ledger');
+  if (extraEnv !== undefined) io.environment = environmentEntries(extraEnv, '/extraEnv');
+  const ask = approver ? (shown, answer) => {
+    Promise.resolve().then(() => approver(JSON.parse(shown))).then(
+      (decision) => answer(JSON.stringify(decision ?? {})),
+      (e) => answer(JSON.stringify(deny(`the approver failed: ${e && e.message ? e.message : e}`))));
+  } : null;
+  const output = onOutput ? (stream, chunk) => {
+    try {
+      onOutput(stream, chunk);
+    } catch (e) {
+      process.nextTick(() => { throw e; }); // as an exception in any event handler
+    }
+  } : null;
+  const call = () => new Promise((resolve, reject) => {
+    io.ledger = ledger ? ledger._handle : undefined;
+    const started = addon().toolCall(rules._rules, requestText, context, io, ask, output, (result, error) => {
+      if (error) reject(new CordonError(JSON.parse(error.error)));
+      else resolve(toolResult(JSON.parse(result)));
+    });
+    if (started && started.error !== undefined) reject(new CordonError(JSON.parse(started.error)));
+  });
+  return ledger ? ledger._serialize(call) : call();
+}
+
+// A refusal by the file worker: code is its stable code (docs/fs-worker.md,
+// "Error codes": path_escape, symlink, denied, outside_roots, not_found,
+// read_only, ...), rule the policy rule that decided, response the whole answer.
+class FsError extends CordonError {
+  constructor(response) {
+    const e = response.error || {};
+    super({ code: e.code || 'invalid_request', message: e.message || '', location: e.rule || '' });
+    this.name = 'FsError';
+    this.rule = e.rule || '';
+    this.response = response;
+  }
+}
+
+const callback = (resolve, reject, read) => (error, value) => {
+  if (error) reject(new CordonError(JSON.parse(error.error)));
+  else resolve(read(value));
+};
+
+// The confined filesystem worker (docs/fs-worker.md): an agent's file tools
+// served by a long-lived worker process under the same sandbox plan as its
+// commands, so that no path trick reaches further than the sandbox allows.
+// Python's cordon.fs.Worker; every method returns a promise, and the
+// requests reach the worker one at a time. Start one with FsWorker.start().
+class FsWorker {
+  constructor(handle, workspace) {
+    this._handle = handle;
+    this.workspace = workspace;
+    this.report = null;
+    this._tail = Promise.resolve();
+  }
+
+  // Compiles policy (a profile name, JSON text or an object) for workspace
+  // and starts the worker. options: deadlineMs (per request, default 10000),
+  // worker (the cordon-fs-worker executable). Rejects with a CordonError
+  // (invalid_policy, refused, usage_error: no worker executable, ...).
+  static start(workspace, policy = 'workspace-write', options = {}) {
+    const o = { workspace: String(workspace) };
+    if (options.deadlineMs !== undefined) o.deadline_ms = options.deadlineMs;
+    if (options.worker !== undefined) o.worker = options.worker;
+    return new Promise((resolve, reject) => {
+      const refused = addon().fsStart(policyText(policy), JSON.stringify(o),
+        callback(resolve, reject, (handle) => new FsWorker(handle, o.workspace)));
+      if (refused) reject(new CordonError(JSON.parse(refused.error)));
+    });
+  }
+
+  // The worker's supervisor PID (-1 once closed).
+  get pid() {
+    return addon().fsPid(this._handle);
+  }
+
+  _queue(fn) {
+    const next = this._tail.then(fn, fn);
+    this._tail = next.catch(() => {});
+    return next;
+  }
+
+  // Sends {op, ...fields}; resolves to the whole response ({ok, result,
+  // touched}). Rejects with an FsError for a refusal, a CordonError (io_error:
+  // the worker is gone; usage_error: closed) for the channel.
+  call(op, fields = {}) {
+    return this._queue(() => new Promise((resolve, reject) => {
+      const refused = addon().fsCall(this._handle, JSON.stringify({ op, ...fields }),
+        callback(resolve, reject, (text) => JSON.parse(text)));
+      if (refused) reject(new CordonError(JSON.parse(refused.error)));
+    })).then((response) => {
+      if (!response.ok) throw new FsError(response);
+      return response;
+    });
+  }
+
+  async read(file, { offset = 0, length } = {}) {
+    const fields = { path: file, offset };
+    if (length !== undefined) fields.length = length;
+    return (await this.call('read', fields)).result.content;
+  }
+
+  async write(file, content, { createParents = false } = {}) {
+    await this.call('write', { path: file, content, create_parents: createParents });
+  }
+
+  // Replaces old by new; resolves to how many replacements were made.
+  async edit(file, old, replacement, { expectedOccurrences = 1 } = {}) {
+    return (await this.call('edit', { path: file, old_string: old, new_string: replacement,
+      expected_occurrences: expectedOccurrences })).result.replacements;
+  }
+
+  async list(dir = '.') {
+    return (await this.call('list', { path: dir })).result.entries;
+  }
+
+  async glob(pattern, dir = '.') {
+    return (await this.call('glob', { pattern, path: dir })).result.matches;
+  }
+
+  async grep(pattern, dir = '.', fields = {}) {
+    return (await this.call('grep', { pattern, path: dir, ...fields })).result.matches;
+  }
+
+  async applyPatch(patch, { dryRun = false } = {}) {
+    return (await this.call('apply_patch', { patch, dry_run: dryRun })).result;
+  }
+
+  async stat(file) {
+    return (await this.call('stat', { path: file })).result;
+  }
+
+  // Ends the worker; resolves to {worker: its report (every write), run: the
+  // run report}. Idempotent.
+  close() {
+    if (this.report !== null) return Promise.resolve(this.report);
+    return this._queue(() => new Promise((resolve, reject) => {
+      if (this.report !== null) {
+        resolve(this.report);
+        return;
+      }
+      const refused = addon().fsFinish(this._handle, callback(resolve, reject, (text) => {
+        this.report = JSON.parse(text);
+        return this.report;
+      }));
+      if (refused) reject(new CordonError(JSON.parse(refused.error)));
+    }));
+  }
+}
+
 module.exports = {
+  FsWorker, FsError,
   run, start, compile, explain, probe, profileJson, Plan, Pool, Run, CordonError, Rules, auditAppend, auditVerify,
+  toolCall, Ledger, approve, deny,
   libraryVersion: () => addon().libraryVersion(),
 };

@@ -128,7 +128,18 @@ CORDON_C_API int cordon_profile_json(const char* name, char** policy_json, char*
  *   "home"          absolute directory for {home} (default: the host's),
  *   "cgroup_parent" a delegated cgroup v2 directory for tree-wide limits,
  *   "sandbox"       "auto" (default) | "require" | "forbid" (host execution:
- *                   refused unless the policy accepts not_enforced controls).
+ *                   refused unless the policy accepts not_enforced controls),
+ *   "shortcuts"     an object: `cordon run`'s shortcut flags (docs/cli.md),
+ *                   same meaning, by the same code (src/core/shortcuts.h),
+ *                   applied to the policy before the compile: "ro", "rw",
+ *                   "deny" [PATH...] (relative to the current directory;
+ *                   "ro"/"rw" must exist), "allow_hosts" ["HOST[:PORT]"...],
+ *                   "env" [NAME...], "setenv" {NAME: VALUE},
+ *                   "allow_local_binding" bool, "caches" ["pip"|"npm"|
+ *                   "cargo"|"ccache"...] (under "home", else $HOME),
+ *                   "git_identity" bool (the user's user.name/user.email
+ *                   as GIT_AUTHOR_* and GIT_COMMITTER_*); a bad one is
+ *                   CORDON_E_USAGE_ERROR at "/shortcuts/KEY".
  *   Unknown fields are an error (a typo must not weaken anything).
  * On success *plan receives a plan, freed with cordon_plan_free().
  * Errors: CORDON_E_PARSE_ERROR (policy or options not JSON; location is
@@ -182,7 +193,8 @@ typedef struct cordon_stdio {
 
 typedef struct cordon_run_request {
   /* The command: NULL-terminated, argv[0] non-empty; looked up in the
-   * sandbox's PATH. */
+   * sandbox's PATH. Arguments and environment entries reach the command as
+   * bytes, unchanged (they need not be UTF-8). */
   const char* const* argv;
   /* Absolute working directory inside the sandbox; NULL or "" = the
    * workspace (else "/"). */
@@ -405,8 +417,13 @@ typedef int (*cordon_approver_fn)(void* user, const char* approval_request_json,
  *                   require_approval request with exactly that digest is
  *                   approved once (approver "host"); any other is
  *                   asked of `approver`,
+ *   "shortcuts"     cordon_compile()'s "shortcuts", applied to the policy,
  *   "environment"   ["NAME=VALUE"...] the sandbox policy's environment rules
- *                   choose from (default: this process's environ).
+ *                   choose from (default: this process's environ); an entry
+ *                   holding a NUL ("\u0000") is CORDON_E_USAGE_ERROR at
+ *                   "/environment/N" (a C string would end there). A NUL in
+ *                   the request's command or argv is CORDON_E_INVALID_POLICY
+ *                   at "/command" or "/argv/N".
  * approver: NULL = every require_approval request that is not pre-approved
  * is denied (`cordon exec`'s default); `user` is passed to it unchanged.
  *

@@ -68,6 +68,13 @@ result<nlohmann::ordered_json> options_object(const char* text);
 result<cordon_plan> compile_policy(const sandbox_policy& policy, const char* options_json);
 result<cordon_plan> compile_plan(const char* policy_json, const char* options_json);
 
+// Applies the bindings' "shortcuts" object (core::shortcuts_from_json: the
+// CLI's shortcut flags, same meaning, relative paths against the current
+// directory; "git_identity" first) to `policy`; `home` ("" = $HOME) is where
+// caches and the git identity are found. Errors: usage_error (location
+// "/shortcuts/KEY"), those of core::apply_shortcuts.
+result<void> apply_shortcuts_json(sandbox_policy& policy, const nlohmann::json& shortcuts, const std::string& home);
+
 // cordon_run_request as the run API's request (run.cpp): usage_error for an
 // empty argv, a descriptor that is not open or an unknown stdio mode.
 result<run_request> request_of(const cordon_run_request& c);

@@ -1,12 +1,17 @@
 // The C API's policies and plans: built-in profiles, compile, the plan as
 // JSON (explain) and the host's capabilities (probe). cordon_c.h documents
 // each function.
+#include <cstdlib>
+#include <filesystem>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "capi/capi.h"
 #include "cordon/profiles.h"
 #include "cordon/selection.h"
+#include "core/git_identity.h"
+#include "core/shortcuts.h"
 #include "core/strict_json.h"
 
 namespace cordon::capi {
@@ -19,6 +24,7 @@ using json = nlohmann::ordered_json;
 struct c_options {
   compile_options compile;
   sandbox_preference preference = sandbox_preference::automatic;
+  std::optional<json> shortcuts;  // the bindings' shortcuts (core/shortcuts.h)
 };
 
 result<c_options> read_options(const char* text) {
@@ -26,6 +32,10 @@ result<c_options> read_options(const char* text) {
   auto object = options_object(text);
   if (!object) return std::move(object).error_value();
   for (const auto& [key, value] : object->items()) {
+    if (key == "shortcuts") {
+      out.shortcuts = value;
+      continue;
+    }
     if (!value.is_string()) return make_error(error_code::usage_error, "options: " + key + " is not a string", "/" + key);
     const auto text_value = value.get<std::string>();
     if (key == "workspace") {
@@ -72,11 +82,30 @@ result<nlohmann::ordered_json> options_object(const char* text) {
 result<cordon_plan> compile_policy(const sandbox_policy& policy, const char* options_json) {
   auto options = read_options(options_json);
   if (!options) return std::move(options).error_value();
+  sandbox_policy edited = policy;
+  if (options->shortcuts) {
+    auto applied = apply_shortcuts_json(edited, nlohmann::json::parse(options->shortcuts->dump()),
+                                        options->compile.home);
+    if (!applied) return std::move(applied).error_value();
+  }
   auto backend = select_backend(options->preference);
   if (!backend) return std::move(backend).error_value();
-  auto compiled = (*backend)->compile(policy, options->compile);
+  auto compiled = (*backend)->compile(edited, options->compile);
   if (!compiled) return compiled.failure();
   return cordon_plan{std::move(*backend), std::move(compiled.plan())};
+}
+
+result<void> apply_shortcuts_json(sandbox_policy& policy, const nlohmann::json& shortcuts, const std::string& home) {
+  bool git_identity = false;
+  auto parsed = core::shortcuts_from_json(shortcuts, &git_identity);
+  if (!parsed) return std::move(parsed).error_value();
+  std::string home_dir = home;
+  if (home_dir.empty()) {
+    const char* env_home = std::getenv("HOME");
+    home_dir = env_home != nullptr ? env_home : "";
+  }
+  if (git_identity) core::add_git_identity(policy, home_dir);
+  return core::apply_shortcuts(policy, *parsed, std::filesystem::current_path().string(), home_dir);
 }
 
 result<cordon_plan> compile_plan(const char* policy_json, const char* options_json) {

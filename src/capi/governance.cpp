@@ -116,6 +116,7 @@ result<execute_options> read_context(const char* text) {
   out.context.session_id = "capi-" + std::to_string(::getpid());
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) out.context.host_environment.emplace_back(*e);
   std::optional<sandbox_policy> policy;
+  std::optional<json> shortcuts;
   std::string profile(default_profile_name);
   if (text != nullptr && text[0] != '\0') {
     auto parsed = detail::parse_strict_json(text);
@@ -129,12 +130,21 @@ result<execute_options> read_context(const char* text) {
         policy = std::move(*read);
         continue;
       }
+      if (key == "shortcuts") {
+        shortcuts = value;
+        continue;
+      }
       if (key == "environment") {
         if (!value.is_array()) return make_error(error_code::usage_error, "context: environment is not an array", "/environment");
         out.context.host_environment.clear();
         for (const auto& entry : value) {
           auto s = string_field(entry, key);
           if (!s) return std::move(s).error_value();
+          if (s->find('\0') != std::string::npos) {
+            // A C string would end there: the command would silently get less than was asked for.
+            return make_error(error_code::usage_error, "context: an environment entry holds a NUL byte",
+                              "/environment/" + std::to_string(out.context.host_environment.size()));
+          }
           out.context.host_environment.push_back(*s);
         }
         continue;
@@ -164,6 +174,10 @@ result<execute_options> read_context(const char* text) {
     auto builtin = builtin_profile(profile);
     if (!builtin) return std::move(builtin).error_value();
     policy = std::move(*builtin);
+  }
+  if (shortcuts) {
+    auto applied = apply_shortcuts_json(*policy, nlohmann::json::parse(shortcuts->dump()), "");
+    if (!applied) return std::move(applied).error_value();
   }
   out.context.policy = std::move(*policy);
   return out;

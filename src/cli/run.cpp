@@ -11,7 +11,7 @@
 #include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/git_identity.h"
+#include "core/git_identity.h"
 #include "cli/output.h"
 #include "cli/plan_details.h"
 #include "cli/profile_dirs.h"
@@ -292,8 +292,8 @@ int run_confined(const run_options& options) {
     source = named->source + (options.profile.empty() ? " (the default)" : "");
   }
   if (!policy) return refuse(policy.error_value(), "", options.policy_file);
-  // A built-in profile shows the user's git identity, not the rest of ~/.gitconfig (cli/git_identity.h).
-  if (options.policy_file.empty()) add_git_identity(*policy, home != nullptr ? home : "");
+  // A built-in profile shows the user's git identity, not the rest of ~/.gitconfig (core/git_identity.h).
+  if (options.policy_file.empty()) core::add_git_identity(*policy, home != nullptr ? home : "");
   // The shortcut flags edit this policy; it still goes through the one compile below.
   if (auto applied = apply_overrides(*policy, options.overrides, current_directory()); !applied) {
     return refuse(applied.error_value(), policy->name);

@@ -27,6 +27,7 @@
 #include "cordon/backend.h"
 #include "cordon/selection.h"
 #include "core/outcome_json.h"
+#include "posix/byte_strings.h"
 #include "posix/helper_spawn.h"
 #include "posix/poll_timeout.h"
 #include "posix/scm_rights.h"
@@ -192,9 +193,9 @@ result<run_handle> prepared_sandbox::start(const sandbox_plan& plan, const run_r
   if (!out) return std::move(out).error_value();
   auto err = posix::stdio_source(request.stderr_spec, 2, false, run->stderr_pipe);
   if (!err) return std::move(err).error_value();
-  nlohmann::json line = {{"argv", request.launch.argv},
+  nlohmann::json line = {{"argv", posix::byte_strings_json(request.launch.argv)},
                          {"working_directory", request.launch.working_directory},
-                         {"environment", request.launch.host_environment}};
+                         {"environment", posix::byte_strings_json(request.launch.host_environment)}};
   const int fds[3] = {in->get(), out->get(), err->get()};
   if (!send_with_descriptors(s.control.get(), posix::json_line(line), fds, 3)) {
     return make_error(error_code::launch_failed, "the prepared sandbox's helper is gone", {}, errno);

@@ -19,6 +19,7 @@
 #include "cordon/policy_json.h"
 #include "cordon/run.h"
 #include "core/outcome_json.h"
+#include "posix/byte_strings.h"
 #include "posix/helper_spawn.h"
 #include "posix/poll_timeout.h"
 #include "posix/socket_io.h"
@@ -45,9 +46,9 @@ result<run_handle> start_run(const sandbox_plan& plan, const run_request& reques
   if (!helper) return std::move(helper).error_value();
   s->helper = std::move(*helper);
   nlohmann::json line = posix::plan_request(plan);
-  line["argv"] = request.launch.argv;
+  line["argv"] = posix::byte_strings_json(request.launch.argv);
   line["working_directory"] = request.launch.working_directory;
-  line["environment"] = request.launch.host_environment;
+  line["environment"] = posix::byte_strings_json(request.launch.host_environment);
   if (!send_all(s->control.get(), posix::json_line(line))) {
     // The helper is already gone (for example, it could not be executed): its report says why.
   }

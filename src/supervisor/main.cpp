@@ -31,6 +31,7 @@
 #if defined(__linux__)
 #include "linux/broker_process.h"
 #endif
+#include "posix/byte_strings.h"
 #include "posix/socket_io.h"
 
 namespace {
@@ -85,9 +86,9 @@ std::optional<cordon::prepared_command> read_command(int fd, cordon::launch_requ
     }
     return std::nullopt;
   }
-  command.argv = j.at("argv").get<std::vector<std::string>>();
+  command.argv = cordon::posix::byte_strings_from_json(j.at("argv"));
   command.working_directory = j.at("working_directory").get<std::string>();
-  command.host_environment = j.at("environment").get<std::vector<std::string>>();
+  command.host_environment = cordon::posix::byte_strings_from_json(j.at("environment"));
   seen.argv = command.argv;
   seen.working_directory = command.working_directory;
   seen.host_environment = command.host_environment;
@@ -145,9 +146,9 @@ int main(int argc, char** argv) {
   const bool prepare = request.contains("prepare");
   launch_request seen;  // the command as the report names it
   if (!prepare) {
-    launch.argv = request.at("argv").get<std::vector<std::string>>();
+    launch.argv = cordon::posix::byte_strings_from_json(request.at("argv"));
     launch.working_directory = request.at("working_directory").get<std::string>();
-    launch.host_environment = request.at("environment").get<std::vector<std::string>>();
+    launch.host_environment = cordon::posix::byte_strings_from_json(request.at("environment"));
     seen = launch;
   }
   launch.cancel_fd = control;

@@ -678,6 +678,49 @@ done:
   cordon_ledger_free(ledger);
 }
 
+/* Arguments and environment entries reach the command as bytes, unchanged
+ * ("\377" is not UTF-8; base64 of "f\377/v\376" is "Zv8vdv4="); a NUL,
+ * which no C string can carry, is refused with its location (issue 34). */
+static void test_tool_call_bytes_and_nul(void) {
+  static const char* tool_rules =
+      "{\"schema_version\": 1, \"name\": \"c bytes\", \"rules\": ["
+      "{\"id\": \"ok\", \"reason\": \"harmless\", \"decision\": \"allow\", \"commands\": [\"sh\", \"echo\", \"printf\"]}]}";
+  cordon_rules* rules = NULL;
+  char* error = NULL;
+  char* result = NULL;
+  char context[512];
+  const char* environment[] = {"TZ=v\376", NULL};
+  cordon_tool_io io;
+  memset(&io, 0, sizeof io);
+  io.environment = environment;
+  snprintf(context, sizeof context, "{\"workspace\": \"%s\"}", workspace);
+  CHECK(cordon_rules_load(tool_rules, &rules, &error) == CORDON_OK, "load: %s", error);
+  /* The request is JSON text: the non-UTF-8 byte comes through the per-call environment. */
+  CHECK(cordon_governance_tool_call(rules, "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", "
+                                    "\"argv\": [\"sh\", \"-c\", \"printf 'f\\\\377/%s' \\\"$TZ\\\"\"]}", context, &io, NULL,
+                                    NULL, &result, &error) == CORDON_OK, "printf: %s", error);
+  CHECK(contains(result, "\"status\":\"completed\"") && contains(result, "\"base64\":\"Zv8vdv4=\""), "printf: %s",
+        result);
+  cordon_string_free(result);
+  result = NULL;
+  CHECK(cordon_governance_tool_call(rules, "{\"schema_version\": 1, \"action\": \"shell\", \"risk\": \"low\", "
+                                    "\"command\": \"echo a\\u0000b\"}", context, NULL, NULL, NULL, &result, &error) ==
+            CORDON_E_INVALID_POLICY, "a NUL in the command: %s", result);
+  CHECK(contains(error, "\"location\":\"/command\"") && contains(error, "NUL"), "%s", error);
+  cordon_string_free(error);
+  error = NULL;
+  snprintf(context, sizeof context, "{\"workspace\": \"%s\", \"environment\": [\"PATH=/bin\", \"TZ=a\\u0000b\"]}",
+           workspace);
+  CHECK(cordon_governance_tool_call(rules, "{\"schema_version\": 1, \"action\": \"shell\", \"risk\": \"low\", "
+                                    "\"command\": \"echo x\"}", context, NULL, NULL, NULL, &result, &error) ==
+            CORDON_E_USAGE_ERROR, "a NUL in the environment: %s", result);
+  CHECK(contains(error, "\"location\":\"/environment/1\"") && contains(error, "NUL"), "%s", error);
+done:
+  cordon_string_free(error);
+  cordon_string_free(result);
+  cordon_rules_free(rules);
+}
+
 static void test_audit_log(void) {
   char log[128], *error = NULL, *verified = NULL;
   snprintf(log, sizeof log, "%s/audit.jsonl", workspace);
@@ -937,6 +980,7 @@ int main(int argc, char** argv) {
     run_confined_test("governance_execute", test_governance_execute);
     run_confined_test("audit_log", test_audit_log);
     run_confined_test("governance_tool_call", test_governance_tool_call);
+    run_confined_test("tool_call_bytes_and_nul", test_tool_call_bytes_and_nul);
     run_confined_test("fs_worker", test_fs_worker);
     run_confined_test("pool_prepared_runs", test_pool_prepared_runs);
     run_confined_test("pool_options_refused", test_pool_options_refused);

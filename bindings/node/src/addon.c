@@ -17,14 +17,8 @@
 #include <uv.h>
 
 #include "cordon/cordon_c.h"
+#include "addon.h"
 
-#define CHECK_NAPI(call)                                        \
-  do {                                                          \
-    if ((call) != napi_ok) {                                    \
-      napi_throw_error(env, "cordon_addon", #call " failed");   \
-      return NULL;                                              \
-    }                                                           \
-  } while (0)
 
 /* One run: the C handle, and the poll watching its end. Freed when both the
  * JavaScript object is collected and the poll is closed. */
@@ -46,7 +40,7 @@ typedef struct run_box {
 
 /* ---- values ---- */
 
-static napi_value string_value(napi_env env, const char* text) {
+napi_value string_value(napi_env env, const char* text) {
   napi_value out;
   if (text == NULL) {
     napi_get_null(env, &out);
@@ -57,13 +51,13 @@ static napi_value string_value(napi_env env, const char* text) {
 }
 
 /* A library string as a JavaScript string (null for NULL), freed. */
-static napi_value take_string(napi_env env, char* text) {
+napi_value take_string(napi_env env, char* text) {
   napi_value out = string_value(env, text);
   cordon_string_free(text);
   return out;
 }
 
-static napi_value error_result(napi_env env, char* error_json, int code) {
+napi_value error_result(napi_env env, char* error_json, int code) {
   napi_value out;
   napi_create_object(env, &out);
   if (error_json == NULL) {
@@ -79,8 +73,9 @@ static napi_value error_result(napi_env env, char* error_json, int code) {
   return out;
 }
 
-/* Argument i as a new C string (NULL for undefined/null); *ok = 0 when it is another type. */
-static char* string_arg(napi_env env, napi_value value, int* ok) {
+/* Argument i as a new C string (NULL for undefined/null); *ok = 0 when it is
+ * another type or holds a NUL (a C string would end there). */
+char* string_arg(napi_env env, napi_value value, int* ok) {
   napi_valuetype type;
   napi_typeof(env, value, &type);
   if (type == napi_undefined || type == napi_null) return NULL;
@@ -95,12 +90,37 @@ static char* string_arg(napi_env env, napi_value value, int* ok) {
     return NULL;
   }
   napi_get_value_string_utf8(env, value, out, length + 1, &length);
+  if (strlen(out) != length) {
+    free(out);
+    *ok = 0;
+    return NULL;
+  }
   return out;
 }
 
-/* A JavaScript array of strings as a NULL-terminated C array (each element
- * and the array malloc'ed); NULL when value is not such an array. */
-static char** string_array(napi_env env, napi_value value) {
+/* A string (UTF-8) or a Buffer (its bytes, unchanged) as a new C string;
+ * NULL when it is neither or holds a NUL. */
+static char* bytes_arg(napi_env env, napi_value value) {
+  bool is_buffer = false;
+  if (napi_is_buffer(env, value, &is_buffer) != napi_ok || !is_buffer) {
+    int ok = 1;
+    char* out = string_arg(env, value, &ok);
+    return ok ? out : NULL;
+  }
+  void* data = NULL;
+  size_t length = 0;
+  if (napi_get_buffer_info(env, value, &data, &length) != napi_ok || memchr(data, 0, length) != NULL) return NULL;
+  char* out = malloc(length + 1);
+  if (out == NULL) return NULL;
+  memcpy(out, data, length);
+  out[length] = 0;
+  return out;
+}
+
+/* A JavaScript array of strings or Buffers (bytes passed unchanged) as a
+ * NULL-terminated C array (each element and the array malloc'ed); NULL when
+ * value is not such an array or an element holds a NUL. */
+char** string_array(napi_env env, napi_value value) {
   bool is_array = false;
   if (napi_is_array(env, value, &is_array) != napi_ok || !is_array) return NULL;
   uint32_t n = 0;
@@ -109,10 +129,9 @@ static char** string_array(napi_env env, napi_value value) {
   if (out == NULL) return NULL;
   for (uint32_t i = 0; i < n; ++i) {
     napi_value item;
-    int ok = 1;
     napi_get_element(env, value, i, &item);
-    out[i] = string_arg(env, item, &ok);
-    if (!ok || out[i] == NULL) {
+    out[i] = bytes_arg(env, item);
+    if (out[i] == NULL) {
       for (uint32_t j = 0; j <= i; ++j) free(out[j]);
       free(out);
       return NULL;
@@ -121,18 +140,18 @@ static char** string_array(napi_env env, napi_value value) {
   return out;
 }
 
-static void free_array(char** items) {
+void free_array(char** items) {
   for (char** p = items; p != NULL && *p != NULL; ++p) free(*p);
   free(items);
 }
 
-static napi_value int_value(napi_env env, int64_t v) {
+napi_value int_value(napi_env env, int64_t v) {
   napi_value out;
   napi_create_int64(env, v, &out);
   return out;
 }
 
-static int get_args(napi_env env, napi_callback_info info, size_t want, napi_value* argv) {
+int get_args(napi_env env, napi_callback_info info, size_t want, napi_value* argv) {
   size_t argc = want;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return 0;
   napi_value undefined;
@@ -151,7 +170,7 @@ static const napi_type_tag run_tag = {0x636f72646f6e2d72ULL, 0x756e2d2d62786d31U
 static const napi_type_tag pool_tag = {0x636f72646f6e2d70ULL, 0x6f6f6c2d62786d32ULL};
 
 /* The data of an external tagged `tag`; NULL for any other value. */
-static void* tagged_external(napi_env env, napi_value value, const napi_type_tag* tag) {
+void* tagged_external(napi_env env, napi_value value, const napi_type_tag* tag) {
   bool tagged = false;
   void* data = NULL;
   if (napi_check_object_type_tag(env, value, tag, &tagged) != napi_ok || !tagged) return NULL;
@@ -162,7 +181,7 @@ static void* tagged_external(napi_env env, napi_value value, const napi_type_tag
 /* A new external that owns `data` (freed by `finalize`), tagged; NULL when it
  * cannot be made, and then `data` has been finalized already or will be when
  * the untagged external is collected: the caller frees nothing. */
-static napi_value make_tagged_external(napi_env env, void* data, napi_finalize finalize, const napi_type_tag* tag) {
+napi_value make_tagged_external(napi_env env, void* data, napi_finalize finalize, const napi_type_tag* tag) {
   napi_value external;
   if (napi_create_external(env, data, finalize, NULL, &external) != napi_ok) {
     finalize(env, data, NULL);
@@ -377,9 +396,6 @@ static int mode_of(napi_env env, napi_value value, cordon_stdio* io) {
 
 /* A pool's external: closed by poolClose() or when collected, whichever
  * comes first. Runs started from it own themselves. */
-typedef struct pool_box {
-  cordon_pool* pool;
-} pool_box;
 
 static void pool_finalize(napi_env env, void* data, void* hint) {
   (void)env;
@@ -390,7 +406,7 @@ static void pool_finalize(napi_env env, void* data, void* hint) {
 }
 
 /* The pool of an external made by poolNew(); NULL for anything else. */
-static pool_box* pool_arg(napi_env env, napi_value value) { return tagged_external(env, value, &pool_tag); }
+pool_box* pool_arg(napi_env env, napi_value value) { return tagged_external(env, value, &pool_tag); }
 
 /* poolNew(plan, optionsJson) -> {pool} | {error} */
 static napi_value pool_new(napi_env env, napi_callback_info info) {
@@ -449,7 +465,9 @@ static napi_value pool_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   CHECK_NAPI(get_args(env, info, 1, argv) ? napi_ok : napi_generic_failure);
   pool_box* box = pool_arg(env, argv[0]);
-  if (box != NULL) {
+  if (box != NULL && box->busy > 0) {
+    box->close_pending = 1; /* a tool call's thread uses it: freed when the last one ends */
+  } else if (box != NULL) {
     cordon_pool_free(box->pool);
     box->pool = NULL;
   }
@@ -599,7 +617,7 @@ static napi_value result(napi_env env, napi_callback_info info) {
 
 /* ---- governance (docs/governance.md): rules, decide, the audit log ---- */
 
-static const napi_type_tag rules_tag = {0x636f72646f6e2d72ULL, 0x756c65732d786d33ULL};
+const napi_type_tag rules_tag = {0x636f72646f6e2d72ULL, 0x756c65732d786d33ULL};
 
 static void rules_finalize(napi_env env, void* data, void* hint) {
   (void)env;
@@ -699,5 +717,11 @@ NAPI_MODULE_INIT() {
   EXPORT("rulesDecide", rules_decide);
   EXPORT("auditAppend", audit_append);
   EXPORT("auditVerify", audit_verify);
+  EXPORT("ledgerNew", ledger_new);
+  EXPORT("toolCall", tool_call);
+  EXPORT("fsStart", fs_start);
+  EXPORT("fsCall", fs_call);
+  EXPORT("fsFinish", fs_finish);
+  EXPORT("fsPid", fs_pid);
   return exports;
 }

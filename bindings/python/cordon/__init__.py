@@ -33,7 +33,7 @@ def library_version() -> str:
 
 def run(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str] = None,
         env: Optional[Mapping[str, str]] = None, stdin: Any = None, timeout: Optional[float] = None,
-        workspace: Optional[str] = None) -> RunResult:
+        workspace: Optional[str] = None, shortcuts: Optional[Mapping[str, Any]] = None) -> RunResult:
     """Runs argv confined by `policy` and waits for it; returns its exit
     status, stdout and stderr (bytes) and the run report (a dict).
 
@@ -49,12 +49,15 @@ def run(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[
       run is cancelled at the deadline instead (timed_out and cancelled).
     workspace: the directory {workspace} names (default: cwd, else the
       current directory); ignored for a Plan.
+    shortcuts: the CLI's shortcut flags, same meaning (cordon._core.Shortcuts:
+      ro, rw, deny, allow_hosts, env, setenv, allow_local_binding, caches,
+      git_identity); ignored for a Plan (give them to compile()).
 
     Raises PolicyError, RefusedError (with .blockers), UsageError when
     nothing ran. A command that could not start (command_not_found) is a
     result with ran False, exit_code 127 and .error set."""
     check_argv(argv)
-    plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout)
+    plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout, shortcuts=shortcuts)
     handle = Handle(plan, argv, cwd=cwd, env=env, stdin=stdin)
     try:
         return collect(handle, stdin_bytes(stdin), time.monotonic() + timeout if (

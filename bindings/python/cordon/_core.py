@@ -108,11 +108,22 @@ def policy_text(policy: Union[str, Mapping[str, Any]]) -> str:
     return profile_json(policy)
 
 
+Shortcuts = Mapping[str, Any]
+"""The CLI's shortcut flags (docs/cli.md), same meaning, applied to the policy
+before its compile by the library's own code (core/shortcuts.h): {"ro":
+[PATH...], "rw": [...], "deny": [...], "allow_hosts": ["HOST[:PORT]"...],
+"env": [NAME...], "setenv": {NAME: VALUE}, "allow_local_binding": bool,
+"caches": ["pip"|"npm"|"cargo"|"ccache"...], "git_identity": bool}."""
+
+
 def _options(workspace: Optional[str], home: Optional[str], cgroup_parent: Optional[str],
-             sandbox: Optional[str]) -> bytes:
-    opts = {k: v for k, v in (("workspace", workspace), ("home", home), ("cgroup_parent", cgroup_parent),
-                              ("sandbox", sandbox)) if v is not None}
-    return json.dumps({k: os.fspath(v) for k, v in opts.items()}).encode()
+             sandbox: Optional[str], shortcuts: Optional[Shortcuts] = None) -> bytes:
+    opts: Dict[str, Any] = {k: os.fspath(v) for k, v in (("workspace", workspace), ("home", home),
+                                                          ("cgroup_parent", cgroup_parent), ("sandbox", sandbox))
+                            if v is not None}
+    if shortcuts is not None:
+        opts["shortcuts"] = dict(shortcuts)
+    return json.dumps(opts).encode()
 
 
 class Plan:
@@ -120,10 +131,14 @@ class Plan:
     many runs; it may be shared by threads. explain() says what a run gets."""
 
     def __init__(self, policy: Union[str, Mapping[str, Any]], *, workspace: Optional[str] = None,
-                 home: Optional[str] = None, cgroup_parent: Optional[str] = None, sandbox: Optional[str] = None):
+                 home: Optional[str] = None, cgroup_parent: Optional[str] = None, sandbox: Optional[str] = None,
+                 shortcuts: Optional[Shortcuts] = None):
+        """shortcuts: the CLI's shortcut flags (see Shortcuts); a bad one
+        raises UsageError with location "/shortcuts/KEY"."""
         self._handle = ctypes.c_void_p()
         error = ctypes.c_void_p()
-        code = lib().cordon_compile(policy_text(policy).encode(), _options(workspace, home, cgroup_parent, sandbox),
+        code = lib().cordon_compile(policy_text(policy).encode(),
+                                    _options(workspace, home, cgroup_parent, sandbox, shortcuts),
                                     ctypes.byref(self._handle), ctypes.byref(error))
         _check(code, error)
         self.workspace = workspace
@@ -140,12 +155,15 @@ class Plan:
 
 
 def compile(policy: Union[str, Mapping[str, Any]] = "workspace-write", *, workspace: Optional[str] = None,
-            home: Optional[str] = None, cgroup_parent: Optional[str] = None, sandbox: Optional[str] = None) -> Plan:
+            home: Optional[str] = None, cgroup_parent: Optional[str] = None, sandbox: Optional[str] = None,
+            shortcuts: Optional[Shortcuts] = None) -> Plan:
     """Compiles a policy for this host. workspace is the directory
     {workspace} names (required when the policy uses it). sandbox: "auto",
-    "require" or "forbid" (host execution). Raises PolicyError,
-    RefusedError (with blockers), UsageError."""
-    return Plan(policy, workspace=workspace, home=home, cgroup_parent=cgroup_parent, sandbox=sandbox)
+    "require" or "forbid" (host execution). shortcuts: the CLI's shortcut
+    flags, same meaning (see Shortcuts). Raises PolicyError, RefusedError
+    (with blockers), UsageError."""
+    return Plan(policy, workspace=workspace, home=home, cgroup_parent=cgroup_parent, sandbox=sandbox,
+                shortcuts=shortcuts)
 
 
 def explain(policy: Union[str, Mapping[str, Any]] = "workspace-write", *, workspace: Optional[str] = None,
@@ -201,8 +219,32 @@ def check_argv(argv: Sequence[Union[str, bytes]]) -> None:
         raise TypeError("argv is empty")
 
 
-def _c_strings(items: Sequence[Union[str, bytes]]) -> ctypes.Array:
-    encoded = [os.fsencode(i) for i in items] + [None]
+def c_bytes(item: Union[str, bytes], where: str) -> bytes:
+    """An argument or variable as the bytes the C API gets (str through
+    os.fsencode, so a name read with surrogateescape comes back as it was;
+    bytes unchanged). Raises UsageError for a NUL, which would end a C string
+    and silently cut what was asked for."""
+    data = os.fsencode(item)
+    if b"\0" in data:
+        raise UsageError("usage_error", "holds a NUL byte, which no argument or variable can carry: refused", where)
+    return data
+
+
+def env_entries(env: Mapping[Union[str, bytes], Union[str, bytes]], where: str) -> List[bytes]:
+    """{name: value} -> [b"NAME=VALUE"...], values as bytes unchanged; a NUL
+    or a name with "=" raises UsageError (location where/NAME)."""
+    out = []
+    for k, v in env.items():
+        at = f"{where}/{os.fsdecode(k)}"
+        name = c_bytes(k, at)
+        if not name or b"=" in name:
+            raise UsageError("usage_error", "not a variable name", at)
+        out.append(name + b"=" + c_bytes(v, at))
+    return out
+
+
+def _c_strings(items: Sequence[bytes]) -> ctypes.Array:
+    encoded = list(items) + [None]
     return (ctypes.c_char_p * len(encoded))(*encoded)
 
 
@@ -216,9 +258,9 @@ class Handle:
                  pool: Any = None):
         check_argv(argv)
         self.argv = [os.fsdecode(a) for a in argv]
-        self._argv = _c_strings(argv)
-        environment = os.environ if env is None else env
-        self._env = _c_strings([f"{k}={v}" for k, v in environment.items()])
+        self._argv = _c_strings([c_bytes(a, f"/argv/{i}") for i, a in enumerate(argv)])
+        environment = os.environb if env is None else env
+        self._env = _c_strings(env_entries(environment, "/env"))
         request = _lib.RunRequest()
         request.argv = ctypes.cast(self._argv, ctypes.POINTER(ctypes.c_char_p))
         request.cwd = os.fsencode(cwd) if cwd is not None else None
@@ -310,7 +352,7 @@ def stdin_bytes(stdin: Any) -> Optional[bytes]:
 
 
 def plan_for(policy: PolicyLike, *, workspace: Optional[str], cwd: Optional[str],
-             timeout: Optional[float]) -> Plan:
+             timeout: Optional[float], shortcuts: Optional[Shortcuts] = None) -> Plan:
     """A plan for run(): a Plan as is; else the policy compiled with the
     workspace (default: cwd, else the current directory) and, with timeout,
     its process.timeout_seconds lowered to it (the sandbox enforces it: exit
@@ -324,7 +366,7 @@ def plan_for(policy: PolicyLike, *, workspace: Optional[str], cwd: Optional[str]
         current = process.get("timeout_seconds")
         process["timeout_seconds"] = timeout if current is None else min(current, timeout)
         text = json.dumps(document)
-    return Plan(text, workspace=workspace or cwd or os.getcwd())
+    return Plan(text, workspace=workspace or cwd or os.getcwd(), shortcuts=shortcuts)
 
 
 def collect(handle: Handle, data: Optional[bytes], deadline: Optional[float]) -> RunResult:

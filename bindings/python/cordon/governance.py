@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _lib
-from ._core import CordonError, UsageError, _check, policy_text
+from ._core import CordonError, UsageError, _check, env_entries, policy_text
 from ._lib import require_minor, take_string
 
 RequestLike = Union[str, Mapping[str, Any]]
@@ -175,7 +175,7 @@ def execute(rules: Rules, request: RequestLike, *, workspace: Optional[str] = No
 
 def _context(workspace: Optional[str], policy: Union[str, Mapping[str, Any], None], pre_approved: Optional[str],
              audit: Optional[Union[str, "os.PathLike[str]"]], session_id: Optional[str], backend: Optional[str],
-             env: Optional[Mapping[str, str]]) -> Dict[str, Any]:
+             env: Optional[Mapping[str, str]], shortcuts: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The context_json of cordon_governance_execute / _tool_call."""
     context: Dict[str, Any] = {}
     if workspace is not None:
@@ -190,7 +190,10 @@ def _context(workspace: Optional[str], policy: Union[str, Mapping[str, Any], Non
         context["session_id"] = session_id
     if backend is not None:
         context["backend"] = backend
+    if shortcuts is not None:
+        context["shortcuts"] = dict(shortcuts)
     if env is not None:
+        env_entries(env, "/env")  # a NUL is refused here, with the variable's name
         context["environment"] = [f"{k}={v}" for k, v in env.items()]
     return context
 
@@ -275,7 +278,8 @@ def tool_call(rules: Rules, request: RequestLike, *, workspace: Optional[str] = 
               env: Optional[Mapping[str, str]] = None, stdin: Union[bytes, str, None] = None,
               timeout: Optional[float] = None, max_output: Optional[int] = None,
               on_output: Optional[Callable[[int, bytes], None]] = None, pool: Optional[Any] = None,
-              ledger: Optional[Ledger] = None, extra_env: Optional[Mapping[str, str]] = None) -> ToolResult:
+              ledger: Optional[Ledger] = None, extra_env: Optional[Mapping[str, str]] = None,
+              shortcuts: Optional[Mapping[str, Any]] = None) -> ToolResult:
     """The tool-use call: execute()'s steps (rules, an approver shown the
     compiled plan, every step audited) with the command's output captured.
 
@@ -290,12 +294,17 @@ def tool_call(rules: Rules, request: RequestLike, *, workspace: Optional[str] = 
       .warnings says why.
     ledger: a Ledger that keeps session and workspace grants across calls.
     extra_env: variables for this call only, added to the environment the
-      policy chooses from; one the policy drops is named in .warnings.
+      policy chooses from; one the policy drops is named in .warnings. Values
+      may be bytes (passed unchanged); a NUL in a name or value raises
+      UsageError (location "/extra_env/NAME"), as in env ("/env/NAME").
+    shortcuts: the CLI's shortcut flags applied to the policy, same meaning
+      (cordon._core.Shortcuts: ro, rw, deny, allow_hosts, env, setenv,
+      allow_local_binding, caches, git_identity).
     The other arguments are execute()'s. The command always runs confined: a
     request backend selection would run on the host is "rejected". Raises
     what execute() raises; OSError when libcordon_c is older than ABI 1.3."""
     lib = _lib.require_minor(_lib.ABI_MINOR_TOOL_CALL, "cordon.governance.tool_call")
-    context = _context(workspace, policy, pre_approved, audit, session_id, backend, env)
+    context = _context(workspace, policy, pre_approved, audit, session_id, backend, env, shortcuts)
     failure: List[BaseException] = []
     callback = _approver_callback(approver, failure)
     data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
@@ -318,7 +327,7 @@ def tool_call(rules: Rules, request: RequestLike, *, workspace: Optional[str] = 
     io.on_output = _lib.OUTPUT_FN(output) if on_output is not None else _lib.OUTPUT_FN()
     if ledger is not None:
         io.ledger = ledger._handle.value
-    entries = [f"{k}={v}".encode() for k, v in (extra_env or {}).items()]
+    entries = env_entries(extra_env or {}, "/extra_env")
     environment = (ctypes.c_char_p * (len(entries) + 1))(*entries, None)
     io.environment = ctypes.cast(environment, ctypes.POINTER(ctypes.c_char_p))
     out, error = ctypes.c_void_p(), ctypes.c_void_p()

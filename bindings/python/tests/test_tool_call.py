@@ -103,3 +103,51 @@ def test_a_pool_is_used_and_its_timeout_is_124(rules, workspace):
         assert r.stdout.data == b"pooled\n"
         slow = governance.tool_call(rules, shell("sleep 30"), workspace=workspace, pool=pool, timeout=0.3)
         assert slow.status == "timed_out" and slow.exit_code == 124 and slow.pooled
+
+
+def test_bytes_pass_unchanged_and_a_nul_is_refused(rules, workspace):
+    # The per-call environment and run()'s arguments carry bytes that are not UTF-8, unchanged (issue 34).
+    r = governance.tool_call(rules, shell('printf %s "$TZ"'), workspace=workspace, extra_env={"TZ": b"U\xff0"})
+    assert r.status == "completed", r.reason
+    assert r.stdout.data == b"U\xff0"
+    ran = cordon.run("workspace-write", ["printf", "%s", b"f\xff.txt"], workspace=workspace)
+    assert ran.exit_code == 0, ran.stderr
+    assert ran.stdout == b"f\xff.txt"
+    # A NUL cannot be in a C string: refused with where it was, never cut short.
+    with pytest.raises(cordon.PolicyError) as e:
+        governance.tool_call(rules, shell("echo a\0b"), workspace=workspace)
+    assert e.value.code == "invalid_policy" and e.value.location == "/command"
+    with pytest.raises(cordon.UsageError) as e:
+        governance.tool_call(rules, shell("echo x"), workspace=workspace, extra_env={"TZ": "a\0b"})
+    assert e.value.location == "/extra_env/TZ" and "NUL" in str(e.value)
+    with pytest.raises(cordon.UsageError) as e:
+        governance.tool_call(rules, shell("echo x"), workspace=workspace, env={"PATH": "/bin\0/x"})
+    assert e.value.location == "/env/PATH"
+    with pytest.raises(cordon.UsageError) as e:
+        cordon.run("workspace-write", ["echo", b"a\0b"], workspace=workspace)
+    assert e.value.location == "/argv/1"
+
+
+def test_shortcuts_mean_what_the_cli_flags_mean(rules, workspace, outside):
+    # --rw PATH: a directory outside the workspace becomes writable; without it the write fails.
+    target = os.path.join(outside, "made-by-rw")
+    plain = cordon.run("workspace-write", ["sh", "-c", f"echo x > {target}"], workspace=workspace)
+    assert plain.exit_code != 0 and not os.path.exists(target)
+    r = cordon.run("workspace-write", ["sh", "-c", f'echo "$CORDON_SHORTCUT" > {target}'], workspace=workspace,
+                   shortcuts={"rw": [outside], "setenv": {"CORDON_SHORTCUT": "set"}})
+    assert r.exit_code == 0, r.stderr
+    with open(target) as f:
+        assert f.read() == "set\n"
+    # The same through the tool-use call's context, and through compile().
+    t = governance.tool_call(rules, shell('printf %s "$CORDON_SHORTCUT"'), workspace=workspace,
+                             shortcuts={"setenv": {"CORDON_SHORTCUT": "tool"}})
+    assert t.stdout.data == b"tool", t.reason
+    explained = cordon.compile("workspace-write", workspace=workspace,
+                               shortcuts={"allow_hosts": ["example.org:443"]}).explain()
+    assert explained["compiles"]
+    with pytest.raises(cordon.UsageError) as e:
+        cordon.compile("workspace-write", workspace=workspace, shortcuts={"rw": ["/does/not/exist"]})
+    assert "does not exist" in str(e.value)
+    with pytest.raises(cordon.UsageError) as e:
+        governance.tool_call(rules, shell("echo x"), workspace=workspace, shortcuts={"bogus": []})
+    assert e.value.location == "/shortcuts/bogus"

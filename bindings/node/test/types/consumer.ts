@@ -36,6 +36,21 @@ async function main(): Promise<number> {
   }
   const refused = cordon.explain('workspace-write', { sandbox: 'forbid' });
   if (!refused.compiles) console.log(refused.error.code, refused.error.blockers.length);
+  const rules = new cordon.Rules({ schema_version: 1, name: 'agent', rules: [] });
+  const ledger = new cordon.Ledger();
+  const tool: cordon.ToolResult = await cordon.toolCall(rules, { schema_version: 1, action: 'shell', command: 'ls' }, {
+    workspace: '/srv/project', timeout: 30, maxOutput: 65536, ledger, pool, stdin: 'input',
+    extraEnv: { CI: '1', NAME: Buffer.from([0x66, 0xff]) },
+    approver: async (shown: cordon.ApprovalRequest) => shown.request_digest ? cordon.approve('ok', 'session') : cordon.deny('no'),
+    onOutput: (stream: 1 | 2, chunk: Buffer) => console.log(stream, chunk.length),
+  });
+  const kept: Buffer = tool.stdout.data;
+  console.log(tool.status, tool.exitCode, tool.stdout.dropped, tool.warnings, kept.length, tool.approval?.scope);
+  const files = await cordon.FsWorker.start('/srv/project', 'workspace-write', { deadlineMs: 5000 });
+  const content: string = await files.read('README.md');
+  const replaced: number = await files.edit('README.md', 'a', 'b');
+  const closed = await files.close();
+  console.log(content, replaced, closed.run.outcome, (await files.glob('**/*.js')).length);
   console.log(write, outcome, exit, ended.cancelled, result.exitCode, cordon.libraryVersion());
   return result.exitCode;
 }

@@ -1,11 +1,11 @@
-#include "cli/git_identity.h"
+#include "core/git_identity.h"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "core/git_config.h"
 
-namespace cordon::cli {
+namespace cordon::core {
 namespace {
 
 // user.name and user.email of one config file, the last value winning.
@@ -50,4 +50,4 @@ void add_git_identity(sandbox_policy& policy, const std::string& home) {
   }
 }
 
-}  // namespace cordon::cli
+}  // namespace cordon::core

@@ -1,11 +1,11 @@
-#include "cli/caches.h"
+#include "core/caches.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 
-namespace cordon::cli {
+namespace cordon::core {
 namespace {
 
 struct cache_kind {
@@ -73,4 +73,4 @@ result<void> apply_caches(sandbox_policy& policy, const std::vector<std::string>
   return ok;
 }
 
-}  // namespace cordon::cli
+}  // namespace cordon::core

@@ -8,7 +8,7 @@
 #include "cordon/policy.h"
 #include "cordon/result.h"
 
-namespace cordon::cli {
+namespace cordon::core {
 
 // The cache names --cache accepts, in the order the help lists them.
 const std::vector<std::string>& cache_names();
@@ -29,4 +29,4 @@ const std::vector<std::string>& cache_names();
 // directory that cannot be created (with errno).
 result<void> apply_caches(sandbox_policy& policy, const std::vector<std::string>& names, const std::string& home);
 
-}  // namespace cordon::cli
+}  // namespace cordon::core

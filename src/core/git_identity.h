@@ -13,7 +13,7 @@
 
 #include "cordon/policy.h"
 
-namespace cordon::cli {
+namespace cordon::core {
 
 // Reads user.name and user.email from the [user] section of `home`/.gitconfig
 // and, if absent there, of $XDG_CONFIG_HOME/git/config (~/.config/git/config)
@@ -24,4 +24,4 @@ namespace cordon::cli {
 // changes. Never fails.
 void add_git_identity(sandbox_policy& policy, const std::string& home);
 
-}  // namespace cordon::cli
+}  // namespace cordon::core
