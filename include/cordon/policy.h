@@ -159,6 +159,13 @@ struct sandbox_policy {
   // policy's content implies; a value below the implied one is a relaxation
   // and is repeated as a warning in every report.
   std::map<control, enforcement_level> enforcement;
+  // The same per platform ("linux", "macos", "windows"): what the policy
+  // requires where that platform's mechanisms give less (a built-in profile
+  // states here that macOS cleans up a process group, not a tree). Applied
+  // for the platform a plan is compiled for, before `enforcement`, whose
+  // entries hold on every platform and win. A value below the implied one is
+  // a relaxation and is repeated as a warning in every report of that platform.
+  std::map<std::string, std::map<control, enforcement_level>> platform_enforcement;
   // Free host labels. They grant nothing.
   std::map<std::string, std::string> metadata;
   bool operator==(const sandbox_policy&) const = default;
@@ -167,10 +174,19 @@ struct sandbox_policy {
 // The level each control must reach for this policy: what its content implies
 // (e.g. network denied -> network_deny enforced), then the explicit
 // `enforcement` entries on top. Controls absent from the map are not required.
+// This overload ignores `platform_enforcement`; the compile driver uses the
+// one below with the plan's platform.
 std::map<control, enforcement_level> required_enforcement(const sandbox_policy& policy);
 
-// The explicit entries that lower an implied requirement, as one warning line
-// each (e.g. "memory: policy accepts partial (its content implies enforced)").
-std::vector<std::string> relaxation_warnings(const sandbox_policy& policy);
+// The same for a plan compiled for `platform` ("linux", "macos", "windows"):
+// implied, then `platform_enforcement[platform]`, then `enforcement`
+// (docs/policy.md, "Enforcement requirements").
+std::map<control, enforcement_level> required_enforcement(const sandbox_policy& policy, std::string_view platform);
+
+// The entries that lower an implied requirement on `platform`, as one warning
+// line each (e.g. "memory: policy accepts partial (its content implies
+// enforced)"; an entry of `platform_enforcement` adds " on macos").
+// Without a platform, only `enforcement` is read.
+std::vector<std::string> relaxation_warnings(const sandbox_policy& policy, std::string_view platform = {});
 
 }  // namespace cordon

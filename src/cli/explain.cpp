@@ -121,13 +121,18 @@ int explain_policy(const explain_options& options) {
                         std::cout);
   std::cout << "result:     compiles; a run gets these controls\n\n";
 
-  const auto required = required_enforcement(plan.policy());
+  const auto required = required_enforcement(plan.policy(), plan.platform());
   std::vector<table_row> rows;
   for (const auto& [which, status] : plan.contract()) {
     std::string needed = "-";
     if (auto it = required.find(which); it != required.end()) {
       needed = std::string(to_string(it->second));
       if (plan.policy().enforcement.contains(which)) needed += " (set)";
+      const auto entries = plan.policy().platform_enforcement.find(plan.platform());
+      if (!plan.policy().enforcement.contains(which) && entries != plan.policy().platform_enforcement.end() &&
+          entries->second.contains(which)) {
+        needed += " (set for " + plan.platform() + ")";
+      }
     }
     rows.push_back(status_row({std::string(to_string(which)), std::string(to_string(status.level)), needed}, status));
   }

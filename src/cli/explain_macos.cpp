@@ -61,13 +61,19 @@ macos_impl::macos_host_facts assumed_facts(const std::string& workspace) {
 }
 
 void print_levels(const macos_impl::macos_plan& plan) {
-  const auto required = required_enforcement(plan.policy);
+  const auto required = required_enforcement(plan.policy, "macos");
+  const auto macos_entries = plan.policy.platform_enforcement.find("macos");
   column_printer t({"CONTROL", "LEVEL", "DESIGNED", "REQUIRED", "MECHANISM AND WHY"});
   for (const auto& [which, here] : plan.contract) {
     const control_status& mac = plan.on_a_mac.at(which);
     auto it = required.find(which);
     std::string needed = it == required.end() ? "-" : std::string(to_string(it->second));
-    if (it != required.end() && plan.policy.enforcement.contains(which)) needed += " (set)";
+    if (it != required.end() && plan.policy.enforcement.contains(which)) {
+      needed += " (set)";
+    } else if (it != required.end() && macos_entries != plan.policy.platform_enforcement.end() &&
+               macos_entries->second.contains(which)) {
+      needed += " (set for macos)";
+    }
     std::vector<std::string> notes;
     if (!mac.detail.empty()) notes.push_back("why: " + mac.detail);
     t.add({std::string(to_string(which)), std::string(to_string(here.level)), std::string(to_string(mac.level)), needed,

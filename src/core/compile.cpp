@@ -62,9 +62,10 @@ result<sandbox_policy> gate_one(std::string_view platform, const sandbox_policy&
 }
 
 // Gate 4: every explicit or implied requirement against the level build() stated.
-std::vector<blocker> unmet_requirements(const sandbox_policy& normalized, const enforcement_contract& contract) {
+std::vector<blocker> unmet_requirements(std::string_view platform, const sandbox_policy& normalized,
+                                        const enforcement_contract& contract) {
   std::vector<blocker> blockers;
-  for (const auto& [which, required] : required_enforcement(normalized)) {
+  for (const auto& [which, required] : required_enforcement(normalized, platform)) {
     auto it = contract.find(which);
     const control_status have = it != contract.end() ? it->second : control_status{};
     if (!level_satisfies(have.level, required)) {
@@ -77,8 +78,9 @@ std::vector<blocker> unmet_requirements(const sandbox_policy& normalized, const 
 
 // The plan's warnings: the policy's own relaxations, what build() found, then
 // one line for every control below enforced.
-std::vector<std::string> plan_warnings(const sandbox_policy& normalized, const backend_build& built) {
-  std::vector<std::string> warnings = relaxation_warnings(normalized);
+std::vector<std::string> plan_warnings(std::string_view platform, const sandbox_policy& normalized,
+                                       const backend_build& built) {
+  std::vector<std::string> warnings = relaxation_warnings(normalized, platform);
   warnings.insert(warnings.end(), built.warnings.begin(), built.warnings.end());
   for (const auto& [which, status] : built.contract) {
     if (status.level == enforcement_level::partial || status.level == enforcement_level::not_enforced ||
@@ -161,14 +163,14 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
   if (!built) return std::move(built).error_value();
   built->contract = apply_proof_rule(platform(), std::move(built->contract));
   std::vector<blocker> blockers = built->blockers;
-  for (auto& b : unmet_requirements(normalized, built->contract)) blockers.push_back(std::move(b));
+  for (auto& b : unmet_requirements(platform(), normalized, built->contract)) blockers.push_back(std::move(b));
   if (!blockers.empty()) {
     std::string message = std::to_string(blockers.size()) +
                           (blockers.size() == 1 ? " required control" : " required controls") +
                           " cannot be enforced on this host";
     return refused(error_code::enforcement_unavailable, std::move(message), std::move(blockers));
   }
-  std::vector<std::string> warnings = plan_warnings(normalized, *built);
+  std::vector<std::string> warnings = plan_warnings(platform(), normalized, *built);
   return make_plan(std::move(normalized), roots.workspace, options.cgroup_parent, std::move(built->contract), std::move(warnings), std::move(built->payload));
 }
 

@@ -79,16 +79,31 @@ std::map<control, enforcement_level> required_enforcement(const sandbox_policy& 
   return req;
 }
 
-std::vector<std::string> relaxation_warnings(const sandbox_policy& policy) {
+std::map<control, enforcement_level> required_enforcement(const sandbox_policy& policy, std::string_view platform) {
+  auto req = implied_enforcement(policy);
+  // The platform's entries first; `enforcement` holds everywhere and wins.
+  if (auto it = policy.platform_enforcement.find(std::string(platform)); it != policy.platform_enforcement.end()) {
+    for (const auto& [c, level] : it->second) req[c] = level;
+  }
+  for (const auto& [c, level] : policy.enforcement) req[c] = level;
+  return req;
+}
+
+std::vector<std::string> relaxation_warnings(const sandbox_policy& policy, std::string_view platform) {
   const auto implied = implied_enforcement(policy);
+  const auto required = platform.empty() ? required_enforcement(policy) : required_enforcement(policy, platform);
   std::vector<std::string> out;
-  for (const auto& [c, level] : policy.enforcement) {
+  for (const auto& [c, level] : required) {
     const auto it = implied.find(c);
     if (it == implied.end()) continue;
     if (requirement_strength(level) >= requirement_strength(it->second)) continue;
     std::string line(to_string(c));
     line += ": policy accepts ";
     line += to_string(level);
+    if (!policy.enforcement.contains(c)) {
+      line += " on ";
+      line += platform;
+    }
     line += " (its content implies ";
     line += to_string(it->second);
     line += ')';

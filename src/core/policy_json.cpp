@@ -393,6 +393,14 @@ void read_enforcement(reader& r, const json& j, const std::string& at,
   }
 }
 
+// "platform_enforcement": {"macos": {CONTROL: LEVEL, ...}, ...}; the platform
+// names themselves are checked by validation.
+void read_platform_enforcement(reader& r, const json& j, const std::string& at,
+                               std::map<std::string, std::map<control, enforcement_level>>& out) {
+  if (!r.object(j, at)) return;
+  for (const auto& [k, v] : j.items()) read_enforcement(r, v, pointer_join(at, k), out[k]);
+}
+
 void read_metadata(reader& r, const json& j, const std::string& at,
                    std::map<std::string, std::string>& out) {
   if (!r.object(j, at)) return;
@@ -439,6 +447,8 @@ void read_policy(reader& r, const json& root, sandbox_policy& p) {
       read_process(r, v, here, p.process);
     } else if (k == "enforcement") {
       read_enforcement(r, v, here, p.enforcement);
+    } else if (k == "platform_enforcement") {
+      read_platform_enforcement(r, v, here, p.platform_enforcement);
     } else if (k == "metadata") {
       read_metadata(r, v, here, p.metadata);
     } else {
@@ -595,6 +605,13 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
   j["enforcement"] = json::object();
   for (const auto& [c, level] : p.enforcement) {
     j["enforcement"][std::string(to_string(c))] = to_string(level);
+  }
+  if (!p.platform_enforcement.empty()) {
+    j["platform_enforcement"] = json::object();
+    for (const auto& [platform, entries] : p.platform_enforcement) {
+      json& jp = j["platform_enforcement"][platform] = json::object();
+      for (const auto& [c, level] : entries) jp[std::string(to_string(c))] = to_string(level);
+    }
   }
   j["metadata"] = json::object();
   for (const auto& [k, v] : p.metadata) j["metadata"][k] = v;

@@ -351,6 +351,21 @@ void check_process(const process_policy& proc, std::vector<policy_error>& errors
   }
 }
 
+// platform_enforcement names a platform cordon has a backend for, and its
+// entries follow the rule of `enforcement` (docs/policy.md).
+void check_platform_enforcement(const sandbox_policy& policy, std::vector<policy_error>& errors) {
+  for (const auto& [platform, entries] : policy.platform_enforcement) {
+    const std::string at = pointer_join("/platform_enforcement", platform);
+    if (platform != "linux" && platform != "macos" && platform != "windows") {
+      errors.push_back({at, "unknown platform \"" + platform + "\" (one of \"linux\", \"macos\", \"windows\")"});
+    }
+    if (policy.network.mode != network_mode::filtered && entries.contains(control::network_filter)) {
+      errors.push_back({pointer_join(at, "network_filter"),
+                        "network_filter only applies when network mode is \"filtered\""});
+    }
+  }
+}
+
 void check_strings(const std::map<std::string, std::string>& labels, const char* at,
                    std::vector<policy_error>& errors) {
   for (const auto& [k, v] : labels) {
@@ -432,6 +447,7 @@ validation_result validate_sandbox_policy(const sandbox_policy& policy) {
     errors.push_back({"/enforcement/network_filter",
                       "network_filter only applies when network mode is \"filtered\""});
   }
+  check_platform_enforcement(policy, errors);
   check_strings(policy.metadata, "/metadata", errors);
   return res;
 }

@@ -79,6 +79,25 @@ environment_spec environment_for(const sandbox_policy& p, std::uint16_t broker_p
   return env;
 }
 
+// Homebrew's program directories present on the Mac go first on a PATH the
+// policy sets, when the platform defaults (which make them readable) are on.
+// Returns the warning that says so, or empty.
+std::string add_homebrew_path(environment_spec& env, const sandbox_policy& p, const macos_host_facts& facts) {
+  if (!p.filesystem.include_platform_defaults || facts.homebrew_bin.empty()) return {};
+  for (auto& [name, value] : env.set) {
+    if (name != "PATH") continue;
+    std::string added;
+    for (const auto& dir : facts.homebrew_bin) {
+      if ((":" + value + ":").find(":" + dir + ":") != std::string::npos) continue;
+      added += (added.empty() ? "" : ":") + dir;
+    }
+    if (added.empty()) return {};
+    value = added + (value.empty() ? "" : ":" + value);
+    return "environment: PATH starts with Homebrew's " + added + " (present on this Mac, readable as a platform default)";
+  }
+  return {};
+}
+
 std::vector<std::string> default_lines(network_mode mode) {
   std::vector<std::string> out;
   for (const auto& d : platform_read_defaults()) {
@@ -127,6 +146,13 @@ result<backend_build> build_macos_plan(const sandbox_policy& normalized, const m
   canonical_list(p.filesystem.writable, facts, run_tmp);
   canonical_list(p.filesystem.protected_read_only, facts, run_tmp);
   canonical_list(p.filesystem.denied, facts, run_tmp);
+  // A listed socket under "{run_tmp}" is reachable through that writable
+  // root; any other one must be an absolute path (the checker holds to it).
+  bool socket_in_run_tmp = false;
+  std::erase_if(p.filesystem.unix_sockets, [&](const std::string& s) {
+    return run_tmp && s.rfind(std::string(token_run_tmp) + "/", 0) == 0;
+  });
+  canonical_list(p.filesystem.unix_sockets, facts, socket_in_run_tmp);
 
   backend_build built;
   built.blockers = mechanism_blockers(p);
@@ -156,6 +182,7 @@ result<backend_build> build_macos_plan(const sandbox_policy& normalized, const m
   in.writable = p.filesystem.writable;
   in.protected_paths = p.filesystem.protected_read_only;
   in.denied = p.filesystem.denied;
+  in.unix_sockets = p.filesystem.unix_sockets;
   in.run_tmp = run_tmp;
   in.run_tmp_example = facts.user_temp_dir + "/cordon-run-XXXXXX";
   in.protect_vcs_metadata = p.filesystem.protect_vcs_metadata;
@@ -183,6 +210,7 @@ result<backend_build> build_macos_plan(const sandbox_policy& normalized, const m
 
   plan->on_a_mac = macos_design_contract(p, in.broker_port);
   plan->environment = environment_for(p, in.broker_port, run_tmp);
+  if (std::string brew = add_homebrew_path(plan->environment, p, facts); !brew.empty()) built.warnings.push_back(brew);
   for (const auto& name : plan->environment.rerooted) {
     built.warnings.push_back("environment: " + name +
                              " names /tmp, the private /tmp of Linux; on macOS it is set to the per-run directory");
@@ -234,10 +262,11 @@ std::string macos_plan::describe() const {
 }
 
 std::vector<std::string> sandbox_exec_argv(const macos_plan& plan, const std::string& run_tmp,
-                                           const std::vector<std::string>& command) {
+                                           const std::vector<std::string>& command, const std::string& terminal) {
   std::vector<std::string> argv = {plan.facts.sandbox_exec, "-p", plan.profile};
   for (const auto& param : plan.parameters) {
-    argv.push_back("-D" + param.key + "=" + (param.at_launch ? run_tmp : param.value));
+    const std::string& launch_value = param.key == terminal_parameter ? terminal : run_tmp;
+    argv.push_back("-D" + param.key + "=" + (param.at_launch ? launch_value : param.value));
   }
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());

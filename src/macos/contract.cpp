@@ -71,8 +71,11 @@ enforcement_contract macos_design_contract(const sandbox_policy& policy, std::ui
       L::enforced, "seatbelt (require-not ...) exclusions on every allow, plus deny rules; no rule order involved",
       hardlinks);
   network_levels(c, policy, broker_port);
-  c[control::unix_sockets] =
-      status(L::enforced, "seatbelt: no network-outbound rule for unix sockets; mach-lookup of listed services only");
+  c[control::unix_sockets] = status(
+      L::enforced,
+      "seatbelt: AF_UNIX bind only inside writable roots, connect only there and to the policy's unix_sockets "
+      "(denied paths excluded); mach-lookup of listed services only",
+      "a socket another process bound inside a writable root is reachable, as on Linux");
   c[control::environment] = status(L::enforced, "environment built from the policy by the launcher (execve envp)");
   limit_levels(c, policy.process);
   c[control::privilege] =
@@ -81,7 +84,9 @@ enforcement_contract macos_design_contract(const sandbox_policy& policy, std::ui
   c[control::descriptor_hygiene] = status(L::enforced, "launcher closes every descriptor above 2 before execve");
   c[control::syscall_filter] =
       status(L::not_enforced, "", "no seccomp on macOS; Seatbelt filters operations, not system calls");
-  c[control::terminal] = status(L::enforced, "new session (setsid) + seatbelt: no file-ioctl on terminals (TIOCSTI)",
+  c[control::terminal] = status(L::enforced,
+                                "new session (setsid) + seatbelt: read and write of the inherited terminal only, no "
+                                "file-ioctl on any terminal (TIOCSTI)",
                                 "programs see no terminal: isatty(3) fails on a tty");
   c[control::devices] = status(L::partial, "seatbelt: /dev/null, zero, random, urandom and /dev/fd only",
                                "the host's /dev, not a private one; other nodes are denied by the profile");

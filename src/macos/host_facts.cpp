@@ -16,6 +16,7 @@ macos_host_facts example_macos_host_facts(std::string home, std::string workspac
   facts.workspace = workspace.empty() ? std::string() : canonical_macos_path(workspace, facts.aliases);
   facts.user_temp_dir = "/private/var/folders/zz/cordon/T";
   facts.sandbox_exec_present = true;
+  facts.homebrew_bin = {"/opt/homebrew/bin", "/opt/homebrew/sbin"};
   facts.broker_port = 3128;
   return facts;
 }

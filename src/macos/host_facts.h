@@ -35,6 +35,10 @@ struct macos_host_facts {
   // it by the launcher.
   std::string user_temp_dir;
   std::vector<path_alias> aliases;  // /var, /tmp, /etc -> /private/...
+  // Homebrew's program directories that exist on this Mac (/opt/homebrew/bin
+  // and sbin on Apple silicon; /usr/local/bin is on the built-in PATH
+  // already). The plan puts them first on a PATH the policy sets.
+  std::vector<std::string> homebrew_bin;
   std::string sandbox_exec = "/usr/bin/sandbox-exec";
   bool sandbox_exec_present = false;
   // Loopback TCP port of cordon's network broker for a `filtered` policy. The
@@ -49,7 +53,7 @@ std::vector<path_alias> standard_macos_aliases();
 // Fixed, documented facts of an imaginary Mac, for explain/probe on another
 // host and for golden tests: macOS 14.5, user temp dir
 // /private/var/folders/zz/cordon/T, broker port 3128, sandbox-exec assumed
-// present, native = false. `home` and `workspace` are taken as given (empty
+// present, Homebrew in /opt/homebrew (Apple silicon), native = false. `home` and `workspace` are taken as given (empty
 // workspace: "{workspace}" is then an error at compile).
 macos_host_facts example_macos_host_facts(std::string home, std::string workspace);
 

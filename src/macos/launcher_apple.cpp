@@ -52,6 +52,18 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
 
+// The terminal the command inherits: the device of stdout, stderr or stdin,
+// the first that is a terminal under /dev; "/dev/null" when none is (the
+// profile's TERMINAL then grants the null device, which it reads anyway).
+std::string inherited_terminal() {
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO}) {
+    if (::isatty(fd) == 0) continue;
+    const char* name = ::ttyname(fd);
+    if (name != nullptr && std::strncmp(name, "/dev/", 5) == 0) return name;
+  }
+  return "/dev/null";
+}
+
 // The child between fork and exec: only system calls, no allocation.
 [[noreturn]] void child(const macos_plan& plan, const char* cwd, char* const* argv, char* const* envp,
                         proc_fdinfo* fds, int fd_capacity) {
@@ -94,6 +106,9 @@ result<macos_host_facts> read_macos_host_facts(const std::string& home, const st
     facts.workspace = *w;
   }
   facts.sandbox_exec_present = ::access(facts.sandbox_exec.c_str(), X_OK) == 0;
+  for (const char* dir : {"/opt/homebrew/bin", "/opt/homebrew/sbin"}) {
+    if (::access(dir, X_OK) == 0) facts.homebrew_bin.emplace_back(dir);
+  }
   facts.broker_port = broker_port;
   return facts;
 }
@@ -108,7 +123,7 @@ result<run_outcome> launch_macos_plan(const macos_plan& plan, const launch_reque
   auto resolved_tmp = real_path(run_tmp);
   if (!resolved_tmp) return std::move(resolved_tmp).error_value();
 
-  std::vector<std::string> argv = sandbox_exec_argv(plan, *resolved_tmp, request.argv);
+  std::vector<std::string> argv = sandbox_exec_argv(plan, *resolved_tmp, request.argv, inherited_terminal());
   std::vector<std::string> env = build_environment(plan.environment, request.host_environment, *resolved_tmp);
   std::vector<char*> argv_p = pointers(argv), env_p = pointers(env);
   const std::string cwd = !request.working_directory.empty() ? request.working_directory

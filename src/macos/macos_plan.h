@@ -95,8 +95,10 @@ compile_result<std::shared_ptr<const macos_plan>> compile_macos_plan(const sandb
 host_capabilities probe_macos(const macos_host_facts& facts);
 
 // The launcher's argv: sandbox-exec -p PROFILE -D KEY=VALUE... -- COMMAND...
-// (RUN_TMP given its launch value `run_tmp`).
+// (RUN_TMP given its launch value `run_tmp`, TERMINAL the device of the
+// terminal the command inherits, "/dev/null" when it inherits none).
 std::vector<std::string> sandbox_exec_argv(const macos_plan& plan, const std::string& run_tmp,
-                                           const std::vector<std::string>& command);
+                                           const std::vector<std::string>& command,
+                                           const std::string& terminal = "/dev/null");
 
 }  // namespace cordon::macos_impl

@@ -16,6 +16,24 @@ const std::vector<default_path>& platform_read_defaults() {
       {"/private/etc", true, "hosts, passwd, shells and other system configuration"},
       {"/private/var/db/timezone", true, "the time zone database /etc/localtime points to"},
       {"/private/var/select/sh", false, "the link /bin/sh reads to choose its shell"},
+      {"/", false, "the root directory itself (its entries, not below): dyld and getcwd(3) read it before main"},
+      {"/private/var/db/DarwinDirectory/local/recordStore.data", false,
+       "the local directory records libinfo reads for getpwuid(3) on recent macOS"},
+      {"/Library/Apple", true, "Rosetta and Apple's system extensions on Apple silicon"},
+      {"/private/var/db/xcode_select_link", false,
+       "the link /usr/bin/git, clang, make and python3 (xcode-select shims) read to find the developer tools"},
+      {"/Library/Developer/CommandLineTools", true, "the developer tools the /usr/bin shims run (Command Line Tools)"},
+      {"/Applications/Xcode.app", true, "the developer tools the /usr/bin shims run (Xcode)"},
+      {"/opt/homebrew", true, "Homebrew's prefix on Apple silicon (when present)"},
+      {"/usr/local/bin", true, "Homebrew's prefix on Intel (when present): programs"},
+      {"/usr/local/sbin", true, "Homebrew's prefix on Intel: programs"},
+      {"/usr/local/lib", true, "Homebrew's prefix on Intel: libraries"},
+      {"/usr/local/include", true, "Homebrew's prefix on Intel: headers"},
+      {"/usr/local/share", true, "Homebrew's prefix on Intel: data"},
+      {"/usr/local/opt", true, "Homebrew's prefix on Intel: links to installed formulae"},
+      {"/usr/local/Cellar", true, "Homebrew's prefix on Intel: installed formulae"},
+      {"/usr/local/Homebrew", true, "Homebrew's prefix on Intel: Homebrew itself"},
+      {"/usr/local/etc", true, "Homebrew's prefix on Intel: formulae configuration (CA bundles)"},
       {"/dev/null", false, "the null device"},
       {"/dev/zero", false, "the zero device"},
       {"/dev/random", false, "randomness"},
@@ -34,8 +52,12 @@ const std::vector<default_path>& platform_write_defaults() {
 }
 
 const std::vector<std::string>& platform_metadata_literals() {
-  static const std::vector<std::string> paths = {"/", "/private", "/var", "/tmp", "/etc", "/private/var",
-                                                 "/private/tmp"};
+  static const std::vector<std::string> paths = {
+      "/",        "/private",   "/var",   "/tmp",   "/etc",   "/private/var",   "/private/tmp",
+      // The parents of the read defaults above, for realpath(3) and the loader.
+      "/usr",     "/usr/local", "/opt",   "/Library",   "/Library/Developer",   "/Applications",
+      "/private/var/db",        "/private/var/db/DarwinDirectory",   "/private/var/db/DarwinDirectory/local",
+  };
   return paths;
 }
 

@@ -33,8 +33,10 @@ constexpr std::array<std::string_view, 20> string_filters = {
 constexpr std::array<std::string_view, 4> logic_filters = {"require-all", "require-any", "require-not",
                                                            "remote"};
 
-// Allowed with no filter at all: neither reaches a resource by name.
-constexpr std::array<std::string_view, 2> bare_allow_ok = {"process-fork", "pseudo-tty"};
+// Allowed with no filter at all: none reaches a file, service or address by
+// name (named semaphores and preference reads, docs/macos-backend.md).
+constexpr std::array<std::string_view, 4> bare_allow_ok = {"process-fork", "pseudo-tty", "ipc-posix-sem",
+                                                           "user-preference-read"};
 
 template <std::size_t N>
 bool contains(const std::array<std::string_view, N>& list, std::string_view name) {
@@ -126,11 +128,24 @@ class checker {
     }
   }
 
-  // network-outbound: `remote` only, or any-of/all-of remote forms.
-  void outbound_filter(const sbpl_node& f) {
-    if (f.head() == "remote") return;
+  // network-outbound: `remote` only, or any-of/all-of remote forms; inside
+  // an all-of, (require-not ...) only narrows and is accepted. A unix-socket
+  // endpoint names its socket: a bare one is every socket on the host.
+  void outbound_filter(const sbpl_node& f, bool inside_all = false) {
+    if (f.head() == "remote") {
+      if (f.items.size() == 2 && f.items[1].type == sbpl_node::kind::symbol && f.items[1].text == "unix-socket") {
+        problem(f, "network-outbound to (remote unix-socket) without a path reaches every unix socket");
+      }
+      return;
+    }
+    if (inside_all && f.head() == "require-not") return;
     if (f.head() == "require-any" || f.head() == "require-all") {
-      for (std::size_t i = 1; i < f.items.size(); ++i) outbound_filter(f.items[i]);
+      bool narrows_only = f.items.size() > 1;
+      for (std::size_t i = 1; i < f.items.size(); ++i) {
+        outbound_filter(f.items[i], f.head() == "require-all");
+        narrows_only = narrows_only && f.items[i].head() == "require-not";
+      }
+      if (narrows_only) problem(f, "network-outbound allowed everywhere but the (require-not ...) paths");
       return;
     }
     problem(f, "network-outbound allowed with a '" + std::string(f.head()) +

@@ -48,6 +48,27 @@ std::string regex_quote(std::string_view text) {
   return out;
 }
 
+std::string regex_case_fold(std::string_view regex) {
+  std::string out;
+  bool escaped = false, bracket = false;
+  for (const char c : regex) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (letter && !escaped && !bracket) {
+      const char lower = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      out += '[';
+      out += lower;
+      out += static_cast<char>(lower - 'a' + 'A');
+      out += ']';
+      continue;
+    }
+    if (!escaped && c == '[') bracket = true;
+    if (!escaped && c == ']') bracket = false;
+    escaped = !escaped && c == '\\';
+    out += c;
+  }
+  return out;
+}
+
 bool regex_is_writable(std::string_view text) {
   return text.find('"') == std::string_view::npos && text.find('\n') == std::string_view::npos;
 }

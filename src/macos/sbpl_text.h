@@ -37,6 +37,12 @@ sbpl_expr sbpl_param(std::string_view key);
 // matches it literally (a path inside a regex).
 std::string regex_quote(std::string_view text);
 
+// `regex` with every ASCII letter outside a bracket expression and not
+// escaped by a backslash written as a case class ("git" -> "[gG][iI][tT]"),
+// so that it matches whatever case a path is spelled in (APFS, the default
+// macOS file system, is case-insensitive: ".GIT/hooks" is ".git/hooks").
+std::string regex_case_fold(std::string_view regex);
+
 // False when `text` cannot appear in a raw string (it contains '"' or a newline).
 bool regex_is_writable(std::string_view text);
 

@@ -14,6 +14,10 @@ namespace {
 sbpl_expr subpath(sbpl_expr arg) { return sbpl_form("subpath", {std::move(arg)}); }
 sbpl_expr literal(sbpl_expr arg) { return sbpl_form("literal", {std::move(arg)}); }
 sbpl_expr require_not(sbpl_expr f) { return sbpl_form("require-not", {std::move(f)}); }
+// (local unix-socket PATH-FILTER) or (remote unix-socket PATH-FILTER).
+sbpl_expr unix_socket(std::string_view side, sbpl_expr path_filter) {
+  return sbpl_form(side, {sbpl_expr::symbol("unix-socket"), std::move(path_filter)});
+}
 
 // `any` OR'ed, minus every exclusion; a lone member needs no require-any.
 sbpl_expr allowed_unless(std::vector<sbpl_expr> any, const std::vector<sbpl_expr>& exclusions) {
@@ -48,6 +52,8 @@ class profile_writer {
       return make_error(error_code::invalid_policy, "filtered network needs the broker's port before the profile is written");
     }
     collect_paths();
+    params_.push_back({terminal_parameter, "/dev/ttys000", true,
+                       "the terminal the command inherited (/dev/null when it has none)"});
     if (in_.protect_vcs_metadata) {
       if (auto vcs = vcs_rules(); !vcs) return std::move(vcs).error_value();
     }
@@ -91,6 +97,7 @@ class profile_writer {
       for (const auto& s : spellings(p)) {
         sbpl_expr key = param("WRITE", s, "writable " + p);
         if (restricted) read_any_.push_back(subpath(key));
+        socket_roots_.push_back(subpath(key));
         write_any_.push_back(subpath(std::move(key)));
       }
     }
@@ -98,6 +105,10 @@ class profile_writer {
       params_.push_back({run_tmp_parameter, in_.run_tmp_example, true, "the per-run temporary directory {run_tmp}"});
       if (restricted) read_any_.push_back(subpath(sbpl_param(run_tmp_parameter)));
       write_any_.push_back(subpath(sbpl_param(run_tmp_parameter)));
+      socket_roots_.push_back(subpath(sbpl_param(run_tmp_parameter)));
+    }
+    for (const auto& p : in_.unix_sockets) {
+      for (const auto& s : spellings(p)) socket_listed_.push_back(literal(param("SOCKET", s, "unix socket " + p)));
     }
     for (const auto& p : in_.protected_paths) {
       for (const auto& s : spellings(p)) {
@@ -107,6 +118,8 @@ class profile_writer {
         // the first creation of the directory itself open (docs/macos-backend.md).
         write_exclusions_.push_back(require_not(subpath(key)));
         write_exclusions_.push_back(require_not(literal(key)));
+        socket_protected_.push_back(subpath(key));
+        socket_protected_.push_back(literal(key));
         protect_any_.push_back(subpath(key));
         protect_any_.push_back(literal(std::move(key)));
       }
@@ -116,6 +129,8 @@ class profile_writer {
         sbpl_expr key = param("DENY", s, "denied " + p);
         read_exclusions_.push_back(require_not(subpath(key)));
         read_exclusions_.push_back(require_not(literal(key)));
+        socket_denied_.push_back(subpath(key));
+        socket_denied_.push_back(literal(key));
         deny_any_.push_back(subpath(key));
         deny_any_.push_back(literal(std::move(key)));
       }
@@ -180,9 +195,11 @@ class profile_writer {
                             "writable root '" + comment_safe(s) + "' cannot be written into an SBPL regex");
         }
         const std::string prefix = s == "/" ? std::string() : regex_quote(s);
-        const std::string re = "^" + prefix +
-                               "(/.*)?/(\\.gitmodules|\\.git|\\.git(/modules/.+)?/(hooks(/.*)?|config|config\\.worktree|"
-                               "commondir))$";
+        // Case classes throughout: APFS is case-insensitive by default, so
+        // ".GIT/hooks" names ".git/hooks" (docs/macos-backend.md, "The profile").
+        const std::string re = regex_case_fold(
+            "^" + prefix +
+            "(/.*)?/(\\.gitmodules|\\.git|\\.git(/modules/.+)?/(hooks(/.*)?|config|config\\.worktree|commondir))$");
         write_exclusions_.push_back(require_not(sbpl_form("regex", {sbpl_raw_string(re)})));
         protect_any_.push_back(sbpl_form("regex", {sbpl_raw_string(re)}));
       }
@@ -224,6 +241,18 @@ class profile_writer {
     }
     if (!protect_any_.empty()) emit(rule("deny", {"file-write*"}, {sbpl_form("require-any", protect_any_)}));
 
+    comment("terminal: read and write the one the command inherited; no file-ioctl (no TIOCSTI)");
+    emit(rule("allow", {"file-read-data", "file-write-data"},
+              {allowed_unless({sbpl_form("require-all", {literal(sbpl_param(terminal_parameter)),
+                                                         sbpl_form("vnode-type", {sbpl_expr::symbol("CHARACTER-DEVICE")})})},
+                              write_excl)}));
+    unix_socket_rules(emit, comment);
+    if (in_.platform_defaults) {
+      comment("ipc: named POSIX semaphores (Python multiprocessing) and preference reads (CoreFoundation tools)");
+      emit(rule("allow", {"ipc-posix-sem"}, {}));
+      emit(rule("allow", {"user-preference-read"}, {}));
+    }
+
     comment("ipc: exact Mach services only, no wildcard");
     emit(rule("allow", {"ipc-posix-shm-read-data"},
               {sbpl_form("ipc-posix-name", {sbpl_string("apple.shm.notification_center")})}));
@@ -257,11 +286,37 @@ class profile_writer {
     return text;
   }
 
+  // AF_UNIX: any socket may be created (a socketpair, an unbound socket
+  // reach nothing); bind and accept only inside writable roots, connect
+  // there and to the policy's listed sockets; denied paths excluded from
+  // both, protected ones from bind.
+  template <typename Emit, typename Comment>
+  void unix_socket_rules(const Emit& emit, const Comment& comment) const {
+    comment("unix sockets: bind inside writable roots; connect there and to the listed sockets");
+    emit(rule("allow", {"system-socket"}, {sbpl_form("socket-domain", {sbpl_expr::symbol("AF_UNIX")})}));
+    const auto endpoint_rule = [&](std::string_view side, std::vector<std::string_view> ops,
+                                   const std::vector<sbpl_expr>& allowed, bool exclude_protected) {
+      if (allowed.empty()) return;
+      std::vector<sbpl_expr> any, exclusions;
+      for (const auto& f : allowed) any.push_back(unix_socket(side, f));
+      for (const auto& f : socket_denied_) exclusions.push_back(require_not(unix_socket(side, f)));
+      if (exclude_protected) {
+        for (const auto& f : socket_protected_) exclusions.push_back(require_not(unix_socket(side, f)));
+      }
+      emit(rule("allow", std::move(ops), {allowed_unless(std::move(any), exclusions)}));
+    };
+    endpoint_rule("local", {"network-bind", "network-inbound"}, socket_roots_, true);
+    std::vector<sbpl_expr> reachable = socket_roots_;
+    reachable.insert(reachable.end(), socket_listed_.begin(), socket_listed_.end());
+    endpoint_rule("remote", {"network-outbound"}, reachable, false);
+  }
+
   const profile_input& in_;
   std::vector<sbpl_parameter> params_;
   std::map<std::string, int> counters_;
   std::vector<sbpl_expr> read_any_, write_any_, metadata_any_, deny_any_, protect_any_;
   std::vector<sbpl_expr> read_exclusions_, write_exclusions_;
+  std::vector<sbpl_expr> socket_roots_, socket_listed_, socket_denied_, socket_protected_;  // path filters
 };
 
 }  // namespace

@@ -12,7 +12,10 @@
 //             denied path below it (written only as themselves: a rename of
 //             one would move the protected path out from under its rule)
 //           - .git, .git/hooks, .git/config, .gitmodules below writable roots
-//             when protect_vcs_metadata is set
+//             when protect_vcs_metadata is set (in any letter case)
+//   unix sockets: bind inside writable roots, connect there and to the
+//           listed sockets, each minus denied (and, for bind, protected) paths
+//   terminal: read and write of the one the command inherited, no ioctl
 // Policy paths never appear in the text: each is a parameter (-D KEY=VALUE),
 // in its /private spelling and, under /var, /tmp or /etc, its link spelling too.
 #pragma once
@@ -30,11 +33,14 @@ namespace cordon::macos_impl {
 // The key of the per-run temporary directory that "{run_tmp}" names; its
 // value is known only at launch (the launcher creates the directory).
 inline constexpr const char* run_tmp_parameter = "RUN_TMP";
+// The key of the terminal the command inherits (the device of its stdout,
+// stderr or stdin, "/dev/null" when none is one), chosen at launch.
+inline constexpr const char* terminal_parameter = "TERMINAL";
 
 struct sbpl_parameter {
   std::string key;      // e.g. "WRITE_0"
   std::string value;    // absolute path; for a launch-time parameter an example value
-  bool at_launch = false;  // value chosen by the launcher (RUN_TMP)
+  bool at_launch = false;  // value chosen by the launcher (RUN_TMP, TERMINAL)
   std::string meaning;  // e.g. "writable /Users/dev/project"
 };
 
@@ -44,6 +50,7 @@ struct profile_input {
   bool platform_defaults = true;
   // Absolute, canonical (/private spelling), deduplicated.
   std::vector<std::string> readable, writable, protected_paths, denied;
+  std::vector<std::string> unix_sockets;  // filesystem.unix_sockets: sockets the command may connect to
   bool run_tmp = false;  // "{run_tmp}" is writable: a (subpath (param "RUN_TMP")) write root
   std::string run_tmp_example;  // example value of RUN_TMP shown in plans and goldens
   bool protect_vcs_metadata = false;

@@ -27,6 +27,12 @@ const std::string good = R"((version 1)
 (allow network-outbound (remote ip "localhost:3128"))
 (allow signal (target same-sandbox))
 (deny file-write* (literal "/dev/null") (with message "cordon"))
+(allow ipc-posix-sem)
+(allow user-preference-read)
+(allow system-socket (socket-domain AF_UNIX))
+(allow network-bind network-inbound (require-all (local unix-socket (subpath (param "WRITE_0"))) (require-not (local unix-socket (literal "/Users/dev/project/.ssh")))))
+(allow network-outbound (require-all (require-any (remote unix-socket (subpath (param "WRITE_0"))) (remote unix-socket (literal "/private/var/run/docker.sock"))) (require-not (remote unix-socket (subpath "/Users/dev/.gnupg")))))
+(allow file-read-data file-write-data (require-all (literal "/dev/ttys003") (vnode-type CHARACTER-DEVICE)))
 )";
 
 TEST(SbplChecker, AcceptsAWellFormedProfile) {
@@ -65,6 +71,11 @@ const broken_case broken[] = {
     {"network_star", with("(allow network* (remote ip \"*:*\"))"), "too broad"},
     {"relative_parameter_value", with("(allow file-write* (subpath (param \"REL\")))"), "is not absolute"},
     {"scheme_define", with("(define (f) 1)"), "unknown top-level form 'define'"},
+    {"every_unix_socket", with("(allow network-outbound (remote unix-socket))"), "reaches every unix socket"},
+    {"outbound_only_exclusions",
+     with("(allow network-outbound (require-all (require-not (remote unix-socket (subpath \"/x\")))))"),
+     "everywhere but the (require-not ...) paths"},
+    {"bare_ipc_posix_shm", with("(allow ipc-posix-shm)"), "without a filter"},
 };
 
 class SbplCheckerRejects : public ::testing::TestWithParam<broken_case> {};

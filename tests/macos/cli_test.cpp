@@ -46,8 +46,33 @@ std::string accept_unverified() {
   return args;
 }
 
-TEST(MacosCli, ExplainRefusesTheBuiltInProfileUntilItAcceptsUnverified) {
-  const output out = run_cli("policy explain --platform macos --profile workspace-write");
+// Each built-in profile states what it requires on macOS: explain compiles
+// it as it is and lists each macOS relaxation among the report's warnings.
+TEST(MacosCli, ExplainCompilesEveryBuiltInProfileWithItsMacosRelaxationsWarned) {
+  for (const char* profile : {"offline", "read-only", "workspace-write"}) {
+    const output out = run_cli(std::string("policy explain --platform macos --profile ") + profile);
+    EXPECT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("result:     compiles; cannot launch on this host"), std::string::npos) << out.text;
+    EXPECT_NE(out.text.find("process_tree_cleanup: policy accepts unverified on macos (its content implies enforced)"),
+              std::string::npos)
+        << out.text;
+    EXPECT_NE(out.text.find("privilege: policy accepts unverified on macos"), std::string::npos) << out.text;
+    EXPECT_NE(out.text.find("unverified (set for macos)"), std::string::npos) << out.text;
+  }
+}
+
+// A policy of its own that says nothing for macOS is held to `enforced`.
+TEST(MacosCli, ExplainRefusesAPolicyWithoutMacosEntries) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("cordon-macos-cli-policy-" + std::to_string(::getpid()) + ".json");
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"schema_version\": 1, \"filesystem\": {\"read\": \"restricted\", \"writable\": [\"{workspace}\"]}}\n", f);
+    std::fclose(f);
+  }
+  const output out = run_cli("policy explain --platform macos '" + file.string() + "'");
+  std::filesystem::remove(file);
   EXPECT_EQ(out.status, 1) << out.text;
   EXPECT_NE(out.text.find("refused (enforcement_unavailable)"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("filesystem_write"), std::string::npos) << out.text;

@@ -3,6 +3,7 @@
 // the launcher's argv.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include "cordon/profiles.h"
@@ -55,19 +56,82 @@ TEST(MacosCompile, NativeFactsStillReportUnverifiedWithoutAProofRun) {
   EXPECT_FALSE(platform_proven("macos"));
 }
 
-TEST(MacosCompile, BuiltinProfilesAreRefusedUntilTheyAcceptUnverified) {
-  const error f = refusal(workspace_write());
+TEST(MacosCompile, APolicyWithoutMacosEntriesIsRefusedUntilItAcceptsUnverified) {
+  sandbox_policy policy = workspace_write();
+  policy.platform_enforcement.clear();
+  const error f = refusal(policy);
   EXPECT_EQ(f.code, error_code::enforcement_unavailable);
   EXPECT_TRUE(has_blocker(f, "process_tree_cleanup"));
   EXPECT_TRUE(has_blocker(f, "privilege"));
   EXPECT_TRUE(has_blocker(f, "filesystem_write"));
-  auto accepted = compile_example(accept_unverified(workspace_write()));
+  auto accepted = compile_example(accept_unverified(policy));
   ASSERT_NE(accepted, nullptr);
   EXPECT_FALSE(accepted->launchable());  // still not a Mac
   // Every acceptance is a warning of the plan.
   EXPECT_NE(std::find_if(accepted->warnings.begin(), accepted->warnings.end(),
                          [](const std::string& w) { return w.rfind("filesystem_write: policy accepts unverified", 0) == 0; }),
             accepted->warnings.end());
+}
+
+bool has_warning(const macos_impl::macos_plan& plan, const std::string& text) {
+  return std::find(plan.warnings.begin(), plan.warnings.end(), text) != plan.warnings.end();
+}
+
+// The built-in profiles state what they require on macOS (profiles/*.json,
+// "platform_enforcement"): they compile there as they are, and every
+// relaxation is a warning of the plan, never silent.
+TEST(MacosCompile, BuiltinProfilesCompileWithEveryMacosRelaxationWarned) {
+  for (const auto& name : builtin_profile_names()) {
+    SCOPED_TRACE(name);
+    const sandbox_policy policy = *builtin_profile(name);
+    auto compiled = macos_impl::compile_macos_plan(policy, example_facts());
+    ASSERT_TRUE(compiled) << compiled.failure().describe();
+    const auto& plan = *compiled.plan();
+    const auto& entries = policy.platform_enforcement.at("macos");
+    for (const auto& [which, level] : entries) {
+      EXPECT_TRUE(has_warning(plan, std::string(to_string(which)) + ": policy accepts " + std::string(to_string(level)) +
+                                        " on macos (its content implies enforced)"))
+          << to_string(which);
+    }
+    EXPECT_TRUE(entries.contains(control::process_tree_cleanup));
+    EXPECT_TRUE(entries.contains(control::privilege));
+    // Nothing is accepted that the mechanism is designed not to give.
+    for (const auto& [which, level] : entries) EXPECT_EQ(level, L::unverified) << to_string(which);
+  }
+}
+
+// The macOS entries of each built-in profile are exactly what the proof rule
+// and the design leave: while no macOS proof run has passed, `unverified` for
+// every implied control the mechanism is designed to enforce or give in part.
+// When platform_proven("macos") changes, this test asks for the designed
+// levels instead (partial for process_tree_cleanup and privilege, no entry
+// where the design gives enforced), so the profiles change in the same commit.
+TEST(MacosCompile, BuiltinMacosEntriesFollowTheProofRuleAndTheDesign) {
+  for (const auto& name : builtin_profile_names()) {
+    SCOPED_TRACE(name);
+    const sandbox_policy policy = *builtin_profile(name);
+    const auto design = macos_impl::macos_design_contract(policy, 3128);
+    std::map<control, enforcement_level> expected;
+    for (const auto& [which, required] : required_enforcement(policy)) {
+      const auto designed = design.at(which).level;
+      if (required != L::enforced) continue;
+      if (!platform_proven("macos") && (designed == L::enforced || designed == L::partial)) {
+        expected[which] = L::unverified;
+      } else if (platform_proven("macos") && designed == L::partial) {
+        expected[which] = L::partial;
+      }
+    }
+    EXPECT_EQ(policy.platform_enforcement.at("macos"), expected);
+    EXPECT_FALSE(policy.platform_enforcement.contains("linux"));
+  }
+}
+
+// A relaxation for macOS is not one on Linux: the Linux requirement stays.
+TEST(MacosCompile, MacosEntriesDoNotRelaxOtherPlatforms) {
+  const sandbox_policy policy = workspace_write();
+  EXPECT_EQ(required_enforcement(policy, "linux").at(control::process_tree_cleanup), L::enforced);
+  EXPECT_EQ(required_enforcement(policy, "macos").at(control::process_tree_cleanup), L::unverified);
+  EXPECT_TRUE(relaxation_warnings(policy, "linux").empty());
 }
 
 TEST(MacosCompile, MemoryCeilingProcessCountAndLocalBindingAreRefusedNeverApproximated) {
@@ -89,7 +153,7 @@ TEST(MacosCompile, MemoryCeilingProcessCountAndLocalBindingAreRefusedNeverApprox
   EXPECT_EQ(relaxed->on_a_mac.at(control::memory).level, L::not_enforced);
   EXPECT_EQ(relaxed->contract.at(control::memory).level, L::not_enforced);
   EXPECT_EQ(relaxed->contract.at(control::process_count).level, L::not_enforced);
-  EXPECT_EQ(relaxed->profile.find("network-bind"), std::string::npos);
+  EXPECT_EQ(relaxed->profile.find("(local ip"), std::string::npos);  // no IP listener; unix sockets only
 }
 
 TEST(MacosCompile, CpuIsAPerProcessRlimitAndPartialOnAMac) {
@@ -157,7 +221,8 @@ TEST(MacosCompile, EnvironmentFollowsThePolicyAndReRootsTmp) {
   EXPECT_EQ(std::find(env.begin(), env.end(), "SECRET=1"), env.end());
   EXPECT_NE(std::find(env.begin(), env.end(), "TMPDIR=/private/var/folders/zz/cordon/T/cordon-run-1"), env.end());
   EXPECT_NE(std::find(env.begin(), env.end(), "HOME=/private/var/folders/zz/cordon/T/cordon-run-1"), env.end());
-  EXPECT_NE(std::find(env.begin(), env.end(), "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"),
+  EXPECT_NE(std::find(env.begin(), env.end(),
+                      "PATH=/opt/homebrew/bin:/opt/homebrew/sbin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"),
             env.end());
 }
 
@@ -208,6 +273,131 @@ TEST(MacosCompile, VcsMetadataIsProtectedInEveryRepositoryEvenNewOnes) {
   EXPECT_TRUE(model.allows("file-write-data", "/Users/dev/project/.git/index"));
   EXPECT_TRUE(model.allows("file-write-create", "/Users/dev/project/.git/objects/ab/cdef"));
   EXPECT_TRUE(model.allows("file-write-create", "/Users/dev/project/.github/x"));
+}
+
+// APFS is case-insensitive by default: ".GIT/hooks" is ".git/hooks".
+TEST(MacosCompile, VcsMetadataIsProtectedInEveryLetterCase) {
+  auto plan = compile_example(workspace_write());
+  ASSERT_NE(plan, nullptr);
+  sbpl_model model(plan->profile, parameter_values(*plan));
+  for (const char* path : {"/Users/dev/project/.GIT/hooks/pre-commit", "/Users/dev/project/.Git/Config",
+                           "/Users/dev/project/.GITMODULES", "/Users/dev/project/sub/.git/HOOKS/post",
+                           "/Users/dev/project/.git/Modules/m/hooks/x", "/USERS/DEV/PROJECT/.git/config",
+                           "/Users/dev/project/.git/COMMONDIR", "/Users/dev/project/.git/config.WORKTREE"}) {
+    EXPECT_FALSE(model.allows("file-write-create", path)) << path;
+  }
+  EXPECT_TRUE(model.allows("file-write-create", "/Users/dev/project/.GITHUB/x"));
+  EXPECT_TRUE(model.allows("file-write-data", "/Users/dev/project/.GIT/index"));
+  EXPECT_EQ(plan->profile.find("\\.git|"), std::string::npos);  // no lower-case-only alternative left
+  EXPECT_NE(plan->profile.find("\\.[gG][iI][tT]"), std::string::npos);
+}
+
+// What Apple's /usr/bin shims, Homebrew, dyld and libinfo read before main
+// (docs/macos-backend.md, "Everyday tools").
+TEST(MacosCompile, PlatformDefaultsCoverToolchainsHomebrewAndTheLoader) {
+  auto plan = compile_example(workspace_write());
+  ASSERT_NE(plan, nullptr);
+  sbpl_model model(plan->profile, parameter_values(*plan));
+  for (const char* path : {"/private/var/db/xcode_select_link", "/Library/Developer/CommandLineTools/usr/bin/git",
+                           "/Applications/Xcode.app/Contents/Developer/usr/bin/clang", "/opt/homebrew/bin/python3",
+                           "/usr/local/Cellar/node/22/bin/node", "/usr/local/bin/git", "/usr/local/etc/ca.pem",
+                           "/private/var/db/DarwinDirectory/local/recordStore.data", "/Library/Apple/usr/libexec/oah",
+                           "/"}) {
+    EXPECT_TRUE(model.allows("file-read-data", path)) << path;
+  }
+  EXPECT_TRUE(model.allows("process-exec", "/Library/Developer/CommandLineTools/usr/bin/clang"));
+  for (const char* path : {"/usr/local/private.key", "/Applications/Other.app/x", "/Library/Keychains/System.keychain",
+                           "/private/var/db/DarwinDirectory/local/other", "/Library/Developer/Other",
+                           "/private/var/db/sudo/ts"}) {
+    EXPECT_FALSE(model.allows("file-read-data", path)) << path;
+  }
+  // The root directory's own entries, nothing below it.
+  EXPECT_FALSE(model.allows("file-read-data", "/Users/other/x"));
+  for (const char* dir : {"/Library", "/Library/Developer", "/Applications", "/opt", "/usr/local", "/private/var/db"}) {
+    EXPECT_TRUE(model.allows("file-read-metadata", dir)) << dir;
+  }
+  // Nothing here is writable.
+  EXPECT_FALSE(model.allows("file-write-create", "/opt/homebrew/bin/git"));
+  EXPECT_FALSE(model.allows("file-write-data", "/private/var/db/xcode_select_link"));
+}
+
+TEST(MacosCompile, SemaphoresPreferencesAndUnixSocketsInWritableRoots) {
+  sandbox_policy policy = workspace_write();
+  policy.filesystem.unix_sockets = {"/var/run/docker.sock"};
+  auto plan = compile_example(policy);
+  ASSERT_NE(plan, nullptr);
+  const std::string& text = plan->profile;
+  EXPECT_NE(text.find("\n(allow ipc-posix-sem)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n(allow user-preference-read)\n"), std::string::npos);
+  EXPECT_NE(text.find("\n(allow system-socket (socket-domain AF_UNIX))\n"), std::string::npos);
+  EXPECT_EQ(text.find("(allow ipc-posix-shm)"), std::string::npos);
+  // bind/accept: writable roots only, minus denied and protected paths.
+  const auto bind = text.find("(allow network-bind network-inbound");
+  ASSERT_NE(bind, std::string::npos) << text;
+  const std::string bind_rule = text.substr(bind, text.find("\n(", bind + 1) - bind);
+  EXPECT_NE(bind_rule.find("(local unix-socket (subpath (param \"WRITE_0\")))"), std::string::npos) << bind_rule;
+  EXPECT_NE(bind_rule.find("(local unix-socket (subpath (param \"RUN_TMP\")))"), std::string::npos) << bind_rule;
+  EXPECT_NE(bind_rule.find("(require-not (local unix-socket (subpath (param \"DENY_0\"))))"), std::string::npos);
+  EXPECT_NE(bind_rule.find("(require-not (local unix-socket (literal (param \"PROTECT_0\"))))"), std::string::npos);
+  EXPECT_EQ(bind_rule.find("SOCKET_"), std::string::npos);
+  // connect: the same roots and the listed socket, in both spellings, minus denied paths.
+  const auto connect = text.find("(allow network-outbound");
+  ASSERT_NE(connect, std::string::npos);
+  const std::string connect_rule = text.substr(connect, text.find("\n(", connect + 1) - connect);
+  EXPECT_NE(connect_rule.find("(remote unix-socket (subpath (param \"WRITE_0\")))"), std::string::npos);
+  EXPECT_NE(connect_rule.find("(remote unix-socket (literal (param \"SOCKET_0\")))"), std::string::npos);
+  EXPECT_NE(connect_rule.find("(remote unix-socket (literal (param \"SOCKET_1\")))"), std::string::npos);
+  EXPECT_NE(connect_rule.find("(require-not (remote unix-socket (subpath (param \"DENY_0\"))))"), std::string::npos);
+  EXPECT_EQ(connect_rule.find("PROTECT_"), std::string::npos);
+  EXPECT_EQ(connect_rule.find("remote ip"), std::string::npos);  // network denied: no IP at all
+  const auto values = parameter_values(*plan);
+  EXPECT_EQ(values.at("SOCKET_0"), "/private/var/run/docker.sock");
+  EXPECT_EQ(values.at("SOCKET_1"), "/var/run/docker.sock");
+}
+
+TEST(MacosCompile, TheInheritedTerminalIsReadAndWrittenNeverIoctled) {
+  auto plan = compile_example(workspace_write());
+  ASSERT_NE(plan, nullptr);
+  EXPECT_NE(plan->profile.find("(allow file-read-data file-write-data\n"), std::string::npos) << plan->profile;
+  EXPECT_NE(plan->profile.find("(literal (param \"TERMINAL\"))"), std::string::npos);
+  EXPECT_NE(plan->profile.find("(vnode-type CHARACTER-DEVICE)"), std::string::npos);
+  std::istringstream lines(plan->profile);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(";;", 0) != 0) {
+      EXPECT_EQ(line.find("file-ioctl"), std::string::npos) << line;  // in no rule
+    }
+  }
+  EXPECT_EQ(plan->profile.find("ttys[0-9]"), std::string::npos);  // one terminal, not every one
+  const auto terminal = std::find_if(plan->parameters.begin(), plan->parameters.end(),
+                                     [](const auto& p) { return p.key == "TERMINAL"; });
+  ASSERT_NE(terminal, plan->parameters.end());
+  EXPECT_TRUE(terminal->at_launch);
+  auto argv = macos_impl::sandbox_exec_argv(*plan, "/private/var/folders/zz/cordon/T/r", {"/bin/echo"}, "/dev/ttys003");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-DTERMINAL=/dev/ttys003"), argv.end());
+  argv = macos_impl::sandbox_exec_argv(*plan, "/private/var/folders/zz/cordon/T/r", {"/bin/echo"});
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-DTERMINAL=/dev/null"), argv.end());
+}
+
+TEST(MacosCompile, HomebrewGoesFirstOnThePolicysPathWhenPresent) {
+  auto plan = compile_example(workspace_write());
+  ASSERT_NE(plan, nullptr);
+  std::string path;
+  for (const auto& [name, value] : plan->environment.set) {
+    if (name == "PATH") path = value;
+  }
+  EXPECT_EQ(path, "/opt/homebrew/bin:/opt/homebrew/sbin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin");
+  EXPECT_NE(std::find_if(plan->warnings.begin(), plan->warnings.end(),
+                         [](const std::string& w) { return w.rfind("environment: PATH starts with Homebrew's", 0) == 0; }),
+            plan->warnings.end());
+  auto facts = example_facts();
+  facts.homebrew_bin.clear();  // an Intel Mac, or none installed
+  auto compiled = macos_impl::compile_macos_plan(accept_unverified(workspace_write()), facts);
+  ASSERT_TRUE(compiled);
+  for (const auto& [name, value] : compiled.plan()->environment.set) {
+    if (name == "PATH") {
+      EXPECT_EQ(value, "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin");
+    }
+  }
 }
 
 TEST(MacosCompile, DeniedCredentialsStayDeniedUnderFullRead) {

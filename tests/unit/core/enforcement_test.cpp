@@ -153,6 +153,40 @@ TEST(RelaxationWarnings, OneLinePerWeakerExplicitEntry) {
   EXPECT_TRUE(relaxation_warnings(minimal_policy()).empty());
 }
 
+// platform_enforcement: a platform's entries apply only to plans for that
+// platform, and `enforcement` (every platform) wins over them.
+TEST(RequiredEnforcement, PlatformEntriesApplyOnlyToTheirPlatform) {
+  auto p = minimal_policy();
+  p.process.tree_cleanup = true;
+  p.platform_enforcement["macos"][control::process_tree_cleanup] = L::partial;
+  p.platform_enforcement["macos"][control::privilege] = L::unverified;
+  p.platform_enforcement["windows"][control::terminal] = L::unverified;
+  p.enforcement[control::privilege] = L::enforced;
+  EXPECT_EQ(required_enforcement(p, "macos")[control::process_tree_cleanup], L::partial);
+  EXPECT_EQ(required_enforcement(p, "macos")[control::privilege], L::enforced);  // enforcement wins
+  EXPECT_EQ(required_enforcement(p, "macos")[control::terminal], L::enforced);
+  EXPECT_EQ(required_enforcement(p, "linux")[control::process_tree_cleanup], L::enforced);
+  EXPECT_EQ(required_enforcement(p, "windows")[control::terminal], L::unverified);
+  EXPECT_EQ(required_enforcement(p), required_enforcement(p, "linux"));  // no platform: no entries
+}
+
+TEST(RelaxationWarnings, PlatformEntriesAreWarnedOnTheirPlatformOnly) {
+  auto p = minimal_policy();
+  p.process.tree_cleanup = true;
+  p.platform_enforcement["macos"][control::process_tree_cleanup] = L::unverified;
+  p.platform_enforcement["macos"][control::privilege] = L::partial;
+  p.enforcement[control::privilege] = L::enforced;  // wins: no relaxation left
+  p.enforcement[control::memory] = L::partial;      // no memory limit: nothing implied
+  p.enforcement[control::environment] = L::partial;
+  const std::vector<std::string> expected = {
+      "environment: policy accepts partial (its content implies enforced)",
+      "process_tree_cleanup: policy accepts unverified on macos (its content implies enforced)",
+  };
+  EXPECT_EQ(relaxation_warnings(p, "macos"), expected);
+  EXPECT_EQ(relaxation_warnings(p, "linux"),
+            std::vector<std::string>{"environment: policy accepts partial (its content implies enforced)"});
+}
+
 TEST(ErrorCode, SpellingsAndDescribe) {
   EXPECT_EQ(to_string(error_code::enforcement_unavailable), "enforcement_unavailable");
   EXPECT_EQ(to_string(error_code::plan_other_platform), "plan_other_platform");

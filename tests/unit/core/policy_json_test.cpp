@@ -160,6 +160,10 @@ sandbox_policy generated_policy(std::mt19937_64& rng) {
     p.enforcement[all_controls[pick(all_controls.size())]] =
         static_cast<enforcement_level>(pick(5));
   }
+  for (const char* platform : {"linux", "macos", "windows"}) {
+    if (coin()) p.platform_enforcement[platform][all_controls[pick(all_controls.size())]] =
+        static_cast<enforcement_level>(pick(5));
+  }
   if (coin()) p.metadata["owner"] = "team/a~b";
   return p;
 }
