@@ -61,6 +61,14 @@ dns_verdict judge_dns_query(core& c, const std::string& query, const char* proto
     v.result = outcome::denied;
     return v;
   }
+  // Past the broker's budget an allowed query is new work it refuses:
+  // answered REFUSED (RFC 1035 §4.1.1, rcode 5) and recorded as denied.
+  if (!c.admit(dns_query_reservation)) {
+    v.record.reason = c.budget_refusal() + "; answered REFUSED, not sent upstream";
+    v.response = dns_error_response(query, dns_refused);
+    v.result = outcome::denied;
+    return v;
+  }
   v.forward = true;
   v.upstream_query = dns_upstream_query(query);
   v.result = outcome::allowed;
@@ -83,7 +91,7 @@ void learn_dns_answer(core& c, network_connection& record, std::string_view resp
   std::uint64_t held = c.dns.held_bytes();
   if (held > c.dns_granted && !c.budget.take(held - c.dns_granted, c.options.limits.memory_budget_bytes)) {
     c.dns.forget_name(record.host);
-    record.reason = "answer not remembered: the broker's memory budget is spent";
+    record.reason = "broker_budget: answer relayed but not remembered, the broker's memory budget is spent";
     held = c.dns.held_bytes();
   }
   if (held > c.dns_granted) {
