@@ -83,6 +83,13 @@ struct core {
   std::optional<original_destination> dns_address;  // the sandbox's DNS socket (dns_server.cpp)
   std::optional<asio::ip::tcp::endpoint> dns_upstream;  // options.dns_upstream, parsed
   std::unique_ptr<asio::steady_timer> memory_sampler;
+  // Per rule with dns_queries_per_minute (cordon/policy.h): when its current
+  // minute began and how many queries it forwarded in it (dns_server.cpp).
+  struct dns_rate_window {
+    std::chrono::steady_clock::time_point began{};
+    std::uint64_t forwarded = 0;
+  };
+  std::unordered_map<std::size_t, dns_rate_window> dns_rates;
   // The run's broker budget (docs/network.md, "Memory budget"): what the
   // broker held at the last sample (broker.cpp, sample_memory) and what new
   // work admitted since then reserved. New work (a connection, a DNS query

@@ -391,6 +391,46 @@ TEST(BrokerDnsTcp, AFloodPastTheBudgetIsRefusedAndRecorded) {
               static_cast<double>(e.memory_peak_bytes) / (1 << 20));
 }
 
+// A wildcard rule's DNS limits (cordon/policy.h): a query of a type not in
+// dns_types, and queries past dns_queries_per_minute, are answered REFUSED,
+// never reach the upstream resolver, and are recorded as denied with why;
+// the allowed ones go upstream and are answered.
+TEST(BrokerDnsTcp, AWildcardRuleLimitsTheTypesAndTheRateItForwards) {
+  tcp_dns_upstream upstream;
+  network_rule limited = rule("*.wild.test", rule_action::allow, 443);
+  limited.dns_types = {"A", "AAAA"};
+  limited.dns_queries_per_minute = 3;
+  auto b = start_dns_broker(filtered({limited}), upstream.port());
+  ASSERT_TRUE(b.broker);
+  fd_guard c = dial_routed(b, b.dns_port);
+  ASSERT_GE(c.get(), 0);
+  const auto rcode = [&](const std::string& message) {
+    if (!send_all(c.get(), framed(message))) return -1;
+    const std::string answer = read_framed(c.get());
+    return answer.size() < 12 ? -1 : static_cast<unsigned char>(answer[3]) & 0x0f;
+  };
+  EXPECT_EQ(rcode(dns_query("secret.wild.test", 16, 1)), 5);  // TXT: REFUSED
+  EXPECT_EQ(upstream.asked("secret.wild.test"), 0) << "a TXT query went upstream";
+  EXPECT_EQ(rcode(dns_query("a1.wild.test", 1, 2)), 0);
+  EXPECT_EQ(rcode(dns_query("a2.wild.test", 28, 3)), 0);
+  EXPECT_EQ(rcode(dns_query("a3.wild.test", 1, 4)), 0);
+  EXPECT_EQ(rcode(dns_query("a4.wild.test", 1, 5)), 5);  // the fourth in the minute: REFUSED
+  EXPECT_EQ(upstream.asked("a3.wild.test"), 1);
+  EXPECT_EQ(upstream.asked("a4.wild.test"), 0) << "a query past the rate went upstream";
+  c.reset();
+  const auto e = wait_for_total(*b.broker, 5);
+  EXPECT_EQ(e.allowed, 3u);
+  EXPECT_EQ(e.denied, 2u);
+  std::vector<std::string> reasons;
+  for (const auto& entry : e.connections) {
+    if (entry.action == "deny") reasons.push_back(entry.reason);
+  }
+  ASSERT_EQ(reasons.size(), 2u);
+  EXPECT_EQ(reasons[0], "record type TXT is not in rule 0's dns_types; answered REFUSED, not sent upstream");
+  EXPECT_EQ(reasons[1],
+            "rule 0's dns_queries_per_minute (3) is spent for this minute; answered REFUSED, not sent upstream");
+}
+
 // Repeated queries for one name are one entry with their count.
 TEST(BrokerDnsTcp, RepeatedQueriesForOneNameAreOneEntry) {
   tcp_dns_upstream upstream;
