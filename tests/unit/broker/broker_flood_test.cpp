@@ -35,14 +35,6 @@ std::uint64_t documented_bound(std::uint64_t budget, std::size_t connections) {
   return budget + connections * 2 * detail::base_tier.held_at_most();
 }
 
-bool enough_descriptors(rlim_t needed) {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
-  limit.rlim_cur = limit.rlim_max;
-  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
-  return limit.rlim_cur >= needed;
-}
-
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Until `deadline`, a CONNECT to `authority` through the broker at `port`

@@ -37,17 +37,6 @@ void never_read(int fd) {
   }
 }
 
-// Raises the soft descriptor limit to the hard one (a relayed connection
-// costs the test process eight: client, server side, the broker's two
-// sockets and four pipe ends). False when even that is too low.
-bool enough_descriptors(rlim_t needed) {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
-  limit.rlim_cur = limit.rlim_max;
-  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
-  return limit.rlim_cur >= needed;
-}
-
 // Writes to the non-blocking `fd` until the kernel takes no more; bytes.
 std::size_t fill(int fd) {
   static const std::string chunk(64 * 1024, 'x');
