@@ -52,8 +52,8 @@ class dns_tcp_session : public std::enable_shared_from_this<dns_tcp_session> {
 
   // What it holds now: the kernel's queues of its two sockets, the query,
   // the answer and what is being written, its entry, itself (bytes).
-  std::uint64_t held_bytes() const {
-    const auto fd = [](const auto& socket) { return socket.is_open() ? socket.native_handle() : -1; };
+  std::uint64_t held_bytes() {
+    const auto fd = [](auto& socket) { return socket.is_open() ? socket.native_handle() : -1; };
     return sizeof *this + socket_held_bytes(fd(client_)) + socket_held_bytes(fd(upstream_)) + query_.capacity() +
            answer_.capacity() + to_upstream_.capacity() + to_client_.capacity() + connection_held_bytes(record_);
   }

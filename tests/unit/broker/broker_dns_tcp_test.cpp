@@ -365,17 +365,24 @@ TEST(BrokerDnsTcp, AFloodPastTheBudgetIsRefusedAndRecorded) {
   auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port(), {}, limits);
   ASSERT_TRUE(b.broker);
   ASSERT_TRUE(ask_fresh_names(b, 8, "b"));
-  // Past the budget the answer is REFUSED (rcode 5).
+  // Past the budget the answer is REFUSED (rcode 5): within a few queries
+  // (a sample may have just made room for one).
   fd_guard c = dial_routed(b, b.dns_port);
-  ASSERT_TRUE(send_all(c.get(), framed(query("late.wild.test", 0x0505))));
-  const std::string late = read_framed(c.get());
-  ASSERT_GE(late.size(), 12u);
-  EXPECT_EQ(static_cast<unsigned char>(late[3]) & 0x0f, 5);
+  int late = 0;
+  bool refused = false;
+  while (!refused && late < 10) {
+    ASSERT_TRUE(send_all(c.get(), framed(query("late" + std::to_string(late++) + ".wild.test", 0x0505))));
+    const std::string answer = read_framed(c.get());
+    ASSERT_GE(answer.size(), 12u);
+    refused = (static_cast<unsigned char>(answer[3]) & 0x0f) == 5;
+  }
+  EXPECT_TRUE(refused) << "10 queries past the budget, none REFUSED";
   c.reset();
-  wait_for_total(*b.broker, 2001, std::chrono::milliseconds(10000));
+  const std::uint64_t asked = 2000 + static_cast<std::uint64_t>(late);
+  wait_for_total(*b.broker, asked, std::chrono::milliseconds(10000));
   b.broker->stop();
   const auto e = b.broker->evidence();
-  EXPECT_EQ(e.total, 2001u);
+  EXPECT_EQ(e.total, asked);
   EXPECT_GT(e.allowed, 0u) << "nothing fit in the budget";
   EXPECT_GT(e.denied, 0u) << "nothing was refused";
   std::size_t listed_refusals = 0;
