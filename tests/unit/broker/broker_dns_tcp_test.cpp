@@ -354,20 +354,25 @@ TEST(BrokerDnsTcp, AFloodUnderAWildcardStaysWithinTheBound) {
   }
 }
 
-// The same flood with a budget of 1 MiB: the DNS cache fills what it may,
-// then every further allowed query is new work past the budget, answered
-// REFUSED without going upstream and recorded as denied, "broker_budget".
-// The peak stays at the budget.
+// A flood with a budget of 512 KiB, on one DNS-over-TCP connection: queries
+// are admitted while what the broker holds and what they reserved fit, then
+// every further allowed query is new work past the budget, answered REFUSED without going upstream and recorded as
+// denied, "broker_budget"; a new connection then is closed unread and
+// recorded the same way. The peak stays at the budget.
 TEST(BrokerDnsTcp, AFloodPastTheBudgetIsRefusedAndRecorded) {
   sequential_dns_upstream upstream(20);
   broker_limits limits;
-  limits.memory_budget_bytes = 1u << 20;
+  limits.memory_budget_bytes = 512u << 10;
   auto b = start_dns_broker(filtered({rule("*.wild.test", rule_action::allow, 443)}), upstream.port(), {}, limits);
   ASSERT_TRUE(b.broker);
-  ASSERT_TRUE(ask_fresh_names(b, 8, "b"));
+  fd_guard c = dial_routed(b, b.dns_port);
+  ASSERT_GE(c.get(), 0);
+  std::string batch;
+  for (int i = 0; i < 240; ++i) batch += framed(query("b" + std::to_string(i) + ".wild.test", 1));
+  ASSERT_TRUE(send_all(c.get(), batch));
+  for (int i = 0; i < 240; ++i) ASSERT_GE(read_framed(c.get()).size(), 12u) << i;
   // Past the budget the answer is REFUSED (rcode 5): within a few queries
   // (a sample may have just made room for one).
-  fd_guard c = dial_routed(b, b.dns_port);
   int late = 0;
   bool refused = false;
   while (!refused && late < 10) {
@@ -377,23 +382,29 @@ TEST(BrokerDnsTcp, AFloodPastTheBudgetIsRefusedAndRecorded) {
     refused = (static_cast<unsigned char>(answer[3]) & 0x0f) == 5;
   }
   EXPECT_TRUE(refused) << "10 queries past the budget, none REFUSED";
+  // A new connection past the budget is closed unread.
+  fd_guard again = dial_routed(b, b.dns_port);
+  ASSERT_GE(again.get(), 0);
+  EXPECT_TRUE(reads_eof(again.get()));
+  again.reset();
   c.reset();
-  const std::uint64_t asked = 2000 + static_cast<std::uint64_t>(late);
+  const std::uint64_t asked = 240 + static_cast<std::uint64_t>(late) + 1;
   wait_for_total(*b.broker, asked, std::chrono::milliseconds(10000));
   b.broker->stop();
   const auto e = b.broker->evidence();
   EXPECT_EQ(e.total, asked);
   EXPECT_GT(e.allowed, 0u) << "nothing fit in the budget";
-  EXPECT_GT(e.denied, 0u) << "nothing was refused";
-  std::size_t listed_refusals = 0;
+  EXPECT_GT(e.denied, 1u) << "nothing was refused";
+  std::size_t refused_queries = 0, refused_connections = 0;
   for (const auto& entry : e.connections) {
     if (entry.action != "deny") continue;
-    ++listed_refusals;
+    (entry.protocol == "dns_tcp" ? refused_queries : refused_connections) += entry.count;
     EXPECT_EQ(entry.reason.rfind("broker_budget: ", 0), 0u) << entry.reason;
   }
-  EXPECT_GT(listed_refusals, 0u);
+  EXPECT_GT(refused_queries, 0u);
+  EXPECT_EQ(refused_connections, 1u);
   EXPECT_LE(e.memory_peak_bytes, limits.memory_budget_bytes + (64u << 10));
-  std::printf("[ memory   ] 2,000 DNS queries, 1 MiB budget: %llu answered, %llu refused, broker peak %.2f MiB\n",
+  std::printf("[ memory   ] 240 DNS queries x 20 fresh addresses, 512 KiB budget: %llu answered, %llu refused, broker peak %.2f MiB\n",
               static_cast<unsigned long long>(e.allowed), static_cast<unsigned long long>(e.denied),
               static_cast<double>(e.memory_peak_bytes) / (1 << 20));
 }
