@@ -35,6 +35,17 @@ std::uint64_t documented_bound(std::uint64_t budget, std::size_t connections) {
   return budget + connections * 2 * detail::base_tier.held_at_most();
 }
 
+// Waits until the broker's memory sample (every 100 ms) has seen something
+// held: the state the test built is then in the peak. False after 5 s.
+bool sampled(const network_broker& broker) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (broker.evidence().memory_peak_bytes == 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Until `deadline`, a CONNECT to `authority` through the broker at `port`
@@ -122,7 +133,12 @@ TEST(BrokerFlood, ClientHellosDribbledAByteAtATimeStayWithinTheBound) {
     clients.push_back(std::move(c));
   }
   const std::string hello = client_hello(sni_extension("api.example.com"));
+  // Half of every hello, a byte at a time; a sample sees them all being
+  // judged; then the rest.
   for (std::size_t at = 0; at < hello.size(); ++at) {
+    if (at == hello.size() / 2) {
+      ASSERT_TRUE(sampled(*b.broker));
+    }
     for (auto& c : clients) ASSERT_TRUE(send_all(c.get(), hello.substr(at, 1)));
   }
   for (std::size_t i = 0; i < connections; ++i) {
@@ -170,6 +186,7 @@ TEST(BrokerFlood, ManySmallRequestsOnKeptAliveConnectionsStayWithinTheBound) {
   for (auto& c : clients) EXPECT_TRUE(send_all(c.get(), all));
   for (auto& t : readers) t.join();
   for (std::size_t i = 0; i < connections; ++i) EXPECT_EQ(got[i], all.size()) << i;
+  ASSERT_TRUE(sampled(*b.broker));
   clients.clear();
   const auto e = wait_for_total(*b.broker, connections, 10s);
   b.broker->stop();
