@@ -46,6 +46,15 @@ bool sampled(const network_broker& broker) {
   return true;
 }
 
+// A broker that allows api.example.com (every connection dialed at the
+// local `server_port`), with room for `connections` and `budget`.
+running_broker start_allowing(int server_port, std::size_t connections, std::uint64_t budget) {
+  broker_limits limits;
+  limits.max_connections = connections + 8;
+  limits.memory_budget_bytes = budget;
+  return start_broker(filtered({rule("api.example.com", rule_action::allow)}), local_hooks(server_port), limits);
+}
+
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Until `deadline`, a CONNECT to `authority` through the broker at `port`
@@ -75,9 +84,8 @@ TEST(BrokerFlood, StalledConnectionsPastTheBudgetAreRefusedAndRecorded) {
   if (!enough_descriptors(connections * 4 + 64)) GTEST_SKIP() << "needs " << connections * 4 + 64 << " descriptors";
   test_server server(echo);
   broker_limits limits;
-  limits.max_connections = connections + 8;
   limits.memory_budget_bytes = 2u << 20;
-  auto b = start_broker(filtered({rule("api.example.com", rule_action::allow)}), local_hooks(server.port()), limits);
+  auto b = start_allowing(server.port(), connections, limits.memory_budget_bytes);
   ASSERT_TRUE(b.broker);
   std::vector<fd_guard> clients;
   for (std::size_t i = 0; i < connections; ++i) {
@@ -118,9 +126,8 @@ TEST(BrokerFlood, ClientHellosDribbledAByteAtATimeStayWithinTheBound) {
   constexpr std::size_t connections = 100;
   if (!enough_descriptors(connections * 8 + 64)) GTEST_SKIP() << "needs " << connections * 8 + 64 << " descriptors";
   test_server server(echo, 256);
-  broker_limits limits;
-  limits.max_connections = connections + 8;
-  auto b = start_broker(filtered({rule("api.example.com", rule_action::allow)}), local_hooks(server.port()), limits);
+  const broker_limits limits;
+  auto b = start_allowing(server.port(), connections, limits.memory_budget_bytes);
   ASSERT_TRUE(b.broker);
   std::vector<fd_guard> clients;
   for (std::size_t i = 0; i < connections; ++i) {
