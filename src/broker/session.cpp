@@ -97,7 +97,7 @@ class session : public std::enable_shared_from_this<session> {
                          check_buffer_.capacity() + to_destination_buffer_.capacity() +
                          to_client_buffer_.capacity() + to_upstream_.capacity() + to_client_.capacity() +
                          judged_.capacity() + checked_address_.capacity() + connection_held_bytes(record_) +
-                         (judge_ ? judge_->held_bytes() : 0);
+                         (judge_ ? judge_->held_bytes() : 0) + (record_.tls.empty() ? 0 : terminated_tls_bytes);
     for (const auto& c : candidates_) held += sizeof c + c.capacity();
     return held;
   }
