@@ -83,7 +83,9 @@ struct network_connection {
   std::optional<std::size_t> rule;  // index of the rule that matched; empty = default_action
   bool rule_consulted = false;       // false: no rule decided (malformed request, broker limit); `rule` is meaningless
   // What happened, one value per outcome: "allow" (relayed), "deny" (refused
-  // by a rule, the default action or the address check), "unreachable"
+  // by a rule, the default action or the address check; or new work refused
+  // past the broker's memory budget, rule_consulted false and a reason that
+  // starts "broker_budget: ", docs/network.md "Memory budget"), "unreachable"
   // (allowed, but resolution or the connection failed), "malformed" (no valid
   // request, no rule consulted; or no valid TLS where the deciding rule
   // required it), "error" (the broker's limits, an internal error, or the run

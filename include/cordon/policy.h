@@ -86,6 +86,18 @@ struct network_rule {
   // connection's bytes are relayed both ways unjudged (docs/tls.md,
   // "WebSocket"). False: every Upgrade is refused with 403.
   bool websocket = false;
+  // Only on an allow rule whose host is a wildcard ("*", "*.example.com",
+  // "**.example.com"): what the broker forwards of the sandbox's DNS
+  // queries that this rule decides, a channel out whatever the record type
+  // (docs/network.md, "DNS inside the sandbox"). `dns_types`: the record
+  // types forwarded, by name ("A", "AAAA", "CNAME", "HTTPS", "SVCB", "MX",
+  // "TXT", "NS", "SRV", "PTR", "CAA", "SOA"; upper case; empty = every
+  // type); a query of another type is answered REFUSED. `dns_queries_per_minute`: at most this many
+  // queries (1..1000000) are forwarded for the rule in each minute, counted
+  // from the first query of that minute; more are answered REFUSED. Each
+  // refusal is evidence (action "deny").
+  std::vector<std::string> dns_types{};
+  std::optional<std::uint64_t> dns_queries_per_minute{};
   bool operator==(const network_rule&) const = default;
 };
 

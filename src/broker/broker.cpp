@@ -37,12 +37,21 @@ constexpr std::chrono::milliseconds accept_backoff{50};
 constexpr std::chrono::milliseconds memory_sample_interval{100};
 
 // Adds up what the broker holds now and keeps the peak (relay_memory.h):
-// every session, the DNS cache and the DNS server's queries waiting upstream.
+// every session and DNS-over-TCP session, the DNS cache, the DNS server's
+// queries waiting upstream, the evidence it keeps and the reports it has
+// not sent yet. What new work reserved until now is counted in it: the
+// reservations start again from here (core::admit).
 void sample_memory(core& c) {
   std::uint64_t held = c.dns.held_bytes();
   if (c.dns_service) held += dns_server_held_bytes(*c.dns_service);
   for (const auto& entry : c.sessions) held += session_held_bytes(*entry.second);
+  for (const auto& entry : c.dns_sessions) held += dns_tcp_session_held_bytes(*entry.second);
+  if (c.link_held_bytes) held += c.link_held_bytes();
+  c.held_at_sample = held;
+  c.admitted_since_sample = 0;
   const std::lock_guard<std::mutex> lock(c.mutex);
+  for (const auto& entry : c.evidence.connections) held += connection_held_bytes(entry);
+  c.held_at_sample = held;
   c.evidence.memory_peak_bytes = std::max(c.evidence.memory_peak_bytes, held);
 }
 
@@ -69,10 +78,35 @@ std::optional<original_destination> original_of(core& c, int fd) {
   return c.options.destinations->take(std::to_string(port));
 }
 
+// Past the broker's budget a new connection is refused before anything of
+// it is read: closed, and recorded as denied (with where it was going, for
+// one routed transparently), the reason saying "broker_budget".
+network_connection over_budget_record(core& c, listener& l, int fd) {
+  network_connection record;
+  record.protocol = l.transparent ? "transparent" : "unknown";
+  if (l.transparent) {
+    if (auto original = original_of(c, fd)) {
+      const bool v6 = original->address.find(':') != std::string::npos;
+      record.original = (v6 ? "[" + original->address + "]" : original->address) + ":" +
+                        std::to_string(original->port);
+      record.host = original->address;
+      record.port = original->port;
+    }
+  }
+  record.reason = c.budget_refusal() + "; the connection was closed unread";
+  return record;
+}
+
 void accepted(core& c, listener& l, int fd) {
-  if (c.sessions.size() + c.dns_sessions.size() >= c.options.limits.max_connections) {
+  const bool too_many = c.sessions.size() + c.dns_sessions.size() >= c.options.limits.max_connections;
+  if (too_many || !c.admit(connection_reservation)) {
+    auto record = too_many ? network_connection{} : over_budget_record(c, l, fd);
     ::close(fd);
-    c.record_failure("too many connections: the limit is " + std::to_string(c.options.limits.max_connections));
+    if (too_many) {
+      c.record_failure("too many connections: the limit is " + std::to_string(c.options.limits.max_connections));
+    } else {
+      c.record(std::move(record), outcome::denied);
+    }
     return;
   }
   std::error_code ec;

@@ -29,7 +29,9 @@
 // the default action or the address check), 400 (malformed request or
 // invalid destination), 431 (head over max_request_bytes), 408 (no complete
 // request within request_timeout), 502 (resolution or connection failed),
-// 504 (connect_timeout); always "Connection: close". SOCKS5 replies 0x02
+// 504 (connect_timeout); always "Connection: close". Past the memory
+// budget (broker_limits::memory_budget_bytes) a new connection is closed
+// unread, before any of this. SOCKS5 replies 0x02
 // (refused by the rules), 0x04 (resolution failed, timeout), 0x05
 // (refused by the destination), 0x07 (not CONNECT), 0x08, 0x01.
 //
@@ -64,12 +66,19 @@ struct broker_limits {
   // of relay_buffer_bytes per direction per connection.
   bool splice = true;
   std::size_t relay_buffer_bytes = 64 * 1024;
-  // The most the run's relays may be granted beyond their base buffers
-  // (bytes): every relayed direction starts on 64 KiB socket buffers and a
-  // 64 KiB pipe (at most 320 KiB held), and one that has moved 256 KiB gets
-  // 1 MiB ones (at most 5 MiB held, less where net.core.rmem_max/wmem_max
-  // are lower) while the grants fit in this budget; otherwise it keeps its
-  // base buffers (docs/network.md, "Memory budget").
+  // The run's broker budget (bytes; docs/network.md, "Memory budget").
+  // Everything the broker holds is counted against it: sessions (the
+  // kernel's queues of their sockets, pipes, buffers, held request bytes),
+  // DNS-over-TCP sessions, queries waiting upstream, the DNS cache, the
+  // evidence it keeps or has not sent yet. New work (an accepted connection,
+  // an allowed DNS query) is admitted only while that, and what was admitted
+  // since it was last added up, leaves room for it; past it a connection is
+  // closed unread and a query answered REFUSED, each recorded as denied with
+  // a reason starting "broker_budget: ". Relays: every relayed direction
+  // starts on 64 KiB socket buffers and a 64 KiB pipe (at most 320 KiB held),
+  // and one that has moved 256 KiB gets 1 MiB ones (at most 5 MiB held, less
+  // where net.core.rmem_max/wmem_max are lower) while the grants fit in this
+  // budget; otherwise it keeps its base buffers.
   std::uint64_t memory_budget_bytes = 64ULL * 1024 * 1024;
   // A transparent connection whose client sends nothing this long (a
   // protocol where the server speaks first) is decided without its bytes:

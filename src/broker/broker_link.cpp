@@ -95,6 +95,14 @@ class channel_link {
     }
   }
 
+  // What waits to be sent (reports, the output not yet written), bytes:
+  // counted in the broker's memory peak and budget (core.h).
+  std::uint64_t held_bytes() const {
+    std::uint64_t held = in_.capacity() + out_.capacity();
+    for (const auto& r : reports_) held += connection_held_bytes(r.connection);
+    return held;
+  }
+
   // After run_loop(): the complete evidence, blocking.
   bool finish(const network_evidence& evidence) {
     pending_.clear();
@@ -258,6 +266,7 @@ int serve_over_channel(broker_options options, std::vector<int> listener_fds, in
   c.on_decided = [&channel_state](std::uint64_t id, network_connection entry) {
     channel_state.report(true, id, std::move(entry));
   };
+  c.link_held_bytes = [&channel_state] { return channel_state.held_bytes(); };
   if (const std::string problem = confine(); !problem.empty()) {
     say({{"failed", "cannot confine the network broker: " + problem}});
     return 1;
@@ -268,6 +277,7 @@ int serve_over_channel(broker_options options, std::vector<int> listener_fds, in
   const bool sent = channel_state.finish(c.evidence);
   c.on_recorded = nullptr;  // the channel is done: nothing more can be streamed
   c.on_decided = nullptr;
+  c.link_held_bytes = nullptr;
   return sent ? 0 : 1;
 }
 

@@ -83,6 +83,36 @@ struct core {
   std::optional<original_destination> dns_address;  // the sandbox's DNS socket (dns_server.cpp)
   std::optional<asio::ip::tcp::endpoint> dns_upstream;  // options.dns_upstream, parsed
   std::unique_ptr<asio::steady_timer> memory_sampler;
+  // Per rule with dns_queries_per_minute (cordon/policy.h): when its current
+  // minute began and how many queries it forwarded in it (dns_server.cpp).
+  struct dns_rate_window {
+    std::chrono::steady_clock::time_point began{};
+    std::uint64_t forwarded = 0;
+  };
+  std::unordered_map<std::size_t, dns_rate_window> dns_rates;
+  // The run's broker budget (docs/network.md, "Memory budget"): what the
+  // broker held at the last sample (broker.cpp, sample_memory) and what new
+  // work admitted since then reserved. New work (a connection, a DNS query
+  // sent upstream) is admitted only while their sum and its own reservation
+  // fit in broker_limits::memory_budget_bytes; past it, refused and recorded
+  // with a reason that starts "broker_budget".
+  std::uint64_t held_at_sample = 0;
+  std::uint64_t admitted_since_sample = 0;
+  // The confined broker's evidence not yet sent to the supervisor
+  // (broker_link.cpp), bytes; unset: none.
+  std::function<std::uint64_t()> link_held_bytes;
+
+  // May new work reserving `bytes` start? Reserves them when it may.
+  bool admit(std::uint64_t bytes) {
+    if (held_at_sample + admitted_since_sample + bytes > options.limits.memory_budget_bytes) return false;
+    admitted_since_sample += bytes;
+    return true;
+  }
+  // Why new work was refused: "broker_budget: ...".
+  std::string budget_refusal() const {
+    return "broker_budget: the broker holds " + std::to_string(held_at_sample + admitted_since_sample) +
+           " bytes of its " + std::to_string(options.limits.memory_budget_bytes) + "-byte budget";
+  }
 
   mutable std::mutex mutex;
   network_evidence evidence;
@@ -161,7 +191,15 @@ void stop_dns_tcp_session(dns_tcp_session& s);
 void stop_session(session& s);
 
 // What a session holds now (kernel queues of its sockets, pipe contents,
-// user-space buffers), bytes.
+// user-space buffers, the session itself), bytes.
 std::uint64_t session_held_bytes(session& s);
+// What a DNS-over-TCP session holds now, the same way (dns_tcp.cpp).
+std::uint64_t dns_tcp_session_held_bytes(dns_tcp_session& s);
+
+// What admitting new work reserves until the next sample counts it (bytes):
+// a connection (its session and the request head it may hold), a DNS query
+// sent upstream (its state, the query and its answer buffer).
+inline constexpr std::uint64_t connection_reservation = 4096 + 32 * 1024;
+inline constexpr std::uint64_t dns_query_reservation = 1024 + 2 * 4096;
 
 }  // namespace cordon::broker::detail

@@ -44,6 +44,7 @@ std::string dns_upstream_query(std::string_view query);
 
 constexpr std::uint8_t dns_nxdomain = 3;
 constexpr std::uint8_t dns_servfail = 2;
+constexpr std::uint8_t dns_refused = 5;
 constexpr std::uint16_t dns_type_a = 1;
 constexpr std::uint16_t dns_type_aaaa = 28;
 

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <asio.hpp>
 #include <cerrno>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include "broker/core.h"
 #include "broker/decision.h"
 #include "broker/dns_message.h"
+#include "core/dns_types.h"
 
 namespace cordon::broker::detail {
 namespace {
@@ -32,6 +34,35 @@ using udp = asio::ip::udp;
 constexpr std::size_t max_message = 4096;         // EDNS0 answers stay well below this on loopback
 constexpr std::size_t max_pending_queries = 64;   // more at once: SERVFAIL
 constexpr std::chrono::milliseconds upstream_wait{3000};
+
+// What the deciding rule `index` (an allow rule) limits of its queries
+// (cordon/policy.h, dns_types and dns_queries_per_minute): why a query of
+// record type `type` may not go upstream, or empty (and then it counts
+// against the rule's rate).
+std::string rule_dns_limit(core& c, std::size_t index, std::uint16_t type) {
+  const auto& rules = c.options.policy.rules;
+  if (index >= rules.size()) return {};
+  const network_rule& rule = rules[index];
+  const std::string which = "rule " + std::to_string(index);
+  if (!rule.dns_types.empty() &&
+      std::none_of(rule.dns_types.begin(), rule.dns_types.end(),
+                   [type](const std::string& name) { return cordon::core::dns_type_number(name) == type; })) {
+    return "record type " + cordon::core::dns_type_text(type) + " is not in " + which + "'s dns_types";
+  }
+  if (!rule.dns_queries_per_minute) return {};
+  auto& window = c.dns_rates[index];
+  const auto now = std::chrono::steady_clock::now();
+  if (window.forwarded == 0 || now - window.began >= std::chrono::minutes(1)) {
+    window.began = now;
+    window.forwarded = 0;
+  }
+  if (window.forwarded >= *rule.dns_queries_per_minute) {
+    return which + "'s dns_queries_per_minute (" + std::to_string(*rule.dns_queries_per_minute) +
+           ") is spent for this minute";
+  }
+  ++window.forwarded;
+  return {};
+}
 
 }  // namespace
 
@@ -61,6 +92,22 @@ dns_verdict judge_dns_query(core& c, const std::string& query, const char* proto
     v.result = outcome::denied;
     return v;
   }
+  if (decided.decision->rule) {
+    if (std::string why = rule_dns_limit(c, *decided.decision->rule, parsed.question.type); !why.empty()) {
+      v.record.reason = std::move(why) + "; answered REFUSED, not sent upstream";
+      v.response = dns_error_response(query, dns_refused);
+      v.result = outcome::denied;
+      return v;
+    }
+  }
+  // Past the broker's budget an allowed query is new work it refuses:
+  // answered REFUSED (RFC 1035 §4.1.1, rcode 5) and recorded as denied.
+  if (!c.admit(dns_query_reservation)) {
+    v.record.reason = c.budget_refusal() + "; answered REFUSED, not sent upstream";
+    v.response = dns_error_response(query, dns_refused);
+    v.result = outcome::denied;
+    return v;
+  }
   v.forward = true;
   v.upstream_query = dns_upstream_query(query);
   v.result = outcome::allowed;
@@ -83,7 +130,7 @@ void learn_dns_answer(core& c, network_connection& record, std::string_view resp
   std::uint64_t held = c.dns.held_bytes();
   if (held > c.dns_granted && !c.budget.take(held - c.dns_granted, c.options.limits.memory_budget_bytes)) {
     c.dns.forget_name(record.host);
-    record.reason = "answer not remembered: the broker's memory budget is spent";
+    record.reason = "broker_budget: answer relayed but not remembered, the broker's memory budget is spent";
     held = c.dns.held_bytes();
   }
   if (held > c.dns_granted) {

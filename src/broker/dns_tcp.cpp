@@ -50,6 +50,14 @@ class dns_tcp_session : public std::enable_shared_from_this<dns_tcp_session> {
 
   void start() { read_length(); }
 
+  // What it holds now: the kernel's queues of its two sockets, the query,
+  // the answer and what is being written, its entry, itself (bytes).
+  std::uint64_t held_bytes() {
+    const auto fd = [](auto& socket) { return socket.is_open() ? socket.native_handle() : -1; };
+    return sizeof *this + socket_held_bytes(fd(client_)) + socket_held_bytes(fd(upstream_)) + query_.capacity() +
+           answer_.capacity() + to_upstream_.capacity() + to_client_.capacity() + connection_held_bytes(record_);
+  }
+
   // The broker stops: a query still waiting for its upstream is recorded.
   void stop_now() {
     if (asking_) {
@@ -244,5 +252,7 @@ void start_dns_tcp_session(core& c, stream::socket client) {
 }
 
 void stop_dns_tcp_session(dns_tcp_session& s) { s.stop_now(); }
+
+std::uint64_t dns_tcp_session_held_bytes(dns_tcp_session& s) { return s.held_bytes(); }
 
 }  // namespace cordon::broker::detail

@@ -72,6 +72,18 @@ void add_connection(network_evidence& e, network_connection c) {
   e.connections.push_back(std::move(c));
 }
 
+std::uint64_t connection_held_bytes(const network_connection& c) {
+  std::uint64_t held = sizeof c + c.protocol.capacity() + c.original.capacity() + c.name_source.capacity() +
+                       c.host.capacity() + c.action.capacity() + c.reason.capacity() + c.address.capacity() +
+                       c.tls.capacity();
+  for (const auto& r : c.requests) {
+    held += sizeof r + r.method.capacity() + r.host.capacity() + r.path.capacity() + r.action.capacity() +
+            r.reason.capacity();
+    for (const auto& i : r.injected) held += sizeof i + i.capacity();
+  }
+  return held;
+}
+
 void streamed_evidence::opened(std::uint64_t id, network_connection c) {
   if (id == 0) return;
   c.requests.clear();  // the final entry lists them; a report of a decision is small

@@ -30,6 +30,11 @@ namespace cordon::broker {
 // bytes out of the list. The counters are always the entries'.
 void add_connection(network_evidence& evidence, network_connection connection);
 
+// What `connection` holds in memory (its strings, its requests'), bytes;
+// counted into the broker's memory peak and budget wherever entries wait
+// (the in-thread broker's list, the confined broker's unsent reports).
+std::uint64_t connection_held_bytes(const network_connection& connection);
+
 // The supervisor's copy of a streamed evidence. Holds at most max_recorded
 // listed entries (the counters count the rest) and at most `max_open`
 // connections reported open at once: a broker has no more sessions than its

@@ -88,13 +88,18 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   // What this connection holds now: the kernel's queues of its two sockets,
-  // its pipes' contents and its user-space buffers (bytes).
+  // its pipes' contents, its user-space buffers, its evidence entry and the
+  // session itself (bytes).
   std::uint64_t held_bytes() {
     const auto fd = [](auto& socket) { return socket.is_open() ? socket.native_handle() : -1; };
-    return socket_held_bytes(fd(client_)) + socket_held_bytes(fd(upstream_)) + to_destination_pipe_.held +
-           to_client_pipe_.held + buffer_.capacity() + check_buffer_.capacity() + to_destination_buffer_.capacity() +
-           to_client_buffer_.capacity() + to_upstream_.capacity() + to_client_.capacity() + judged_.capacity() +
-           (judge_ ? judge_->held_bytes() : 0);
+    std::uint64_t held = sizeof *this + socket_held_bytes(fd(client_)) + socket_held_bytes(fd(upstream_)) +
+                         to_destination_pipe_.held + to_client_pipe_.held + buffer_.capacity() +
+                         check_buffer_.capacity() + to_destination_buffer_.capacity() +
+                         to_client_buffer_.capacity() + to_upstream_.capacity() + to_client_.capacity() +
+                         judged_.capacity() + checked_address_.capacity() + connection_held_bytes(record_) +
+                         (judge_ ? judge_->held_bytes() : 0) + (record_.tls.empty() ? 0 : terminated_tls_bytes);
+    for (const auto& c : candidates_) held += sizeof c + c.capacity();
+    return held;
   }
 
   // The broker stops: close now, record what this connection got to.

@@ -27,6 +27,7 @@
 // Either way the connection is closed.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,6 +53,13 @@ struct terminated_connection {
   std::function<void()> decided;
   std::shared_ptr<void> keepalive;  // the session
 };
+
+// What a terminated connection's two TLS connections hold in OpenSSL
+// (bytes): its SSL objects and their record buffers (a 16 KiB record plus
+// overhead each way, each side). An estimate, not measured: OpenSSL's
+// allocations are not visible to the broker. Counted into the session's
+// held bytes (docs/network.md, "Memory budget").
+inline constexpr std::uint64_t terminated_tls_bytes = 2 * 48 * 1024;
 
 // Is rule `index` of the broker's policy a terminated one?
 bool rule_terminates(const core& c, std::size_t index);

@@ -222,6 +222,10 @@ void read_rule(reader& r, const json& j, const std::string& at, network_rule& ru
       r.boolean(v, here, rule.read_only);
     } else if (k == "websocket") {
       r.boolean(v, here, rule.websocket);
+    } else if (k == "dns_types") {
+      r.string_list(v, here, rule.dns_types);
+    } else if (k == "dns_queries_per_minute") {
+      r.count(v, here, rule.dns_queries_per_minute);
     } else {
       r.unknown(at, k);
     }
@@ -562,6 +566,8 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
     if (!rule.paths.empty()) jr["paths"] = rule.paths;
     if (rule.read_only) jr["read_only"] = true;
     if (rule.websocket) jr["websocket"] = true;
+    if (!rule.dns_types.empty()) jr["dns_types"] = rule.dns_types;
+    if (rule.dns_queries_per_minute) jr["dns_queries_per_minute"] = *rule.dns_queries_per_minute;
     jnet["rules"].push_back(std::move(jr));
   }
   jnet["default_action"] = name_of<rule_action>(net.default_action, rule_action_names);

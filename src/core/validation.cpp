@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/dns_types.h"
 #include "core/host_syntax.h"
 #include "core/json_pointer.h"
 
@@ -189,6 +190,35 @@ bool check_tls_fields(const network_rule& rule, const std::string& here, std::ve
   return errors.size() == before;
 }
 
+// A rule's DNS limits (docs/network.md, "DNS inside the sandbox"): only an
+// allow rule for a wildcard decides queries for names the command chooses,
+// so only there may it limit what is forwarded; the types must be ones the
+// broker knows by name. Returns false when refused.
+bool check_dns_fields(const network_rule& rule, const std::string& normalized_host, const std::string& here,
+                      std::vector<policy_error>& errors) {
+  if (rule.dns_types.empty() && !rule.dns_queries_per_minute) return true;
+  const std::size_t before = errors.size();
+  const std::string field = rule.dns_types.empty() ? "/dns_queries_per_minute" : "/dns_types";
+  if (rule.action != rule_action::allow) {
+    errors.push_back({here + field, "DNS limits need action \"allow\": a denied name is answered NXDOMAIN"});
+  } else if (normalized_host.find('*') == std::string::npos) {
+    errors.push_back({here + field, "DNS limits apply to a wildcard rule (\"*\", \"*.example.com\"): a rule for one "
+                                    "name or address gives the command no names of its own to ask"});
+  }
+  for (std::size_t t = 0; t < rule.dns_types.size(); ++t) {
+    if (!core::dns_type_number(rule.dns_types[t])) {
+      std::string known;
+      for (const auto& [name, number] : core::dns_type_names) known += (known.empty() ? "" : ", ") + std::string(name);
+      errors.push_back({pointer_join(here + "/dns_types", t), "unknown DNS record type \"" + rule.dns_types[t] +
+                                                                   "\" (known: " + known + ")"});
+    }
+  }
+  if (rule.dns_queries_per_minute && (*rule.dns_queries_per_minute < 1 || *rule.dns_queries_per_minute > 1000000)) {
+    errors.push_back({here + "/dns_queries_per_minute", "dns_queries_per_minute must be in 1..1000000"});
+  }
+  return errors.size() == before;
+}
+
 // network.credentials (docs/tls.md): each names a terminated host exactly,
 // a header, and one secret source.
 void check_credentials(const network_policy& in, const network_policy& out, std::vector<policy_error>& errors) {
@@ -264,6 +294,7 @@ void check_network(const network_policy& in, network_policy& out,
     }
     if (!check_tls_fields(rule, here, errors)) continue;
     if (!ok) continue;
+    if (!check_dns_fields(rule, host.normalized, here, errors)) continue;
     network_rule normalized = rule;
     normalized.host = host.normalized;
     if (normalized.read_only) normalized.methods = {"GET", "HEAD", "OPTIONS"};
@@ -271,7 +302,8 @@ void check_network(const network_policy& in, network_policy& out,
     if (!inserted) {
       const network_rule& earlier = in.rules[it->second];
       if (earlier.action != rule.action || earlier.tls != rule.tls || earlier.methods != rule.methods ||
-          earlier.paths != rule.paths || earlier.read_only != rule.read_only || earlier.websocket != rule.websocket) {
+          earlier.paths != rule.paths || earlier.read_only != rule.read_only || earlier.websocket != rule.websocket ||
+          earlier.dns_types != rule.dns_types || earlier.dns_queries_per_minute != rule.dns_queries_per_minute) {
         // First match wins, so this rule would be dead and the author's
         // intent unclear: refuse rather than guess.
         errors.push_back({here, "rule conflicts with rule " + std::to_string(it->second) +

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -138,6 +139,17 @@ inline bool reads_eof(int fd) {
   char c;
   const ssize_t n = ::recv(fd, &c, 1, 0);
   return n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE));
+}
+
+// Raises the soft descriptor limit to the hard one (a relayed connection
+// costs the test process eight: client, server side, the broker's two
+// sockets and four pipe ends). False when even that is too low.
+inline bool enough_descriptors(rlim_t needed) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
+  return limit.rlim_cur >= needed;
 }
 
 // A server on 127.0.0.1 that runs `handler(fd)` on a thread per connection;
