@@ -60,6 +60,7 @@ void sample_memory_periodically(core& c) {
   c.memory_sampler->async_wait([&c](std::error_code ec) {
     if (ec || c.stopping) return;
     sample_memory(c);  // also without sessions: a DNS flood holds the cache
+    if (c.options.hooks.memory_sampled) c.options.hooks.memory_sampled();
     sample_memory_periodically(c);
   });
 }

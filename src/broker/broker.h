@@ -108,6 +108,10 @@ struct broker_hooks {
   // and `resolve` is not.
   using resolved_callback = std::function<void(std::vector<std::string> addresses, std::string problem)>;
   std::function<void(const std::string& host, int port, resolved_callback done)> resolve_async;
+  // Called on the broker's thread after each periodic memory sample, once
+  // the evidence's memory_peak_bytes holds it. Tests count the samples of a
+  // state they hold instead of sleeping; unset in the supervisor.
+  std::function<void()> memory_sampled;
 };
 
 struct broker_options {

@@ -65,6 +65,9 @@ class streamed_evidence {
   network_evidence& evidence() { return evidence_; }
   const network_evidence& evidence() const { return evidence_; }
 
+  // How many connections are reported open now (and not yet ended).
+  std::size_t open_count() const { return open_.size(); }
+
  private:
   network_evidence evidence_;
   std::size_t max_open_;

@@ -490,6 +490,11 @@ network_evidence broker_process::evidence() const {
   return e;
 }
 
+std::size_t broker_process::open_connections() const {
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->stream->open_count();
+}
+
 int broker_process::probe_open(const std::string& path) {
   state& s = *state_;
   {

@@ -83,6 +83,10 @@ class broker_process {
   // it was open) and one `error` entry saying how it ended.
   network_evidence evidence() const;
 
+  // Test hook: how many connections the broker has reported open and not
+  // yet ended, as merged so far (each is in evidence() if the broker dies).
+  std::size_t open_connections() const;
+
   pid_t pid() const;
 
   // Test hook: asks the broker to open `path` read-only and returns the

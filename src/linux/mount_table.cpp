@@ -137,13 +137,31 @@ std::vector<std::string> platform_default_roots() {
   return roots;
 }
 
-mount_table_result build_mount_table(const mount_table_input& input) {
-  const sandbox_policy& policy = *input.policy;
-  const filesystem_policy& fs = policy.filesystem;
-  mount_table_result out;
-  mount_table& table = out.table;
-  table.full_root = fs.read == read_mode::full;
+namespace {
 
+// The policy's lists as host paths (symlinks followed once, at compile time,
+// each such resolution noted), sorted shallow first; and the platform
+// defaults a restricted root starts from.
+struct resolved_lists {
+  std::vector<entry> readable, writable, protect, denied;
+  std::vector<std::string> defaults;
+};
+
+// What the phases below ask of the lists: is a path at or beneath one of them.
+struct table_roots {
+  explicit table_roots(const resolved_lists& lists)
+      : defaults(lists.defaults),
+        readable(lists.readable),
+        writable(lists.writable),
+        existing_protected(lists.protect, true),
+        existing_denied(lists.denied, true) {}
+  root_set defaults, readable, writable, existing_protected, existing_denied;
+};
+
+// Phase 1: resolve every list of the policy (and the repository scan's
+// protected paths) on the host.
+resolved_lists resolve_lists(const mount_table_input& input, const mount_table& table, std::vector<std::string>& notes) {
+  const filesystem_policy& fs = input.policy->filesystem;
   host_path_resolver resolver;
   auto resolve_list = [&](const std::vector<std::string>& paths, const char* list_name) {
     std::vector<entry> entries;
@@ -151,56 +169,43 @@ mount_table_result build_mount_table(const mount_table_input& input) {
       if (raw == token_run_tmp) continue;
       resolved_path r = resolver.resolve(raw);
       if (r.was_symlink) {
-        out.notes.push_back(std::string(list_name) + " path " + raw + " resolved to " + r.path +
-                            " (symlinks are followed once, at compile time)");
+        notes.push_back(std::string(list_name) + " path " + raw + " resolved to " + r.path +
+                        " (symlinks are followed once, at compile time)");
       }
       entries.push_back({r.path, r.exists, r.is_directory, raw});
     }
     sort_shallow_first(entries);
     return entries;
   };
-
-  table.private_tmp = std::find(fs.writable.begin(), fs.writable.end(), std::string(token_run_tmp)) !=
-                      fs.writable.end();
-  std::vector<entry> readable = resolve_list(fs.readable, "readable");
-  std::vector<entry> writable = resolve_list(fs.writable, "writable");
+  resolved_lists lists;
+  lists.readable = resolve_list(fs.readable, "readable");
+  lists.writable = resolve_list(fs.writable, "writable");
   std::vector<std::string> protected_paths = fs.protected_read_only;
   protected_paths.insert(protected_paths.end(), input.vcs_protected.begin(), input.vcs_protected.end());
-  std::vector<entry> protect = resolve_list(protected_paths, "protected_read_only");
-  std::vector<entry> denied = resolve_list(fs.denied, "denied");
+  lists.protect = resolve_list(protected_paths, "protected_read_only");
+  lists.denied = resolve_list(fs.denied, "denied");
+  if (!table.full_root && fs.include_platform_defaults) lists.defaults = platform_default_roots();
+  return lists;
+}
 
-  std::vector<std::string> defaults;
-  if (!table.full_root && fs.include_platform_defaults) defaults = platform_default_roots();
-  const root_set default_roots(defaults), readable_roots(readable), writable_roots(writable);
-  const root_set existing_protected(protect, true), existing_denied(denied, true);
-
-  // A protected or denied path reached through a symlink that itself lies in
-  // a writable root: the mount covers the target, but the command could
-  // replace the link (rm .git/hooks; mkdir .git/hooks) and the host would
-  // then follow the new name. A mount cannot cover a symlink: refuse.
-  for (const auto* list : {&protect, &denied}) {
+// Phase 2: a protected or denied path reached through a symlink that itself
+// lies in a writable root: the mount covers the target, but the command could
+// replace the link (rm .git/hooks; mkdir .git/hooks) and the host would then
+// follow the new name. A mount cannot cover a symlink: refuse.
+void refuse_replaceable_links(const resolved_lists& lists, const table_roots& roots, std::vector<blocker>& blockers) {
+  for (const auto* list : {&lists.protect, &lists.denied}) {
     for (const auto& e : *list) {
-      if (e.given == e.path || !writable_roots.covers(e.given)) continue;
-      out.blockers.push_back(deny_blocker(
-                              (list == &protect ? "protected path " : "denied path ") + e.given +
-                                  " is reached through a symlink inside a writable root, which the command could "
-                                  "replace; name the target or make it a real directory"));
+      if (e.given == e.path || !roots.writable.covers(e.given)) continue;
+      blockers.push_back(deny_blocker((list == &lists.protect ? "protected path " : "denied path ") + e.given +
+                                      " is reached through a symlink inside a writable root, which the command could "
+                                      "replace; name the target or make it a real directory"));
     }
   }
+}
 
-  // Is a host path visible inside at all (before masks)?
-  auto visible = [&](const std::string& path) {
-    bool hidden_by_private_tmp = table.private_tmp && path_is_within(path, "/tmp");
-    if (table.full_root && !hidden_by_private_tmp) return true;
-    return default_roots.covers(path) || readable_roots.covers(path) || writable_roots.covers(path);
-  };
-  // Could the command create this path? Only beneath a writable root that is
-  // not itself under a protected or denied entry.
-  auto creatable = [&](const std::string& path) {
-    return writable_roots.covers(path) && !existing_protected.covers(path) && !existing_denied.covers_parent_of(path);
-  };
-
-  // Platform defaults: restricted root only. Merged-/usr symlinks are recreated.
+// Phase 3: the platform defaults (restricted root only; merged-/usr symlinks
+// are recreated), then the private /tmp.
+void add_platform_defaults(const std::vector<std::string>& defaults, mount_table& table) {
   for (const auto& root : defaults) {
     struct stat st {};
     if (::lstat(root.c_str(), &st) != 0) continue;
@@ -208,58 +213,67 @@ mount_table_result build_mount_table(const mount_table_input& input) {
       char buffer[4096];
       ssize_t n = ::readlink(root.c_str(), buffer, sizeof buffer - 1);
       if (n <= 0) continue;
-      table.ops.push_back({mount_kind::symlink, root, std::string(buffer, static_cast<std::size_t>(n)),
-                           false, "platform default"});
+      table.ops.push_back({mount_kind::symlink, root, std::string(buffer, static_cast<std::size_t>(n)), false,
+                           "platform default"});
     } else {
       table.ops.push_back({mount_kind::bind_read_only, root, {}, S_ISDIR(st.st_mode), "platform default"});
     }
   }
   if (table.private_tmp) table.ops.push_back({mount_kind::private_tmpfs, "/tmp", {}, true, "{run_tmp}"});
+}
 
-  for (const auto& r : readable) {
+// Phase 4: the readable roots not already visible, then every writable root.
+void add_readable_and_writable(const resolved_lists& lists, const table_roots& roots, mount_table& table) {
+  for (const auto& r : lists.readable) {
     if (!r.exists) {
       table.skipped.push_back("readable " + r.path + ": does not exist");
       continue;
     }
     bool hidden_by_private_tmp = table.private_tmp && path_is_within(r.path, "/tmp");
-    if ((table.full_root && !hidden_by_private_tmp) || default_roots.covers(r.path)) {
+    if ((table.full_root && !hidden_by_private_tmp) || roots.defaults.covers(r.path)) {
       table.skipped.push_back("readable " + r.path + ": already visible read-only");
       continue;
     }
-    if (writable_roots.covers(r.path)) {
+    if (roots.writable.covers(r.path)) {
       table.skipped.push_back("readable " + r.path + ": inside a writable root, which wins");
       continue;
     }
     table.ops.push_back({mount_kind::bind_read_only, r.path, {}, r.directory, "readable"});
   }
-  for (const auto& w : writable) {
+  for (const auto& w : lists.writable) {
     if (!w.exists) {
       table.skipped.push_back("writable " + w.path + ": does not exist");
       continue;
     }
     table.ops.push_back({mount_kind::bind_writable, w.path, {}, w.directory, "writable"});
   }
-  // Devices the policy names (filesystem.devices): the only mounts that keep
-  // their device nodes usable; every other bind, under /dev too, is nodev.
+}
+
+// Phase 5: the devices the policy names (filesystem.devices): the only mounts
+// that keep their device nodes usable; every other bind, under /dev too, is nodev.
+void add_devices(const filesystem_policy& fs, mount_table& table, std::vector<blocker>& blockers) {
   for (const auto& device : fs.devices) {
     struct stat st {};
     if (::stat(device.c_str(), &st) != 0) {
       table.skipped.push_back("device " + device + ": does not exist");
     } else if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
-      out.blockers.push_back(deny_blocker("device " + device + " is not a device node"));
+      blockers.push_back(deny_blocker("device " + device + " is not a device node"));
     } else {
       table.ops.push_back({mount_kind::bind_writable, device, {}, false, "device"});
     }
   }
-  // Pins: every directory between a writable root and a protected or denied
-  // path is bound onto itself, so it becomes a mount point that cannot be
-  // renamed (EBUSY). Otherwise `mv .git x && mkdir .git` would move the
-  // protection away with the old directory and leave the path free.
+}
+
+// Phase 6: pins. Every directory between a writable root and a protected or
+// denied path is bound onto itself, so it becomes a mount point that cannot
+// be renamed (EBUSY). Otherwise `mv .git x && mkdir .git` would move the
+// protection away with the old directory and leave the path free.
+void add_pins(const resolved_lists& lists, mount_table& table) {
   std::vector<std::string> pins;
   std::set<std::string, std::less<>> pinned;
   auto pin_parents = [&](const std::string& path) {
     const entry* root = nullptr;
-    for (const auto& w : writable) {
+    for (const auto& w : lists.writable) {
       if (path_is_within(path, w.path) && path != w.path && (root == nullptr || w.path.size() > root->path.size())) {
         root = &w;
       }
@@ -271,53 +285,94 @@ mount_table_result build_mount_table(const mount_table_input& input) {
       if (pinned.insert(dir).second) pins.push_back(dir);
     }
   };
-  for (const auto& p : protect) {
+  for (const auto& p : lists.protect) {
     if (p.exists) pin_parents(p.path);
   }
-  for (const auto& d : denied) {
+  for (const auto& d : lists.denied) {
     if (d.exists) pin_parents(d.path);
   }
   std::stable_sort(pins.begin(), pins.end(),
                    [](const std::string& a, const std::string& b) { return path_depth(a) < path_depth(b); });
   for (const auto& dir : pins) table.ops.push_back({mount_kind::bind_writable, dir, {}, true, "pin"});
+}
 
-  for (const auto& p : protect) {
-    if (!writable_roots.covers(p.path)) {
+// Phase 7: the protected paths beneath a writable root, read-only again.
+void add_protected(const resolved_lists& lists, const table_roots& roots, mount_table& table,
+                   std::vector<blocker>& blockers) {
+  for (const auto& p : lists.protect) {
+    if (!roots.writable.covers(p.path)) {
       table.skipped.push_back("protected " + p.path + ": not beneath a writable root, already read-only");
       continue;
     }
     if (!p.exists) {
-      out.blockers.push_back(deny_blocker(
-                              "protected path " + p.path +
-                                  " does not exist and could be created inside a writable root; "
-                                  "create it or remove the entry"));
+      blockers.push_back(deny_blocker("protected path " + p.path +
+                                      " does not exist and could be created inside a writable root; "
+                                      "create it or remove the entry"));
       continue;
     }
     table.ops.push_back({mount_kind::bind_read_only, p.path, {}, p.directory, "protected"});
   }
-  for (const auto& d : denied) {
-    if (!visible(d.path)) {
+}
+
+// Is a host path visible inside at all (before masks)?
+bool visible_inside(const mount_table& table, const table_roots& roots, const std::string& path) {
+  bool hidden_by_private_tmp = table.private_tmp && path_is_within(path, "/tmp");
+  if (table.full_root && !hidden_by_private_tmp) return true;
+  return roots.defaults.covers(path) || roots.readable.covers(path) || roots.writable.covers(path);
+}
+
+// Could the command create this path? Only beneath a writable root that is
+// not itself under a protected or denied entry.
+bool creatable_inside(const table_roots& roots, const std::string& path) {
+  return roots.writable.covers(path) && !roots.existing_protected.covers(path) &&
+         !roots.existing_denied.covers_parent_of(path);
+}
+
+// Phase 8: the denied paths the command could see, masked.
+void add_denied(const resolved_lists& lists, const table_roots& roots, mount_table& table,
+                std::vector<blocker>& blockers) {
+  for (const auto& d : lists.denied) {
+    if (!visible_inside(table, roots, d.path)) {
       table.skipped.push_back("denied " + d.path + ": not visible in the sandbox");
       continue;
     }
-    if (!d.exists && creatable(d.path)) {
-      out.blockers.push_back(deny_blocker(
-                              "denied path " + d.path +
-                                  " does not exist and could be created inside a writable root"));
+    if (!d.exists && creatable_inside(roots, d.path)) {
+      blockers.push_back(deny_blocker("denied path " + d.path +
+                                      " does not exist and could be created inside a writable root"));
       continue;
     }
     // A mask hides a name, not the file: another hard link would still show it.
     if (d.exists) {
       std::string linked = find_hard_linked(d.path, 100000);
       if (!linked.empty()) {
-        out.blockers.push_back(deny_blocker(
-                                "denied file " + linked +
-                                    " has another hard link, which a mask cannot hide; remove the extra link"));
+        blockers.push_back(deny_blocker("denied file " + linked +
+                                        " has another hard link, which a mask cannot hide; remove the extra link"));
         continue;
       }
     }
     table.ops.push_back({mount_kind::mask, d.path, {}, d.directory, "denied"});
   }
+}
+
+}  // namespace
+
+// The phases above, in order: the table's operations are applied by PID 1 in
+// the order they are added (binds, then pins, read-only protections, masks).
+mount_table_result build_mount_table(const mount_table_input& input) {
+  const filesystem_policy& fs = input.policy->filesystem;
+  mount_table_result out;
+  mount_table& table = out.table;
+  table.full_root = fs.read == read_mode::full;
+  table.private_tmp = std::find(fs.writable.begin(), fs.writable.end(), std::string(token_run_tmp)) != fs.writable.end();
+  const resolved_lists lists = resolve_lists(input, table, out.notes);
+  const table_roots roots(lists);
+  refuse_replaceable_links(lists, roots, out.blockers);
+  add_platform_defaults(lists.defaults, table);
+  add_readable_and_writable(lists, roots, table);
+  add_devices(fs, table, out.blockers);
+  add_pins(lists, table);
+  add_protected(lists, roots, table, out.blockers);
+  add_denied(lists, roots, table, out.blockers);
   record_source_identities(table);
   return out;
 }

@@ -27,6 +27,7 @@
 #include "linux/connect_redirect.h"
 #include "linux/cgroups.h"
 #include "linux/cpu_watchdog.h"
+#include "linux/forwarded_signals.h"
 #include "linux/memory_trim.h"
 #include "broker/trust_bundle.h"
 #include "linux/run_tls.h"
@@ -34,6 +35,7 @@
 #include "linux/namespaces.h"
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
+#include "linux/tree_cgroup.h"
 #include "linux/violations.h"
 #include "posix/exiting_sandboxes.h"
 #include "posix/poll_timeout.h"
@@ -201,81 +203,6 @@ result<sandbox_channels> open_channels(const linux_plan_payload& payload, bool p
   }
   return c;
 }
-
-// Tree-wide limits: the run's cgroup exists before the tree does, and a
-// janitor removes it even if this process is killed. finish() (at the
-// latest the destructor) removes the directories and reaps the janitor.
-class tree_cgroup {
- public:
-  tree_cgroup() = default;
-  tree_cgroup(const tree_cgroup&) = delete;
-  tree_cgroup& operator=(const tree_cgroup&) = delete;
-  ~tree_cgroup() { finish(); }
-
-  // Nothing to do when the plan sets no tree-wide limit.
-  result<void> create(const cgroup_site& site, const cgroup_limits& limits) {
-    if (!limits.memory_bytes && !limits.max_processes && !limits.cpu_seconds) return ok;
-    auto created = run_cgroup::create(site, limits);
-    if (!created) return std::move(created).error_value();
-    cgroup_ = std::move(*created);
-    auto spawned = cgroup_->spawn_janitor();
-    if (!spawned) return std::move(spawned).error_value();
-    janitor_trigger_ = std::move(spawned->trigger_fd);
-    janitor_pid_ = spawned->pid;
-    return ok;
-  }
-  run_cgroup* get() noexcept { return cgroup_ ? &*cgroup_ : nullptr; }
-
-  void finish() noexcept {
-    if (!cgroup_) return;
-    cgroup_->remove();
-    janitor_trigger_.reset();
-    if (janitor_pid_ > 0) {
-      posix::reap(janitor_pid_);
-      janitor_pid_ = -1;
-    }
-  }
-
- private:
-  std::optional<run_cgroup> cgroup_;
-  unique_fd janitor_trigger_;
-  pid_t janitor_pid_ = -1;
-};
-
-// Forwarded signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) are blocked in this
-// thread and taken through a signalfd, never by their default action, until
-// restore() (at the latest the destructor) puts the caller's mask back.
-class forwarded_signals {
- public:
-  forwarded_signals() {
-    ::sigemptyset(&forwarded_);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaddset(&forwarded_, sig);
-    ::sigprocmask(SIG_BLOCK, &forwarded_, &previous_);
-    fd_.reset(::signalfd(-1, &forwarded_, SFD_CLOEXEC | SFD_NONBLOCK));
-  }
-  forwarded_signals(const forwarded_signals&) = delete;
-  forwarded_signals& operator=(const forwarded_signals&) = delete;
-  ~forwarded_signals() { restore(false); }
-
-  int fd() const noexcept { return fd_.get(); }
-  // `discard_pending`: drop forwarded signals still pending (the run is over
-  // and they were forwarded) before unblocking them.
-  void restore(bool discard_pending) noexcept {
-    if (!blocked_) return;
-    if (discard_pending) {
-      signalfd_siginfo drained{};
-      while (::read(fd_.get(), &drained, sizeof drained) > 0) {
-      }
-    }
-    ::sigprocmask(SIG_SETMASK, &previous_, nullptr);
-    blocked_ = false;
-  }
-
- private:
-  sigset_t forwarded_{}, previous_{};
-  unique_fd fd_;
-  bool blocked_ = true;
-};
 
 // PID 1 of the new namespaces.
 struct sandbox_process {
@@ -637,74 +564,56 @@ result<run_outcome> conclude(const launch_request& request, const prepared_launc
   return outcome;
 }
 
-}  // namespace
+// The run's clock and deadline start with the command: at the clone, or
+// when a prepared sandbox gets its command.
+struct run_clock {
+  steady::time_point started = steady::now();
+  std::optional<steady::time_point> deadline;
 
-result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
-                                     const launch_request& request, launch_request* ran) {
-  // A prepared sandbox (launch_request::next_command) gets its command later.
-  const bool prepared = static_cast<bool>(request.next_command);
-  if (!prepared && (request.argv.empty() || request.argv[0].empty())) {
-    return make_error(error_code::usage_error, "no command to run");
+  void start(const sandbox_plan& plan, prepared_launch& launch) {
+    started = steady::now();
+    if (plan.policy().process.timeout_ms) {  // PID 1 holds the deadline too (sandbox_init.h)
+      deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
+      launch.deadline_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline->time_since_epoch()).count();
+      *deadline += std::chrono::milliseconds(reap_grace_ms);  // PID 1 ends and reaps the tree first (namespace_reap.h)
+    }
   }
-  run_outcome outcome;
-  prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
-  auto tls = prepare_run_tls(plan.policy().network, request.host_environment);  // run_tls.h
-  if (!tls) return std::move(tls).error_value();
-  // The broker's process starts now, so that its start overlaps the
-  // sandbox's set-up; it makes the run's authority, whose certificate the
-  // sandbox's bundle needs before the clone (run_tls.h).
+};
+
+// Phase: the broker's process starts now, so that its start overlaps the
+// sandbox's set-up; it makes the run's authority, whose certificate the
+// sandbox's bundle needs before the clone (run_tls.h). None without a broker.
+result<std::unique_ptr<broker_process>> start_broker_process(const sandbox_plan& plan,
+                                                             const linux_plan_payload& payload, run_tls& tls) {
   std::unique_ptr<broker_process> broker;
-  if (payload.network_broker) {
-    std::string certificate;
-    auto spawned = broker_process::spawn(broker_options_for(plan, tls->options), &certificate);
-    if (!spawned) return std::move(spawned).error_value();
-    broker = std::move(*spawned);
-    if (tls->options.make_authority) tls->bundle = broker::trust_bundle(certificate);
-  }
-  if (!tls->bundle.empty()) launch.ca_bundle = &tls->bundle;
-  outcome.working_directory = launch.working_directory;
-  // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
-  // devices and terminals get supervisor-owned pipes or a private pty.
-  stdio_relay relay;
-  if (!prepared) {
-    auto stdio = plan_stdio(plan.policy().process.allow_pty);
-    if (!stdio) return std::move(stdio).error_value();
-    if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
-  }
-  auto opened = open_channels(payload, prepared);
-  if (!opened) return std::move(opened).error_value();
-  sandbox_channels& channels = *opened;
+  if (!payload.network_broker) return broker;
+  std::string certificate;
+  auto spawned = broker_process::spawn(broker_options_for(plan, tls.options), &certificate);
+  if (!spawned) return std::move(spawned).error_value();
+  broker = std::move(*spawned);
+  if (tls.options.make_authority) tls.bundle = broker::trust_bundle(certificate);
+  return broker;
+}
+
+// Phase: the descriptors PID 1 gets. A prepared sandbox's PID 1 reads its
+// command into memory it has before the clone.
+void hand_channels_to(prepared_launch& launch, const sandbox_channels& channels, bool prepared) {
   launch.sync_read_fd = channels.sync_read.get();
   launch.status_write_fd = channels.status_write.get();
   launch.notify_send_fd = channels.notify_send.get();
   launch.broker_send_fd = channels.broker_send.get();
-  if (prepared) {
-    // PID 1 reads its command into memory it has before the clone.
-    launch.command_receive_fd = channels.command_receive.get();
-    launch.command_buffer.resize(prepared_command_max_bytes);
-    launch.argv.assign(prepared_command_max_words + 1, nullptr);
-    launch.envp.assign(prepared_command_max_words + 1, nullptr);
-  }
-  tree_cgroup cgroup;
-  if (auto created = cgroup.create(payload.cgroups, payload.tree_limits); !created) {
-    return std::move(created).error_value();
-  }
-  forwarded_signals signals;
+  if (!prepared) return;
+  launch.command_receive_fd = channels.command_receive.get();
+  launch.command_buffer.resize(prepared_command_max_bytes);
+  launch.argv.assign(prepared_command_max_words + 1, nullptr);
+  launch.envp.assign(prepared_command_max_words + 1, nullptr);
+}
 
-  // The run's clock and deadline start with the command: at the clone, or
-  // when a prepared sandbox gets its command.
-  auto started = steady::now();
-  std::optional<steady::time_point> deadline;
-  auto start_clock = [&] {
-    started = steady::now();
-    if (plan.policy().process.timeout_ms) {  // PID 1 holds the deadline too (sandbox_init.h)
-      deadline = started + std::chrono::milliseconds(*plan.policy().process.timeout_ms);
-      launch.deadline_ns =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(deadline->time_since_epoch()).count();
-      *deadline += std::chrono::milliseconds(reap_grace_ms);  // PID 1 ends and reaps the tree first (namespace_reap.h)
-    }
-  };
-  if (!prepared) start_clock();
+// Phase: clone PID 1, put it in the run's cgroup, then let it go on (the
+// sync byte). Errors: those of the clone and of the cgroup attach (PID 1 is
+// then killed and reaped).
+result<sandbox_process> start_sandbox(const linux_plan_payload& payload, bool prepared, prepared_launch& launch,
+                                      sandbox_channels& channels, stdio_relay& relay, tree_cgroup& cgroup) {
   auto cloned = clone_sandbox(payload, launch);
   channels.close_sandbox_ends();
   if (!cloned) return std::move(cloned).error_value();
@@ -727,34 +636,48 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   char go = 1;
   if (::write(channels.sync_write.get(), &go, 1) != 1) { /* the child will see EOF and exit */ }
   channels.sync_write.reset();
+  return std::move(*cloned);
+}
 
-  watch_state w;
-  w.network = std::move(broker);
-  launch_request effective = request;  // a prepared sandbox's command, once it came
-  if (prepared) {
-    if (auto command = await_command(plan, sandbox, channels, signals, request, outcome, w)) {
-      start_clock();
-      auto sent = send_command(plan, std::move(*command), channels, launch.deadline_ns, relay, launch, effective,
-                               outcome);
-      if (ran != nullptr) {
-        ran->argv = effective.argv;
-        ran->working_directory = effective.working_directory;
-        ran->host_environment = effective.host_environment;
-      }
-      if (!sent) {
-        kill_tree(sandbox, w);
-        posix::reap(sandbox.pid);
-        return std::move(sent).error_value();
-      }
-      relay.start();
-    }
+// What a prepared sandbox's phase works on besides the watch state.
+struct prepared_delivery {
+  const launch_request& request;
+  launch_request& effective;  // the command, once it came
+  launch_request* ran;        // for the caller (supervisor.h)
+};
+
+// Phase (prepared sandbox only): wait for the command, start the clock and
+// send it to PID 1. No command (cancelled, a signal, PID 1 gone): nothing
+// sent, the watch that follows sees why. Errors: send_command()'s; the tree
+// is then killed and reaped.
+result<void> deliver_command(const sandbox_plan& plan, const sandbox_process& sandbox, sandbox_channels& channels,
+                             const forwarded_signals& signals, prepared_delivery d, prepared_launch& launch,
+                             stdio_relay& relay, run_clock& clock, run_outcome& outcome, watch_state& w) {
+  auto command = await_command(plan, sandbox, channels, signals, d.request, outcome, w);
+  if (!command) return ok;
+  clock.start(plan, launch);
+  auto sent = send_command(plan, std::move(*command), channels, launch.deadline_ns, relay, launch, d.effective, outcome);
+  if (d.ran != nullptr) {
+    d.ran->argv = d.effective.argv;
+    d.ran->working_directory = d.effective.working_directory;
+    d.ran->host_environment = d.effective.host_environment;
   }
-  w.cancel_fd = request.cancel_fd;
-  w.trim_at = started + kTrimAfter;
-  watch(plan, payload, sandbox, channels, signals, cgroup.get(), deadline, outcome, w);
+  if (!sent) {
+    kill_tree(sandbox, w);
+    posix::reap(sandbox.pid);
+    return std::move(sent).error_value();
+  }
+  relay.start();
+  return ok;
+}
 
-  int wait_status = 0;
-  struct rusage usage {};
+// Phase: the tree is gone. Reap PID 1 (or leave it to a thread once it
+// reported its exit), finish the stdio, stop the broker (its evidence is
+// then complete), read PID 1's last message, put the signal mask back and
+// take the cgroup's counters; the cgroup is removed.
+void collect(sandbox_process& sandbox, sandbox_channels& channels, stdio_relay& relay, forwarded_signals& signals,
+             tree_cgroup& cgroup, const run_clock& clock, int& wait_status, struct rusage& usage,
+             run_outcome& outcome, watch_state& w) {
   if (w.pid1_exiting) {
     // The outcome comes from PID 1's message; a thread reaps it (posix/exiting_sandboxes.h).
     posix::reap_when_exited(sandbox.pid, std::move(sandbox.pidfd));
@@ -762,7 +685,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     posix::reap(sandbox.pid, &wait_status, &usage);
   }
   relay.finish();  // stdio hook: the tree is gone; what it wrote is copied out, the terminal restored
-  outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
+  outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - clock.started).count();
   outcome.violations = w.violations.entries();
   if (w.network) {
     // The namespace is empty: no client is left, so whatever is still open
@@ -783,6 +706,67 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
     outcome.process_limit_hit = stats.forks_refused > 0;
     cgroup.finish();
   }
+}
+
+}  // namespace
+
+// The phases above, in order: prepare the launch, start the broker, the
+// stdio, the channels and the cgroup, start the sandbox, (a prepared
+// sandbox) deliver its command, watch the tree, collect, conclude.
+result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_payload& payload,
+                                     const launch_request& request, launch_request* ran) {
+  // A prepared sandbox (launch_request::next_command) gets its command later.
+  const bool prepared = static_cast<bool>(request.next_command);
+  if (!prepared && (request.argv.empty() || request.argv[0].empty())) {
+    return make_error(error_code::usage_error, "no command to run");
+  }
+  run_outcome outcome;
+  prepared_launch launch = prepare(plan, payload, request, outcome.environment_names);
+  auto tls = prepare_run_tls(plan.policy().network, request.host_environment);  // run_tls.h
+  if (!tls) return std::move(tls).error_value();
+  auto broker = start_broker_process(plan, payload, *tls);
+  if (!broker) return std::move(broker).error_value();
+  if (!tls->bundle.empty()) launch.ca_bundle = &tls->bundle;
+  outcome.working_directory = launch.working_directory;
+  // stdio hook (stdio_plan.h, relay.h): pipes pass through untouched; files,
+  // devices and terminals get supervisor-owned pipes or a private pty.
+  stdio_relay relay;
+  if (!prepared) {
+    auto stdio = plan_stdio(plan.policy().process.allow_pty);
+    if (!stdio) return std::move(stdio).error_value();
+    if (auto made = relay.prepare(*stdio, launch.stdio); !made) return std::move(made).error_value();
+  }
+  auto opened = open_channels(payload, prepared);
+  if (!opened) return std::move(opened).error_value();
+  sandbox_channels& channels = *opened;
+  hand_channels_to(launch, channels, prepared);
+  tree_cgroup cgroup;
+  if (auto created = cgroup.create(payload.cgroups, payload.tree_limits); !created) {
+    return std::move(created).error_value();
+  }
+  forwarded_signals signals;
+
+  run_clock clock;
+  if (!prepared) clock.start(plan, launch);
+  auto started = start_sandbox(payload, prepared, launch, channels, relay, cgroup);
+  if (!started) return std::move(started).error_value();
+  sandbox_process& sandbox = *started;
+
+  watch_state w;
+  w.network = std::move(*broker);
+  launch_request effective = request;  // a prepared sandbox's command, once it came
+  if (prepared) {
+    auto delivered = deliver_command(plan, sandbox, channels, signals, {request, effective, ran}, launch, relay,
+                                     clock, outcome, w);
+    if (!delivered) return std::move(delivered).error_value();
+  }
+  w.cancel_fd = request.cancel_fd;
+  w.trim_at = clock.started + kTrimAfter;
+  watch(plan, payload, sandbox, channels, signals, cgroup.get(), clock.deadline, outcome, w);
+
+  int wait_status = 0;
+  struct rusage usage {};
+  collect(sandbox, channels, relay, signals, cgroup, clock, wait_status, usage, outcome, w);
   return conclude(effective, launch, w, wait_status, usage, std::move(outcome));
 }
 

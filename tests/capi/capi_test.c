@@ -14,10 +14,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -438,23 +440,52 @@ static void test_deadline_cancel_and_wait_fd(void) {
 done:;
 }
 
+static atomic_int waiter_tid; /* the waiting thread's id, once it is about to wait */
+
 static void* wait_without_deadline(void* run) {
   static int answer;
+  atomic_store(&waiter_tid, (int)syscall(SYS_gettid));
   answer = cordon_run_wait(run, -1);
   return &answer;
+}
+
+/* 1 once thread `tid` of this process sleeps (state S in
+ * /proc/self/task/TID/stat, proc(5)): blocked in its call. Polled within 10 s. */
+static int thread_blocks(int tid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+  for (int i = 0; i < 2000; ++i) {
+    char text[512] = {0};
+    FILE* f = fopen(path, "r");
+    if (f != NULL) {
+      size_t n = fread(text, 1, sizeof text - 1, f);
+      fclose(f);
+      const char* end = n > 0 ? strrchr(text, ')') : NULL; /* the name may hold spaces */
+      if (end != NULL && end[1] == ' ' && end[2] == 'S') return 1;
+    }
+    usleep(5 * 1000); /* polling a condition */
+  }
+  return 0;
 }
 
 /* One thread waits without a deadline; another cancels (cordon_c.h: the one
  * call that may come from another thread while one waits). */
 static void test_cancel_from_another_thread(void) {
   CHECK(fx.plan != NULL, "compile %s", compile_failure);
-  const char* argv[] = {"/bin/sleep", "60", NULL};
+  /* Cancelled once the command runs (its line read) and the waiter is
+   * blocked in cordon_run_wait (polled), not after a fixed pause. */
+  const char* argv[] = {"/bin/sh", "-c", "echo up; exec sleep 60", NULL};
   cordon_run_request request = {0};
   request.argv = argv;
+  request.stdout_io.mode = CORDON_STDIO_PIPE;
   CHECK(cordon_run_start(fx.plan, &request, &fx.run, &fx.error) == CORDON_OK, "start: %s", fx.error);
+  char line[3] = {0};
+  CHECK(read(cordon_run_fd(fx.run, 1), line, sizeof line) == 3 && memcmp(line, "up\n", 3) == 0, "the command never ran");
   pthread_t waiter;
+  atomic_store(&waiter_tid, 0);
   CHECK(pthread_create(&waiter, NULL, wait_without_deadline, fx.run) == 0, "pthread_create");
-  usleep(200 * 1000);
+  for (int i = 0; i < 2000 && atomic_load(&waiter_tid) == 0; ++i) usleep(5 * 1000);
+  CHECK(thread_blocks(atomic_load(&waiter_tid)), "the waiting thread never blocked in cordon_run_wait");
   double start = now_seconds();
   cordon_run_cancel(fx.run);
   void* answer = NULL;

@@ -20,8 +20,10 @@ namespace {
 constexpr const char* stall_script = R"(import os, socket, time
 path = "/tmp/stall.sock"
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); srv.bind(path); srv.listen(0)
+stallers = []
 for _ in range(4):
-    if os.fork() == 0:
+    pid = os.fork()
+    if pid == 0:
         kept = []
         t = time.time()
         while time.time() - t < 20:
@@ -30,7 +32,11 @@ for _ in range(4):
             except OSError: pass
             kept.append(s)
         os._exit(0)
-time.sleep(0.2)
+    stallers.append(pid)
+def stalled(pid):  # sleeping (proc(5) state S): in a connect the full backlog holds
+    s = open("/proc/%d/stat" % pid).read()
+    return s[s.rindex(chr(41)) + 2] == "S"  # after the name's closing parenthesis
+while not all(stalled(p) for p in stallers): time.sleep(0.01)  # polled; --timeout bounds it
 for _ in range(2):
     if os.fork() == 0:
         t = time.time()

@@ -17,7 +17,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "escape_support.h"
@@ -104,6 +107,38 @@ class interactive_run {
   std::size_t consumed_ = 0;
 };
 
+// The state (proc(5): R, S, T, ...) of the host's process with exactly this
+// command line, or 0 when there is none (zombies have none).
+char process_state(const std::string& cmdline) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir("/proc"), ::closedir);
+  if (!d) return 0;
+  while (dirent* e = ::readdir(d.get())) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::string text = proc_cmdline(e->d_name);  // harness.h: a process may exit meanwhile
+    for (auto& c : text) c = c == '\0' ? ' ' : c;
+    if (text != cmdline + " ") continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto end = stat.rfind(')');  // the name may hold spaces
+    return end != std::string::npos && end + 2 < stat.size() ? stat[end + 2] : 0;
+  }
+  return 0;
+}
+
+// Is a process with exactly this command line running on the host?
+bool running(const std::string& cmdline) { return process_state(cmdline) != 0; }
+
+// Waits (polling, within 10 s) until `accept` takes the state of the
+// process with exactly this command line.
+template <typename Accept>
+bool state_becomes(const std::string& cmdline, Accept accept) {
+  for (int i = 0; i < 2000; ++i) {
+    if (accept(process_state(cmdline))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 const std::vector<std::string> kBash = {"bash", "--norc", "--noprofile", "-i"};
 
 TEST(Terminal, BashHasJobControlCtrlZFgAndCtrlC) {
@@ -114,15 +149,19 @@ TEST(Terminal, BashHasJobControlCtrlZFgAndCtrlC) {
   ASSERT_TRUE(run.wait_for("monitor        \ton")) << run.screen();
   // ttyname() works: the private pty, inside the sandbox's own /dev.
   ASSERT_TRUE(run.wait_for("/dev/pts/0")) << run.screen();
-  run.send("sleep 40\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The job carries a duration of this test's own, to find it among the
+  // host's processes: Ctrl-Z once it runs (bash gives it the terminal before
+  // the exec), Ctrl-C once fg has woken it (the terminal first, then SIGCONT).
+  const std::string job = "sleep 40." + std::to_string(::getpid() % 1000);
+  run.send(job + "\n");
+  ASSERT_TRUE(state_becomes(job, [](char s) { return s != 0; })) << run.screen();
   run.send("\x1a");  // Ctrl-Z: the line discipline of the private pty stops the foreground job
   ASSERT_TRUE(run.wait_for("Stopped")) << run.screen();
   run.send("jobs -l\n");
-  ASSERT_TRUE(run.wait_for("sleep 40")) << run.screen();
+  ASSERT_TRUE(run.wait_for(job)) << run.screen();
   run.send("fg\n");
-  ASSERT_TRUE(run.wait_for("sleep 40")) << run.screen();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(run.wait_for(job)) << run.screen();
+  ASSERT_TRUE(state_becomes(job, [](char s) { return s != 0 && s != 'T'; })) << run.screen();
   run.send("\x03");  // Ctrl-C: interrupts the job, not the session
   run.send("echo session-$((6*7))\n");
   ASSERT_TRUE(run.wait_for("session-42")) << run.screen();
@@ -141,9 +180,14 @@ TEST(Terminal, WindowSizeIsForwarded) {
   size.ws_row = 33;
   size.ws_col = 101;
   ASSERT_EQ(::ioctl(run.master(), TIOCSWINSZ, &size), 0);  // the caller's terminal gets SIGWINCH: cordon forwards
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  run.send("stty size\n");
-  EXPECT_TRUE(run.wait_for("33 101")) << run.screen();
+  // The forwarding is asynchronous: ask again until the new size shows
+  // (within 10 s), rather than once after a fixed pause.
+  bool resized = false;
+  for (int i = 0; i < 50 && !resized; ++i) {
+    run.send("stty size\n");
+    resized = run.wait_for("33 101", std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(resized) << run.screen();
   run.send("exit\n");
   EXPECT_EQ(run.wait_exit(), 0) << run.screen();
 }
@@ -190,18 +234,6 @@ TEST(Terminal, CallersSettingsAreRestoredAfterExitAndTimeout) {
   }
 }
 
-// Is a process with exactly this command line running on the host?
-bool running(const std::string& cmdline) {
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir("/proc"), ::closedir);
-  if (!d) return false;
-  while (dirent* e = ::readdir(d.get())) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string text = proc_cmdline(e->d_name);  // harness.h: a process may exit meanwhile
-    for (auto& c : text) c = c == '\0' ? ' ' : c;
-    if (text == cmdline + " ") return true;
-  }
-  return false;
-}
 
 // Ctrl-Z (SIGTSTP) cannot stop cordon, and SIGSTOP, which cannot be
 // refused, does not stretch the timeout: PID 1 holds the deadline.

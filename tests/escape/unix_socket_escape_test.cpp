@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -40,15 +42,23 @@ class counting_listener {
   counting_listener(const counting_listener&) = delete;
   counting_listener& operator=(const counting_listener&) = delete;
   bool ok() const { return ok_; }
-  // Connections accepted so far (after letting the queue drain).
+  // Connections accepted so far: every connection queued before this call
+  // (a unix connect(2) returns once it is queued) has been accepted once a
+  // whole round of the accepting thread began after the call, so this waits
+  // for two rounds to end (polling that counter, within 10 s).
   int accepted() const {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::uint64_t until = rounds_.load() + 2;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (rounds_.load() < until && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a condition
+    }
+    EXPECT_GE(rounds_.load(), until) << "the accepting thread stopped";
     return count_.load();
   }
 
  private:
   void serve() {
-    while (!stop_) {
+    for (; !stop_; ++rounds_) {
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, 20) <= 0) continue;
       while (true) {
@@ -63,6 +73,7 @@ class counting_listener {
   bool ok_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<int> count_{0};
+  std::atomic<std::uint64_t> rounds_{0};  // whole rounds of serve() (poll, then accept until EAGAIN)
   std::thread thread_;
 };
 

@@ -207,7 +207,11 @@ cmd = ["/bin/sh", "-c", "git init -q sub && git -C sub config core.fsmonitor 'to
 TEST(GateRun, ParallelGatesHaveTheirOwnTmp) {
   temp_dir ws;
   std::string name = "cordon-gate-shared-" + std::to_string(::getpid());
-  std::string body = "echo $0 > /tmp/" + name + "; sleep 0.5; cat /tmp/" + name;
+  // Each gate writes its name to /tmp, says so in the workspace and reads
+  // /tmp back only once both have written (a rendezvous, polled within
+  // 20 s): with one /tmp shared, one of them would read the other's name.
+  std::string body = "echo $0 > /tmp/" + name + "; touch wrote-$0; i=0; while [ $i -lt 400 ]; do "
+                     "[ -e wrote-a ] && [ -e wrote-b ] && break; sleep 0.05; i=$((i+1)); done; cat /tmp/" + name;
   std::string manifest = ws.write("gates.toml", "[[gate]]\nname = \"a\"\ncmd = [\"/bin/sh\", \"-c\", \"" + body +
                                                     "\", \"a\"]\n[[gate]]\nname = \"b\"\ncmd = [\"/bin/sh\", \"-c\", \"" +
                                                     body + "\", \"b\"]\n");
@@ -218,6 +222,7 @@ TEST(GateRun, ParallelGatesHaveTheirOwnTmp) {
   EXPECT_FALSE(std::ifstream("/tmp/" + name).good());  // nothing reached the host's /tmp
   json record = json::parse(slurp(ws.path() + "/rec/run.json"));
   json a = gate_entry(record, "a"), b = gate_entry(record, "b");
+  EXPECT_TRUE(std::ifstream(ws.path() + "/wrote-a").good() && std::ifstream(ws.path() + "/wrote-b").good());
   // They did overlap: b started before a finished.
   EXPECT_LT(b.at("started_ms").get<int>(), a.at("started_ms").get<int>() + a.at("duration_ms").get<int>());
 }

@@ -316,9 +316,14 @@ TEST(Audit, SurvivesKill9OfTheWriter) {
       }
     }
     ::close(acks[1]);
+    // The kill lands at a random point of the appending, once it goes on (the
+    // first acknowledgement read): the random pause picks the point, the
+    // assertions below hold wherever it falls.
+    std::uint64_t seq = 0;
+    ASSERT_EQ(::read(acks[0], &seq, sizeof seq), static_cast<ssize_t>(sizeof seq)) << "the writer never appended";
+    acknowledged = std::max(acknowledged, seq);
     ::usleep(static_cast<useconds_t>(std::uniform_int_distribution<int>(2000, 40000)(random)));
     ::kill(pid, SIGKILL);
-    std::uint64_t seq = 0;
     while (::read(acks[0], &seq, sizeof seq) == static_cast<ssize_t>(sizeof seq)) acknowledged = std::max(acknowledged, seq);
     ::close(acks[0]);
     int status = 0;

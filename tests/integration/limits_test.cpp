@@ -86,10 +86,12 @@ TEST(Limits, ProcessCeilingRefusesForks) {
   temp_dir ws, dir;
   auto r = run_cordon({"--policy", limits_policy(dir, R"({"max_processes": 16})", true)},
                       {"python3", "-c",
-                       "import os, time\nkids, refused = [], 0\n"
+                       // Each child blocks reading a pipe nobody writes until it is killed:
+                       // all of them live while the forks go on, however slow the host.
+                       "import os\nkids, refused = [], 0\nr, w = os.pipe()\n"
                        "for _ in range(40):\n"
                        "  try:\n    pid = os.fork()\n  except BlockingIOError:\n    refused += 1\n    continue\n"
-                       "  if pid == 0:\n    time.sleep(2)\n    os._exit(0)\n  kids.append(pid)\n"
+                       "  if pid == 0:\n    os.read(r, 1)\n    os._exit(0)\n  kids.append(pid)\n"
                        "print('spawned', len(kids), 'refused', refused)\n"
                        "for k in kids: os.kill(k, 9)\n"},
                       ws.path());

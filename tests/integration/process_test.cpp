@@ -19,7 +19,9 @@ TEST(ProcessTree, SetsidAndDoubleForkedDaemonsDoNotSurviveTheRun) {
   auto r = run_sh(ws.path(),
                   "setsid sleep " + a + " </dev/null >/dev/null 2>&1 & "
                   "(sh -c 'sleep " + b + " </dev/null >/dev/null 2>&1 &') ; "
-                  "sleep 0.2; ps -e -o args 2>/dev/null | grep -c '^sleep 3' ; echo launched");
+                  // Counted once both run (polled within 10 s), not after a fixed pause.
+                  "i=0; while [ $(ps -e -o args 2>/dev/null | grep -c '^sleep 3') -lt 2 ] && [ $i -lt 200 ]; do "
+                  "sleep 0.05; i=$((i+1)); done; ps -e -o args 2>/dev/null | grep -c '^sleep 3' ; echo launched");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("launched"), std::string::npos);
   // Both daemons existed inside the sandbox...

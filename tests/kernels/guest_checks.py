@@ -139,7 +139,12 @@ def limits_hold(who, cgroup=None, tag=""):
     status, r, err = report_run(who, ["sh", "-c", "while :; do :; done"], ["--cpu", "2", "--timeout", "120"], cgroup)
     check(who, f"{tag}cpu_spin_killed", "cpu" in r.get("limits_hit", []) and not r.get("timeout_fired")
           and control(r, "cpu").get("level") == "enforced", f"status {status} {r.get('limits_hit')} {r.get('exit')} {err[-300:]}")
-    time.sleep(1)
+    # A run's cgroup is removed by the run or, shortly after, by its janitor;
+    # nothing else removes cordon-* groups, so one still there after 10 s
+    # (polled) is left behind.
+    deadline = time.monotonic() + 10
+    while leftovers() and time.monotonic() < deadline:
+        time.sleep(0.05)
     left = leftovers()
     check(who, f"{tag}nothing_left_behind", not left, " ".join(left))
 

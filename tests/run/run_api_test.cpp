@@ -27,6 +27,7 @@
 
 #include "../host_execution_plan.h"
 #include "../host_expect.h"
+#include "../thread_state.h"
 #include "cordon/cordon.h"
 #include "cordon/prepared.h"
 
@@ -249,8 +250,14 @@ TEST_F(RunApi, CancelWhileAnotherThreadWaitsAndCompletionFd) {
   EXPECT_FALSE(started->wait_for(std::chrono::milliseconds(100)));
   EXPECT_EQ(::poll(&done, 1, 0), 0) << "the completion descriptor is readable while the command runs";
   run_report report;
-  std::thread waiter([&] { report = started->wait(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::atomic<pid_t> waiter_tid{0};
+  std::thread waiter([&] {
+    waiter_tid = ::gettid();
+    report = started->wait();
+  });
+  // Cancel once the waiter is blocked in wait() (it sleeps: state S), not
+  // after a fixed pause.
+  EXPECT_TRUE(test::thread_blocks(waiter_tid)) << "the waiting thread never blocked in wait()";
   const auto cancelled_at = std::chrono::steady_clock::now();
   started->cancel();
   waiter.join();

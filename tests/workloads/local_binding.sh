@@ -8,11 +8,15 @@ port=$((20000 + RANDOM % 20000))
 (cd "$WS" && "$CORDON" run --no-summary --allow-local-binding --timeout 60 -- sh -c "
   $PY -m http.server $port --bind 127.0.0.1 >/dev/null 2>&1 & server=\$!
   for i in \$(seq 100); do curl -s http://127.0.0.1:$port/index.html && break; sleep 0.1; done
-  touch started; sleep 2; kill \$server") >"$WL_DIR/out" 2>"$WL_DIR/err" &
+  touch started
+  for i in \$(seq 600); do [ -e looked ] && break; sleep 0.05; done; kill \$server") >"$WL_DIR/out" 2>"$WL_DIR/err" &
 runner=$!
 for i in $(seq 150); do [ -e "$WS/started" ] && break; sleep 0.1; done
 [ -e "$WS/started" ] || fail "the dev server never came up: $(cat "$WL_DIR/err")"
+# The server inside runs until the host has looked (the file "looked"), not
+# for a fixed time: a miss is not a server that had already stopped.
 host_code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/index.html")"
+touch "$WS/looked"
 wait $runner
 RC=$?
 expect_eq "$RC" 0 "the run: $(cat "$WL_DIR/err")"

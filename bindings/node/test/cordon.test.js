@@ -54,12 +54,18 @@ test('allowed write works, forbidden writes fail with their errno', async (t) =>
 
 test('streaming output arrives before the end; stdin pipe', async (t) => {
   if (!available) return t.skip(skipReason);
+  // The command prints its second line only once the first has reached
+  // this process (the callback makes the file it waits for; bounded by 20 s):
+  // both lines at the end would mean the first came only at the end.
   const seen = [];
-  const r = await cordon.run('workspace-write', ['/bin/sh', '-c', 'echo first; sleep 0.5; echo second'],
-    { cwd: workspace, onStdout: (c) => seen.push([c.toString(), Date.now()]) });
-  const end = Date.now();
+  const go = path.join(workspace, 'first-seen');
+  const r = await cordon.run('workspace-write',
+    ['/bin/sh', '-c', 'echo first; i=0; while [ ! -e first-seen ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; '
+      + 'test -e first-seen && echo second'],
+    { cwd: workspace, onStdout: (c) => { seen.push(c.toString()); fs.writeFileSync(go, ''); } });
+  fs.rmSync(go, { force: true });
   assert.equal(r.stdout.toString(), 'first\nsecond\n');
-  assert.ok(end - seen[0][1] >= 400, 'the first line came only at the end');
+  assert.equal(seen[0], 'first\n', 'the first line came only at the end');
 
   const run = cordon.start('workspace-write', ['/usr/bin/tr', 'a-z', 'A-Z'], { cwd: workspace, stdin: 'pipe' });
   run.stdin.end('piped in\n');
@@ -80,11 +86,13 @@ test('cancel and AbortSignal kill the tree', async (t) => {
   assert.equal(r.exitCode, 137);
   assert.equal(r.report.outcome, 'cancelled');
 
+  // Aborted once the command runs (its first output), not after a fixed pause.
   const controller = new AbortController();
-  setTimeout(() => controller.abort(), 200);
   const started = Date.now();
-  const aborted = await cordon.run('workspace-write', ['/bin/sleep', '60'], { cwd: workspace, signal: controller.signal });
+  const aborted = await cordon.run('workspace-write', ['/bin/sh', '-c', 'echo ready; exec sleep 60'],
+    { cwd: workspace, signal: controller.signal, onStdout: () => controller.abort() });
   assert.equal(aborted.cancelled, true);
+  assert.equal(aborted.stdout.toString(), 'ready\n');
   assert.ok(Date.now() - started < 20000);
 });
 

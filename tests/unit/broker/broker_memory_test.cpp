@@ -57,7 +57,9 @@ TEST(BrokerMemory, FourHundredStalledConnectionsHoldOnlyTheirBaseBuffers) {
   test_server server(never_read, 1024);
   broker_limits limits;
   limits.max_connections = connections + 8;
-  auto b = start_broker(filtered({rule("api.example.com", rule_action::allow)}), local_hooks(server.port()), limits);
+  memory_samples samples;
+  broker_hooks hooks = local_hooks(server.port());
+  auto b = start_broker(filtered({rule("api.example.com", rule_action::allow)}), samples.attach(hooks), limits);
   ASSERT_TRUE(b.broker);
 
   std::vector<fd_guard> clients;
@@ -83,7 +85,7 @@ TEST(BrokerMemory, FourHundredStalledConnectionsHoldOnlyTheirBaseBuffers) {
     if (moved == 0 && round > 2) break;
     std::this_thread::sleep_for(20ms);
   }
-  std::this_thread::sleep_for(300ms);  // at least two samples of the full state
+  ASSERT_TRUE(samples.wait_for(2)) << "the broker took no memory samples of the full state";
   b.broker->stop();
   release_stalled = true;
   const auto e = b.broker->evidence();

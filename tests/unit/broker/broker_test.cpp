@@ -530,7 +530,8 @@ TEST_P(BrokerRelay, HalfCloseFromTheDestination) {
 
 TEST_P(BrokerRelay, SlowReaderDoesNotBlockAnotherConnection) {
   // 'F' asks for a flood the client never reads; anything else is echoed.
-  test_server server([](int fd) {
+  std::atomic<pid_t> flooder{0};  // the flooding thread, once it floods
+  test_server server([&flooder](int fd) {
     char first = 0;
     if (::recv(fd, &first, 1, 0) != 1) return;
     if (first != 'F') {
@@ -538,6 +539,7 @@ TEST_P(BrokerRelay, SlowReaderDoesNotBlockAnotherConnection) {
       echo(fd);
       return;
     }
+    flooder = ::gettid();
     const std::string chunk(64 * 1024, 'f');
     while (send_all(fd, chunk)) {
     }
@@ -547,7 +549,8 @@ TEST_P(BrokerRelay, SlowReaderDoesNotBlockAnotherConnection) {
   ASSERT_TRUE(b.broker);
   fd_guard slow = connect_tcp(b.port);
   ASSERT_TRUE(open_tunnel(slow.get(), "api.example.com:443", "F"));
-  std::this_thread::sleep_for(100ms);  // let the flood fill every buffer on the way
+  // Every buffer on the way is full once the flooding thread blocks in send().
+  ASSERT_TRUE(::cordon::test::thread_blocks(flooder)) << "the flood never filled the buffers on the way";
   fd_guard fast = connect_tcp(b.port);
   ASSERT_TRUE(open_tunnel(fast.get(), "api.example.com:443"));
   for (int i = 0; i < 20; ++i) {
@@ -679,7 +682,14 @@ TEST(Broker, ConnectTimeout) {
   unanswered_port target;
   broker_limits limits;
   limits.connect_timeout = 300ms;
-  auto b = start_broker(filtered({rule("slow.example", rule_action::allow)}), local_hooks(target.port), limits);
+  // The dials, counted: the broker dials right before its connect.
+  auto dials = std::make_shared<std::atomic<int>>(0);
+  broker_hooks hooks = local_hooks(target.port);
+  hooks.dial = [dials, dial = hooks.dial](const std::string& address, int port) {
+    dials->fetch_add(1);
+    return dial(address, port);
+  };
+  auto b = start_broker(filtered({rule("slow.example", rule_action::allow)}), hooks, limits);
   ASSERT_TRUE(b.broker);
   auto start = steady::now();
   const std::string got = round_trip(b.port, connect_request("slow.example:443"));
@@ -691,10 +701,15 @@ TEST(Broker, ConnectTimeout) {
   EXPECT_EQ(socks_handshake(s.get(), socks_domain_request("slow.example", 443)), socks5_reply_code::host_unreachable);
   s.reset();
 
-  // And stop() does not wait for a connect in progress.
+  // And stop() does not wait for a connect in progress: once it is dialed
+  // (polled, not a fixed pause).
+  const int dialed = dials->load();
   fd_guard pending = connect_tcp(b.port);
   ASSERT_TRUE(send_all(pending.get(), connect_request("slow.example:443")));
-  std::this_thread::sleep_for(50ms);
+  for (auto until = steady::now() + 10s; dials->load() == dialed && steady::now() < until;) {
+    std::this_thread::sleep_for(5ms);  // polling a condition
+  }
+  ASSERT_GT(dials->load(), dialed) << "the pending connect was never dialed";
   start = steady::now();
   b.broker->stop();
   EXPECT_LT(steady::now() - start, 250ms);
@@ -939,10 +954,14 @@ TEST(BrokerTransparent, AServerFirstProtocolIsDecidedByAddressAfterTheWait) {
   ASSERT_TRUE(b.broker);
   fd_guard c = dial_transparent(b, "198.51.100.7", 25);
   const auto start = steady::now();
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // says nothing first
+  // Says nothing first: the broker decides by address when the wait is over
+  // and dials the server, which is the sign to go on (polled, not slept).
+  const auto until = start + std::chrono::seconds(10);
+  while (server.connections() == 0 && steady::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(server.connections(), 1) << "the silent connection was never passed on";
+  EXPECT_GE(steady::now() - start, std::chrono::milliseconds(200)) << "passed on before the first-bytes wait";
   ASSERT_TRUE(send_all(c.get(), "late"));
   EXPECT_EQ(recv_exact(c.get(), 4), "late");
-  EXPECT_GE(steady::now() - start, std::chrono::milliseconds(200));
   c.reset();
   const auto e = wait_for_total(*b.broker, 1);
   ASSERT_EQ(e.connections.size(), 1u);

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../thread_state.h"
 #include "broker/broker.h"
 #include "broker/socks5.h"
 
@@ -255,6 +256,29 @@ inline broker_hooks local_hooks(int server_port) {
   hooks.dial = dial_local(server_port);
   return hooks;
 }
+
+// The broker's periodic memory samples (broker_hooks::memory_sampled),
+// counted: a test that holds a state waits for samples of it, not for a
+// fixed time.
+struct memory_samples {
+  std::shared_ptr<std::atomic<int>> count = std::make_shared<std::atomic<int>>(0);
+  // Counts into `hooks`.
+  broker_hooks& attach(broker_hooks& hooks) const {
+    hooks.memory_sampled = [count = count] { count->fetch_add(1); };
+    return hooks;
+  }
+  // Waits until `n` whole samples were taken after this call (a sample in
+  // progress when it is made is not counted). False after `timeout`.
+  bool wait_for(int n, std::chrono::milliseconds timeout = std::chrono::seconds(10)) const {
+    const int until = count->load() + n + 1;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (count->load() < until) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a condition
+    }
+    return true;
+  }
+};
 
 // With `transparent`, the one listener is the transparent one and that is
 // its destination table (destination_table.h).

@@ -245,6 +245,7 @@ struct terminated_broker {
     broker_options options;
     options.policy = filtered({r});
     options.hooks = local_hooks(dial_port != 0 ? dial_port : upstream.server->port());
+    samples.attach(options.hooks);
     options.limits = limits;
     options.listener_names = {"127.0.0.1:" + std::to_string(port)};
     if (with_authority) options.tls.authority = authority;
@@ -275,6 +276,7 @@ struct terminated_broker {
   std::shared_ptr<upstream_trust> trust;  // with trust_read_ahead
   std::unique_ptr<network_broker> broker;
   int broker_port = 0;
+  memory_samples samples;  // the broker's periodic memory samples
 };
 
 const std::string get_head = std::string("GET /api/items?x=1 HTTP/1.1\r\nHost: ") + api_host + "\r\n\r\n";
@@ -801,7 +803,7 @@ TEST(BrokerTls, AStalledWebsocketClientHoldsTheBrokerToBaseBuffers) {
   std::string response;
   auto c = open_websocket(b, push, upgrade_head("/ws/"), response);
   ASSERT_TRUE(c->ssl) << response;
-  ::usleep(400 * 1000);  // stalled: at least three samples of the full state
+  ASSERT_TRUE(b.samples.wait_for(3)) << "the broker took no memory samples of the stalled state";
   const std::uint64_t stalled_peak = b.broker->evidence().memory_peak_bytes;
   EXPECT_EQ(ssl_read_exact(c->ssl, push), test_bytes(push, 'S')) << "everything arrives once the client reads";
   c.reset();

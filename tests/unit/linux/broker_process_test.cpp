@@ -279,9 +279,11 @@ TEST(BrokerProcess, ADeadBrokerIsRecordedWithTheDecisionsItMade) {
   EXPECT_EQ(recv_exact(open.get(), 4), "pong");
   // The two finished entries reach the supervisor while the broker runs.
   ASSERT_EQ(wait_until_total(*b.broker, 2), 2U) << "entries are streamed when they are complete";
-  // Reports wait at most 2 ms to be sent together (broker_link.cpp): the
-  // open connection's has been sent well before this.
-  ::usleep(100 * 1000);
+  // The open connection's report has reached the supervisor (polled, not a
+  // fixed pause; reports wait at most 2 ms to be sent together, broker_link.cpp).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (b.broker->open_connections() < 1 && std::chrono::steady_clock::now() < until) ::usleep(5 * 1000);
+  ASSERT_EQ(b.broker->open_connections(), 1U) << "the open connection was never reported";
   ASSERT_EQ(::kill(b.broker->pid(), SIGKILL), 0);
   EXPECT_TRUE(reads_eof(open.get())) << "the command loses its way out";
   b.broker->stop();
