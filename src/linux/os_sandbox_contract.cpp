@@ -116,8 +116,11 @@ void state_network(const sandbox_policy& policy, const os_sandbox_payload& paylo
         "the command's own processes cannot reach each other by abstract names either; it may bind an abstract "
         "name that a host program then connects to"};
   } else {
-    c[control::unix_sockets] = {L::partial, scoped ? "landlock abstract-socket scope" : "",
-                                "network unrestricted: every named unix socket the user may write is connectable"};
+    c[control::unix_sockets] = {
+        L::partial, scoped ? "landlock abstract-socket scope" : "",
+        scoped ? "network unrestricted: every named unix socket the user may write is connectable"
+               : "network unrestricted: every named unix socket the user may write is connectable, and the "
+                 "host's abstract sockets are connectable (no Landlock abstract-socket scope before ABI 6)"};
   }
 }
 
