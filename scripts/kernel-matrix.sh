@@ -16,7 +16,7 @@
 #   --results DIR  also copy every JSON result into DIR (scripts/test.sh's
 #                  summary counts *.kernels.json files there)
 #   --no-docs      do not rewrite docs/kernels.md
-# Environment: CORDON_MATRIX_TIMEOUT (seconds per guest, default 900),
+# Environment: CORDON_MATRIX_TIMEOUT (seconds per guest, default 1500: the nouserns guest runs the escape suite against linux-os-sandbox as root and as the user, 650-900 s under TCG on a loaded host),
 #   CORDON_MATRIX_ACCEL (tcg, the default, or kvm),
 #   CORDON_MATRIX_SUITES (default "checks,escape,integration": what the guests run),
 #   CORDON_MATRIX_WHO (default "unprivileged"; "root,unprivileged" runs the suites as both).
@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#configs[@]} -gt 0 ] || configs=(shipped nolandlock nouserns)
-timeout_s="${CORDON_MATRIX_TIMEOUT:-900}"
+timeout_s="${CORDON_MATRIX_TIMEOUT:-1500}"
 accel="${CORDON_MATRIX_ACCEL:-tcg}"
 suites="${CORDON_MATRIX_SUITES:-checks,escape,integration}"
 who="${CORDON_MATRIX_WHO:-unprivileged}"

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -108,6 +110,20 @@ struct broker_process::state {
     }
   }
 };
+
+std::string dns_upstream() {
+  const char* configured = std::getenv("CORDON_DNS_UPSTREAM");
+  return configured != nullptr && *configured != '\0' ? std::string(configured) : broker::system_dns_upstream();
+}
+
+std::size_t broker_connection_budget(std::size_t wanted) {
+  constexpr rlim_t kReserve = 64;
+  constexpr rlim_t kPerConnection = 6;
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_max == RLIM_INFINITY) return wanted;
+  const rlim_t budget = files.rlim_max > kReserve ? (files.rlim_max - kReserve) / kPerConnection : 1;
+  return std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(budget)));
+}
 
 namespace {
 

@@ -104,6 +104,19 @@ class broker_process {
   std::shared_ptr<state> state_;
 };
 
+// Where the sandbox's allowed DNS queries go: $CORDON_DNS_UPSTREAM
+// ("address:port", for tests that run their own resolver on loopback), else
+// this host's first nameserver (broker::system_dns_upstream; empty: none).
+std::string dns_upstream();
+
+// How many connections the broker's process can hold, at most `wanted`: a
+// relayed connection holds six descriptors (two sockets, two pipes) and the
+// broker keeps 64 for its own; its process sets its descriptor limit (soft
+// and hard) to that (broker_confinement.h), which must fit under the hard
+// limit it inherits. The caller's own limits are left as they are: the
+// sandbox, cloned after this, inherits them. At least 1.
+std::size_t broker_connection_budget(std::size_t wanted);
+
 // The argument that makes cordon-supervisor the broker's process, and the
 // descriptor its channel is on after execve.
 inline constexpr const char* broker_argument = "--network-broker";

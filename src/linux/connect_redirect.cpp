@@ -213,6 +213,26 @@ int decide(int fd, pid_t pid, const sockaddr_storage& address, std::size_t lengt
   return EACCES;
 }
 
+// The caller's socket (our copy), or -1 with response.error set. pidfd_open,
+// then the notification's validity: the pid was still the caller's when the
+// pidfd was made.
+unique_fd callers_socket(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response) {
+  unique_fd pidfd(open_pidfd(static_cast<pid_t>(request.pid)));
+  std::uint64_t id = request.id;
+  if (pidfd.get() < 0 || ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
+    response.error = -ESRCH;  // the caller is gone; nobody reads this
+    return unique_fd();
+  }
+  unique_fd socket(static_cast<int>(
+      ::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(request.data.args[0]), 0U)));
+  if (socket.get() < 0) {
+    // EBADF: not an open descriptor, as the call would say. Anything else
+    // (no ptrace access to the caller): refuse rather than guess.
+    response.error = errno == EBADF ? -EBADF : -EACCES;
+  }
+  return socket;
+}
+
 }  // namespace
 
 std::vector<bool> ports_rules_may_allow(const network_policy& policy) {
@@ -254,27 +274,36 @@ void answer_connect(int listener_fd, const seccomp_notif& request, seccomp_notif
     response.error = -EFAULT;
     return;
   }
-  // The caller's socket. pidfd_open, then the notification's validity: the
-  // pid was still the caller's when the pidfd was made.
-  unique_fd pidfd(open_pidfd(static_cast<pid_t>(request.pid)));
   std::uint64_t id = request.id;
-  if (pidfd.get() < 0 || ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
-    response.error = -ESRCH;  // the caller is gone; nobody reads this
-    return;
-  }
-  unique_fd socket(static_cast<int>(
-      ::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(request.data.args[0]), 0U)));
-  if (socket.get() < 0) {
-    // EBADF: not an open descriptor, as connect(2) would say. Anything else
-    // (no ptrace access to the caller): refuse rather than guess.
-    response.error = errno == EBADF ? -EBADF : -EACCES;
-    return;
-  }
+  unique_fd socket = callers_socket(listener_fd, request, response);
+  if (socket.get() < 0) return;
   const auto still_waiting = [listener_fd, id]() mutable {
     return ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
   };
   response.error =
       -decide(socket.get(), static_cast<pid_t>(request.pid), address, asked, program, redirect, log, still_waiting);
+}
+
+void answer_listen(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response, violation_log& log) {
+  response.flags = 0;
+  response.val = 0;
+  unique_fd socket = callers_socket(listener_fd, request, response);
+  if (socket.get() < 0) return;
+  const int domain = socket_option(socket.get(), SO_DOMAIN);
+  if (domain < 0) {
+    response.error = errno == ENOTSOCK ? -ENOTSOCK : -EBADF;
+    return;
+  }
+  if (domain == AF_UNIX) {
+    // The same socket: the backlog as asked, the kernel's own answer.
+    const int backlog = static_cast<int>(request.data.args[1]);
+    response.error = ::listen(socket.get(), backlog) == 0 ? 0 : -errno;
+    return;
+  }
+  const int port = local_port(socket.get());
+  log.record("network_listen", domain == AF_INET6 ? "[::]:" + std::to_string(port < 0 ? 0 : port)
+                                                  : "0.0.0.0:" + std::to_string(port < 0 ? 0 : port));
+  response.error = -EACCES;
 }
 
 }  // namespace cordon::linux_impl

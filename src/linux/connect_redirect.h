@@ -68,4 +68,13 @@ connect_redirect transparent_routing(int listener_fd, std::uint16_t transparent_
 void answer_connect(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response,
                     const seccomp_program& program, const connect_redirect& redirect, violation_log& log);
 
+// Answers the listen(2) notification `request` (seccomp_program::
+// listen_checked: no network namespace of the sandbox's own): on our copy of
+// the caller's socket, an AF_UNIX socket listens with the caller's backlog
+// (the kernel's errno); an IPv4/IPv6 one is refused with EACCES and
+// recorded as a "network_listen" violation (a listen on an unbound socket
+// would bind a port on every host address). ENOTSOCK and EBADF as
+// listen(2) gives them. Never sets SECCOMP_USER_NOTIF_FLAG_CONTINUE.
+void answer_listen(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response, violation_log& log);
+
 }  // namespace cordon::linux_impl

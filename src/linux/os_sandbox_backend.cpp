@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cordon/linux_backend.h"
+#include "core/broker_endpoint.h"
 #include "linux/host_facts.h"
 #include "linux/os_sandbox_contract.h"
 #include "linux/os_sandbox_facts.h"
@@ -70,13 +71,39 @@ bool store_is_writable(const sandbox_policy& normalized, const std::string& stor
 
 seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
   seccomp_options seccomp;
-  // Every IP socket is refused unless the network is unrestricted (filtered
-  // mode is refused by the contract: no broker here yet).
+  const bool filtered = normalized.network.mode == network_mode::filtered;
+  // Denied: every IP socket is refused. Filtered: TCP streams only, whose
+  // connect(2) the supervisor performs to the broker's port on 127.0.0.1
+  // only, and no listen(2) on them (os_sandbox_network.h).
   seccomp.deny_non_unix_sockets = normalized.network.mode != network_mode::unrestricted;
+  seccomp.allow_inet_sockets = seccomp.notify_connect = seccomp.inet_stream_only = filtered;
+  seccomp.broker_port = filtered ? broker_port : 0;  // the launch's port replaces it
   seccomp.notify_unix_connect = seccomp.deny_non_unix_sockets;
   seccomp.deny_setuid_bits = facts.uid == 0;
   seccomp.notify = true;  // blocked calls become violations in the report
   return seccomp;
+}
+
+// Filtered networking needs Landlock's TCP rules (ABI 4): without them the
+// command's TCP socket could bind a port on every host address. TLS
+// termination needs the run's CA bundle at a fixed path of the sandbox's
+// view, which only a mount namespace gives.
+void check_filtered(const sandbox_policy& normalized, const host_facts& facts, backend_build& out) {
+  if (normalized.network.mode != network_mode::filtered) return;
+  if (facts.landlock_abi < 4) {
+    out.blockers.push_back(blocker::for_control(
+        control::network_filter, enforcement_level::enforced, enforcement_level::not_enforced,
+        "linux-os-sandbox runs the broker on a host loopback port, which needs Landlock ABI 4 (TCP bind and "
+        "connect rules); this kernel offers ABI " + std::to_string(facts.landlock_abi) + ": use linux-namespaces"));
+  }
+  for (const auto& rule : normalized.network.rules) {
+    if (rule.tls != tls_mode::terminate) continue;
+    out.blockers.push_back(blocker::for_control(
+        control::network_filter, enforcement_level::enforced, enforcement_level::not_enforced,
+        "TLS termination (a rule with tls \"terminate\") needs the run's CA bundle at a fixed path in the "
+        "sandbox's own view (a mount namespace): linux-os-sandbox has none; use linux-namespaces"));
+    break;
+  }
 }
 
 class os_sandbox_backend final : public sandbox_backend {
@@ -125,7 +152,11 @@ class os_sandbox_backend final : public sandbox_backend {
     }
     payload->landlock.abi = facts.landlock_abi;
     payload->landlock.rules = std::move(fs.rules);
+    // No TCP bind or connect by the command itself, filtered mode included:
+    // the supervisor performs its connects (os_sandbox_network.h).
     payload->landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
+    payload->network_broker = normalized.network.mode == network_mode::filtered;
+    check_filtered(normalized, facts, out);
     payload->landlock.scope_signals_and_abstract_sockets = true;
     payload->limits = choose_process_limits(normalized.process, facts);
     if (!facts.stronger_backend_blocker.empty()) out.warnings.push_back(facts.stronger_backend_blocker);
@@ -155,9 +186,11 @@ std::string os_sandbox_payload::describe() const {
   for (const auto& rule : landlock.rules) line("landlock rule " + std::string(landlock_access_name(rule.access)) + " " + rule.path);
   for (const auto& dir : split) line("landlock split " + dir);
   line(std::string("run_tmp ") + (run_tmp ? "yes" : "no"));
+  if (network_broker) line("network broker on 127.0.0.1 (port chosen at launch)");
   line("seccomp rules " + std::to_string(seccomp.blocked.size()) + (seccomp.notify ? " notify" : "") +
        (seccomp.unix_connect_checked ? " unix_connect_checked" : "") +
-       (seccomp.abstract_unix_refused ? " abstract_refused" : "") + " bpf " + std::to_string(seccomp.bpf.size()));
+       (seccomp.abstract_unix_refused ? " abstract_refused" : "") +
+       (seccomp.listen_checked ? " listen_checked" : "") + " bpf " + std::to_string(seccomp.bpf.size()));
   for (const auto& path : seccomp.unix_sockets_allowed) line("unix socket allowed " + path);
   for (const auto& limit : limits.rlimits) line(std::string("rlimit ") + rlimit_name(limit.resource) + " " + std::to_string(limit.value));
   auto tree = [&](const char* what, const std::optional<std::uint64_t>& value, const std::string& parent) {

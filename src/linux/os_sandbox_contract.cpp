@@ -1,6 +1,7 @@
 // os_sandbox_contract.cpp — the levels of the os_sandbox backend (os_sandbox_contract.h).
 #include "linux/os_sandbox_contract.h"
 
+#include <algorithm>
 #include <string>
 
 namespace cordon::linux_impl {
@@ -44,6 +45,40 @@ void state_filesystem(const sandbox_policy& policy, const os_sandbox_payload& pa
                          "the host's /dev, without a private one: other nodes are listed but not opened"};
 }
 
+// Filtered: the broker on a host loopback port (os_sandbox_network.h).
+void state_filtered(const sandbox_policy& policy, const os_sandbox_payload& payload, enforcement_contract& c) {
+  const bool terminate = std::any_of(policy.network.rules.begin(), policy.network.rules.end(),
+                                     [](const network_rule& r) { return r.tls == tls_mode::terminate; });
+  const std::string no_dns =
+      "no network namespace: no resolver inside (UDP sockets are refused and /etc/resolv.conf is the host's), "
+      "so names reach the broker only through the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY with "
+      "socks5h); no transparent routing: a program that ignores them gets EACCES";
+  const std::string mechanism =
+      "broker on a host loopback port chosen per run (127.0.0.1); seccomp: IPv4/IPv6 TCP streams only, "
+      "connect(2) performed by the supervisor on its own copy of the socket (pidfd_getfd) and address, to the "
+      "broker's port on 127.0.0.1 only, listen(2) on them refused; landlock tcp bind/connect (none allowed to "
+      "the command itself)";
+  if (payload.landlock.abi < 4 || !payload.seccomp.listen_checked) {
+    const std::string why = payload.landlock.abi < 4
+                                ? "Landlock ABI " + std::to_string(payload.landlock.abi) +
+                                      " has no TCP rules (ABI 4): a TCP socket could bind a port on every host "
+                                      "address; use linux-namespaces"
+                                : "seccomp is not available: connect(2) cannot be taken over by the supervisor";
+    c[control::network_deny] = {L::not_enforced, "", why};
+    c[control::network_filter] = {L::not_enforced, "", why};
+    return;
+  }
+  if (terminate) {
+    c[control::network_deny] = {L::enforced, mechanism, no_dns};
+    c[control::network_filter] = {L::not_enforced, "",
+                                  "TLS termination needs the run's CA bundle at a fixed path of the sandbox's own "
+                                  "view (a mount namespace); use linux-namespaces"};
+    return;
+  }
+  c[control::network_deny] = {L::enforced, mechanism, no_dns};
+  c[control::network_filter] = {L::enforced, mechanism, no_dns};
+}
+
 void state_network(const sandbox_policy& policy, const os_sandbox_payload& payload, enforcement_contract& c) {
   const bool tcp = payload.landlock.restrict_tcp && payload.landlock.abi >= 4;
   const std::string tcp_layer =
@@ -67,10 +102,7 @@ void state_network(const sandbox_policy& policy, const os_sandbox_payload& paylo
       c[control::network_filter] = {L::not_applicable, "", "network mode is unrestricted"};
       break;
     case network_mode::filtered:
-      c[control::network_deny] = {L::enforced, "seccomp (socket families other than AF_UNIX)" + tcp_layer, ""};
-      c[control::network_filter] = {L::not_enforced, "",
-                                    "linux-os-sandbox does not run the broker yet (a loopback port only the "
-                                    "sandbox may reach needs Landlock ABI 4 and is not built); use linux-namespaces"};
+      state_filtered(policy, payload, c);
       break;
   }
   const bool scoped = payload.landlock.scope_signals_and_abstract_sockets && payload.landlock.abi >= 6;
@@ -84,8 +116,11 @@ void state_network(const sandbox_policy& policy, const os_sandbox_payload& paylo
         "the command's own processes cannot reach each other by abstract names either; it may bind an abstract "
         "name that a host program then connects to"};
   } else {
-    c[control::unix_sockets] = {L::partial, scoped ? "landlock abstract-socket scope" : "",
-                                "network unrestricted: every named unix socket the user may write is connectable"};
+    c[control::unix_sockets] = {
+        L::partial, scoped ? "landlock abstract-socket scope" : "",
+        scoped ? "network unrestricted: every named unix socket the user may write is connectable"
+               : "network unrestricted: every named unix socket the user may write is connectable, and the "
+                 "host's abstract sockets are connectable (no Landlock abstract-socket scope before ABI 6)"};
   }
 }
 

@@ -20,6 +20,7 @@
 #include "linux/cgroups.h"
 #include "linux/cpu_watchdog.h"
 #include "linux/os_sandbox_child.h"
+#include "linux/os_sandbox_network.h"
 #include "linux/post_run_watch.h"
 #include "linux/relay.h"
 #include "linux/subreaper_cleanup.h"
@@ -227,8 +228,17 @@ result<run_outcome> supervise_os_sandbox(const sandbox_plan& plan, const os_sand
     if (auto made = tmp.create(); !made) return std::move(made).error_value();
     landlock.rules.push_back({tmp.path(), landlock_access::read_write});
   }
+  // Filtered: the broker's process starts now, its start overlapping the
+  // command's set-up; it serves before the command may run.
+  std::optional<os_sandbox_broker> network;
+  if (payload.network_broker) {
+    auto started = os_sandbox_broker::start(plan);
+    if (!started) return std::move(started).error_value();
+    network = std::move(*started);
+  }
   std::vector<std::string> argv_storage = request.argv;
   std::vector<std::string> env_storage = environment_for(plan, request, tmp.path());
+  if (network) point_proxies_at(env_storage, network->port());
   for (const auto& entry : env_storage) outcome.environment_names.push_back(entry.substr(0, entry.find('=')));
   std::vector<char*> argv = pointers(argv_storage), envp = pointers(env_storage);
   outcome.working_directory = !request.working_directory.empty() ? request.working_directory
@@ -237,6 +247,7 @@ result<run_outcome> supervise_os_sandbox(const sandbox_plan& plan, const os_sand
   // The command's own sockets in its temporary directory are its to connect to.
   seccomp_program seccomp = payload.seccomp;
   if (!tmp.path().empty() && seccomp.unix_connect_checked) seccomp.unix_sockets_allowed.push_back(tmp.path());
+  if (network) seccomp.broker_port = network->port();
 
   stdio_relay relay;
   auto stdio = plan_stdio(false);  // no private pty without a devpts of our own: a terminal is relayed as a pipe
@@ -310,6 +321,15 @@ result<run_outcome> supervise_os_sandbox(const sandbox_plan& plan, const os_sand
       return std::move(attached).error_value();
     }
   }
+  if (network) {
+    if (auto served = network->serve(); !served) {
+      // Fail closed: without its broker the run is not what the plan says.
+      kill_command(child, w);
+      ::waitpid(child.pid, nullptr, 0);
+      ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+      return std::move(served).error_value();
+    }
+  }
   char byte = 1;
   if (::write(go->write.get(), &byte, 1) != 1) { /* the child sees EOF and exits */ }
   go->write.reset();
@@ -326,8 +346,11 @@ result<run_outcome> supervise_os_sandbox(const sandbox_plan& plan, const os_sand
   // The tree's cleanup: the command's group, then every orphan that came here.
   std::vector<pid_t> keep;
   if (janitor.pid > 0) keep.push_back(janitor.pid);
+  if (network && network->pid() > 0) keep.push_back(network->pid());
   kill_remaining_tree(child.pid, keep);
   watchdog.reset();
+  // The command's tree is gone: the broker drains and its evidence is complete.
+  if (network) outcome.network = network->finish();
   relay.finish();
   outcome.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started).count();
   struct rusage after {};

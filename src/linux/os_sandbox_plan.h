@@ -30,6 +30,10 @@ struct os_sandbox_payload final : plan_payload, post_run_watch {
   // /tmp), removed after the run.
   bool run_tmp = false;
   process_limits_plan limits;
+  // Filtered network: the broker on a host loopback port, chosen at launch
+  // (os_sandbox_network.h); seccomp.broker_port and the proxy variables are
+  // set to it then.
+  bool network_broker = false;
   std::vector<std::string> split;  // directories granted entry by entry (os_sandbox_landlock.h)
 };
 

@@ -41,6 +41,16 @@ struct seccomp_options {
   bool notify_unix_connect = false;
   int broker_port = 0;
   bool allow_loopback_connect = false;
+  // No network namespace of the sandbox's own (linux-os-sandbox, filtered;
+  // with allow_inet_sockets and notify): an IPv4/IPv6 socket is the host's.
+  // socket(AF_INET/AF_INET6) of any type but SOCK_STREAM, or with a protocol
+  // other than 0 and IPPROTO_TCP, fails with EAFNOSUPPORT (no UDP, ICMP,
+  // SCTP or MPTCP: their addresses travel in sendto/sendmsg, beyond a
+  // filter's reach), and every listen(2) goes to the supervisor, which
+  // performs it on its own copy of the socket for AF_UNIX and refuses it
+  // with EACCES for IP (a listen on an unbound socket binds a port on every
+  // host address, past Landlock's bind rule).
+  bool inet_stream_only = false;
   // The caller is the host's root user, mapped to uid 0 inside: a file the
   // command marks setuid or setgid would be a setuid-root program on the
   // host. chmod/fchmod/fchmodat, open/openat/creat with O_CREAT or O_TMPFILE,
@@ -63,6 +73,8 @@ struct seccomp_program {
   bool connect_notified = false;
   int broker_port = 0;
   bool allow_loopback_connect = false;
+  // inet_stream_only: listen(2) notifications are decided by the socket's family.
+  bool listen_checked = false;
   // notify_unix_connect: connect(2) to a named unix socket is decided by the
   // supervisor against these (unix_connect.h), not let through.
   bool unix_connect_checked = false;

@@ -104,29 +104,6 @@ error setup_error(const init_message& m, const prepared_launch& p) {
   return make_error(error_code::launch_failed, message, {}, m.error);
 }
 
-// Where the sandbox's allowed DNS queries go: $CORDON_DNS_UPSTREAM
-// ("address:port", for tests that run their own resolver on loopback), else
-// this host's first nameserver.
-std::string dns_upstream() {
-  const char* configured = std::getenv("CORDON_DNS_UPSTREAM");
-  return configured != nullptr && *configured != '\0' ? std::string(configured) : broker::system_dns_upstream();
-}
-
-// How many connections the broker's process can hold: a relayed connection
-// holds six descriptors (two sockets, two pipes) and the broker keeps 64 for
-// its own; its process sets its descriptor limit (soft and hard) to that
-// (broker_confinement.h), which must fit under the hard limit it inherits.
-// This process's own limits are left as they are: the sandbox, cloned
-// after this, inherits them.
-std::size_t broker_connection_budget(std::size_t wanted) {
-  constexpr rlim_t kReserve = 64;
-  constexpr rlim_t kPerConnection = 6;
-  struct rlimit files {};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_max == RLIM_INFINITY) return wanted;
-  const rlim_t budget = files.rlim_max > kReserve ? (files.rlim_max - kReserve) / kPerConnection : 1;
-  return std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(budget)));
-}
-
 // Both ends of a pipe (read, write) or of a socket pair, close-on-exec.
 struct fd_pair {
   unique_fd first, second;

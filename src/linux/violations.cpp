@@ -105,6 +105,8 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
   if (program.connect_notified && request->data.nr == SYS_connect) {
     static const connect_redirect no_redirect;
     answer_connect(listener_fd, *request, *response, program, redirect ? *redirect : no_redirect, log);
+  } else if (program.listen_checked && request->data.nr == SYS_listen) {
+    answer_listen(listener_fd, *request, *response, log);
   } else {
     const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
     // libc's clone3/openat2 first try is refused all the same, but is no violation (linux/fallback_calls.h).

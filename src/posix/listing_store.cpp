@@ -28,6 +28,26 @@ unique_fd open_own_directory(const std::string& dir) {
 
 std::string file_name_of(const std::string& root) { return detail::sha256_hex(root); }
 
+// Does `name` in `dir` hold exactly `data` already (this user's own regular
+// file)? Then a run that changed nothing writes nothing: no temporary file,
+// fsync or rename on every launch.
+bool holds_already(int dir, const std::string& name, const std::string& data) {
+  unique_fd file(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      st.st_nlink != 1 || (st.st_mode & 022) != 0 || static_cast<std::uint64_t>(st.st_size) != data.size()) {
+    return false;
+  }
+  std::string seen(data.size(), '\0');
+  std::size_t got = 0;
+  while (got < seen.size()) {
+    const ssize_t n = ::read(file.get(), seen.data() + got, seen.size() - got);
+    if (n <= 0) return false;
+    got += static_cast<std::size_t>(n);
+  }
+  return seen == data;
+}
+
 template <typename T>
 void put(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof value);
@@ -149,6 +169,7 @@ result<void> save_listings(const std::string& store_dir, const std::string& root
     }
     if (out.size() > max_listing_store_bytes) return make_error(error_code::io_error, "listings larger than the store's bound");
   }
+  if (holds_already(dir.get(), file_name_of(root), out)) return ok;
   return write_file_atomically_at(dir.get(), file_name_of(root), out);
 }
 

@@ -37,7 +37,8 @@ listing_cache load_listings(const std::string& store_dir, const std::string& roo
 result<void> prepare_listing_store(const std::string& store_dir);
 
 // Replaces the listings stored for `root` (the directory is made, mode
-// 0700, if absent). Errors: io_error (with errno when a call failed), also
+// 0700, if absent); when the stored file holds these listings already,
+// nothing is written (a run that changed nothing costs no fsync). Errors: io_error (with errno when a call failed), also
 // when the directory is not this user's own or others may write it.
 result<void> save_listings(const std::string& store_dir, const std::string& root, const listing_cache& cache);
 

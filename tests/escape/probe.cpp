@@ -597,6 +597,16 @@ std::string inet_attempt(const args_t& a, int type) {
   return out;
 }
 std::string tcp_connect(const args_t& a) { return inet_attempt(a, SOCK_STREAM); }
+// TCP connect to <host> at the port a proxy variable names (the text after
+// its last ':', e.g. HTTP_PROXY=http://127.0.0.1:41234).
+std::string tcp_connect_env_port(const args_t& a) {
+  const char* value = std::getenv(a[1].c_str());
+  if (value == nullptr) return "unset";
+  const std::string text = value;
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return "no port";
+  return inet_attempt({a[0], text.substr(colon + 1)}, SOCK_STREAM);
+}
 std::string udp_send(const args_t& a) { return inet_attempt(a, SOCK_DGRAM); }
 
 // Listen on the sandbox's own loopback and connect to it.
@@ -624,6 +634,17 @@ std::string socket_of(int family, int type, int protocol) {
 }
 std::string socket_netlink(const args_t&) { return socket_of(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE); }
 std::string socket_raw(const args_t&) { return socket_of(AF_INET, SOCK_RAW, IPPROTO_ICMP); }
+// An unprivileged ICMP echo socket (net.ipv4.ping_group_range), and SCTP.
+std::string socket_ping(const args_t&) { return socket_of(AF_INET, SOCK_DGRAM, IPPROTO_ICMP); }
+std::string socket_sctp(const args_t&) { return socket_of(AF_INET6, SOCK_STREAM, IPPROTO_SCTP); }
+// listen(2) on an unbound TCP socket: the kernel binds a port on every address.
+std::string tcp_listen_unbound(const args_t&) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "socket " + err_name(errno);
+  std::string out = ::listen(fd, 1) == 0 ? "OK" : "listen " + err_name(errno);
+  ::close(fd);
+  return out;
+}
 std::string socket_raw6(const args_t&) { return socket_of(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6); }
 std::string socket_packet(const args_t&) { return socket_of(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)); }
 std::string socket_vsock(const args_t&) { return socket_of(40 /* AF_VSOCK */, SOCK_STREAM, 0); }
@@ -1089,6 +1110,10 @@ const action kActions[] = {
     {"tcp-connect", 2, tcp_connect},
     {"udp-send", 2, udp_send},
     {"tcp-local", 1, tcp_local},
+    {"tcp-connect-env-port", 2, tcp_connect_env_port},
+    {"tcp-listen-unbound", 0, tcp_listen_unbound},
+    {"socket-ping", 0, socket_ping},
+    {"socket-sctp", 0, socket_sctp},
     {"socket-netlink", 0, socket_netlink},
     {"socket-raw", 0, socket_raw},
     {"socket-raw6", 0, socket_raw6},

@@ -49,10 +49,13 @@ EXPECTATIONS = {
         "policy is refused for lack of Landlock; the filesystem escapes are refused without it",
     ],
     "nouserns": [
-        "Debian's own switch first, `kernel.unprivileged_userns_clone=0`: the user's probe is unavailable and "
-        "its run refused (`backend_unavailable`, blocker naming the sysctl); root is unaffected",
-        "then `user.max_user_namespaces=0`: root and the user are both refused the same way, naming "
-        "`user.max_user_namespaces=0`; no raw errno reaches the user",
+        "Debian's own switch first, `kernel.unprivileged_userns_clone=0`: for the user linux-namespaces is "
+        "unavailable (blocker naming the sysctl) and linux-os-sandbox is chosen; root is unaffected",
+        "then `user.max_user_namespaces=0`: root and the user both get linux-os-sandbox, the namespace "
+        "backend's blocker naming `user.max_user_namespaces=0`; below Landlock ABI 3 the default profile is "
+        "refused, typed (`filesystem_write` partial); no raw errno reaches the user",
+        "the escape suite's filesystem, process and network classes against linux-os-sandbox, as root and as "
+        "the user (per backend, above)",
     ],
 }
 PROFILES = ["read-only", "workspace-write", "offline"]
@@ -184,7 +187,28 @@ def write_docs(args, sections, total):
            "cgroups after every limit) and `Violations.AHostileLoopCannotGrowTheReportWithoutBound`",
            f"(`{read(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'integration-filter')).strip()}`);",
            "`nolandlock` the checks and the filesystem escapes (`EscapeFilesystem*`), the only layer that",
-           "changes; `nouserns` the checks only (every run is refused there).",
+           "changes; `nouserns` the checks, then the escape suite against `linux-os-sandbox` (below).",
+           "",
+           "Per backend:",
+           "",
+           "| backend | where | escape classes | as |",
+           "| --- | --- | --- | --- |",
+           "| `linux-namespaces` | `shipped` guest (6.1, Landlock ABI 2); `nolandlock` guest (filesystem only); "
+           "the host (ABI 7): CTest `escape` | the list above | the user in the guest (root too with "
+           "`CORDON_MATRIX_WHO`); root and `cordon-test` on the host |",
+           "| `linux-os-sandbox` | `nouserns` guest (6.1, ABI 2, `user.max_user_namespaces=0`), forced with "
+           "`CORDON_LINUX_BACKEND=os-sandbox` and accepting `filesystem_write=partial` (`CORDON_TEST_ACCEPT`: "
+           "ABI 2 has no truncate right, so the default profile is refused otherwise); the host (ABI 7): "
+           "CTest `escape_os_sandbox` | filesystem, process (`EscapeKernel*`, `OsSandbox*`) and network "
+           "(`EscapeNetwork*`, `OsSandbox.Filtered*`): `EscapeFilesystem*:EscapeKernel*:EscapeNetwork*:OsSandbox*` | "
+           "root and the user in the guest; root and `cordon-test` on the host (scripts/test.sh) |",
+           "",
+           "Each `linux-os-sandbox` probe expects the level its run's report claims at that ABI "
+           "(docs/linux-backend.md, \"Without namespaces\"): at ABI 2 `filesystem_write` is `partial` "
+           "(accepted), there are no Landlock TCP rules (denied: seccomp refuses IP sockets, `socket "
+           "EAFNOSUPPORT` as at ABI 7; filtered: refused, `enforcement_unavailable` with a `network_filter` "
+           "blocker), and no signal or abstract-socket scope (the `privilege` detail and `unix_sockets` say "
+           "so, and the process probes expect the caller's processes to be signalable).",
            "",
            "`/dev/kvm` exists on this machine type and opens, but a guest under `-accel kvm` never gets past",
            "the BIOS: the matrix uses TCG (software emulation, `CORDON_MATRIX_ACCEL=kvm` to try again).",

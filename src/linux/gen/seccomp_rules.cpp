@@ -397,6 +397,38 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
     b.note("sendto, sendmsg, sendmmsg with MSG_FASTOPEN: EOPNOTSUPP");
     b.note("setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT): ENOPROTOOPT");
   }
+  // No network namespace (linux-os-sandbox, filtered): an IP socket is the
+  // host's, so only TCP streams are made (their one way out, connect(2), is
+  // the supervisor's below) and listen(2) goes to the supervisor, which
+  // listens for AF_UNIX sockets only (violations.cpp). The type is arg1's
+  // low 4 bits, the protocol arg2 (0 or IPPROTO_TCP pass); one comparison
+  // per argument and rule, so one rule per refused value or range.
+  if (options.allow_inet_sockets && options.inet_stream_only && options.notify) {
+    static_assert(IPPROTO_IP == 0 && IPPROTO_TCP == 6, "protocol numbers the rules assume");
+    for (std::uint64_t family : {std::uint64_t{AF_INET}, std::uint64_t{AF_INET6}}) {
+      std::vector<std::vector<scmp_arg_cmp>> refused;
+      for (std::uint64_t type = 0; type <= 0xf; ++type) {
+        if (type != SOCK_STREAM) refused.push_back({arg_cmp(0, SCMP_CMP_EQ, family), arg_cmp(1, SCMP_CMP_MASKED_EQ, 0xf, type)});
+      }
+      refused.push_back({arg_cmp(0, SCMP_CMP_EQ, family), arg_cmp(2, SCMP_CMP_GT, IPPROTO_TCP)});
+      for (std::uint64_t protocol = 1; protocol < IPPROTO_TCP; ++protocol) {
+        refused.push_back({arg_cmp(0, SCMP_CMP_EQ, family), arg_cmp(2, SCMP_CMP_EQ, protocol)});
+      }
+      for (const auto& cmps : refused) {
+        if ((rc = b.block_if(SCMP_SYS(socket), cmps.data(), static_cast<unsigned>(cmps.size()), EAFNOSUPPORT)) != 0) {
+          failed = "IP sockets other than TCP streams";
+          return rc;
+        }
+      }
+    }
+    if ((rc = b.block_if(SCMP_SYS(listen), nullptr, 0, EACCES)) != 0) {
+      failed = "listen";
+      return rc;
+    }
+    program.listen_checked = true;
+    b.note("socket(AF_INET/AF_INET6, any type but SOCK_STREAM, or a protocol but 0 and IPPROTO_TCP): EAFNOSUPPORT");
+    b.note("listen(AF_INET/AF_INET6): EACCES, recorded by the supervisor (AF_UNIX: performed by the supervisor)");
+  }
   if ((options.notify_connect || options.notify_unix_connect) && options.notify) {
     if ((rc = b.block_if(SCMP_SYS(connect), nullptr, 0, EACCES)) != 0) {
       failed = "connect";

@@ -47,6 +47,28 @@ TEST(ListingStore, WhatIsSavedIsLoadedForTheSameRootOnly) {
   EXPECT_TRUE(load_listings(s.dir(), "/work/b").listings.empty());
 }
 
+// The same listings again write nothing (the file keeps its inode: no
+// temporary file renamed over it, no fsync on every launch); different
+// listings replace it.
+TEST(ListingStore, SavingWhatIsStoredAlreadyWritesNothing) {
+  store_dir s;
+  ASSERT_TRUE(save_listings(s.dir(), "/work/a", sample()));
+  std::string file;
+  for (const auto& entry : fs::directory_iterator(s.dir())) file = entry.path();
+  ASSERT_FALSE(file.empty());
+  struct stat first {}, again {}, changed {};
+  ASSERT_EQ(::stat(file.c_str(), &first), 0);
+  ASSERT_TRUE(save_listings(s.dir(), "/work/a", sample()));
+  ASSERT_EQ(::stat(file.c_str(), &again), 0);
+  EXPECT_EQ(again.st_ino, first.st_ino);
+  listing_cache other = sample();
+  other.listings[{7, 44}] = {{1700000002, 0}, {{"new", 8}}};
+  ASSERT_TRUE(save_listings(s.dir(), "/work/a", other));
+  ASSERT_EQ(::stat(file.c_str(), &changed), 0);
+  EXPECT_NE(changed.st_ino, first.st_ino);
+  EXPECT_EQ(load_listings(s.dir(), "/work/a").listings.size(), 3u);
+}
+
 // A store others may write, or a file in it that is malformed or linked
 // elsewhere, is not read (the scan then reads every directory).
 TEST(ListingStore, AStoreThatCouldBeAnothersChoiceIsNotRead) {

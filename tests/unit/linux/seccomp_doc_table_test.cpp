@@ -1,6 +1,6 @@
 // The prebuilt seccomp programs against the intended errno table of
 // docs/seccomp.md, "The rules" and docs/seccomp.md, "Root callers: no setuid or setgid bits",
-// for every one of the 32 filter variants. The oracle is the document, read
+// for every one of the 64 filter variants. The oracle is the document, read
 // here at test time; the programs are run in a classic-BPF interpreter
 // (bpf_interpreter.h), so a rule that gives a
 // wrong errno in one variant fails here even when libseccomp builds the same
@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 
 #include <cerrno>
 #include <cstring>
@@ -155,6 +156,26 @@ TEST_P(SeccompDocTable, EveryRuleGivesTheDocumentedErrno) {
         EXPECT_EQ(errno_seen(*program, nr_of("personality"), 0x0040000), row.err) << "variant " << variant;
         EXPECT_EQ(errno_seen(*program, nr_of("personality"), 0), 0) << "variant " << variant;
         EXPECT_EQ(errno_seen(*program, nr_of("personality"), 0xffffffffULL), 0) << "variant " << variant;
+        ++checked;
+      } else if (row.calls[0] == "socket" && has(w, "IPPROTO_TCP")) {
+        // linux-os-sandbox, filtered: IPv4/IPv6 TCP streams only.
+        const bool applies = options.allow_inet_sockets && options.inet_stream_only && options.notify;
+        // Network denied without a namespace: the row above refuses every IP socket.
+        const bool denied = options.deny_non_unix_sockets && !options.allow_inet_sockets;
+        for (int family : {AF_INET, AF_INET6}) {
+          if (denied) break;
+          EXPECT_EQ(errno_seen(*program, nr_of("socket"), family, SOCK_DGRAM), applies ? row.err : 0)
+              << "variant " << variant << ": UDP";
+          EXPECT_EQ(errno_seen(*program, nr_of("socket"), family, SOCK_STREAM, IPPROTO_SCTP), applies ? row.err : 0)
+              << "variant " << variant << ": SCTP";
+          EXPECT_EQ(errno_seen(*program, nr_of("socket"), family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP), 0)
+              << "variant " << variant << ": TCP";
+          EXPECT_EQ(errno_seen(*program, nr_of("socket"), family, SOCK_STREAM, 0), 0) << "variant " << variant;
+        }
+        ++checked;
+      } else if (row.calls[0] == "listen") {
+        const bool applies = options.allow_inet_sockets && options.inet_stream_only && options.notify;
+        EXPECT_EQ(errno_seen(*program, nr_of("listen"), 3, 1), applies ? row.err : 0) << "variant " << variant;
         ++checked;
       } else if (row.calls[0] == "socket" && has(w, "SOCK_DGRAM")) {
         // AF_UNIX datagrams name their peer per send: refused where unix connects are checked.
