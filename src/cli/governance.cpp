@@ -336,7 +336,7 @@ struct exec_command final : command {
   exec_options exec;
   void add_options(CLI::App& app) override {
     app.footer(kExecHelp);
-    app.add_option("--request", exec.request, "The capability request (JSON)")->required();
+    app.add_option("--request", exec.request, "A file holding the capability request (JSON)")->required();
     app.add_option("--rules", exec.rules, "The capability rules (JSON)")->required();
     app.add_option("--approver", exec.approver, "deny, tty, or an approver command");
     app.add_option("--approver-timeout", exec.approver_timeout, "Seconds an approver command may take (default 60)");

@@ -182,8 +182,9 @@ result<audit_verification> verify_audit_log(const std::string& path, const audit
     v.head_seq = head["seq"].get<std::uint64_t>();
     v.head_keyed = head.contains("mac");
     if (v.head_seq > v.events) {
-      return fail(v.events + 1, "record " + std::to_string(v.events + 1) + " is missing: the head file records " +
-                                    std::to_string(v.head_seq) + " (truncated)");
+      return fail(v.events + 1, "record " + std::to_string(v.events + 1) + " is missing: the head file " +
+                                    head_path(path) + " records " + std::to_string(v.head_seq) +
+                                    " (the log was truncated; to start a new log, move both files away)");
     }
     if (v.head_seq > 0 && v.records[v.head_seq - 1].hash != head["hash"]) {
       return fail(v.head_seq, "record " + std::to_string(v.head_seq) + " does not match the head file");
