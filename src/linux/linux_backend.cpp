@@ -90,26 +90,9 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     // its plan must have the same fingerprint.
     std::sort(scan.protect.begin(), scan.protect.end());
     scan.protect.erase(std::unique(scan.protect.begin(), scan.protect.end()), scan.protect.end());
-    if (scan.truncated) {
-      // No workspace is refused for its size: what lies past the bound is
-      // not protected, said now and a scan_incomplete finding after the run.
-      out.warnings.push_back("writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
-                             " directories (or is deeper than " + std::to_string(vcs::max_depth) +
-                             "): repositories past the bound are not protected, and the report will say so");
-    }
-    // What the scan could not see: a config git would read and cordon cannot
-    // refuses the run; a directory it could not list is said now and is a
-    // scan_incomplete finding after the run if it still cannot.
-    for (const auto& gap : scan.incomplete) {
-      if (gap.refuses_launch) {
-        out.blockers.push_back(blocker::for_control(
-            control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
-            "repository metadata " + gap.path + ": " + gap.reason + " (fix or remove it first)"));
-      } else {
-        out.warnings.push_back("the repository scan cannot see " + gap.path + " (" + gap.reason +
-                               "): repositories there are not protected, and the report will say so");
-      }
-    }
+    // No workspace is refused for its size; a config git would read and the
+    // scan cannot refuses the run (linux/post_run_watch.h).
+    report_scan_bounds(r.path, scan, out);
     for (const auto& missing : scan.missing) {
       out.blockers.push_back(blocker::for_control(
           control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,

@@ -40,12 +40,7 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
     vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home, vcs::max_directories, nullptr,
                                                 vcs::listing_settle_ns, vcs::scan_memory_bound_bytes,
                                                 watch.listing_store);
-    if (scan.truncated) {
-      // No workspace is refused for its size: what lies past the bound is not protected, and said so.
-      out.warnings.push_back("writable root " + r.path + " has more than " + std::to_string(vcs::max_directories) +
-                             " directories (or is deeper than " + std::to_string(vcs::max_depth) +
-                             "): repositories past the bound are not protected");
-    }
+    report_scan_bounds(r.path, scan, out);
     paths.insert(paths.end(), scan.protect.begin(), scan.protect.end());
     paths.insert(paths.end(), scan.missing.begin(), scan.missing.end());
     watch_repository_scan(r.path, std::move(scan), watch);

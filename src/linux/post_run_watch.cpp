@@ -10,6 +10,23 @@
 
 namespace cordon::linux_impl {
 
+void report_scan_bounds(const std::string& root, const vcs::vcs_scan& scan, backend_build& out) {
+  if (scan.truncated) {
+    out.warnings.push_back("writable root " + root + " has more than " + std::to_string(vcs::max_directories) +
+                           " directories: repositories past the bound are not protected, and the report will say so");
+  }
+  for (const auto& gap : scan.incomplete) {
+    if (gap.refuses_launch) {
+      out.blockers.push_back(blocker::for_control(
+          control::filesystem_deny, enforcement_level::enforced, enforcement_level::not_enforced,
+          "repository metadata " + gap.path + ": " + gap.reason + " (fix or remove it first)"));
+    } else {
+      out.warnings.push_back("the repository scan cannot see " + gap.path + " (" + gap.reason +
+                             "): repositories there are not protected, and the report will say so");
+    }
+  }
+}
+
 void watch_repository_scan(const std::string& root, vcs::vcs_scan scan, post_run_watch& watch) {
   // An absent .gitmodules cannot be kept read-only; warning about it in
   // every repository without submodules would teach people to skip

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/backend.h"
 #include "cordon/launch.h"
 #include "posix/home_watch.h"
 #include "posix/vcs_scan.h"
@@ -35,6 +36,13 @@ struct post_run_watch {
   // (posix/home_watch.h), outside the writable roots inside it.
   std::optional<vcs::home_watch> home_watch;
 };
+
+// What one writable root's compile-time scan could not cover, said at
+// compile time: past the entry bound a warning (no workspace is refused for
+// its size; the report names it after the run), a configuration git would
+// read and the scan cannot a blocker (`filesystem_deny`), any other gap a
+// warning (a scan_incomplete finding after the run).
+void report_scan_bounds(const std::string& root, const vcs::vcs_scan& scan, backend_build& out);
 
 // Records one writable root's compile-time scan: its absent redirects and
 // .gitmodules are watched, the scan is the "before" of the check.

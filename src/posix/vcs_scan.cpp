@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <deque>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -483,7 +484,13 @@ struct walker {
         continue;
       }
       if (!S_ISDIR(st.st_mode)) continue;
-      if (++scan.entries_seen > max_entries || depth + 1 > max_depth) {
+      if (depth + 1 > max_depth) {
+        // Only this subtree is past the bound: its siblings are still walked,
+        // so a deep chain cannot hide what lies beside it.
+        add_gap(scan, child, "deeper than " + std::to_string(max_depth) + " directories: not checked");
+        continue;
+      }
+      if (++scan.entries_seen > max_entries) {
         scan.truncated = true;
         return false;
       }
@@ -492,18 +499,29 @@ struct walker {
     return true;
   }
 
-  void walk(const std::string& dir_path, const struct stat& self, std::size_t depth) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      if (!out_of_time) add_gap(scan, dir_path, "the scan's time budget of " + std::to_string(scan_time_budget_seconds) +
-                                                    " s ran out here; this and what follows were not checked");
-      out_of_time = true;
-      return;
-    }
-    std::vector<std::pair<std::string, struct stat>> subdirs;
-    if (!visit(dir_path, self, depth, subdirs)) return;
-    for (const auto& [sub, st] : subdirs) {
-      if (scan.truncated || out_of_time) return;
-      walk(join(dir_path, sub), st, depth + 1);
+  // Breadth first: past the entry bound, what is left unseen is the
+  // deepest part of the tree, never a repository beside a large subtree
+  // that sorts first. The queue holds at most max_entries directories.
+  void walk(const std::string& root_path, const struct stat& root_self) {
+    struct pending {
+      std::string path;
+      struct stat self;
+      std::size_t depth;
+    };
+    std::deque<pending> queue;
+    queue.push_back({root_path, root_self, 0});
+    while (!queue.empty() && !scan.truncated) {
+      pending next = std::move(queue.front());
+      queue.pop_front();
+      if (std::chrono::steady_clock::now() > deadline) {
+        add_gap(scan, next.path, "the scan's time budget of " + std::to_string(scan_time_budget_seconds) +
+                                     " s ran out here; this and what follows were not checked");
+        out_of_time = true;
+        return;
+      }
+      std::vector<std::pair<std::string, struct stat>> subdirs;
+      if (!visit(next.path, next.self, next.depth, subdirs)) continue;  // a bare repository, or the bound
+      for (auto& [sub, st] : subdirs) queue.push_back({join(next.path, sub), st, next.depth + 1});
     }
   }
 };
@@ -652,7 +670,7 @@ vcs_scan scan_here(const std::string& root, const std::string& home, std::uint64
     walker w{root, home, scan, max_entries};
     w.reuse = reuse;
     w.settle_ns = settle_ns;
-    w.walk(root, self, 0);
+    w.walk(root, self);
   }
   watch_startup(root, home, scan);
   return scan;

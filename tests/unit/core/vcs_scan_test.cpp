@@ -77,6 +77,25 @@ TEST(VcsScan, BareRepositoriesAndGitFilesTargetsAreProtected) {
   EXPECT_FALSE(scan.truncated);
 }
 
+// A chain deeper than the bound, sorting before a repository beside it,
+// hides nothing but itself: the repository is protected, the chain is one
+// named gap, and the scan is not cut short (an attack pass found the whole
+// walk stopping at the first subtree past the depth bound).
+TEST(VcsScan, AChainPastTheDepthBoundHidesOnlyItself) {
+  scratch s;
+  std::string chain = "a";
+  for (std::size_t i = 0; i < max_depth + 5; ++i) chain += "/d";
+  fs::create_directories(s.dir + "/" + chain);
+  make_bare(s, "z/.git", "[core]\nbare = false\n");
+  vcs_scan scan = scan_vcs_metadata(s.dir, "");
+  EXPECT_FALSE(scan.truncated);
+  EXPECT_TRUE(has(scan.protect, s.dir + "/z/.git/hooks"));
+  EXPECT_TRUE(has(scan.protect, s.dir + "/z/.git/config"));
+  ASSERT_EQ(scan.incomplete.size(), 1u);
+  EXPECT_NE(scan.incomplete[0].reason.find("deeper than"), std::string::npos) << scan.incomplete[0].reason;
+  EXPECT_FALSE(scan.incomplete[0].refuses_launch);
+}
+
 TEST(VcsScan, IncludesAndHooksPathAreProtectedOrWatched) {
   scratch s;
   make_bare(s, "r/.git", "[include]\npath = ../../inc\n[include]\npath = ../absent\n[core]\nhooksPath = hooks2\n");
@@ -155,12 +174,16 @@ TEST(VcsScan, TheBoundIsAFindingNotSilence) {
   std::string deep = s.dir;
   for (std::size_t i = 0; i <= max_depth; ++i) deep += "/x";
   fs::create_directories(deep);
+  // Past the depth bound only that subtree is unseen: a gap naming it.
   vcs_scan before = scan_vcs_metadata(s.dir, "");
-  EXPECT_TRUE(before.truncated);
+  EXPECT_FALSE(before.truncated);
+  ASSERT_EQ(before.incomplete.size(), 1u);
+  const std::string unseen = before.incomplete[0].path;
+  EXPECT_EQ(unseen.rfind(s.dir + "/x/", 0), 0u) << unseen;
   deferred_execution_evidence e;
   changes_since(s.dir, before, "", e);
   EXPECT_FALSE(e.complete);
-  EXPECT_TRUE(found(e, "scan_incomplete", s.dir)) << kinds(e);
+  EXPECT_TRUE(found(e, "scan_incomplete", unseen)) << kinds(e);
 }
 
 // A directory this user cannot list hides its subtree: the scan names it
