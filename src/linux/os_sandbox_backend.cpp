@@ -85,6 +85,13 @@ seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& 
 // view, which only a mount namespace gives.
 void check_filtered(const sandbox_policy& normalized, const host_facts& facts, backend_build& out) {
   if (normalized.network.mode != network_mode::filtered) return;
+  // Without a network namespace the broker's port is on the host's
+  // loopback: the command reaches nothing else, but any local process can
+  // use the broker under this policy's rules (docs/linux-backend.md).
+  out.warnings.push_back(
+      "network_filter: the broker listens on a port of the host's 127.0.0.1, which any local process (another "
+      "user's too) can connect to: it gets this policy's allowed destinations, and its connections are counted "
+      "in this report as the command's; use linux-namespaces to keep the broker to the sandbox");
   if (facts.landlock_abi < 4) {
     out.blockers.push_back(blocker::for_control(
         control::network_filter, enforcement_level::enforced, enforcement_level::not_enforced,
