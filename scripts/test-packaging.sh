@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Packaging checks (docs/packaging.md): the plain Release build (warnings are
-# not errors there, and there must be none), `cmake --install` into a prefix,
-# a consumer project (tests/consumer/) built against that install with CMake
-# and with pkg-config, each running a confined command through the run API;
-# then the Debian package built from a clean clone with Debian's flags
-# (dpkg-buildpackage: the Debian-flags build), checked with lintian,
-# installed, run (`cordon run -- true`, the consumer against /usr) and
-# removed again. ccache is reused (CCACHE_DIR is passed into the package
-# build, whose HOME debhelper replaces); the builds run with 2 jobs.
+# Packaging checks (docs/packaging.md). ONE build: the plain Release build
+# (cmake -DCMAKE_BUILD_TYPE=Release, no presets; warnings are not errors
+# there, and there must be none) with Debian's flags (dpkg-buildflags), prefix
+# /usr, the multiarch libdir and debian/rules' options. Its `cmake --install`
+# into a staging directory (DESTDIR) is checked: every file, the C API's ABI,
+# a consumer project (tests/consumer/) built against it with CMake and with
+# pkg-config, the C and Python hosts, each running a confined command. Then
+# the Debian package is made from a clean clone of the same install
+# (dpkg-buildpackage with CORDON_BUILT_TREE: debian/rules installs that tree,
+# nothing is compiled twice), checked with lintian, installed, run
+# (`cordon run -- true`, the consumer against /usr: the compiled-in
+# /usr/libexec paths) and removed again. The build runs with 2 jobs.
 #
 # Usage: scripts/test-packaging.sh [RESULTS_DIR]; with RESULTS_DIR, writes
 # RESULTS_DIR/packaging.xml (JUnit) for scripts/test.sh's summary line.
@@ -17,9 +20,15 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 results="${1:-}"
 work="$(mktemp -d /tmp/cordon-packaging-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-export CCACHE_DIR="${CCACHE_DIR:-$(ccache -k cache_dir 2>/dev/null || echo "$HOME/.cache/ccache")}"
 build="$root/build-release"
-prefix="$build/install"  # fixed: the installed supervisor's path is compiled in
+multiarch="$(dpkg-architecture -qDEB_HOST_MULTIARCH)"
+stage="$work/stage"  # DESTDIR of the install checks: the prefix /usr is compiled in
+prefix="$stage/usr"
+libdir="$prefix/lib/$multiarch"
+# The staged install's helpers: the compiled-in /usr/libexec ones exist only
+# once the .deb is installed (checked then).
+staged_helpers=(CORDON_SUPERVISOR="$prefix/libexec/cordon/cordon-supervisor"
+  CORDON_FS_WORKER="$prefix/libexec/cordon/cordon-fs-worker")
 
 cases=() failures=() skips=()
 pass() { cases+=("$1"); }
@@ -31,11 +40,21 @@ check() {  # check NAME COMMAND...: passes when COMMAND exits 0 (its output goes
   if "$@" >"$work/last.log" 2>&1; then pass "$name"; else fail "$name" "$(tail -5 "$work/last.log")"; fi
 }
 
-echo "== packaging: plain Release build (cmake -DCMAKE_BUILD_TYPE=Release, no presets)"
+echo "== packaging: plain Release build (cmake -DCMAKE_BUILD_TYPE=Release, no presets), Debian's flags and layout"
 export CCACHE_BASEDIR="$root"
 release_build() {
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCORDON_BUILD_TESTS=OFF \
-    -DCMAKE_INSTALL_PREFIX="$prefix" >"$work/configure.log" &&
+  # dpkg-buildflags as debhelper uses them (CPPFLAGS go with the compiler
+  # flags); Release's -O3 comes after its -O2. The options are debian/rules'.
+  local CFLAGS CPPFLAGS CXXFLAGS LDFLAGS options
+  eval "$(cd "$root" && DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh |
+    grep -E '^export (CFLAGS|CPPFLAGS|CXXFLAGS|LDFLAGS)=')"
+  options="$(make -s --no-print-directory -C "$root" -f debian/rules print-cmake-options)"
+  # shellcheck disable=SC2086  # the options are words
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+    -DCMAKE_INSTALL_LIBDIR="lib/$multiarch" $options \
+    -DCMAKE_C_FLAGS="$CPPFLAGS $CFLAGS" -DCMAKE_CXX_FLAGS="$CPPFLAGS $CXXFLAGS" \
+    -DCMAKE_EXE_LINKER_FLAGS="$LDFLAGS" -DCMAKE_SHARED_LINKER_FLAGS="$LDFLAGS" \
+    -DCMAKE_MODULE_LINKER_FLAGS="$LDFLAGS" >"$work/configure.log" &&
     cmake --build "$build" -j2 >"$work/release.log" 2>&1
 }
 if release_build; then pass "plain Release build"; else fail "plain Release build" "$(tail -20 "$work/release.log")"; fi
@@ -46,22 +65,23 @@ else
   pass "Release build (-O3) without compiler warnings"
 fi
 
-echo "== packaging: cmake --install into $prefix"
-rm -rf "$prefix"
-check "cmake --install" cmake --install "$build"
-for f in bin/cordon libexec/cordon/cordon-supervisor lib/libcordon.a lib/cmake/cordon/cordon-config.cmake \
-  lib/cmake/cordon/cordon-targets.cmake lib/pkgconfig/cordon.pc include/cordon/cordon.h include/cordon/run.h \
+echo "== packaging: DESTDIR=$stage cmake --install (prefix /usr)"
+rm -rf "$stage"
+check "cmake --install (DESTDIR)" env DESTDIR="$stage" cmake --install "$build"
+lib="lib/$multiarch"
+for f in bin/cordon libexec/cordon/cordon-supervisor $lib/libcordon.a $lib/cmake/cordon/cordon-config.cmake \
+  $lib/cmake/cordon/cordon-targets.cmake $lib/pkgconfig/cordon.pc include/cordon/cordon.h include/cordon/run.h \
   share/cordon/schemas/policy.v1.schema.json share/man/man1/cordon.1 share/man/man1/cordon-run.1 \
-  share/man/man1/cordon-policy-explain.1 share/bash-completion/completions/cordon share/zsh/site-functions/_cordon \
-  share/fish/vendor_completions.d/cordon.fish lib/libcordon_c.so.1 lib/libcordon_c.so lib/pkgconfig/cordon-c.pc \
+  share/man/man1/cordon-policy-explain.1 share/bash-completion/completions/cordon share/zsh/vendor-completions/_cordon \
+  share/fish/vendor_completions.d/cordon.fish $lib/libcordon_c.so.1 $lib/libcordon_c.so $lib/pkgconfig/cordon-c.pc \
   include/cordon/cordon_c.h libexec/cordon/cordon-fs-worker; do
   if [ -e "$prefix/$f" ]; then pass "installed $f"; else fail "installed $f"; fi
 done
 # The C API's ABI (docs/library.md): the soname, and nothing exported but cordon_* (and the version nodes).
 check "installed libcordon_c.so.1 has soname libcordon_c.so.1" sh -c "
-  objdump -p '$prefix/lib/libcordon_c.so.1' | grep -qE '^ +SONAME +libcordon_c\.so\.1\$'"
+  objdump -p '$libdir/libcordon_c.so.1' | grep -qE '^ +SONAME +libcordon_c\.so\.1\$'"
 check "libcordon_c exports only cordon_* (version nodes CORDON_C_1 and CORDON_C_1.N)" sh -c "
-  syms=\$(nm -D --defined-only '$prefix/lib/libcordon_c.so.1' | awk '{print \$3}') &&
+  syms=\$(nm -D --defined-only '$libdir/libcordon_c.so.1' | awk '{print \$3}') &&
   [ -n \"\$syms\" ] && ! printf '%s\\n' \$syms | grep -vE '^(cordon_[a-z0-9_]+(@@CORDON_C_1(\\.[0-9]+)?)?|CORDON_C_1(\\.[0-9]+)?)\$'"
 # A Python host against the installed library: the package from the source
 # tree, copied away from any build tree, finds libcordon_c.so.1 with the loader.
@@ -92,41 +112,39 @@ check "installed bash completion loads" bash -c "source '$prefix/share/bash-comp
 check "installed bash completion completes profile names" bash -c "
   source '$prefix/share/bash-completion/completions/cordon'; PATH='$prefix/bin':\$PATH
   COMP_WORDS=(cordon run --profile ''); COMP_CWORD=3; _cordon; [[ \" \${COMPREPLY[*]} \" == *' read-only '* ]]"
-check "installed zsh completion parses (zsh -n)" zsh -n "$prefix/share/zsh/site-functions/_cordon"
+check "installed zsh completion parses (zsh -n)" zsh -n "$prefix/share/zsh/vendor-completions/_cordon"
 check "installed fish completion completes subcommands" sh -c "
   PATH='$prefix/bin':\$PATH fish -c 'source $prefix/share/fish/vendor_completions.d/cordon.fish; complete -C \"cordon policy ex\"' |
   grep -q '^explain'"
 
 confined_workspace="$work/workspace"
 mkdir -p "$confined_workspace"
-echo "== packaging: consumer (tests/consumer/) against the install: CMake, then pkg-config"
+echo "== packaging: consumer (tests/consumer/) against the staged install: CMake, then pkg-config"
 check "consumer: find_package(cordon) configures and builds" sh -c "
   cmake -S '$root/tests/consumer' -B '$work/consumer-cmake' -DCMAKE_PREFIX_PATH='$prefix' -DCMAKE_BUILD_TYPE=Release &&
   cmake --build '$work/consumer-cmake' -j2"
-check "consumer (CMake) runs a confined command with the installed supervisor" \
-  env -u CORDON_SUPERVISOR "$work/consumer-cmake/consumer" "$confined_workspace"
+check "consumer (CMake) runs a confined command with the staged supervisor" \
+  env "${staged_helpers[@]}" "$work/consumer-cmake/consumer" "$confined_workspace"
 check "consumer: pkg-config --cflags --libs cordon builds it" sh -c "
-  PKG_CONFIG_PATH='$prefix/lib/pkgconfig' g++ -O2 -o '$work/consumer-pc' '$root/examples/host_program.cpp' \
-    \$(PKG_CONFIG_PATH='$prefix/lib/pkgconfig' pkg-config --cflags --libs cordon)"
-check "consumer (pkg-config) runs a confined command" env -u CORDON_SUPERVISOR "$work/consumer-pc" "$confined_workspace"
+  PKG_CONFIG_PATH='$libdir/pkgconfig' g++ -O2 -o '$work/consumer-pc' '$root/examples/host_program.cpp' \
+    \$(PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --cflags --libs cordon)"
+check "consumer (pkg-config) runs a confined command" env "${staged_helpers[@]}" "$work/consumer-pc" "$confined_workspace"
 # The C host of docs/library.md (its first ```c block), built with cordon-c.pc.
 awk '/^```c$/ { inside = 1; next } /^```$/ && inside { exit } inside' "$root/docs/library.md" >"$work/host.c"
 check "C consumer: pkg-config --cflags --libs cordon-c builds the docs/library.md example" sh -c "
-  cc -o '$work/host-c' '$work/host.c' \$(PKG_CONFIG_PATH='$prefix/lib/pkgconfig' pkg-config --cflags --libs cordon-c)"
-check "C consumer runs a confined command with the installed library and supervisor" sh -c "
-  env -u CORDON_SUPERVISOR LD_LIBRARY_PATH='$prefix/lib' '$work/host-c' '$confined_workspace' | grep -q 'hello from the sandbox'"
-python_smoke "python: import cordon; cordon.run and cordon.fs with the installed library" LD_LIBRARY_PATH="$prefix/lib"
+  cc -o '$work/host-c' '$work/host.c' \$(PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --cflags --libs cordon-c)"
+check "C consumer runs a confined command with the staged library and supervisor" sh -c "
+  env ${staged_helpers[*]} LD_LIBRARY_PATH='$libdir' '$work/host-c' '$confined_workspace' | grep -q 'hello from the sandbox'"
+python_smoke "python: import cordon; cordon.run and cordon.fs with the staged library" LD_LIBRARY_PATH="$libdir" \
+  "${staged_helpers[@]}"
 
 deb() {
-  echo "== packaging: Debian package (dpkg-buildpackage -us -uc -b on a clean clone)"
-  # A fixed place, so that a second run's compiler lines (which name it in
-  # -ffile-prefix-map) are the same and ccache hits.
+  echo "== packaging: Debian package (dpkg-buildpackage -us -uc -b on a clean clone, installing $build)"
   local debdir="${CORDON_PACKAGING_DEB_DIR:-$root/build-deb}"
   rm -rf "$debdir" && mkdir -p "$debdir"
   git clone -q "$root" "$debdir/cordon"
   local log="$debdir/build.log"
-  if ! (cd "$debdir/cordon" && CCACHE_BASEDIR="$debdir/cordon" DEB_BUILD_OPTIONS="parallel=2" \
-    dpkg-buildpackage -us -uc -b >"$log" 2>&1); then
+  if ! (cd "$debdir/cordon" && CORDON_BUILT_TREE="$build" dpkg-buildpackage -us -uc -b >"$log" 2>&1); then
     fail "dpkg-buildpackage -us -uc -b" "$(tail -20 "$log")"
     return
   fi

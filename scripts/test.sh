@@ -198,7 +198,7 @@ stage sanitizers sanitizers_stage
 stage windows "$root/scripts/test-windows.sh" "$results"
 # The C API as the test user, the Python and Node packages (scripts/test-bindings.sh).
 stage bindings "$root/scripts/test-bindings.sh" "$results"
-# Release and Debian-flags builds, install, consumers, the .deb (scripts/test-packaging.sh).
+# One Release build (Debian flags and layout): its install, consumers, the .deb made from it (scripts/test-packaging.sh).
 stage packaging "$root/scripts/test-packaging.sh" "$results"
 stage fuzz fuzz_stage
 
