@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <string_view>
 
@@ -109,7 +111,10 @@ void create_missing_hooks(vcs_scan& scan, std::vector<std::string>& notes) {
       continue;
     }
     // Owned like the repository, so that the host's git and its user see an ordinary hooks directory.
-    if (::geteuid() == 0 && owner.st_uid != 0) (void)::lchown(path.c_str(), owner.st_uid, owner.st_gid);
+    if (::geteuid() == 0 && owner.st_uid != 0 && ::lchown(path.c_str(), owner.st_uid, owner.st_gid) != 0) {
+      notes.push_back("could not give " + path + " to the repository's owner (" + std::strerror(errno) +
+                      "): it stays root's");
+    }
     notes.push_back("created the missing " + path +
                     " (empty) so that it can be bound read-only: the command cannot add hooks there");
     scan.protect.push_back(path);

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   linux_impl::use_broker_program("/proc/self/exe");  // this run's broker is this program
 #endif
   if (argc != 3 || std::strcmp(argv[1], "--control-fd") != 0) {
-    ::write(2, "cordon-supervisor: started by the run API only (cordon/run.h)\n", 62);
+    [[maybe_unused]] const ssize_t said = ::write(2, "cordon-supervisor: started by the run API only (cordon/run.h)\n", 62);
     return exit_cordon_failed;
   }
   const int control = std::atoi(argv[2]);
