@@ -19,6 +19,7 @@
 
 #include "cordon/policy_json.h"
 #include "cordon/version.h"
+#include "core/controls_json.h"
 #include "core/outcome_json.h"
 #include "core/sha256.h"
 #include "core/tls_evidence_json.h"
@@ -48,17 +49,6 @@ json header(const std::string& outcome, const std::string& backend_name, const l
   return j;
 }
 
-json controls_json(const enforcement_contract& contract) {
-  json out = json::object();
-  for (const auto& [which, status] : contract) {
-    json c = {{"level", std::string(to_string(status.level))}};
-    if (!status.mechanism.empty()) c["mechanism"] = status.mechanism;
-    if (!status.detail.empty()) c["detail"] = status.detail;
-    out[std::string(to_string(which))] = c;
-  }
-  return out;
-}
-
 json limits_json(const process_policy& p) {
   json out = json::object();
   if (p.timeout_ms) out["timeout_ms"] = *p.timeout_ms;
@@ -75,7 +65,7 @@ json plan_part(json j, const sandbox_plan& plan) {
   j["policy"] = {{"name", plan.policy().name},
                  {"digest", policy_digest(plan.policy())},
                  {"isolation", std::string(to_string(plan.policy().isolation))}};
-  j["controls"] = controls_json(plan.contract());
+  j["controls"] = core::controls_json(plan.contract());
   j["limits"] = limits_json(plan.policy().process);
   return j;
 }

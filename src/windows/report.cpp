@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/controls_json.h"
 #include "core/sha256.h"
 #include "cordon/policy_json.h"
 #include "cordon/version.h"
@@ -43,17 +44,6 @@ json header(const std::string& outcome, const std::vector<std::string>& argv) {
   return j;
 }
 
-json controls_json(const enforcement_contract& contract) {
-  json out = json::object();
-  for (const auto& [which, status] : contract) {
-    json c = {{"level", std::string(to_string(status.level))}};
-    if (!status.mechanism.empty()) c["mechanism"] = status.mechanism;
-    if (!status.detail.empty()) c["detail"] = status.detail;
-    out[std::string(to_string(which))] = c;
-  }
-  return out;
-}
-
 json plan_part(json j, const windows_plan& plan, const enforcement_contract& controls) {
   j["backend"]["plan_format_version"] = plan.format_version();
   j["backend"]["platform"] = "windows";
@@ -65,7 +55,7 @@ json plan_part(json j, const windows_plan& plan, const enforcement_contract& con
   json names = json::array();
   for (const auto& [name, value] : plan.environment().entries) names.push_back(name);
   j["environment"] = {{"names", names}};
-  j["controls"] = controls_json(controls);
+  j["controls"] = core::controls_json(controls);
   const process_policy& p = plan.policy().process;
   json limits = json::object();
   if (p.timeout_ms) limits["timeout_ms"] = *p.timeout_ms;
