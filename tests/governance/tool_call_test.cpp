@@ -15,6 +15,7 @@
 #include "cordon/backend.h"
 #include "cordon/governance/runtime.h"
 #include "cordon/profiles.h"
+#include "../sanitizer.h"
 #include "runtime_support.h"
 
 namespace cordon::governance {
@@ -118,7 +119,12 @@ TEST(ToolCall, EndlessOutputIsCappedHeadAndTailAndTimesOutWith124) {
   EXPECT_EQ(r.stdout_data.dropped_at, 32u * 1024);
   EXPECT_EQ(r.stdout_data.data.substr(0, 4), "y\ny\n");
   EXPECT_EQ(r.stdout_data.data.substr(r.stdout_data.data.size() - 4), "y\ny\n");
-  EXPECT_LT(peak_rss_bytes(), 100u * 1024 * 1024);
+  // The host's resident size is the bound a user meets; under a sanitizer
+  // its quarantine of freed memory decides it instead (the cap above still
+  // holds there: 64 KiB kept of gigabytes written).
+  if (!CORDON_TEST_UNDER_SANITIZER) {
+    EXPECT_LT(peak_rss_bytes(), 100u * 1024 * 1024);
+  }
   auto report = json::parse(r.report_json);
   EXPECT_EQ(report["outcome"], "timed_out");
   EXPECT_EQ(report["timeout_fired"], true);
