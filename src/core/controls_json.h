@@ -11,11 +11,12 @@
 
 namespace cordon::core {
 
-// Input: every control's status. Output: {"<control>": {"level", "mechanism"?, "detail"?}}.
-inline nlohmann::json controls_json(const enforcement_contract& contract) {
-  nlohmann::json out = nlohmann::json::object();
+// Input: every control's status. Output: {"<control>": {"level", "mechanism"?, "detail"?}},
+// in the contract's order (ordered_json: the summary and readers list controls in that order).
+inline nlohmann::ordered_json controls_json(const enforcement_contract& contract) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const auto& [which, status] : contract) {
-    nlohmann::json c = {{"level", std::string(to_string(status.level))}};
+    nlohmann::ordered_json c = {{"level", std::string(to_string(status.level))}};
     if (!status.mechanism.empty()) c["mechanism"] = status.mechanism;
     if (!status.detail.empty()) c["detail"] = status.detail;
     out[std::string(to_string(which))] = c;
