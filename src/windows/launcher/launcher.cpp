@@ -11,8 +11,10 @@
 
 #include "cordon/windows/compile.h"
 #include "cordon/windows/launcher.h"
+#include "cordon/windows/network_check.h"
 #include "windows/launcher/dacl_lease.h"
 #include "windows/launcher/job_object.h"
+#include "windows/launcher/network_probe.h"
 #include "windows/launcher/restricted_token.h"
 
 namespace cordon::windows {
@@ -231,6 +233,17 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   if (!token) return std::move(token).error_value();
   const launcher::token_readback before = launcher::read_back_token(token->get());
   run.readback.insert(run.readback.end(), before.lines.begin(), before.lines.end());
+
+  // The network check (cordon/windows/network_check.h): network_deny is
+  // claimed only when a connect from this AppContainer, under this token, fails.
+  if (plan.token().appcontainer) {
+    control_status& deny = run.observed[control::network_deny];
+    if (deny.level != enforcement_level::not_applicable && deny.level != enforcement_level::not_enforced) {
+      const connect_probe_observation probed = launcher::probe_appcontainer_connect(token->get(), ac.sid.get());
+      run.readback.push_back("network check: " + describe(probed));
+      deny = network_deny_after_probe(deny, probed);
+    }
+  }
 
   // Standard handles: stdin NUL, stdout and stderr pipes; nothing else inherits.
   SECURITY_ATTRIBUTES inherit{sizeof inherit, nullptr, TRUE};
