@@ -5,8 +5,9 @@
 // network, but that is a property of the host's firewall (WFP) state, not
 // of anything the launcher can read back. So before the command runs, the
 // launcher opens a TCP listener on 127.0.0.1, starts a probe child in the
-// same AppContainer under the same token (%SystemRoot%\System32\curl.exe
-// --connect-timeout 5 http://127.0.0.1:PORT/) and looks at both sides: the
+// same AppContainer under the same token (%SystemRoot%\System32\curl.exe -q
+// --noproxy 127.0.0.1 --connect-timeout 5 http://127.0.0.1:PORT/: no .curlrc, no
+// proxy from the environment) and looks at both sides: the
 // probe's exit status and whether the listener saw a connection. This header
 // is the decision, portable so that it is tested on every host with recorded
 // observations; the probe itself is src/windows/launcher/network_probe.cpp.

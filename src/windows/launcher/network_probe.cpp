@@ -116,7 +116,9 @@ connect_probe_observation probe_appcontainer_connect(HANDLE token, PSID appconta
   }
   connect_probe_observation o;
   o.target = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-  std::wstring line = win32::widen("\"" + image + "\" --silent --connect-timeout 5 http://" + o.target + "/");
+  // -q: no .curlrc; --noproxy: a proxy in the environment would be connected to instead.
+  std::wstring line =
+      win32::widen("\"" + image + "\" -q --noproxy 127.0.0.1 --silent --connect-timeout 5 http://" + o.target + "/");
 
   // The probe dies with this job, whatever happens here.
   win32::unique_handle job(CreateJobObjectW(nullptr, nullptr));

@@ -12,7 +12,8 @@
 namespace cordon::windows::launcher {
 
 // Opens a TCP listener on 127.0.0.1 (an ephemeral port), starts
-// the system directory's curl.exe (GetSystemDirectoryW) --connect-timeout 5 http://127.0.0.1:PORT/
+// the system directory's curl.exe (GetSystemDirectoryW) -q --noproxy 127.0.0.1
+// --connect-timeout 5 http://127.0.0.1:PORT/
 // under `token` in the AppContainer `appcontainer_sid` with no capabilities
 // (what the command gets), without inherited handles and in a Job Object
 // that kills it on close, waits at most 15 s, and reports the probe's exit
