@@ -58,8 +58,11 @@ bool pending_connection(SOCKET listener) {
   return select(0, &readable, nullptr, nullptr, &none) > 0 && FD_ISSET(listener, &readable);
 }
 
-// The probe process, suspended, in the AppContainer, no handles inherited.
-result<PROCESS_INFORMATION> start_probe(HANDLE token, PSID sid, const std::wstring& image, std::wstring& line) {
+// The probe process, suspended, in the AppContainer, no handles inherited,
+// started in `directory` (the system directory, which every AppContainer may
+// read: the launcher's own may not be).
+result<PROCESS_INFORMATION> start_probe(HANDLE token, PSID sid, const std::wstring& image, std::wstring& line,
+                                        const std::wstring& directory) {
   SIZE_T size = 0;
   InitializeProcThreadAttributeList(nullptr, 1, 0, &size);
   std::vector<unsigned char> storage(size);
@@ -81,8 +84,8 @@ result<PROCESS_INFORMATION> start_probe(HANDLE token, PSID sid, const std::wstri
   PROCESS_INFORMATION pi{};
   const DWORD flags = CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT | CREATE_NO_WINDOW;
   const BOOL started =
-      CreateProcessAsUserW(token, image.c_str(), line.data(), nullptr, nullptr, FALSE, flags, nullptr, nullptr,
-                           &si.StartupInfo, &pi);
+      CreateProcessAsUserW(token, image.c_str(), line.data(), nullptr, nullptr, FALSE, flags, nullptr,
+                           directory.c_str(), &si.StartupInfo, &pi);
   const DWORD code = GetLastError();
   DeleteProcThreadAttributeList(list);
   if (!started) return win32::last_error("CreateProcessAsUserW(network probe)", code);
@@ -128,7 +131,7 @@ connect_probe_observation probe_appcontainer_connect(HANDLE token, PSID appconta
   if (!SetInformationJobObject(job.get(), JobObjectExtendedLimitInformation, &limits, sizeof limits)) {
     return not_run(win32::last_error("SetInformationJobObject(probe)").message);
   }
-  auto pi = start_probe(token, appcontainer_sid, win32::widen(image), line);
+  auto pi = start_probe(token, appcontainer_sid, win32::widen(image), line, std::wstring(system, n));
   if (!pi) {
     o.reason = pi.error_value().message;
     return o;
