@@ -29,7 +29,7 @@ target_os host_os() noexcept;
 // Where a gate's sandbox policy comes from (`sandbox_policy`).
 enum class policy_kind {
   profile,  // a built-in profile name (include/cordon/profiles.h); the default: workspace-write
-  file,     // a policy JSON file, relative to the manifest's directory
+  file,     // a policy JSON file: absolute, or relative to the manifest's directory (path_style_of)
   inline_table,  // a TOML table with the policy JSON's fields (docs/policy.md)
 };
 
