@@ -321,7 +321,7 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
     }
   }
   // The policy's requirements, against what was read back.
-  for (const auto& [which, required] : required_enforcement(plan.policy())) {
+  for (const auto& [which, required] : required_enforcement(plan.policy(), the_windows_backend().platform())) {
     const control_status& s = run.observed[which];
     if (!level_satisfies(s.level, required)) {
       return refuse(make_error(error_code::enforcement_unavailable,
