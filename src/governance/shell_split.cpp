@@ -9,6 +9,8 @@
 #include <array>
 #include <cctype>
 
+#include "governance/program_commands.h"
+
 namespace cordon::governance {
 namespace {
 
@@ -440,32 +442,49 @@ class splitter {
       s = {};
       return;
     }
-    unwrap(s);
-    if (s.words.empty()) {
-      s = {};
-      return;
+    detail::program_reading reading;
+    for (int guard = 0; guard < 16; ++guard) {
+      unwrap(s);
+      if (s.words.empty()) {
+        s = {};
+        return;
+      }
+      const shell_word& head = s.words[0];
+      std::string name = basename_of(head.text);
+      if (head.dynamic) {
+        doubt("the command word \"" + head.text + "\" is expanded at run time");
+      } else if (name == "source" || name == "." || name == "trap" || name == "alias" || name == "fc") {
+        doubt("\"" + name + "\" runs a command this splitter cannot see");
+      } else if (name == "hash" && std::any_of(s.words.begin() + 1, s.words.end(), [](const shell_word& w) {
+                   return w.dynamic || (w.text.size() > 1 && w.text[0] == '-' && w.text.find('p') != std::string::npos);
+                 })) {
+        doubt("\"hash -p\" makes a command name run another program");
+      } else if (is_shell(name) && nested(s)) {
+        s = {};
+        return;
+      } else {
+        reading = detail::read_program(s);
+        if (reading.replaced) continue;  // xargs: read the command it runs in its place
+      }
+      break;
     }
-    const shell_word& head = s.words[0];
-    std::string name = basename_of(head.text);
-    if (head.dynamic) {
-      doubt("the command word \"" + head.text + "\" is expanded at run time");
-    } else if (name == "eval" || name == "source" || name == "." || name == "xargs" || name == "trap" ||
-               name == "alias" || name == "fc") {
-      doubt("\"" + name + "\" runs a command this splitter cannot see");
-    } else if (name == "hash" && std::any_of(s.words.begin() + 1, s.words.end(), [](const shell_word& w) {
-                 return w.dynamic || (w.text.size() > 1 && w.text[0] == '-' && w.text.find('p') != std::string::npos);
-               })) {
-      doubt("\"hash -p\" makes a command name run another program");
-    } else if (name == "find" && std::any_of(s.words.begin(), s.words.end(), [](const shell_word& w) {
-                 return w.text == "-exec" || w.text == "-execdir" || w.text == "-ok" || w.text == "-okdir";
-               })) {
-      doubt("find -exec runs commands this splitter cannot see");
-    } else if (is_shell(name) && nested(s)) {
-      s = {};
-      return;
-    }
-    out_.segments.push_back(std::move(s));
+    for (auto& why : reading.doubts) doubt(std::move(why));
+    if (!reading.launcher) out_.segments.push_back(std::move(s));
     s = {};
+    for (auto& run : reading.runs) {
+      if (depth_ >= kMaxNesting) {
+        doubt("commands nested more than " + std::to_string(kMaxNesting) + " deep");
+        break;
+      }
+      splitter inner(out_, depth_ + 1);
+      if (run.script) {
+        inner.parse(run.text);
+      } else {
+        shell_segment segment;
+        segment.words = std::move(run.words);
+        inner.finish(segment);
+      }
+    }
   }
 
   // `sh -c SCRIPT`: true when SCRIPT was split in place of the segment.
