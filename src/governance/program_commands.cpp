@@ -224,80 +224,84 @@ void read_git(const shell_segment& s, program_reading& r) {
   }
 }
 
-// sed: the scripts of -e/--expression, else the first operand; -f (a script
-// from a file) cannot be read. --sandbox refuses e, r and w.
-void read_sed(const shell_segment& s, program_reading& r) {
+// A script language's program text in its arguments (sed, awk): the values
+// of `script_options`, else the first operand. A doubt when an option of
+// `unreadable` is given (a script from a file, an extension), when a script
+// is expanded at run time, or when `runs` says it runs a command.
+struct script_language {
+  std::string name;
   option_syntax syntax;
-  syntax.with_value = {"-e", "--expression", "-f", "--file", "-l", "--line-length"};
-  syntax.optional_value = {"-i", "--in-place"};
-  syntax.long_names = {"--quiet", "--silent", "--debug", "--follow-symlinks", "--posix", "--regexp-extended",
-                       "--separate", "--sandbox", "--unbuffered", "--null-data", "--zero-terminated", "--help",
-                       "--version"};
-  auto args = read_arguments(s.words, 1, syntax);
-  if (std::any_of(args.begin(), args.end(), [](const argument& a) { return a.name == "--sandbox"; })) return;
+  std::vector<std::string> script_options;
+  std::vector<std::string> unreadable;
+  bool (*runs)(const std::string&);
+  std::string what_runs;  // "the e command or the e flag of s"
+};
+
+void check_scripts(const shell_segment& s, const script_language& lang, program_reading& r) {
+  auto args = read_arguments(s.words, 1, lang.syntax);
+  if (lang.name == "sed" && std::any_of(args.begin(), args.end(), [](const argument& a) { return a.name == "--sandbox"; })) {
+    return;  // GNU sed --sandbox refuses e, r and w
+  }
+  auto named = [](const std::vector<std::string>& list, const argument& a) {
+    return a.what == argument::kind::option && std::find(list.begin(), list.end(), a.name) != list.end();
+  };
   std::vector<const argument*> scripts;
-  bool from_options = false;
   for (const auto& a : args) {
-    if (a.name == "-f" || a.name == "--file") {
-      r.doubts.push_back("sed " + a.written + " reads a script this splitter cannot see (its e command runs commands)");
+    if (named(lang.unreadable, a)) {
+      r.doubts.push_back(lang.name + " " + a.written + " reads a program this splitter cannot see (" + lang.what_runs + " runs commands)");
       return;
     }
-    if (a.name == "-e" || a.name == "--expression") {
-      from_options = true;
-      scripts.push_back(&a);
-    }
+    if (named(lang.script_options, a)) scripts.push_back(&a);
   }
-  if (!from_options) {
+  if (scripts.empty()) {
     auto first = std::find_if(args.begin(), args.end(), [](const argument& a) { return a.what != argument::kind::option; });
     if (first != args.end()) scripts.push_back(&*first);
   }
   for (const auto* a : scripts) {
-    std::string text = a->value.value_or(a->written);
     if (a->dynamic || a->what == argument::kind::unknown) {
-      r.doubts.push_back("a sed script expanded at run time (its e command runs commands)");
+      r.doubts.push_back("a " + lang.name + " program expanded at run time (" + lang.what_runs + " runs commands)");
       return;
     }
-    if (sed_script_runs_commands(text)) {
-      r.doubts.push_back("the sed script \"" + text + "\" runs a command (the e command or the e flag of s)");
+    if (lang.runs(a->value.value_or(a->written))) {
+      r.doubts.push_back("the " + lang.name + " program runs a command (" + lang.what_runs + ")");
       return;
     }
   }
 }
 
-// awk: the programs of -e/--source, else the first operand; -f, -E, -i, -l
-// load programs or extensions this splitter cannot see.
-void read_awk(const shell_segment& s, program_reading& r) {
-  option_syntax syntax;
-  syntax.with_value = {"-F", "-v", "-f", "-e", "-E", "-i", "-l", "--field-separator", "--assign", "--file", "--source",
-                       "--exec", "--include", "--load"};
-  auto args = read_arguments(s.words, 1, syntax);
-  std::vector<const argument*> programs;
-  bool from_options = false;
-  for (const auto& a : args) {
-    if (a.name == "-f" || a.name == "-E" || a.name == "-i" || a.name == "-l" || a.name == "--file" ||
-        a.name == "--exec" || a.name == "--include" || a.name == "--load") {
-      r.doubts.push_back("awk " + a.written + " loads a program this splitter cannot see");
-      return;
-    }
-    if (a.name == "-e" || a.name == "--source") {
-      from_options = true;
-      programs.push_back(&a);
-    }
-  }
-  if (!from_options) {
-    auto first = std::find_if(args.begin(), args.end(), [](const argument& a) { return a.what != argument::kind::option; });
-    if (first != args.end()) programs.push_back(&*first);
-  }
-  for (const auto* a : programs) {
-    if (a->dynamic || a->what == argument::kind::unknown) {
-      r.doubts.push_back("an awk program expanded at run time (system() and pipes run commands)");
-      return;
-    }
-    if (awk_program_runs_commands(a->value.value_or(a->written))) {
-      r.doubts.push_back("the awk program runs a command (system(), a pipe to or from a command, or getline from one)");
-      return;
-    }
-  }
+// GNU sed: scripts of -e/--expression, else the first operand; -f reads one from a file.
+const script_language& sed_language() {
+  static const script_language kSed = {
+      "sed",
+      {{"-e", "--expression", "-f", "--file", "-l", "--line-length"},
+       {"-i", "--in-place"},
+       {"--quiet", "--silent", "--debug", "--follow-symlinks", "--posix", "--regexp-extended", "--separate", "--sandbox",
+        "--unbuffered", "--null-data", "--zero-terminated", "--help", "--version"},
+       false,
+       true},
+      {"-e", "--expression"},
+      {"-f", "--file"},
+      sed_script_runs_commands,
+      "the e command or the e flag of s"};
+  return kSed;
+}
+
+// awk (POSIX, gawk, mawk): programs of -e/--source, else the first operand;
+// -f, -E, -i, -l load programs or extensions.
+const script_language& awk_language() {
+  static const script_language kAwk = {
+      "awk",
+      {{"-F", "-v", "-f", "-e", "-E", "-i", "-l", "--field-separator", "--assign", "--file", "--source", "--exec",
+        "--include", "--load"},
+       {},
+       {},
+       false,
+       true},
+      {"-e", "--source"},
+      {"-f", "-E", "-i", "-l", "--file", "--exec", "--include", "--load"},
+      awk_program_runs_commands,
+      "system(), a pipe to or from a command, getline from one"};
+  return kAwk;
 }
 
 }  // namespace
@@ -310,8 +314,8 @@ program_reading read_program(shell_segment& segment) {
   else if (name == "eval") read_eval(segment, r);
   else if (name == "find") read_find(segment, r);
   else if (name == "git") read_git(segment, r);
-  else if (name == "sed" || name == "gsed") read_sed(segment, r);
-  else if (name == "awk" || name == "gawk" || name == "mawk" || name == "nawk") read_awk(segment, r);
+  else if (name == "sed" || name == "gsed") check_scripts(segment, sed_language(), r);
+  else if (name == "awk" || name == "gawk" || name == "mawk" || name == "nawk") check_scripts(segment, awk_language(), r);
   return r;
 }
 
