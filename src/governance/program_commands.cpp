@@ -219,6 +219,11 @@ void read_git(const shell_segment& s, program_reading& r) {
       r.doubts.push_back("git --config-env \"" + c.text + "\" takes a program from the environment");
     }
   }
+  for (std::size_t i = 1; i < g.subcommand && i < s.words.size(); ++i) {
+    if (s.words[i].text.rfind("--exec-path=", 0) == 0) {  // git's own programs from another directory
+      r.doubts.push_back("git " + s.words[i].text + " runs git's programs from another directory");
+    }
+  }
   if (!g.dynamic && g.subcommand < s.words.size() && !s.words[g.subcommand].dynamic) {
     read_git_subcommand(s, g.subcommand, r);
   }

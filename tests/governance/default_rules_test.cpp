@@ -147,6 +147,7 @@ const spelling kSpellings[] = {
     {"git -c core.pager=\"$P\" log", decision_kind::deny},
     {"git -c include.path=/tmp/evil log", decision_kind::require_approval},
     {"git --config-env=core.pager=P log", decision_kind::require_approval},
+    {"git --exec-path=/tmp/x status", decision_kind::require_approval},
     {"git grep -O'rm -rf x' foo", decision_kind::deny},
     {"git grep --open-files-in-pager='rm -rf x' foo", decision_kind::deny},
     {"git grep -O foo", decision_kind::require_approval},
