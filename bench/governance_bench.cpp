@@ -1,4 +1,6 @@
-// governance_bench — capability decision time against 1,000 rules, and audit
+// governance_bench — capability decision time against 1,000 rules and
+// against the default rules for coding agents (command forms, programs that
+// run commands: src/governance/default_rules.h), and audit
 // events per second with fsync per event and batched. Not a test: it prints
 // numbers (docs/governance.md). Usage: cordon_governance_bench [DIR] [SECONDS]
 // (DIR holds the audit logs, default /tmp; SECONDS bounds each audit run,
@@ -13,6 +15,7 @@
 
 #include "cordon/governance/audit.h"
 #include "cordon/governance/capability_policy.h"
+#include "governance/default_rules.h"
 
 namespace gov = cordon::governance;
 using clock_type = std::chrono::steady_clock;
@@ -108,6 +111,19 @@ int main(int argc, char** argv) {
   std::printf("  shell, 5 segments with a nested sh -c   %8.1f us\n", decisions_us(policy, shell));
   std::printf("  filesystem_read, 2 paths               %8.1f us\n", decisions_us(policy, path));
   std::printf("  network_outbound, 1 host               %8.1f us\n", decisions_us(policy, host));
+  auto agent = gov::coding_agent_rules("/work/project");
+  if (!agent) std::abort();
+  gov::capability_request everyday;
+  everyday.action = gov::action_kind::shell;
+  everyday.risk = gov::risk_level::medium;
+  everyday.command = "git status && git diff --stat | head -20";
+  gov::capability_request spelled;
+  spelled.action = gov::action_kind::shell;
+  spelled.risk = gov::risk_level::medium;
+  spelled.command = "git -C . log -p | grep -n x; find . -name '*.o' -exec rm -v {} + ; ls | xargs -0 chmod -vR 644";
+  std::printf("capability decision, the default rules for coding agents:\n");
+  std::printf("  git status && git diff --stat | head    %8.1f us\n", decisions_us(*agent, everyday));
+  std::printf("  git -C, find -exec, xargs chmod -vR     %8.1f us\n", decisions_us(*agent, spelled));
   gov::jsonl_sink_options every;
   gov::jsonl_sink_options batched;
   batched.fsync = gov::fsync_policy::batched;
