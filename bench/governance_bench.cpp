@@ -54,6 +54,14 @@ gov::capability_policy thousand_rules() {
   return *gov::capability_policy::from_rules("bench", std::move(rules));
 }
 
+gov::capability_request shell_request(std::string command) {
+  gov::capability_request r;
+  r.action = gov::action_kind::shell;
+  r.risk = gov::risk_level::low;
+  r.command = std::move(command);
+  return r;
+}
+
 double decisions_us(const gov::capability_policy& policy, const gov::capability_request& request) {
   int iterations = 0;
   auto start = clock_type::now();
@@ -95,10 +103,7 @@ int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/tmp";
   double seconds = argc > 2 ? std::atof(argv[2]) : 2.0;
   auto policy = thousand_rules();
-  gov::capability_request shell;
-  shell.action = gov::action_kind::shell;
-  shell.risk = gov::risk_level::low;
-  shell.command = "tool996 subcommand --flag | other500 && bash -c 'tool4 sub1; other8'";
+  auto shell = shell_request("tool996 subcommand --flag | other500 && bash -c 'tool4 sub1; other8'");
   gov::capability_request path;
   path.action = gov::action_kind::filesystem_read;
   path.risk = gov::risk_level::low;
@@ -113,14 +118,8 @@ int main(int argc, char** argv) {
   std::printf("  network_outbound, 1 host               %8.1f us\n", decisions_us(policy, host));
   auto agent = gov::coding_agent_rules("/work/project");
   if (!agent) std::abort();
-  gov::capability_request everyday;
-  everyday.action = gov::action_kind::shell;
-  everyday.risk = gov::risk_level::medium;
-  everyday.command = "git status && git diff --stat | head -20";
-  gov::capability_request spelled;
-  spelled.action = gov::action_kind::shell;
-  spelled.risk = gov::risk_level::medium;
-  spelled.command = "git -C . log -p | grep -n x; find . -name '*.o' -exec rm -v {} + ; ls | xargs -0 chmod -vR 644";
+  auto everyday = shell_request("git status && git diff --stat | head -20");
+  auto spelled = shell_request("git -C . log -p | grep -n x; find . -name '*.o' -exec rm -v {} + ; ls | xargs -0 chmod -vR 644");
   std::printf("capability decision, the default rules for coding agents:\n");
   std::printf("  git status && git diff --stat | head    %8.1f us\n", decisions_us(*agent, everyday));
   std::printf("  git -C, find -exec, xargs chmod -vR     %8.1f us\n", decisions_us(*agent, spelled));
