@@ -101,6 +101,8 @@ const spelling kSpellings[] = {
     {"git checkout -- .", decision_kind::deny},
     {"git checkout HEAD~3 -- .", decision_kind::deny},
     {"git restore .", decision_kind::deny},
+    {"git checkout -- src/", decision_kind::deny},  // a directory written as one: all its changes
+    {"git restore src/", decision_kind::deny},
     {"git restore --source=HEAD~3 .", decision_kind::deny},
     {"git restore --source HEAD~3 .", decision_kind::deny},
     {"git restore -s HEAD~3 -- .", decision_kind::deny},
@@ -181,6 +183,7 @@ const spelling kSpellings[] = {
     {"git checkout -b fix-f", decision_kind::allow},
     {"git checkout -bfix main", decision_kind::allow},
     {"git checkout main", decision_kind::allow},
+    {"git checkout feature/x", decision_kind::allow},
     {"git checkout -- src/a.c", decision_kind::allow},
     {"git restore src/a.c", decision_kind::allow},
     {"git branch -d merged", decision_kind::allow},
