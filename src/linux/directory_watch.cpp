@@ -87,6 +87,7 @@ result<directory_watch> directory_watch::open(const std::string& root, std::uint
   set.root_ = root;
   set.max_directories_ = max_directories;
   set.watch_tree(root, 0);
+  std::vector<std::string>().swap(set.touched_);  // every path: not kept (refresh() says what changed since)
   return set;
 }
 
