@@ -7,13 +7,20 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+
+#include "posix/unique_fd.h"
 
 #include "posix/vcs_scan.h"
 
@@ -224,6 +231,77 @@ TEST(DirectoryWatch, TheRootMovedOrTheBoundPassedIsADoubt) {
   auto small = directory_watch::open(t.root + "/elsewhere", 3);  // it holds 5
   ASSERT_TRUE(small);
   EXPECT_NE(small->doubt().find("more than 3 directories"), std::string::npos) << small->doubt();
+}
+
+// A command that keeps making directories while the set is opened (each
+// watched before it is listed): whatever it made before a listing is in
+// it, whatever after raised an event; once it stops, a refresh leaves the
+// kept listings exactly what a walk finds.
+TEST(DirectoryWatch, DirectoriesMadeWhileTheSetOpensAreNotLost) {
+  temp_tree t;
+  for (int i = 0; i < 200; ++i) fs::create_directories(t.ws() + "/d/w" + std::to_string(i % 20) + "/x" + std::to_string(i));
+  std::atomic<bool> stop{false};
+  std::thread maker([&] {
+    for (int i = 0; !stop.load() && i < 5000; ++i) {
+      fs::create_directories(t.ws() + "/d/w" + std::to_string(i % 20) + "/new" + std::to_string(i) + "/.git");
+    }
+  });
+  auto set = directory_watch::open(t.ws(), vcs::max_directories);
+  stop = true;
+  maker.join();
+  ASSERT_TRUE(set);
+  set->refresh();
+  expect_same_as_walk(*set);
+}
+
+// A directory the command makes unreadable: as a user the set cannot list
+// it and is in doubt (the walk then names it a gap); root lists it anyway.
+TEST(DirectoryWatch, AnUnreadableDirectoryIsADoubtWhenItCannotBeListed) {
+  temp_tree t;
+  auto set = directory_watch::open(t.ws(), vcs::max_directories);
+  ASSERT_TRUE(set);
+  fs::create_directories(t.ws() + "/d/hidden/repo/.git");
+  ASSERT_EQ(::chmod((t.ws() + "/d/hidden").c_str(), 0111), 0);
+  set->refresh();
+  if (::geteuid() == 0) {
+    EXPECT_EQ(set->doubt(), "");
+    EXPECT_TRUE(lists(*set, t.ws() + "/d/hidden/repo", ".git"));
+  } else {
+    // Refused at the watch (inotify_add_watch needs read permission) or at the listing: either names it.
+    EXPECT_NE(set->doubt().find("/d/hidden: "), std::string::npos) << set->doubt();
+    EXPECT_NE(set->doubt().find("Permission denied"), std::string::npos) << set->doubt();
+  }
+  ::chmod((t.ws() + "/d/hidden").c_str(), 0755);
+}
+
+// What the set does not see, by design: a write through a shared mapping
+// raises no inotify event while the mapping lives (only its end is a
+// close), and the set never reads content, so what git reads (a
+// .git/config written this way) must be stamped by the scan every time.
+TEST(DirectoryWatch, AWriteThroughASharedMappingRaisesNoEvent) {
+  temp_tree t;
+  const std::string config = t.ws() + "/a/.git/config";
+  std::ofstream(config) << "[core]\n\tbare = false\n";
+  auto set = directory_watch::open(t.ws() + "/a/.git", vcs::max_directories);  // watching inside .git itself
+  ASSERT_TRUE(set);
+  unique_fd fd(::open(config.c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_TRUE(fd);
+  void* map = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  ASSERT_NE(map, MAP_FAILED);
+  fd.reset();  // the mapping holds the file: no close event yet
+  std::memcpy(map, "[core]\n\thooksPath=/x", 20);
+  ASSERT_EQ(::msync(map, 4096, MS_SYNC), 0);
+  EXPECT_TRUE(set->refresh().empty());
+  EXPECT_EQ(set->doubt(), "");
+  // The last reference to the file (the mapping) gone: IN_CLOSE_WRITE, which
+  // relists the directory; the set never reads the content.
+  ::munmap(map, 4096);
+  EXPECT_EQ(set->refresh(), std::vector<std::string>{t.ws() + "/a/.git"});
+  std::ifstream in(config);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_EQ(second, "\thooksPath=/x");  // changed, unseen by the set
 }
 
 }  // namespace
