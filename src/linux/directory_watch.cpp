@@ -80,6 +80,17 @@ bool read_listing(const std::string& path, watched_entries& out) {
 
 }  // namespace
 
+const watched_entries* directory_watch::listing(const std::string& path) const {
+  auto it = nodes_.find(path);
+  return it == nodes_.end() ? nullptr : &it->second.entries;
+}
+
+std::map<std::string, watched_entries> directory_watch::listings() const {
+  std::map<std::string, watched_entries> out;
+  for (const auto& [path, kept] : nodes_) out.emplace(path, kept.entries);
+  return out;
+}
+
 result<directory_watch> directory_watch::open(const std::string& root, std::uint64_t max_directories) {
   directory_watch set;
   set.fd_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
@@ -98,7 +109,7 @@ void directory_watch::set_doubt(std::string why) {
 void directory_watch::watch_tree(const std::string& path, std::size_t depth) {
   if (!doubt_.empty()) return;
   if (depth > vcs::max_depth) return set_doubt(path + ": deeper than " + std::to_string(vcs::max_depth) + " levels");
-  if (listings_.size() >= max_directories_) {
+  if (nodes_.size() >= max_directories_) {
     return set_doubt("more than " + std::to_string(max_directories_) + " directories");
   }
   // The watch first: an entry made after this raises an event, one made before is in the listing.
@@ -108,12 +119,13 @@ void directory_watch::watch_tree(const std::string& path, std::size_t depth) {
     return set_doubt(path + ": watch refused: " +
                      (err == ENOSPC ? std::string("ENOSPC, past fs.inotify.max_user_watches") : std::strerror(err)));
   }
-  paths_[wd] = path;
-  watches_[path] = wd;
-  depth_[path] = depth;
+  auto at = nodes_.try_emplace(path).first;
+  at->second.wd = wd;
+  at->second.depth = depth;
+  paths_[wd] = &at->first;
   watched_entries entries;
   if (!read_listing(path, entries)) return set_doubt(path + ": cannot be listed: " + std::strerror(errno));
-  listings_[path] = entries;
+  at->second.entries = entries;
   touched_.push_back(path);
   for (const auto& [name, type] : entries) {
     if (type == DT_DIR && name != ".git") watch_tree(path + "/" + name, depth + 1);
@@ -121,48 +133,41 @@ void directory_watch::watch_tree(const std::string& path, std::size_t depth) {
 }
 
 void directory_watch::forget_tree(const std::string& path) {
-  auto erase_below = [&](auto& map) {
-    for (auto it = map.lower_bound(path); it != map.end() && (it->first == path || under(it->first, path));) {
-      it = map.erase(it);
-    }
-  };
-  for (auto it = watches_.lower_bound(path); it != watches_.end() && (it->first == path || under(it->first, path));
-       ++it) {
-    auto owner = paths_.find(it->second);
-    if (owner != paths_.end() && owner->second == it->first) paths_.erase(owner);
+  for (auto it = nodes_.lower_bound(path); it != nodes_.end() && (it->first == path || under(it->first, path));) {
+    // Its descriptor may name its new path already (moved within the root, watched there first).
+    auto owner = paths_.find(it->second.wd);
+    if (owner != paths_.end() && owner->second == &it->first) paths_.erase(owner);
+    it = nodes_.erase(it);
   }
-  erase_below(watches_);
-  erase_below(listings_);
-  erase_below(depth_);
 }
 
 void directory_watch::relist(const std::string& path) {
-  auto old = listings_.find(path);
-  if (old == listings_.end() || !doubt_.empty()) return;  // forgotten by its parent's new listing
+  auto old = nodes_.find(path);
+  if (old == nodes_.end() || !doubt_.empty()) return;  // forgotten by its parent's new listing
   watched_entries entries;
   if (!read_listing(path, entries)) return set_doubt(path + ": cannot be listed: " + std::strerror(errno));
   std::set<std::string> before, now;
-  for (const auto& [name, type] : old->second) {
+  for (const auto& [name, type] : old->second.entries) {
     if (type == DT_DIR && name != ".git") before.insert(name);
   }
   for (const auto& [name, type] : entries) {
     if (type == DT_DIR && name != ".git") now.insert(name);
   }
-  old->second = entries;
+  old->second.entries = entries;
   touched_.push_back(path);
-  const std::size_t depth = depth_[path];
+  const std::size_t depth = old->second.depth;
   for (const auto& name : before) {
     if (now.count(name) == 0) forget_tree(path + "/" + name);
   }
   for (const auto& name : now) {
     const std::string child = path + "/" + name;
-    auto known = watches_.find(child);
-    if (known != watches_.end()) {
+    auto known = nodes_.find(child);
+    if (known != nodes_.end()) {
       // The same inode gives the same watch descriptor in one instance: a
       // different one means the directory was replaced (renamed over,
       // removed and made again), and its tree is listed again.
       const int wd = ::inotify_add_watch(fd_.get(), child.c_str(), kMask);
-      if (wd == known->second) continue;
+      if (wd == known->second.wd) continue;
       forget_tree(child);
     }
     watch_tree(child, depth + 1);
@@ -190,7 +195,7 @@ std::vector<std::string> directory_watch::refresh() {
       if (event.mask & IN_UNMOUNT) set_doubt("a file system under the root was unmounted");
       auto where = paths_.find(event.wd);
       if (where == paths_.end()) continue;  // a directory no longer in the tree
-      const std::string path = where->second;
+      const std::string path = *where->second;
       if (event.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
         if (path == root_) set_doubt(root_ + " was removed, moved or unmounted");
         if (event.mask & IN_IGNORED) paths_.erase(where);

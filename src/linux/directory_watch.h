@@ -29,7 +29,7 @@
 // Memory: one watch per directory in the kernel (about 100 bytes of slab
 // each, and the directory's inode kept cached), and per directory its path
 // and the names of the entries the scan uses (subdirectories, `.git`,
-// `HEAD`, `objects`, `refs`), at most vcs::max_directories of them: 67 MB
+// `HEAD`, `objects`, `refs`), at most vcs::max_directories of them: 20 MB
 // of this process at 150,000 directories (docs/benchmarks.md, "Workspace
 // size: an inotify watch set"). Linux only: inotify_init1(2).
 #pragma once
@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -65,8 +66,13 @@ class directory_watch {
 
   // Why the listings cannot be trusted, or "" while they can.
   const std::string& doubt() const noexcept { return doubt_; }
-  // Every watched directory's listing, by path (the root first in order).
-  const std::map<std::string, watched_entries>& listings() const noexcept { return listings_; }
+  // The listing of a watched directory (a resolved path below the root, or
+  // the root), or nullptr when it is not one.
+  const watched_entries* listing(const std::string& path) const;
+  // How many directories are watched.
+  std::size_t size() const noexcept { return nodes_.size(); }
+  // A copy of every listing, by path (for tests and benchmarks).
+  std::map<std::string, watched_entries> listings() const;
   const std::string& root() const noexcept { return root_; }
 
  private:
@@ -82,10 +88,13 @@ class directory_watch {
   unique_fd fd_;
   std::string root_;
   std::uint64_t max_directories_ = 0;
-  std::map<std::string, watched_entries> listings_;
-  std::map<std::string, std::size_t> depth_;  // levels below the root
-  std::map<int, std::string> paths_;          // watch descriptor -> directory
-  std::map<std::string, int> watches_;        // directory -> watch descriptor
+  struct node {
+    watched_entries entries;
+    int wd = -1;             // its watch descriptor
+    std::size_t depth = 0;   // levels below the root
+  };
+  std::map<std::string, node> nodes_;  // by path: each path held once
+  std::unordered_map<int, const std::string*> paths_;  // watch descriptor -> its node's key
   std::vector<std::string> touched_;          // listed during this open() or refresh()
   std::string doubt_;
 };
