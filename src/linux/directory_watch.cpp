@@ -21,6 +21,10 @@ namespace {
 constexpr std::uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
                                 IN_MOVE_SELF | IN_CLOSE_WRITE | IN_DONT_FOLLOW | IN_ONLYDIR;
 
+// The reads of the queue one refresh() makes at most (64 KiB each: about
+// 16 times the kernel's default queue of 16,384 events).
+constexpr std::size_t kMaxReads = 1024;
+
 // The names the scan looks at besides subdirectories (vcs::listing_cache).
 bool kept_name(const std::string& name) {
   return name == ".git" || name == "HEAD" || name == "objects" || name == "refs";
@@ -179,7 +183,13 @@ std::vector<std::string> directory_watch::refresh() {
   if (!doubt_.empty()) return {};
   std::set<std::string> dirty;
   alignas(inotify_event) char buffer[1 << 16];
-  for (;;) {
+  for (std::size_t reads = 0;; ++reads) {
+    // A writer that never stops would keep this loop reading; past the
+    // bound the listings cannot be brought up to date, and the caller walks.
+    if (reads == kMaxReads) {
+      set_doubt("events kept coming (" + std::to_string(kMaxReads) + " reads of the queue)");
+      return {};
+    }
     const ssize_t n = ::read(fd_.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) break;

@@ -16,12 +16,16 @@
 // namespace (the sandbox's view of the root) raises the same events.
 //
 // What it does not see, by design: the content of files (a write through a
-// shared mmap(2) raises no event at all), so what git reads in a repository
-// is stamped again by the scan every time; entries inside `.git` directories
-// (not entered, as the scan). Whenever it cannot vouch for every listing —
+// shared mmap(2) raises no event while the mapping lives), so what git
+// reads in a repository is stamped again by the scan every time; entries
+// inside `.git` directories (not entered, as the scan); a mount made on the
+// host over a watched directory after it was listed (no entry changes: the
+// host's own act; a sandbox's mounts are in its own namespace and change
+// nothing the host's git sees). Whenever it cannot vouch for every listing —
 // the kernel dropped events (IN_Q_OVERFLOW), a watch was refused (ENOSPC:
 // fs.inotify.max_user_watches, or another error), a directory could not be
-// listed, the root itself was removed, moved or unmounted, more than
+// listed, the root itself was removed, moved or unmounted, events kept
+// coming past 1,024 reads of the queue in one refresh, more than
 // vcs::max_directories directories or deeper than vcs::max_depth — it says
 // so (`doubt`), and the caller must fall back to the full walk; it never
 // answers for a tree it did not see.
