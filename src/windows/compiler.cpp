@@ -220,6 +220,15 @@ enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const 
       appcontainer ? unverified("protected DACLs, deny ACEs for the AppContainer and both package groups (" +
                                 count(denies, "paths") + ")")
                    : none(no_ac);
+  // protect_vcs_metadata has no Windows mechanism yet: the denials hold, the
+  // repository metadata does not, so the control is partial by design (the
+  // driver's proof rule states it unverified, "would be partial").
+  if (appcontainer && p.filesystem.protect_vcs_metadata) {
+    k[control::filesystem_deny].level = enforcement_level::partial;
+    k[control::filesystem_deny].detail =
+        "protect_vcs_metadata has no Windows mechanism: .git/hooks, .git/config and .gitmodules in the writable "
+        "roots stay writable to the command";
+  }
   k[control::network_deny] = appcontainer ? unverified("AppContainer without network capabilities") : none(no_ac);
   k[control::network_filter] = {enforcement_level::not_applicable, "", "the policy does not filter"};
   k[control::unix_sockets] = none("Windows AF_UNIX sockets are files; no control of its own here");
