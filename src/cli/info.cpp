@@ -22,7 +22,7 @@ using json = nlohmann::ordered_json;
 // The probe of `platform`'s backend from the registry on this host's facts,
 // the platform's reference facts or a recorded facts file. Facts that are not
 // this host's never make the backend available here.
-int probe_host(bool human, const std::string& platform, const std::string& facts_file) {
+int probe_host(bool human, const std::string& platform, const std::string& facts_file, bool record) {
   const auto backend = backend_for_platform(platform);
   if (backend == nullptr) {
     print_error(make_error(error_code::usage_error, "this cordon has no backend for " + platform));
@@ -32,6 +32,16 @@ int probe_host(bool human, const std::string& platform, const std::string& facts
   if (!facts) {
     print_error(facts.error_value());
     return exit_cordon_failed;
+  }
+  if (record) {
+    // The facts themselves, as a record --facts reads back (docs/host-facts.md).
+    auto written = backend->record_host_facts(facts->facts);
+    if (!written) {
+      print_error(written.error_value());
+      return exit_cordon_failed;
+    }
+    std::cout << *written;
+    return exit_ok;
   }
   host_capabilities caps = backend->probe(facts->facts);
   if (facts->source != facts_source::this_host) {
@@ -136,8 +146,13 @@ struct probe_command final : command {
   bool human = false;
   std::string platform{running_platform()};
   std::string facts_file;
+  bool record = false;
   void add_options(CLI::App& app) override {
-    app.add_flag("--human", human, "A readable table instead of JSON");
+    auto* human_flag = app.add_flag("--human", human, "A readable table instead of JSON");
+    app.add_flag("--record", record,
+                 "Print the host facts themselves as a recorded facts file (JSON) that --facts reads back, "
+                 "instead of the probe (docs/host-facts.md)")
+        ->excludes(human_flag);
     app.add_option("--platform", platform,
                    "Backend to probe: this host's platform (the default), or macos or windows on their reference "
                    "facts or --facts")
@@ -146,10 +161,11 @@ struct probe_command final : command {
         ->type_name("FILE");
     app.footer(
         "Facts that are not this host's (another platform's, or a --facts file) show what that host would offer; "
-        "the backend is never available here then.\n\nExit status: 0 the backend is available; 1 it is not; 125 "
-        "a facts file that cannot be read or is not a record of that platform, or bad usage.");
+        "the backend is never available here then.\n\nExit status: 0 the backend is available (--record: the record "
+        "is printed); 1 it is not; 125 a facts file that cannot be read or is not a record of that platform, or bad "
+        "usage.");
   }
-  int execute() override { return probe_host(human, platform, facts_file); }
+  int execute() override { return probe_host(human, platform, facts_file, record); }
 };
 
 // `cordon profile list`.

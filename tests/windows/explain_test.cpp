@@ -140,4 +140,17 @@ TEST(WindowsProbe, ARecordedFactsFileOfAnotherPlatformOrWithABadFieldIsATypedErr
   EXPECT_EQ(nlohmann::json::parse(good.text)["facts_source"], "recorded");
 }
 
+TEST(WindowsProbe, RecordPrintsTheFactsAsARecordThatFactsReadsBack) {
+  const std::string file = "/tmp/cordon-windows-record-" + std::to_string(::getpid()) + ".json";
+  const auto recorded = run("probe --platform windows --record > " + file);
+  EXPECT_EQ(recorded.status, 0) << recorded.text;
+  const auto reference = nlohmann::json::parse(run("probe --platform windows").text);
+  const auto loaded = run("probe --platform windows --facts " + file);
+  std::remove(file.c_str());
+  const auto j = nlohmann::json::parse(loaded.text);
+  EXPECT_EQ(j["facts_source"], "recorded");
+  EXPECT_EQ(j["facts"], reference["facts"]);
+  EXPECT_EQ(j["best"], reference["best"]);
+}
+
 }  // namespace
