@@ -15,20 +15,14 @@
 #include "cordon/linux_host_facts.h"
 #include "cordon/selection.h"
 #include "cordon/windows/compile.h"
+#include "facts_files.h"
 #include "macos/backend.h"
 #include "macos/macos_plan.h"
 
 namespace cordon {
 namespace {
 
-const std::filesystem::path kFacts = std::filesystem::path(CORDON_SOURCE_DIR) / "tests/facts";
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using test::facts_file_text;
 
 struct recorded {
   const char* file;
@@ -53,7 +47,7 @@ bool carries_own_type(const sandbox_backend& backend, const host_facts& facts) {
 TEST(HostFactsRecord, EachPlatformsRecordLoadsIntoItsBackendsOwnTypeAndWritesBackUnchanged) {
   for (const auto& r : records()) {
     SCOPED_TRACE(r.file);
-    const std::string text = read_text(kFacts / r.file);
+    const std::string text = facts_file_text(r.file);
     auto loaded = r.backend->load_host_facts(text, {});
     ASSERT_TRUE(loaded) << loaded.error_value().describe();
     EXPECT_EQ(loaded->platform, r.backend->platform());
@@ -71,7 +65,7 @@ TEST(HostFactsRecord, EachPlatformsRecordLoadsIntoItsBackendsOwnTypeAndWritesBac
 
 TEST(HostFactsRecord, ARecordOfAnotherPlatformIsRefusedByEveryOtherBackend) {
   for (const auto& r : records()) {
-    const std::string text = read_text(kFacts / r.file);
+    const std::string text = facts_file_text(r.file);
     for (const auto& other : records()) {
       if (other.backend->platform() == r.backend->platform()) continue;
       SCOPED_TRACE(std::string(r.file) + " on " + std::string(other.backend->platform()));
@@ -85,7 +79,7 @@ TEST(HostFactsRecord, ARecordOfAnotherPlatformIsRefusedByEveryOtherBackend) {
 
 TEST(HostFactsRecord, FactsOfAnotherBackendAreNotRecordedAndDoNotBuild) {
   auto recs = records();
-  auto mac = recs[1].backend->load_host_facts(read_text(kFacts / recs[1].file), {});
+  auto mac = recs[1].backend->load_host_facts(facts_file_text(recs[1].file), {});
   ASSERT_TRUE(mac);
   for (const auto& other : {recs[0], recs[2]}) {
     auto written = other.backend->record_host_facts(*mac);
@@ -106,7 +100,7 @@ TEST(HostFactsRecord, FactsOfAnotherBackendAreNotRecordedAndDoNotBuild) {
 TEST(HostFactsRecord, LoadedFactsCompileToTheSamePlanAsTheFactsTheyWereRecordedFrom) {
   for (const auto& r : records()) {
     SCOPED_TRACE(r.file);
-    auto loaded = r.backend->load_host_facts(read_text(kFacts / r.file), {});
+    auto loaded = r.backend->load_host_facts(facts_file_text(r.file), {});
     ASSERT_TRUE(loaded);
     auto again = r.backend->load_host_facts(*r.backend->record_host_facts(*loaded), {});
     ASSERT_TRUE(again);
@@ -193,14 +187,14 @@ TEST(HostFactsRecord, AMacRecordNeverClaimsANativeMacAndEveryBadFieldIsListed) {
   std::vector<std::string> where;
   for (const auto& e : loaded.error_value().errors) where.push_back(e.location);
   EXPECT_EQ(where, (std::vector<std::string>{"/aliases/0/link", "/broker_port", "/native"}));
-  auto good = mac.load_host_facts(read_text(kFacts / "macos-14-arm64.json"), {});
+  auto good = mac.load_host_facts(facts_file_text("macos-14-arm64.json"), {});
   ASSERT_TRUE(good);
   EXPECT_FALSE(backend_facts_as<macos_impl::macos_host_facts>(*good)->native);
 }
 
 TEST(HostFactsRecord, ABackendWithoutARecordFormatSaysSo) {
   auto host = make_host_execution_backend();
-  auto loaded = host->load_host_facts(read_text(kFacts / "linux-abi7-cgroup-v2.json"), {});
+  auto loaded = host->load_host_facts(facts_file_text("linux-abi7-cgroup-v2.json"), {});
   ASSERT_FALSE(loaded);
   EXPECT_EQ(loaded.error_value().code, error_code::usage_error);
   auto written = host->record_host_facts(host->read_host_facts({}, false));

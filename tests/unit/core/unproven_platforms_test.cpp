@@ -16,16 +16,10 @@
 #include "cordon/windows/compile.h"
 #include "macos/backend.h"
 #include "core/shortcuts.h"
+#include "facts_files.h"
 
 namespace cordon {
 namespace {
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct unproven {
   const sandbox_backend* backend;
@@ -33,13 +27,12 @@ struct unproven {
 };
 
 std::vector<unproven> unproven_backends() {
-  const std::filesystem::path dir = std::filesystem::path(CORDON_SOURCE_DIR) / "tests/facts";
   std::vector<unproven> out;
   for (const auto& [backend, file] :
        {std::pair<const sandbox_backend*, const char*>{&macos_impl::the_macos_backend(), "macos-14-arm64.json"},
         {&windows::the_windows_backend(), "windows-10-ntfs.json"}}) {
     unproven u{backend, {backend->read_host_facts({}, false)}};
-    auto recorded = backend->load_host_facts(read_text(dir / file), {});
+    auto recorded = backend->load_host_facts(test::facts_file_text(file), {});
     EXPECT_TRUE(recorded) << file;
     if (recorded) u.facts.push_back(std::move(*recorded));
     out.push_back(std::move(u));
