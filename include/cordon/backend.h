@@ -97,6 +97,24 @@ class sandbox_backend {
   // described in the facts.
   virtual host_facts read_host_facts(const compile_options& options, bool deep = false) const = 0;
 
+  // Host facts recorded in a file (docs/host-facts.md): `record` is the text
+  // of a facts record of this backend's platform (as record_host_facts()
+  // writes), turned into the facts read_host_facts() would give on that host
+  // for `options`. Facts from a record describe a host, never prove one:
+  // where the backend can launch, it refuses plans compiled from them.
+  // Errors: parse_error (not JSON, location "line L, column C"; or JSON that
+  // is not a record, `errors` listing every field of the wrong type or
+  // range, unknown or duplicated, with its JSON pointer), unsupported_platform
+  // (a record of another platform); usage_error for a backend without a
+  // record format (the default).
+  virtual result<host_facts> load_host_facts(std::string_view record, const compile_options& options) const;
+  // `facts` (this backend's own, from read_host_facts() or load_host_facts())
+  // as a facts record (JSON text, docs/host-facts.md) that load_host_facts()
+  // reads back to the same facts. Errors: unsupported_platform when `facts`
+  // carry no record of this backend; usage_error for a backend without a
+  // record format (the default).
+  virtual result<std::string> record_host_facts(const host_facts& facts) const;
+
   // The backend's own step of compile: choose the mechanisms for a policy
   // that gates 1-3 accepted (normalized, tokens resolved) on a host with
   // `facts`, and state the level of each control. Pure: the same policy and
@@ -162,6 +180,15 @@ bool platform_proven(std::string_view platform) noexcept;
 // detail saying what the mechanism would give once proven. The driver applies
 // it to every build() and to probe().
 enforcement_contract apply_proof_rule(std::string_view platform, enforcement_contract contract);
+
+// Gate 4's check, the one every holder of a policy's requirements uses (the
+// driver; the Windows launcher against the levels its read-back observed):
+// each control required_enforcement(policy, platform) asks for that
+// `contract` does not satisfy (level_satisfies: `unverified` accepts a
+// present but unproven mechanism, never an absent one), as a control blocker
+// {required, available, reason = the control's detail}, in control order.
+std::vector<blocker> unmet_policy_requirements(const sandbox_policy& policy, std::string_view platform,
+                                               const enforcement_contract& contract);
 
 // The platform this binary runs on ("linux", "macos", "windows").
 std::string_view running_platform() noexcept;

@@ -8,6 +8,7 @@
 #include "cordon/host_rules.h"
 #include "cordon/launch.h"
 #include "cordon/linux_backend.h"
+#include "cordon/linux_host_facts.h"
 #include "cordon/plan.h"
 #include "cordon/policy.h"
 #include "cordon/policy_json.h"

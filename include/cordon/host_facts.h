@@ -5,7 +5,10 @@
 // cgroup layout or the environment itself. A backend reads the facts of the
 // running host with `sandbox_backend::read_host_facts()`; tests build them by
 // hand to compile golden plans for hosts they do not run on
-// (tests/unit/linux/golden_plan_test.cpp).
+// (tests/unit/linux/golden_plan_test.cpp), and recorded facts files load into
+// them (sandbox_backend::load_host_facts, docs/host-facts.md). The fields here
+// are the ones every backend has; each backend's own facts are its own type,
+// carried in `backend_facts`.
 #pragma once
 
 #include <any>
@@ -14,28 +17,15 @@
 
 namespace cordon {
 
-// Where this user may create a cgroup for a run's tree-wide limits. Each
-// parent is a directory; an empty one means that controller is not usable.
-struct cgroup_facts {
-  bool v2 = false;            // the parents are cgroup v2 directories (else v1 hierarchies)
-  std::string memory_parent;  // memory controller
-  std::string pids_parent;    // pids controller
-  std::string cpu_parent;     // cpuacct (v1) or cpu.stat (v2)
-  std::string blocker;        // why a controller is missing; empty when all are usable
-  // cgroup v2 discovery only: the caller's own delegated cgroup, which still
-  // holds the caller. The "no internal processes" rule means the launch must
-  // first move the caller into a leaf below it (src/linux/cgroups.h,
-  // run_cgroup::create, does; remove() moves it back when the leaf is the only
-  // child left). Empty otherwise.
-  std::string enter_leaf_of;
-  // True when at least one controller is usable.
-  bool any() const { return !memory_parent.empty() || !pids_parent.empty() || !cpu_parent.empty(); }
-};
-
 struct host_facts {
   std::string platform;       // "linux", "macos", "windows"
   unsigned uid = 0, gid = 0;  // the calling user
   std::string home;           // absolute home directory of the calling user; empty when unknown
+  // The workspace recorded with facts of another host (a recorded facts
+  // file's, the Windows reference shape's "C:\Users\user\work"), in that
+  // platform's spelling; `cordon policy explain --platform` compiles for it
+  // when no --workspace is given. Empty: the caller chooses (the running host).
+  std::string workspace;
 
   // Gate 2: can the backend run here at all, and if not, why.
   bool backend_available = false;
@@ -46,29 +36,29 @@ struct host_facts {
   // isolation. Empty otherwise.
   std::string stronger_backend_blocker;
 
-  // The facts only one backend reads, as that backend's own type: the macOS
-  // backend's `macos_impl::macos_host_facts` (src/macos/host_facts.h), the
-  // Windows backend's `windows::windows_backend_facts`
-  // (cordon/windows/compile.h). Empty for Linux, whose facts are the fields
-  // below. A backend whose record is missing or of another type refuses at
-  // gate 2 (backend_unavailable).
+  // The facts only one backend reads, as that backend's own type, which the
+  // driver carries without looking inside: the Linux backends'
+  // `linux_host_facts` (cordon/linux_host_facts.h), the macOS backend's
+  // `macos_impl::macos_host_facts` (src/macos/host_facts.h), the Windows
+  // backend's `windows::windows_backend_facts` (cordon/windows/compile.h).
+  // read_host_facts() and load_host_facts() (cordon/backend.h) fill it; a
+  // backend whose record is missing or of another type refuses the build
+  // (backend_unavailable). Read it with backend_facts_as<T>().
   std::any backend_facts;
-
-  // Linux facts (read by the Linux backend; zero elsewhere).
-  bool user_namespaces = false;        // an unprivileged user namespace can be created
-  std::string user_namespace_blocker;  // why not, when false
-  int landlock_abi = 0;                // 0: Landlock unavailable
-  std::string landlock_blocker;        // why, when 0
-  bool seccomp = false;                // seccomp filters can be installed
-  // Started inside another sandbox or container: a user namespace other than
-  // the initial one (uid_map is not the identity over all ids), and whether a
-  // seccomp filter already confines cordon itself (/proc/self/status Seccomp: 2).
-  bool nested_user_namespace = false;
-  bool seccomp_filtered = false;
-  cgroup_facts cgroups;                // empty parents: no cgroup, limits fall back to rlimits
 
   // The facts above as one line each ("landlock abi 7"), for probe output.
   std::vector<std::string> lines;
 };
+
+// The backend's own record in `facts` when it is a T; nullptr otherwise (no
+// record, or another backend's).
+template <class T>
+const T* backend_facts_as(const host_facts& facts) noexcept {
+  return std::any_cast<T>(&facts.backend_facts);
+}
+template <class T>
+T* backend_facts_as(host_facts& facts) noexcept {
+  return std::any_cast<T>(&facts.backend_facts);
+}
 
 }  // namespace cordon

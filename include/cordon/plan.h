@@ -18,6 +18,13 @@ namespace cordon {
 
 class sandbox_backend;
 
+// One titled part of a plan's explanation (plan_payload::explain): lines as
+// the backend formats them (columns already padded), printed in order.
+struct plan_section {
+  std::string title;               // e.g. "ACL changes"; printed followed by ":"
+  std::vector<std::string> lines;  // each printed on its own line, indented by two spaces
+};
+
 // Backend-private compiled state (mount table, Landlock rules, seccomp
 // program). Each backend derives its own type.
 class plan_payload {
@@ -27,6 +34,15 @@ class plan_payload {
   // seccomp variant, limits): what golden plan tests compare and what the
   // run API's helper checks its re-derived plan against. Deterministic.
   virtual std::string describe() const { return {}; }
+  // The mechanisms as a person reads them (`cordon policy explain`), beyond
+  // the controls table the driver's plan gives: the backend's own sections
+  // (the macOS profile's shape and parameters, the Windows ACL lease and
+  // token). Default: none.
+  virtual std::vector<plan_section> explain() const { return {}; }
+  // The profile text the platform's sandbox is given, when it takes one
+  // (macOS: the SBPL for sandbox-exec -p, its -D parameters first as
+  // comments; `cordon policy explain --show-profile`). Empty: none.
+  virtual std::string profile_text() const { return {}; }
 };
 
 class sandbox_plan {

@@ -32,7 +32,8 @@ std::unique_ptr<command> make_completion_command();       // completion.cpp (hid
 const std::vector<command_row>& command_table() {
   static const std::vector<command_row> rows = {
       {{"run"}, "Run a command confined by a policy or profile", make_run_command},
-      {{"probe"}, "Print this host's capabilities for the Linux backend (JSON)", make_probe_command},
+      {{"probe"}, "Print a backend's capabilities on this host, or on another platform's facts (JSON)",
+       make_probe_command},
       {{"profile"}, "Profiles by name: built-in, user and system ones", nullptr},
       {{"profile", "list"}, "List the profiles and where each comes from (-q: the names --profile takes)",
        make_profile_list_command},
@@ -40,7 +41,8 @@ const std::vector<command_row>& command_table() {
       {{"policy"}, "Check policy files", nullptr},
       {{"policy", "validate"}, "Check policy files; print every error with its location", make_policy_validate_command},
       {{"policy", "normalize"}, "Print the normalized form of a valid policy file", make_policy_normalize_command},
-      {{"policy", "explain"}, "Show what each control would be for a policy on this host", make_policy_explain_command},
+      {{"policy", "explain"}, "Show what each control would be for a policy on this host or another platform",
+       make_policy_explain_command},
       {{"report"}, "Read run reports", nullptr},
       {{"report", "show"}, "Print a run report (cordon run --report FILE) as tables", make_report_show_command},
       {{"exec"}, "Run one capability request through the governance runtime", make_exec_command},

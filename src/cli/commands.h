@@ -84,20 +84,7 @@ void print_compile_failure(const compile_failure& f, bool run_flags = true, cons
 // The current working directory ("/" when it cannot be determined).
 std::string current_directory();
 
-// `cordon policy explain --platform windows` (explain_windows.cpp): prints the
-// Windows plan compiled from a reference host shape; `workspace` is a Windows
-// path or empty. Returns 0 when it compiles, 1 when it is refused.
-int explain_windows(const sandbox_policy& policy, const std::string& source, const std::string& workspace);
-
 // `cordon probe --human`: the capabilities as a readable table (explain.cpp).
 void print_probe_table(const host_capabilities& caps);
-
-// `--platform macos` (explain_macos.cpp): the macOS plan for `policy`,
-// compiled with assumed facts of a Mac; `show_profile` prints only the SBPL.
-// Returns 0 when the one driver compiles it for a Mac, 1 when it is refused.
-int explain_macos(const sandbox_policy& policy, const std::string& source, const std::string& workspace,
-                  const std::string& workspace_reason, bool show_profile);
-// The macOS backend's capabilities as seen from this host (never available off a Mac).
-host_capabilities macos_capabilities();
 
 }  // namespace cordon::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/backends.h"
 #include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -25,8 +26,9 @@ struct explain_options {
   std::string workspace;
   std::string cgroup_parent;  // --cgroup-parent, as `cordon run` takes it
   policy_overrides overrides;
-  std::string platform = "linux";  // --platform: whose backend compiles it
-  bool show_profile = false;       // --show-profile (macos): the SBPL only
+  std::string platform{running_platform()};  // --platform: whose backend compiles it
+  std::string facts_file;                    // --facts: a recorded host facts file of that platform
+  bool show_profile = false;                 // --show-profile: the plan's profile text only
 };
 
 // The mechanism, with the detail as "why" under it (or alone when nothing acts).
@@ -44,7 +46,12 @@ table_row status_row(std::vector<std::string> cells, const control_status& statu
 
 void print_blockers(const std::vector<blocker>& blockers) {
   std::vector<table_row> rows;
-  for (const auto& b : blockers) rows.push_back({{b.subject_name(), b.required_name(), b.available_name(), b.reason}, {}});
+  for (const auto& b : blockers) {
+    // A backend's stable cause (the Windows backend's root_missing, ...) leads its reason.
+    rows.push_back({{b.subject_name(), b.required_name(), b.available_name(),
+                     b.cause.empty() ? b.reason : b.cause + ": " + b.reason},
+                    {}});
+  }
   print_table({"BLOCKER", "REQUIRED", "AVAILABLE", "WHY"}, rows);
 }
 
@@ -60,6 +67,54 @@ void print_mounts_and_environment(const sandbox_plan& plan) {
   std::cout << "\nenvironment (from this shell; names only):\n";
   if (environment.empty()) std::cout << "  (empty)\n";
   for (const auto& e : environment) std::cout << "  " << e << "\n";
+}
+
+// The workspace to compile for: on this host's facts as `cordon run` chooses
+// it; for another host's, --workspace in that platform's spelling, else the
+// facts' own, else as here.
+result<workspace_choice> workspace_for(const explain_options& options, const platform_facts& facts,
+                                       const std::string& cwd, const std::string& home) {
+  if (facts.source != facts_source::this_host && !options.workspace.empty()) {
+    return workspace_choice{options.workspace, options.workspace, "--workspace"};
+  }
+  if (facts.source != facts_source::this_host && !facts.facts.workspace.empty()) {
+    return workspace_choice{facts.facts.workspace, facts.facts.workspace, "the facts' workspace"};
+  }
+  return choose_workspace(facts.source == facts_source::this_host ? options.workspace : std::string(), cwd, home);
+}
+
+void print_refusal(const compile_failure& f) {
+  std::cout << "\nresult:     refused (" << to_string(f.code) << "): " << f.message << "\n";
+  if (!f.errors.empty()) {
+    std::cout << "\n";
+    std::vector<table_row> rows;
+    for (const auto& e : f.errors) rows.push_back({{e.location.empty() ? "(document)" : e.location, e.reason}, {}});
+    print_table({"LOCATION", "PROBLEM"}, rows);
+  }
+  if (!f.blockers.empty()) {
+    std::cout << "\n";
+    print_blockers(f.blockers);
+  }
+}
+
+// The controls a plan gets, with the requirement each is held to.
+void print_controls(const sandbox_plan& plan) {
+  const auto required = required_enforcement(plan.policy(), plan.platform());
+  std::vector<table_row> rows;
+  for (const auto& [which, status] : plan.contract()) {
+    std::string needed = "-";
+    if (auto it = required.find(which); it != required.end()) {
+      needed = std::string(to_string(it->second));
+      if (plan.policy().enforcement.contains(which)) needed += " (set)";
+      const auto entries = plan.policy().platform_enforcement.find(plan.platform());
+      if (!plan.policy().enforcement.contains(which) && entries != plan.policy().platform_enforcement.end() &&
+          entries->second.contains(which)) {
+        needed += " (set for " + plan.platform() + ")";
+      }
+    }
+    rows.push_back(status_row({std::string(to_string(which)), std::string(to_string(status.level)), needed}, status));
+  }
+  print_table({"CONTROL", "LEVEL", "REQUIRED", "MECHANISM AND WHY"}, rows);
 }
 
 int explain_policy(const explain_options& options) {
@@ -78,67 +133,74 @@ int explain_policy(const explain_options& options) {
     print_error(applied.error_value());
     return exit_cordon_failed;
   }
-  if (options.show_profile && options.platform != "macos") {
-    print_error(make_error(error_code::usage_error, "--show-profile needs --platform macos"));
+  // The platform's backend from the registry, on this host's facts, its
+  // reference facts or a recorded facts file: the one driver for every platform.
+  const auto backend = backend_for_platform(options.platform);
+  if (backend == nullptr) {
+    print_error(make_error(error_code::usage_error, "this cordon has no backend for " + options.platform));
     return exit_cordon_failed;
   }
-  if (options.platform == "windows") return explain_windows(*policy, source, options.workspace);
-  auto workspace = choose_workspace(options.workspace, cwd, home != nullptr ? home : "");
+  compile_options compile;
+  compile.workspace = options.workspace;
+  compile.cgroup_parent = options.cgroup_parent;
+  auto facts = facts_for(*backend, options.facts_file, compile, false);
+  if (!facts) {
+    print_error(facts.error_value());
+    return exit_cordon_failed;
+  }
+  auto workspace = workspace_for(options, *facts, cwd, home != nullptr ? home : "");
   if (!workspace) {
     print_error(workspace.error_value());
     return exit_cordon_failed;
   }
-
-  if (options.platform == "macos") return explain_macos(*policy, source, workspace->workspace, workspace->reason, options.show_profile);
-  auto backend = make_host_backend();
-  compile_options compile;
   compile.workspace = workspace->workspace;
-  compile.cgroup_parent = options.cgroup_parent;
-  auto compiled = backend->compile(*policy, compile);
+  const bool here = facts->source == facts_source::this_host;
+  auto compiled = backend->compile(*policy, compile, facts->facts);
+
+  if (options.show_profile) {
+    if (!compiled) {
+      print_compile_failure(compiled.failure());
+      return exit_check_failed;
+    }
+    const plan_payload* payload = compiled.plan()->payload();
+    const std::string text = payload != nullptr ? payload->profile_text() : std::string();
+    if (text.empty()) {
+      print_error(make_error(error_code::usage_error, "--show-profile: plans of " + std::string(backend->name()) +
+                                                          " have no profile text (--platform macos: the SBPL)"));
+      return exit_cordon_failed;
+    }
+    std::cout << text;
+    return 0;
+  }
 
   std::cout << "policy:     " << (policy->name.empty() ? "(unnamed)" : policy->name) << " (" << source
             << (options.overrides.empty() ? "" : ", edited by flags") << ")\n";
   std::cout << "workspace:  " << workspace->workspace << " (" << workspace->reason << ")\n";
   std::cout << "backend:    " << backend->name();
+  if (!here) {
+    std::cout << " on " << backend->platform() << "\nfacts:      " << describe_source(facts->source, options.facts_file);
+    for (const auto& line : facts->facts.lines) std::cout << "; " << line;
+  }
   if (!compiled) {
-    const compile_failure& f = compiled.failure();
-    std::cout << "\nresult:     refused (" << to_string(f.code) << "): " << f.message << "\n";
-    if (!f.errors.empty()) {
-      std::cout << "\n";
-      std::vector<table_row> rows;
-      for (const auto& e : f.errors) rows.push_back({{e.location.empty() ? "(document)" : e.location, e.reason}, {}});
-      print_table({"LOCATION", "PROBLEM"}, rows);
-    }
-    if (!f.blockers.empty()) {
-      std::cout << "\n";
-      print_blockers(f.blockers);
-    }
+    print_refusal(compiled.failure());
     return exit_check_failed;
   }
   const sandbox_plan& plan = *compiled.plan();
-  std::cout << " on " << plan.platform() << "\n";
+  if (here) std::cout << " on " << plan.platform();
+  std::cout << "\n";
   print_isolation_lines(std::string(to_string(plan.isolation())), std::string(to_string(plan.policy().isolation)),
                         std::cout);
-  std::cout << "result:     compiles; a run gets these controls\n\n";
-
-  const auto required = required_enforcement(plan.policy(), plan.platform());
-  std::vector<table_row> rows;
-  for (const auto& [which, status] : plan.contract()) {
-    std::string needed = "-";
-    if (auto it = required.find(which); it != required.end()) {
-      needed = std::string(to_string(it->second));
-      if (plan.policy().enforcement.contains(which)) needed += " (set)";
-      const auto entries = plan.policy().platform_enforcement.find(plan.platform());
-      if (!plan.policy().enforcement.contains(which) && entries != plan.policy().platform_enforcement.end() &&
-          entries->second.contains(which)) {
-        needed += " (set for " + plan.platform() + ")";
-      }
-    }
-    rows.push_back(status_row({std::string(to_string(which)), std::string(to_string(status.level)), needed}, status));
-  }
-  print_table({"CONTROL", "LEVEL", "REQUIRED", "MECHANISM AND WHY"}, rows);
+  std::cout << (here ? "result:     compiles; a run gets these controls\n\n"
+                     : "result:     compiles; cannot launch on this host (a run there gets these controls)\n\n");
+  print_controls(plan);
   std::cout << "\n" << kLevelsNote;
-  print_mounts_and_environment(plan);
+  if (here) print_mounts_and_environment(plan);
+  if (plan.payload() != nullptr) {
+    for (const auto& section : plan.payload()->explain()) {
+      std::cout << "\n" << section.title << ":\n";
+      for (const auto& line : section.lines) std::cout << "  " << line << "\n";
+    }
+  }
   if (!plan.warnings().empty()) {
     std::cout << "\nwarnings (repeated in the run report):\n";
     for (const auto& w : plan.warnings()) std::cout << "  " << w << "\n";
@@ -153,9 +215,16 @@ level a run would get, the level the policy requires ("(set)": an explicit
 entry in "enforcement"), the mechanism, and why. On refusal it prints the
 policy errors or the blockers {control, required, available, why}.
 
-Exit status: 0 the policy compiles here; 1 compile refuses it (invalid policy
+--platform macos|windows runs the same compile with that platform's backend
+on its reference facts, or on a recorded host facts file (--facts FILE,
+docs/host-facts.md); the plan is shown with the backend's own details (the
+SBPL profile, the ACL lease) and can never launch here. No control is above
+`unverified` on a platform no proof run has passed on.
+
+Exit status: 0 the policy compiles; 1 compile refuses it (invalid policy
 or a gate: backend, isolation, enforcement); 125 it could not be explained
-(unreadable file, not JSON, unknown profile, refused workspace, bad usage).)TXT";
+(unreadable file, not JSON, unknown profile, refused workspace, a facts
+file that is not a record of that platform, bad usage).)TXT";
 
 // `cordon policy explain [FILE]`.
 struct policy_explain_command final : command {
@@ -175,9 +244,15 @@ struct policy_explain_command final : command {
                         "tree-wide without root")
         ->type_name("DIR");
     add_policy_flags(*explain, options.overrides);
-    explain->add_option("--platform", options.platform, "Backend to compile for: linux (this host), macos or windows")
-        ->check(CLI::IsMember({"linux", "macos", "windows"}));
-    explain->add_flag("--show-profile", options.show_profile, "With --platform macos: print the SBPL profile only");
+    explain->add_option("--platform", options.platform,
+                        "Backend to compile for: this host's platform (the default), or macos or windows on their "
+                        "reference facts or --facts (the plan is shown, never launched)")
+        ->check(CLI::IsMember(registered_platforms()));
+    explain->add_option("--facts", options.facts_file,
+                        "Compile on a recorded host facts FILE of that platform instead (docs/host-facts.md)")
+        ->type_name("FILE");
+    explain->add_flag("--show-profile", options.show_profile,
+                      "Print only the profile text the platform's sandbox is given (macos: the SBPL)");
   }
   int execute() override { return explain_policy(options); }
 };

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/backends.h"
 #include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -18,8 +19,37 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-int probe_host(bool human, const std::string& platform) {
-  host_capabilities caps = platform == "macos" ? macos_capabilities() : make_host_backend()->probe();
+// The probe of `platform`'s backend from the registry on this host's facts,
+// the platform's reference facts or a recorded facts file. Facts that are not
+// this host's never make the backend available here.
+int probe_host(bool human, const std::string& platform, const std::string& facts_file, bool record) {
+  const auto backend = backend_for_platform(platform);
+  if (backend == nullptr) {
+    print_error(make_error(error_code::usage_error, "this cordon has no backend for " + platform));
+    return exit_cordon_failed;
+  }
+  auto facts = facts_for(*backend, facts_file, {}, true);
+  if (!facts) {
+    print_error(facts.error_value());
+    return exit_cordon_failed;
+  }
+  if (record) {
+    // The facts themselves, as a record --facts reads back (docs/host-facts.md).
+    auto written = backend->record_host_facts(facts->facts);
+    if (!written) {
+      print_error(written.error_value());
+      return exit_cordon_failed;
+    }
+    std::cout << *written;
+    return exit_ok;
+  }
+  host_capabilities caps = backend->probe(facts->facts);
+  if (facts->source != facts_source::this_host) {
+    caps.available = false;
+    caps.blockers.insert(caps.blockers.begin(),
+                         blocker::for_backend(describe_source(facts->source, facts_file) +
+                                              ": plans for it compile and can be inspected here, never launched"));
+  }
   if (human) {
     print_probe_table(caps);
     return caps.available ? exit_ok : exit_check_failed;
@@ -44,6 +74,9 @@ int probe_host(bool human, const std::string& platform) {
   }
   j["blockers"] = blockers;
   j["facts"] = caps.facts;
+  j["facts_source"] = facts->source == facts_source::this_host ? "this_host"
+                      : facts->source == facts_source::reference ? "reference"
+                                                                   : "recorded";
   std::cout << j.dump(2) << "\n";
   return caps.available ? exit_ok : exit_check_failed;
 }
@@ -111,14 +144,28 @@ int policy_check(const std::string& file, bool print_normalized) {
 // `cordon probe`.
 struct probe_command final : command {
   bool human = false;
-  std::string platform = "linux";
+  std::string platform{running_platform()};
+  std::string facts_file;
+  bool record = false;
   void add_options(CLI::App& app) override {
-    app.add_flag("--human", human, "A readable table instead of JSON");
-    app.add_option("--platform", platform, "Backend to probe: linux (this host) or macos (as a Mac would be)")
-        ->check(CLI::IsMember({"linux", "macos"}));
-    app.footer("Exit status: 0 the backend is available; 1 it is not; 125 bad usage.");
+    auto* human_flag = app.add_flag("--human", human, "A readable table instead of JSON");
+    app.add_flag("--record", record,
+                 "Print the host facts themselves as a recorded facts file (JSON) that --facts reads back, "
+                 "instead of the probe (docs/host-facts.md)")
+        ->excludes(human_flag);
+    app.add_option("--platform", platform,
+                   "Backend to probe: this host's platform (the default), or macos or windows on their reference "
+                   "facts or --facts")
+        ->check(CLI::IsMember(registered_platforms()));
+    app.add_option("--facts", facts_file, "Probe a recorded host facts FILE of that platform (docs/host-facts.md)")
+        ->type_name("FILE");
+    app.footer(
+        "Facts that are not this host's (another platform's, or a --facts file) show what that host would offer; "
+        "the backend is never available here then.\n\nExit status: 0 the backend is available (--record: the record "
+        "is printed); 1 it is not; 125 a facts file that cannot be read or is not a record of that platform, or bad "
+        "usage.");
   }
-  int execute() override { return probe_host(human, platform); }
+  int execute() override { return probe_host(human, platform, facts_file, record); }
 };
 
 // `cordon profile list`.

@@ -47,10 +47,16 @@ const CLI::Validator kAssignment = validator([](const std::string& text) -> std:
 const CLI::Validator kAccept = validator([](const std::string& text) -> std::string {
   const auto eq = text.find('=');
   if (eq == std::string::npos) return "must be CONTROL=LEVEL, e.g. memory=partial";
+  if (text.substr(0, eq) == "all") {
+    const auto level = text.substr(eq + 1);
+    return level == "partial" || level == "unverified" || level == "not_enforced"
+               ? ""
+               : "all takes partial, unverified or not_enforced, not '" + level + "'";
+  }
   if (!control_from_string(text.substr(0, eq))) {
     std::string names;  // the choices, as the level's message lists its own
     for (control c : all_controls) names += (names.empty() ? "" : ", ") + std::string(to_string(c));
-    return "unknown control '" + text.substr(0, eq) + "' (" + names + ")";
+    return "unknown control '" + text.substr(0, eq) + "' (" + names + "; or all)";
   }
   if (!enforcement_level_from_string(text.substr(eq + 1))) {
     return "unknown level '" + text.substr(eq + 1) + "' (enforced, partial, not_enforced, not_applicable, planned, unverified)";
@@ -137,7 +143,9 @@ void add_policy_flags(CLI::App& app, policy_overrides& out) {
       ->type_name("SECONDS")
       ->check(kSeconds);
   each("--accept", "CONTROL=LEVEL", out.accept, kAccept,
-       "Accept LEVEL for CONTROL, e.g. memory=partial (an explicit relaxation, repeated in the report)");
+       "Accept LEVEL for CONTROL, e.g. memory=partial (an explicit relaxation, repeated in the report); "
+       "all=LEVEL (partial, unverified, not_enforced) for every required control it relaxes, e.g. all=unverified "
+       "with --platform macos|windows, each warned");
 }
 
 result<void> apply_overrides(sandbox_policy& policy, const policy_overrides& flags, const std::string& cwd) {

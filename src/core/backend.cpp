@@ -27,6 +27,14 @@ std::atomic<std::uint64_t> next_plan_identity{1};
 
 }  // namespace
 
+result<host_facts> sandbox_backend::load_host_facts(std::string_view, const compile_options&) const {
+  return make_error(error_code::usage_error, "the " + std::string(name()) + " backend reads no recorded host facts");
+}
+
+result<std::string> sandbox_backend::record_host_facts(const host_facts&) const {
+  return make_error(error_code::usage_error, "the " + std::string(name()) + " backend records no host facts");
+}
+
 std::uint64_t current_process_token() noexcept {
   static const std::uint64_t token = random_u64();
   return token;

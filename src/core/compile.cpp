@@ -61,21 +61,6 @@ result<sandbox_policy> gate_one(std::string_view platform, const sandbox_policy&
   return resolve_roots(platform, std::move(validated.policy), options, facts, roots);
 }
 
-// Gate 4: every explicit or implied requirement against the level build() stated.
-std::vector<blocker> unmet_requirements(std::string_view platform, const sandbox_policy& normalized,
-                                        const enforcement_contract& contract) {
-  std::vector<blocker> blockers;
-  for (const auto& [which, required] : required_enforcement(normalized, platform)) {
-    auto it = contract.find(which);
-    const control_status have = it != contract.end() ? it->second : control_status{};
-    if (!level_satisfies(have.level, required)) {
-      blockers.push_back(blocker::for_control(which, required, have.level,
-                                              have.detail.empty() ? "no mechanism on this host" : have.detail));
-    }
-  }
-  return blockers;
-}
-
 // The plan's warnings: the policy's own relaxations, what build() found, then
 // one line for every control below enforced.
 std::vector<std::string> plan_warnings(std::string_view platform, const sandbox_policy& normalized,
@@ -93,6 +78,20 @@ std::vector<std::string> plan_warnings(std::string_view platform, const sandbox_
 }
 
 }  // namespace
+
+std::vector<blocker> unmet_policy_requirements(const sandbox_policy& normalized, std::string_view platform,
+                                               const enforcement_contract& contract) {
+  std::vector<blocker> blockers;
+  for (const auto& [which, required] : required_enforcement(normalized, platform)) {
+    auto it = contract.find(which);
+    const control_status have = it != contract.end() ? it->second : control_status{};
+    if (!level_satisfies(have.level, required)) {
+      blockers.push_back(blocker::for_control(which, required, have.level,
+                                              have.detail.empty() ? "no mechanism on this host" : have.detail));
+    }
+  }
+  return blockers;
+}
 
 bool platform_proven(std::string_view platform) noexcept {
   // Add a platform here only in the change that records its passing proof
@@ -163,7 +162,7 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
   if (!built) return std::move(built).error_value();
   built->contract = apply_proof_rule(platform(), std::move(built->contract));
   std::vector<blocker> blockers = built->blockers;
-  for (auto& b : unmet_requirements(platform(), normalized, built->contract)) blockers.push_back(std::move(b));
+  for (auto& b : unmet_policy_requirements(normalized, platform(), built->contract)) blockers.push_back(std::move(b));
   if (!blockers.empty()) {
     std::string message = std::to_string(blockers.size()) +
                           (blockers.size() == 1 ? " required control" : " required controls") +

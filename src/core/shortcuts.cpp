@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 
 #include "core/caches.h"
 #include "core/host_syntax.h"
@@ -122,6 +123,34 @@ result<network_rule> parse_host_port(const std::string& text) {
   return rule;
 }
 
+namespace {
+
+// How far a requirement of `level` relaxes: 2 enforced, 1 partial, 0
+// unverified, -1 not_enforced; nullopt for a level --accept all cannot take.
+std::optional<int> relaxation_rank(enforcement_level level) {
+  switch (level) {
+    case enforcement_level::enforced: return 2;
+    case enforcement_level::partial: return 1;
+    case enforcement_level::unverified: return 0;
+    case enforcement_level::not_enforced: return -1;
+    default: return std::nullopt;
+  }
+}
+
+// --accept all=LEVEL: LEVEL for every required control it relaxes. False for
+// a LEVEL that relaxes nothing.
+bool accept_everywhere(sandbox_policy& policy, enforcement_level level) {
+  const auto rank = relaxation_rank(level);
+  if (!rank || *rank == 2) return false;
+  for (const auto& [which, required] : required_enforcement(policy)) {
+    const auto have = relaxation_rank(required);
+    if (have && *have > *rank) policy.enforcement[which] = level;
+  }
+  return true;
+}
+
+}  // namespace
+
 result<void> apply_shortcuts(sandbox_policy& policy, const policy_shortcuts& flags, const std::string& cwd,
                              const std::string& home) {
   auto& fs = policy.filesystem;
@@ -188,10 +217,20 @@ result<void> apply_shortcuts(sandbox_policy& policy, const policy_shortcuts& fla
 
   for (const auto& entry : flags.accept) {
     const auto eq = entry.find('=');
+    const std::optional<enforcement_level> level =
+        eq == std::string::npos ? std::nullopt : enforcement_level_from_string(entry.substr(eq + 1));
+    if (!level) return make_error(error_code::usage_error, "--accept " + entry + ": must be CONTROL=LEVEL");
+    const enforcement_level accepted = *level;
+    if (entry.compare(0, eq, "all") == 0) {
+      if (!accept_everywhere(policy, accepted)) {
+        return make_error(error_code::usage_error,
+                          "--accept " + entry + ": all takes partial, unverified or not_enforced");
+      }
+      continue;
+    }
     const auto which = control_from_string(entry.substr(0, eq));
-    const auto level = eq == std::string::npos ? std::nullopt : enforcement_level_from_string(entry.substr(eq + 1));
-    if (!which || !level) return make_error(error_code::usage_error, "--accept " + entry + ": must be CONTROL=LEVEL");
-    policy.enforcement[*which] = *level;
+    if (!which) return make_error(error_code::usage_error, "--accept " + entry + ": must be CONTROL=LEVEL");
+    policy.enforcement[*which] = accepted;
   }
   return ok;
 }

@@ -68,9 +68,16 @@ result<network_rule> parse_host_port(const std::string& text);
 //  --memory, --max-procs, --cpu, --timeout set the process limits;
 //  --accept CONTROL=LEVEL sets enforcement[CONTROL] = LEVEL: the policy then
 //    accepts that level (a relaxation, repeated as a warning in the report)
-//    or demands it.
+//    or demands it. --accept all=LEVEL (LEVEL partial, unverified or
+//    not_enforced) does so for every control the policy requires (explicitly
+//    or by its content, required_enforcement) at a level LEVEL would relax:
+//    partial lowers `enforced`; unverified and not_enforced lower `enforced`
+//    and `partial` (and not_enforced `unverified`). Each such control is a
+//    relaxation the plan and every report warn of, one line each; a control
+//    required at LEVEL or less is left as it is.
 // Errors (usage_error): a --memory value parse_size refuses; an --accept
-// naming an unknown control or level.
+// naming an unknown control or level; all=LEVEL with a LEVEL that relaxes
+// nothing (enforced, not_applicable, planned).
 result<void> apply_shortcuts(sandbox_policy& policy, const policy_shortcuts& flags, const std::string& cwd,
                              const std::string& home);
 

@@ -26,13 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "cordon/host_facts.h"
+#include "cordon/linux_host_facts.h"
 #include "cordon/result.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
 
-// The cgroup part of the host facts (cordon/host_facts.h).
+// The cgroup part of the Linux host facts (cordon/linux_host_facts.h).
 using cgroup_site = cordon::cgroup_facts;
 
 // Finds where this process may create cgroups. `explicit_parent` (a cgroup

@@ -7,7 +7,7 @@
 namespace cordon::linux_impl {
 namespace {
 
-std::string landlock_suffix(const host_facts& facts) {
+std::string landlock_suffix(const linux_host_facts& facts) {
   if (facts.landlock_abi == 0) return "";
   return " + landlock abi " + std::to_string(facts.landlock_abi);
 }
@@ -19,7 +19,7 @@ control_status status(enforcement_level level, std::string mechanism, std::strin
 }  // namespace
 
 enforcement_contract linux_contract(const sandbox_policy& policy, const linux_plan_payload& payload,
-                                    const host_facts& facts) {
+                                    const linux_host_facts& facts) {
   using L = enforcement_level;
   enforcement_contract c;
   const auto& fs = policy.filesystem;

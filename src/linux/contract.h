@@ -13,6 +13,6 @@ namespace cordon::linux_impl {
 // beside the choices. Every level here is what the launcher really applies,
 // never a hope.
 enforcement_contract linux_contract(const sandbox_policy& policy, const linux_plan_payload& payload,
-                                    const host_facts& facts);
+                                    const linux_host_facts& facts);
 
 }  // namespace cordon::linux_impl

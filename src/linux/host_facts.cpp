@@ -41,20 +41,18 @@ bool seccomp_filtered() {
   return false;
 }
 
-host_facts read_kernel_facts() {
-  host_facts facts;
-  facts.platform = "linux";
-  facts.uid = ::getuid();
-  facts.gid = ::getgid();
+linux_host_facts read_kernel_facts() {
+  linux_host_facts facts;
+  const unsigned uid = ::getuid();
   long value = 0;
   facts.user_namespaces = true;
   if (read_long("/proc/sys/user/max_user_namespaces", value) && value == 0) {
     facts.user_namespaces = false;
     facts.user_namespace_blocker = "user namespaces disabled by sysctl user.max_user_namespaces=0";
-  } else if (facts.uid != 0 && read_long("/proc/sys/kernel/unprivileged_userns_clone", value) && value == 0) {
+  } else if (uid != 0 && read_long("/proc/sys/kernel/unprivileged_userns_clone", value) && value == 0) {
     facts.user_namespaces = false;
     facts.user_namespace_blocker = "unprivileged user namespaces disabled by sysctl kernel.unprivileged_userns_clone=0";
-  } else if (facts.uid != 0 && read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", value) &&
+  } else if (uid != 0 && read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", value) &&
              value != 0) {
     facts.user_namespaces = false;
     facts.user_namespace_blocker =
@@ -73,8 +71,6 @@ host_facts read_kernel_facts() {
   facts.landlock_abi = landlock_kernel_abi();
   if (facts.landlock_abi == 0) facts.landlock_blocker = "Landlock not available (not built or not in the LSM list)";
   facts.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
-  facts.backend_available = facts.user_namespaces;
-  facts.backend_blocker = facts.user_namespace_blocker;
   return facts;
 }
 
@@ -87,24 +83,44 @@ std::string invoking_home() {
 }  // namespace
 
 host_facts read_linux_host_facts(const std::string& cgroup_parent, bool deep) {
-  static const host_facts kernel = read_kernel_facts();
-  host_facts facts = kernel;
-  facts.home = invoking_home();
-  facts.cgroups = find_cgroup_site(cgroup_parent);
+  static const linux_host_facts kernel = read_kernel_facts();
+  linux_host_facts record = kernel;
+  record.cgroups = find_cgroup_site(cgroup_parent);
+  host_facts facts = linux_driver_facts(std::move(record), ::getuid(), ::getgid(), invoking_home());
   std::string failure;
   if (deep && facts.backend_available && !try_namespaces(failure)) {
     facts.backend_available = false;
     facts.backend_blocker = failure;
   }
-  facts.lines.push_back("uid " + std::to_string(facts.uid) + (facts.uid == 0 ? " (root)" : " (unprivileged)"));
-  facts.lines.push_back(facts.user_namespaces ? "user namespaces: yes" : "user namespaces: no");
-  facts.lines.push_back(facts.landlock_abi > 0 ? "landlock abi " + std::to_string(facts.landlock_abi)
-                                               : facts.landlock_blocker);
-  facts.lines.push_back(facts.seccomp ? "seccomp: yes" : "seccomp: no");
-  if (facts.nested_user_namespace) facts.lines.push_back("nested: started in a user namespace other than the initial one");
-  if (facts.seccomp_filtered) facts.lines.push_back("nested: cordon itself already runs under a seccomp filter");
   return facts;
 }
+
+}  // namespace cordon::linux_impl
+
+namespace cordon {
+
+host_facts linux_driver_facts(linux_host_facts record, unsigned uid, unsigned gid, std::string home) {
+  host_facts facts;
+  facts.platform = "linux";
+  facts.uid = uid;
+  facts.gid = gid;
+  facts.home = std::move(home);
+  facts.backend_available = record.user_namespaces;
+  facts.backend_blocker = record.user_namespace_blocker;
+  facts.lines.push_back("uid " + std::to_string(uid) + (uid == 0 ? " (root)" : " (unprivileged)"));
+  facts.lines.push_back(record.user_namespaces ? "user namespaces: yes" : "user namespaces: no");
+  facts.lines.push_back(record.landlock_abi > 0 ? "landlock abi " + std::to_string(record.landlock_abi)
+                                                : record.landlock_blocker);
+  facts.lines.push_back(record.seccomp ? "seccomp: yes" : "seccomp: no");
+  if (record.nested_user_namespace) facts.lines.push_back("nested: started in a user namespace other than the initial one");
+  if (record.seccomp_filtered) facts.lines.push_back("nested: cordon itself already runs under a seccomp filter");
+  facts.backend_facts = std::move(record);
+  return facts;
+}
+
+}  // namespace cordon
+
+namespace cordon::linux_impl {
 
 bool try_namespaces(std::string& failure) {
   int pipe_fds[2];

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
-#include "cordon/host_facts.h"
+#include "cordon/result.h"
+
+#include "cordon/linux_host_facts.h"
 
 namespace cordon::linux_impl {
 
@@ -16,6 +19,16 @@ namespace cordon::linux_impl {
 // `deep`: also create the launch's namespaces in a short-lived child
 // (try_namespaces) and count a failure as the backend being unavailable.
 host_facts read_linux_host_facts(const std::string& cgroup_parent, bool deep);
+
+// The refusal of a Linux build() whose facts carry no linux_host_facts
+// record: backend_unavailable with a backend blocker.
+error no_linux_facts();
+
+// Both Linux backends' recorded facts (docs/host-facts.md): a record of
+// platform "linux" as linux_driver_facts() of its fields, and back.
+// Errors as sandbox_backend::load_host_facts / record_host_facts.
+result<host_facts> load_linux_host_facts(std::string_view record);
+result<std::string> record_linux_host_facts(const host_facts& facts);
 
 // Creates (in a short-lived child) exactly the namespaces a launch creates
 // (namespaces.h) and reports whether that worked; when not, `failure` names

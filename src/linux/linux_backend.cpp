@@ -138,7 +138,7 @@ seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& 
   return seccomp;
 }
 
-void choose_landlock(const sandbox_policy& normalized, const host_facts& facts, const seccomp_options& seccomp,
+void choose_landlock(const sandbox_policy& normalized, const linux_host_facts& facts, const seccomp_options& seccomp,
                      linux_plan_payload& payload) {
   payload.landlock.abi = facts.landlock_abi;
   payload.landlock.rules = landlock_rules_for(payload.mounts);
@@ -156,8 +156,9 @@ void choose_landlock(const sandbox_policy& normalized, const host_facts& facts, 
 
 // Limits (process_limits.h); a memory limit that only an rlimit holds also
 // sizes the sandbox's tmpfs mounts, whose pages no rlimit counts.
-void choose_limits(const process_policy& limits, const host_facts& facts, linux_plan_payload& payload) {
-  process_limits_plan chosen = choose_process_limits(limits, facts);
+void choose_limits(const process_policy& limits, const host_facts& facts, const linux_host_facts& linux_facts,
+                   linux_plan_payload& payload) {
+  process_limits_plan chosen = choose_process_limits(limits, facts, linux_facts);
   if (limits.memory_bytes && !chosen.tree_limits.memory_bytes) {
     // Files in the sandbox's tmpfs are memory no rlimit counts: each such
     // mount holds at most the limit (docs/doors.md, "Limits").
@@ -180,7 +181,16 @@ class linux_backend final : public sandbox_backend {
     return read_linux_host_facts(options.cgroup_parent, deep);
   }
 
+  result<host_facts> load_host_facts(std::string_view record, const compile_options&) const override {
+    return load_linux_host_facts(record);
+  }
+  result<std::string> record_host_facts(const host_facts& facts) const override {
+    return record_linux_host_facts(facts);
+  }
+
   result<backend_build> build(const sandbox_policy& normalized, const host_facts& facts) const override {
+    const linux_host_facts* linux_facts = linux_facts_of(facts);
+    if (linux_facts == nullptr) return no_linux_facts();
     backend_build out;
     auto payload = std::make_shared<linux_plan_payload>();
     mount_table_input input;
@@ -207,7 +217,7 @@ class linux_backend final : public sandbox_backend {
 
     choose_network(normalized, *payload);
     const seccomp_options seccomp = seccomp_for(normalized, facts);
-    if (facts.seccomp) {
+    if (linux_facts->seccomp) {
       auto program = build_plan_seccomp(seccomp);
       if (!program) return std::move(program).error_value();
       payload->seccomp = std::move(*program);
@@ -217,13 +227,13 @@ class linux_backend final : public sandbox_backend {
         payload->seccomp.unix_private_tmp = payload->mounts.private_tmp;
       }
     }
-    choose_landlock(normalized, facts, seccomp, *payload);
-    if (facts.landlock_abi == 0) {
-      out.warnings.push_back("landlock not used (" + facts.landlock_blocker +
+    choose_landlock(normalized, *linux_facts, seccomp, *payload);
+    if (linux_facts->landlock_abi == 0) {
+      out.warnings.push_back("landlock not used (" + linux_facts->landlock_blocker +
                              "): the mount namespace is the only filesystem layer");
     }
-    choose_limits(normalized.process, facts, *payload);
-    out.contract = linux_contract(normalized, *payload, facts);
+    choose_limits(normalized.process, facts, *linux_facts, *payload);
+    out.contract = linux_contract(normalized, *payload, *linux_facts);
     out.payload = std::move(payload);
     return out;
   }

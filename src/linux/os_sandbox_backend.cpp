@@ -83,7 +83,7 @@ seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& 
 // command's TCP socket could bind a port on every host address. TLS
 // termination needs the run's CA bundle at a fixed path of the sandbox's
 // view, which only a mount namespace gives.
-void check_filtered(const sandbox_policy& normalized, const host_facts& facts, backend_build& out) {
+void check_filtered(const sandbox_policy& normalized, const linux_host_facts& facts, backend_build& out) {
   if (normalized.network.mode != network_mode::filtered) return;
   // Without a network namespace the broker's port is on the host's
   // loopback: the command reaches nothing else, but any local process can
@@ -118,8 +118,18 @@ class os_sandbox_backend final : public sandbox_backend {
   host_facts read_host_facts(const compile_options& options, bool deep) const override {
     return os_sandbox_facts(read_linux_host_facts(options.cgroup_parent, deep));
   }
+  result<host_facts> load_host_facts(std::string_view record, const compile_options&) const override {
+    auto loaded = load_linux_host_facts(record);
+    if (!loaded) return loaded;
+    return os_sandbox_facts(std::move(*loaded));
+  }
+  result<std::string> record_host_facts(const host_facts& facts) const override {
+    return record_linux_host_facts(facts);
+  }
 
   result<backend_build> build(const sandbox_policy& normalized, const host_facts& facts) const override {
+    const linux_host_facts* linux_facts = linux_facts_of(facts);
+    if (linux_facts == nullptr) return no_linux_facts();
     backend_build out;
     auto payload = std::make_shared<os_sandbox_payload>();
     std::vector<std::string> metadata;
@@ -143,7 +153,7 @@ class os_sandbox_backend final : public sandbox_backend {
     payload->run_tmp = std::find(normalized.filesystem.writable.begin(), normalized.filesystem.writable.end(),
                                  std::string(token_run_tmp)) != normalized.filesystem.writable.end();
     const seccomp_options seccomp = seccomp_for(normalized, facts);
-    if (facts.seccomp) {
+    if (linux_facts->seccomp) {
       auto program = build_plan_seccomp(seccomp);
       if (!program) return std::move(program).error_value();
       payload->seccomp = std::move(*program);
@@ -152,17 +162,17 @@ class os_sandbox_backend final : public sandbox_backend {
         payload->seccomp.abstract_unix_refused = true;  // the host's names: the supervisor would connect past Landlock's scope
       }
     }
-    payload->landlock.abi = facts.landlock_abi;
+    payload->landlock.abi = linux_facts->landlock_abi;
     payload->landlock.rules = std::move(fs.rules);
     // No TCP bind or connect by the command itself, filtered mode included:
     // the supervisor performs its connects (os_sandbox_network.h).
     payload->landlock.restrict_tcp = seccomp.deny_non_unix_sockets;
     payload->network_broker = normalized.network.mode == network_mode::filtered;
-    check_filtered(normalized, facts, out);
+    check_filtered(normalized, *linux_facts, out);
     payload->landlock.scope_signals_and_abstract_sockets = true;
-    payload->limits = choose_process_limits(normalized.process, facts);
+    payload->limits = choose_process_limits(normalized.process, facts, *linux_facts);
     if (!facts.stronger_backend_blocker.empty()) out.warnings.push_back(facts.stronger_backend_blocker);
-    out.contract = os_sandbox_contract(normalized, *payload, facts);
+    out.contract = os_sandbox_contract(normalized, *payload, facts, *linux_facts);
     out.payload = std::move(payload);
     return out;
   }

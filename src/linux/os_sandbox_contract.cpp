@@ -127,7 +127,7 @@ void state_network(const sandbox_policy& policy, const os_sandbox_payload& paylo
 }  // namespace
 
 enforcement_contract os_sandbox_contract(const sandbox_policy& policy, const os_sandbox_payload& payload,
-                                         const host_facts& facts) {
+                                         const host_facts& facts, const linux_host_facts& linux_facts) {
   enforcement_contract c;
   state_filesystem(policy, payload, c);
   state_network(policy, payload, c);
@@ -155,7 +155,7 @@ enforcement_contract os_sandbox_contract(const sandbox_policy& policy, const os_
           (scoped ? "signals to processes outside the sandbox refused (landlock signal scope)"
                   : "the command can signal the caller's other processes (no Landlock signal scope before ABI 6)")};
   c[control::descriptor_hygiene] = {L::enforced, "close_range(3, ~0, CLOSE_RANGE_CLOEXEC) before exec", ""};
-  if (facts.seccomp) {
+  if (linux_facts.seccomp) {
     c[control::syscall_filter] = {
         L::enforced, "seccomp (libseccomp), " + std::to_string(payload.seccomp.blocked.size()) + " rules", ""};
   } else {

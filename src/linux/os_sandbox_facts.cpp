@@ -36,11 +36,14 @@ host_facts os_sandbox_facts(host_facts facts) {
                                      (remedy.empty() ? "" : " (" + remedy + ")");
     facts.lines.push_back(facts.stronger_backend_blocker);
   }
-  facts.backend_available = facts.landlock_abi > 0 && facts.seccomp;
+  const linux_host_facts* linux_facts = linux_facts_of(facts);
+  facts.backend_available = linux_facts != nullptr && linux_facts->landlock_abi > 0 && linux_facts->seccomp;
   facts.backend_blocker.clear();
-  if (facts.landlock_abi == 0) {
-    facts.backend_blocker = "the os_sandbox backend needs Landlock for the filesystem: " + facts.landlock_blocker;
-  } else if (!facts.seccomp) {
+  if (linux_facts == nullptr) {
+    facts.backend_blocker = "the host facts carry no Linux record";
+  } else if (linux_facts->landlock_abi == 0) {
+    facts.backend_blocker = "the os_sandbox backend needs Landlock for the filesystem: " + linux_facts->landlock_blocker;
+  } else if (!linux_facts->seccomp) {
     facts.backend_blocker = "the os_sandbox backend needs seccomp filters, which this kernel lacks";
   }
   return facts;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cordon/host_facts.h"
+#include "cordon/linux_host_facts.h"
 
 namespace cordon::linux_impl {
 

@@ -5,9 +5,10 @@
 
 namespace cordon::linux_impl {
 
-process_limits_plan choose_process_limits(const process_policy& limits, const host_facts& facts) {
+process_limits_plan choose_process_limits(const process_policy& limits, const host_facts& facts,
+                                          const linux_host_facts& linux_facts) {
   process_limits_plan out;
-  if (limits.memory_bytes || limits.max_processes || limits.cpu_seconds) out.cgroups = facts.cgroups;
+  if (limits.memory_bytes || limits.max_processes || limits.cpu_seconds) out.cgroups = linux_facts.cgroups;
   if (limits.memory_bytes) {
     if (!out.cgroups.memory_parent.empty()) {
       out.tree_limits.memory_bytes = limits.memory_bytes;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cordon/enforcement.h"
-#include "cordon/host_facts.h"
+#include "cordon/linux_host_facts.h"
 #include "cordon/policy.h"
 #include "linux/cgroups.h"
 #include "linux/linux_plan.h"
@@ -20,7 +20,8 @@ struct process_limits_plan {
 };
 
 // The mechanisms for the policy's limits on a host with `facts`. Pure.
-process_limits_plan choose_process_limits(const process_policy& limits, const host_facts& facts);
+process_limits_plan choose_process_limits(const process_policy& limits, const host_facts& facts,
+                                          const linux_host_facts& linux_facts);
 
 // States process_count, memory and cpu in `contract` for what `plan` applies.
 void state_limit_levels(const sandbox_policy& policy, const process_limits_plan& plan, enforcement_contract& contract);

@@ -47,6 +47,7 @@ host_facts to_host_facts(const macos_host_facts& facts) {
   host_facts h;
   h.platform = "macos";
   h.home = facts.home;
+  h.workspace = facts.workspace;
   h.backend_available = facts.sandbox_exec_present;
   h.backend_blocker = facts.sandbox_exec_present ? std::string() : facts.sandbox_exec + " is missing";
   h.lines.push_back(std::string(facts.native ? "macOS " : "assumed macOS ") + facts.os_version);

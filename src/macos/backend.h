@@ -18,6 +18,9 @@ class macos_backend final : public sandbox_backend {
   std::string_view platform() const noexcept override { return "macos"; }
   isolation_level isolation() const noexcept override { return isolation_level::os_sandbox; }
   host_facts read_host_facts(const compile_options& options, bool deep = false) const override;
+  // A record of a Mac (facts_record.cpp): never `native`, so its plans do not launch.
+  result<host_facts> load_host_facts(std::string_view record, const compile_options& options) const override;
+  result<std::string> record_host_facts(const host_facts& facts) const override;
   result<backend_build> build(const sandbox_policy& normalized, const host_facts& facts) const override;
   result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const override;
 };

@@ -67,6 +67,12 @@ struct macos_plan : plan_payload {
 
   // The profile, its parameters and the launcher's settings as stable text.
   std::string describe() const override;
+  // The launcher, the profile's shape, the platform defaults and the
+  // parameters as a person reads them (`cordon policy explain`; explain.cpp).
+  std::vector<plan_section> explain() const override;
+  // The -D parameters as ";; -DKEY=VALUE" comment lines, then the SBPL
+  // (`cordon policy explain --show-profile`).
+  std::string profile_text() const override;
 };
 
 // The backend's step of the driver: the payload (profile, parameters,

@@ -442,7 +442,10 @@ std::uint32_t windows_backend::plan_format_version() const noexcept { return cor
 cordon::host_facts windows_backend::read_host_facts(const compile_options& options, bool) const {
   windows_compile_options o;
   o.workspace = options.workspace;
-  return to_driver_facts(reference_host_facts(), o);
+  const host_facts reference = reference_host_facts();
+  cordon::host_facts h = to_driver_facts(reference, o);
+  h.workspace = reference.user_profile + "\\work";
+  return h;
 }
 
 result<backend_build> windows_backend::build(const sandbox_policy& normalized, const cordon::host_facts& facts) const {

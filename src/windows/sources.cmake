@@ -5,6 +5,8 @@ set(CORDON_WINDOWS_PLAN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/command_line.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compiler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/environment.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/explain.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/facts_record.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_facts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lease_record.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linux_layout.cpp

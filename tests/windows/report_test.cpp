@@ -140,6 +140,25 @@ TEST(WindowsReport, AReportThatBreaksTheSchemaIsCaught) {
   EXPECT_NE(verdict.find("invalid:"), std::string::npos) << verdict;
 }
 
+// The one rule for `unverified`, checked on every report the validator sees
+// (the wine suite's included): a Windows report claiming a control
+// `enforced` or `partial` is invalid, however well-formed.
+TEST(WindowsReport, AReportClaimingEnforcedOnWindowsIsRefusedByTheValidator) {
+  auto plan = sample_plan();
+  ASSERT_TRUE(plan);
+  windows_run_result ran;
+  ran.exited = true;
+  ran.observed = plan->contract();
+  auto j = nlohmann::json::parse(windows_run_report_json(*plan, ran));
+  ASSERT_TRUE(j["controls"].contains("network_deny"));
+  EXPECT_TRUE(validate(j.dump()).first);
+  j["controls"]["network_deny"]["level"] = "enforced";
+  const auto [valid, verdict] = validate(j.dump());
+  EXPECT_FALSE(valid) << verdict;
+  EXPECT_NE(verdict.find("controls/network_deny: enforced on windows, where no proof run has passed"), std::string::npos)
+      << verdict;
+}
+
 }  // namespace
 }  // namespace cordon::windows
 

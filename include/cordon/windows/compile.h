@@ -108,6 +108,10 @@ class windows_backend final : public sandbox_backend {
   isolation_level isolation() const noexcept override { return isolation_level::os_sandbox; }
   // The reference host shape (reference_host_facts) off Windows; gather_host_facts() on Windows.
   cordon::host_facts read_host_facts(const compile_options& options, bool deep = false) const override;
+  // A record of a Windows host (src/windows/facts_record.cpp; docs/host-facts.md):
+  // its "workspace" is the default one, options.workspace wins over it.
+  result<cordon::host_facts> load_host_facts(std::string_view record, const compile_options& options) const override;
+  result<std::string> record_host_facts(const cordon::host_facts& facts) const override;
   result<backend_build> build(const sandbox_policy& normalized, const cordon::host_facts& facts) const override;
   result<run_outcome> launch(const sandbox_plan* plan, const launch_request& request) const override;
 };

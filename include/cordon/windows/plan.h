@@ -187,6 +187,9 @@ class windows_plan : public plan_payload {
   bool from_reference_shape() const noexcept { return reference_shape_; }
   // The ACL changes, token, job limits and environment names as stable text.
   std::string describe() const override;
+  // The token, the job, the environment block and the DACL lease as a person
+  // reads them (`cordon policy explain`; src/windows/explain.cpp).
+  std::vector<plan_section> explain() const override;
 
  private:
   friend struct plan_builder;

@@ -320,14 +320,13 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
       return refuse(make_error(error_code::launch_failed, "the AppContainer child runs above low integrity"));
     }
   }
-  // The policy's requirements, against what was read back.
-  for (const auto& [which, required] : required_enforcement(plan.policy(), the_windows_backend().platform())) {
-    const control_status& s = run.observed[which];
-    if (!level_satisfies(s.level, required)) {
-      return refuse(make_error(error_code::enforcement_unavailable,
-                               std::string(to_string(which)) + " read back as " + std::string(to_string(s.level)) +
-                                   " but the policy requires " + std::string(to_string(required)) + ": " + s.detail));
-    }
+  // The policy's requirements on Windows (its "windows" entries included), against what was read back:
+  // the driver's own gate 4 check (the one rule for `unverified`).
+  if (const auto unmet = unmet_policy_requirements(plan.policy(), "windows", run.observed); !unmet.empty()) {
+    const blocker& b = unmet.front();
+    return refuse(make_error(error_code::enforcement_unavailable, b.subject_name() + " read back as " +
+                                                                      b.available_name() + " but the policy requires " +
+                                                                      b.required_name() + ": " + b.reason));
   }
 
   // Run: close our copies of the child's ends, capture, wait with the deadline.

@@ -20,6 +20,7 @@
 
 #include "cordon/backend.h"
 #include "cordon/linux_backend.h"
+#include "cordon/linux_host_facts.h"
 #include "cordon/policy_json.h"
 #include "cordon/profiles.h"
 #include "cordon/windows/compile.h"
@@ -50,18 +51,14 @@ struct recorded_host {
 // The Linux shape abi7-cgroup-v1-root of unit/linux/golden_plan_test.cpp,
 // rooted where that test's files are.
 host_facts linux_facts() {
-  host_facts f;
-  f.platform = "linux";
-  f.uid = f.gid = 0;
-  f.home = "/tmp/cordon-golden/home";
-  f.user_namespaces = true;
-  f.backend_available = true;
-  f.landlock_abi = 7;
-  f.seccomp = true;
-  f.cgroups.memory_parent = "/sys/fs/cgroup/memory";
-  f.cgroups.pids_parent = "/sys/fs/cgroup/pids";
-  f.cgroups.cpu_parent = "/sys/fs/cgroup/cpu,cpuacct";
-  return f;
+  linux_host_facts lx;
+  lx.user_namespaces = true;
+  lx.landlock_abi = 7;
+  lx.seccomp = true;
+  lx.cgroups.memory_parent = "/sys/fs/cgroup/memory";
+  lx.cgroups.pids_parent = "/sys/fs/cgroup/pids";
+  lx.cgroups.cpu_parent = "/sys/fs/cgroup/cpu,cpuacct";
+  return linux_driver_facts(std::move(lx), 0, 0, "/tmp/cordon-golden/home");
 }
 
 std::vector<recorded_host> recorded_hosts() {

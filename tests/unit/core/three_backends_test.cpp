@@ -8,6 +8,7 @@
 
 #include "cordon/backend.h"
 #include "cordon/linux_backend.h"
+#include "cordon/linux_host_facts.h"
 #include "cordon/windows/compile.h"
 #include "cordon/windows/host_facts.h"
 #include "macos/backend.h"
@@ -29,16 +30,12 @@ struct backend_case {
 };
 
 host_facts linux_facts(bool available) {
-  host_facts f;
-  f.platform = "linux";
-  f.uid = f.gid = 1000;
-  f.home = "/home/dev";
-  f.user_namespaces = available;
-  f.backend_available = available;
-  f.backend_blocker = available ? "" : "user namespaces disabled";
-  f.landlock_abi = 7;
-  f.seccomp = true;
-  return f;
+  linux_host_facts lx;
+  lx.user_namespaces = available;
+  lx.user_namespace_blocker = available ? "" : "user namespaces disabled";
+  lx.landlock_abi = 7;
+  lx.seccomp = true;
+  return linux_driver_facts(std::move(lx), 1000, 1000, "/home/dev");
 }
 
 host_facts macos_facts(bool available) {
@@ -110,7 +107,7 @@ TEST(ThreeBackends, TheGatesRunInTheSameOrderOnEach) {
     // `enforced` without seccomp; macOS and Windows have none at all).
     wrong.isolation = isolation_level::os_sandbox;
     host_facts no_seccomp = c.available;
-    no_seccomp.seccomp = false;
+    if (auto* lx = backend_facts_as<linux_host_facts>(no_seccomp)) lx->seccomp = false;
     auto r4 = c.backend->compile(wrong, o, no_seccomp);
     ASSERT_FALSE(r4);
     EXPECT_EQ(r4.failure().code, error_code::enforcement_unavailable);

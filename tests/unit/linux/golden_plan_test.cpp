@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cordon/cordon.h"
+#include "cordon/linux_host_facts.h"
 #include "golden_plan_text.h"
 #include "linux/linux_plan.h"
 
@@ -28,42 +29,32 @@ struct host_shape {
   host_facts facts;
 };
 
-host_facts linux_host(unsigned uid, int landlock_abi, bool userns) {
-  host_facts f;
-  f.platform = "linux";
-  f.uid = f.gid = uid;
-  f.home = kHome;
-  f.user_namespaces = userns;
-  f.backend_available = userns;
-  if (!userns) {
-    f.user_namespace_blocker = "user namespaces disabled by sysctl user.max_user_namespaces=0";
-    f.backend_blocker = f.user_namespace_blocker;
-  }
-  f.landlock_abi = landlock_abi;
-  if (landlock_abi == 0) f.landlock_blocker = "Landlock not available (not built or not in the LSM list)";
-  f.seccomp = true;
-  return f;
+host_facts linux_host(unsigned uid, int landlock_abi, bool userns, cgroup_facts cgroups) {
+  linux_host_facts lx;
+  lx.user_namespaces = userns;
+  if (!userns) lx.user_namespace_blocker = "user namespaces disabled by sysctl user.max_user_namespaces=0";
+  lx.landlock_abi = landlock_abi;
+  if (landlock_abi == 0) lx.landlock_blocker = "Landlock not available (not built or not in the LSM list)";
+  lx.seccomp = true;
+  lx.cgroups = std::move(cgroups);
+  return linux_driver_facts(std::move(lx), uid, uid, kHome);
 }
 
 std::vector<host_shape> shapes() {
-  host_facts v1_root = linux_host(0, 7, true);
-  v1_root.cgroups.memory_parent = "/sys/fs/cgroup/memory";
-  v1_root.cgroups.pids_parent = "/sys/fs/cgroup/pids";
-  v1_root.cgroups.cpu_parent = "/sys/fs/cgroup/cpu,cpuacct";
-  host_facts v2_delegated = linux_host(1000, 4, true);
-  v2_delegated.cgroups.v2 = true;
-  v2_delegated.cgroups.memory_parent = v2_delegated.cgroups.pids_parent = v2_delegated.cgroups.cpu_parent =
-      "/sys/fs/cgroup/user.slice/user-1000.slice/cordon";
-  host_facts no_cgroup = linux_host(1000, 2, true);
-  no_cgroup.cgroups.blocker = "no writable cgroup for uid 1000";
-  host_facts no_landlock = linux_host(1000, 0, true);
-  no_landlock.cgroups.blocker = "no writable cgroup for uid 1000";
-  host_facts no_userns = linux_host(1000, 7, false);
-  return {{"abi7-cgroup-v1-root", v1_root},
-          {"abi4-cgroup-v2-delegated", v2_delegated},
-          {"abi2-no-cgroup", no_cgroup},
-          {"abi0-no-cgroup", no_landlock},
-          {"abi7-no-userns", no_userns}};
+  cgroup_facts v1;
+  v1.memory_parent = "/sys/fs/cgroup/memory";
+  v1.pids_parent = "/sys/fs/cgroup/pids";
+  v1.cpu_parent = "/sys/fs/cgroup/cpu,cpuacct";
+  cgroup_facts v2;
+  v2.v2 = true;
+  v2.memory_parent = v2.pids_parent = v2.cpu_parent = "/sys/fs/cgroup/user.slice/user-1000.slice/cordon";
+  cgroup_facts none;
+  none.blocker = "no writable cgroup for uid 1000";
+  return {{"abi7-cgroup-v1-root", linux_host(0, 7, true, v1)},
+          {"abi4-cgroup-v2-delegated", linux_host(1000, 4, true, v2)},
+          {"abi2-no-cgroup", linux_host(1000, 2, true, none)},
+          {"abi0-no-cgroup", linux_host(1000, 0, true, none)},
+          {"abi7-no-userns", linux_host(1000, 7, false, {})}};
 }
 
 // The plan (or the refusal) as text (golden_plan_text.h), without the digest of

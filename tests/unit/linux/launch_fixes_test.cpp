@@ -27,8 +27,10 @@ TEST(LaunchFixes, FailedSetrlimitFailsTheLaunch) {
   auto backend = make_linux_backend();
   host_facts facts = backend->read_host_facts({}, false);
   if (!facts.backend_available) CORDON_SKIP_UNLESS_DECLARED("userns", 1, "user namespaces unavailable: " << facts.backend_blocker);
-  facts.cgroups = {};  // no cgroup: the CPU limit becomes an rlimit
-  facts.cgroups.blocker = "test: no cgroup";
+  auto* lx = backend_facts_as<linux_host_facts>(facts);
+  ASSERT_NE(lx, nullptr);
+  lx->cgroups = {};  // no cgroup: the CPU limit becomes an rlimit
+  lx->cgroups.blocker = "test: no cgroup";
   sandbox_policy policy;
   policy.filesystem.writable = {"/tmp"};
   policy.process.cpu_seconds = 100;
