@@ -200,3 +200,25 @@ def test_pool_and_worker_take_shortcuts_and_a_plan_refuses_them(workspace, outsi
     with pytest.raises(cordon.UsageError) as e:
         cordon.fs.Worker(workspace, shortcuts={"bogus": []})
     assert e.value.location == "/shortcuts/bogus"
+
+
+def test_git_config_in_a_protected_repository_says_read_only_and_is_a_sandbox_note(workspace):
+    # .git/config is read-only (protect_vcs_metadata); git replaces it by a rename, which
+    # the kernel refuses with EBUSY; the sandbox answers EROFS and reports the path.
+    import subprocess
+    subprocess.run(["git", "init", "-q", workspace], check=True)
+    git_rules = governance.Rules({"schema_version": 1, "name": "git", "rules": [
+        {"id": "git", "reason": "tests", "decision": "allow", "actions": ["shell", "process"], "commands": ["git"]}]})
+    r = governance.tool_call(git_rules, shell("git config user.name someone"), workspace=workspace)
+    assert r.status == "completed", r.reason
+    assert r.exit_code != 0
+    assert b"could not write config file .git/config: Read-only file system" in r.stderr.data, r.stderr.data
+    assert b"busy" not in r.stderr.data
+    config = os.path.join(workspace, ".git", "config")
+    assert r.sandbox_notes == [f"[cordon] blocked by the sandbox: protected_write {config} (x1); the policy refuses "
+                               "it, retrying will not help"], r.report["violations"]
+    # The repository's own work goes on: a commit renames its lock files without a note.
+    ok = governance.tool_call(git_rules, shell("git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x"),
+                              workspace=workspace)
+    assert ok.exit_code == 0, ok.stderr.data
+    assert ok.sandbox_notes == []
