@@ -18,8 +18,10 @@
 #    Apple's /usr/bin shim, clang, Python multiprocessing, node child_process,
 #    a unix socket in the workspace, output to the inherited terminal, case
 #    variants of .git; each checks a claim the plan makes (`cordon policy
-#    explain --platform macos` when CORDON names the binary). A tool the image
-#    lacks is reported "skip", never passed.
+#    explain --platform macos` of the build CORDON names, else build/cordon;
+#    the CI job builds it natively and sets CORDON, and a CORDON that names
+#    no executable fails). A tool the image lacks is reported "skip", never
+#    passed.
 # Ends with "macos-runner: N passed, N failed" and exits 1 on any failure.
 set -u
 
@@ -193,6 +195,8 @@ if [[ -x "$cordon_bin" ]]; then
                "read /private/var/db/xcode_select_link" "read /opt/homebrew/**"; do
     if [[ "$claims" == *"$claim"* ]]; then pass "the plan claims: $claim"; else fail "the plan does not claim: $claim"; fi
   done
+elif [[ -n "${CORDON:-}" ]]; then
+  fail "the plan's claims: CORDON=$CORDON is not an executable (the CI job builds it)"
 else
   skip "the plan's claims (no cordon binary at $cordon_bin; set CORDON)"
 fi

@@ -8,7 +8,9 @@
 #   2. the restore-after-crash test: a run is killed while it holds a DACL
 #      lease; the next start must restore every original descriptor;
 #   3. the probes of what only a real AppContainer shows (issue 36, item 5):
-#      a. a connect from the child to loopback and to a LAN address fails;
+#      a. a connect from the child to loopback and to a LAN address fails,
+#         and the report says network_deny was checked by the launcher's own
+#         probe (cordon/windows/network_check.h) before the command ran;
 #      b. a tree granted to ALL APPLICATION PACKAGES stays denied when the
 #         policy lists it denied;
 #      c. a protected path is readable but not writable;
@@ -16,7 +18,8 @@
 #      e. two concurrent runs on one workspace leave every DACL as before
 #         (the machine-wide lease lock, src/windows/launcher/machine_lock.h);
 #      f. cordon.exe gate run on a windows gate passes and its report says
-#         "completed".
+#         "completed", with its policy file named relative to the manifest
+#         and by an absolute Windows path (C:\...\probe.json).
 # Exit status 0 only when all pass. Run from an ordinary (non-elevated)
 # user: an elevated one would hide a missing privilege removal.
 param(
@@ -114,6 +117,17 @@ foreach ($ip in @("127.0.0.1", $lan)) {
   $listener.Stop()
 }
 
+# The launcher's own check: network_deny stays as planned only after a
+# connect from the AppContainer failed, and the report says so.
+$netReport = Join-Path $root "network-report.json"
+$ErrorActionPreference = "Continue"
+& "$Bin\cordon.exe" run --policy $probeFile --workspace $work --report $netReport -- "$work\cordon_wine_child.exe" argv net 2>&1 | Out-Null
+$ErrorActionPreference = "Stop"
+$deny = (Get-Content $netReport -ErrorAction SilentlyContinue | ConvertFrom-Json).controls.network_deny
+Test-Probe "the report's network_deny was checked by a connect from the AppContainer" `
+  (($deny.level -eq "unverified") -and ($deny.detail -match "checked before the run: a connect from the AppContainer to 127\.0\.0\.1:\d+ failed")) `
+  ($deny | ConvertTo-Json)
+
 # 3b. A tree ALL APPLICATION PACKAGES may read stays denied when listed denied.
 & icacls "$work\aap" /grant "*S-1-15-2-1:(OI)(CI)RX" | Out-Null
 $out = Invoke-Probe @("read", "$work\aap\file.txt")
@@ -146,20 +160,27 @@ foreach ($p in $paths) {
 }
 Test-Probe "two concurrent runs leave every DACL as before" $same ""
 
-# 3f. A windows gate through cordon.exe gate run.
-#     The manifest lies in the workspace (a gate starts in its directory).
+# 3f. A windows gate through cordon.exe gate run, its manifest in DIR (a gate
+#     starts in the manifest's directory), its policy file named by REF:
+#     relative to the manifest, then by an absolute Windows path outside the
+#     manifest's directory (src/manifest/manifest_text.h, classify_path).
 Copy-Item $probeFile "$work\probe.json"
-Set-Content -Encoding utf8 -Path "$work\gates.toml" -Value @"
+New-Item -ItemType Directory -Force -Path "$work\gates" | Out-Null
+function Test-GateProbe([string]$Name, [string]$Dir, [string]$Ref, [string]$Out) {
+  Set-Content -Encoding utf8 -Path "$Dir\gates.toml" -Value @"
 [[gate]]
 name = "probe"
 cmd = ['$work\cordon_wine_child.exe', 'argv', 'gate-ok']
 env = "windows"
-sandbox_policy = "probe.json"
+sandbox_policy = '$Ref'
 "@
-& "$Bin\cordon.exe" gate run "$work\gates.toml" --workspace $work --out "$root\gate-run"
-$gateReport = Get-Content "$root\gate-run\gate\probe.sandbox.json" -ErrorAction SilentlyContinue | ConvertFrom-Json
-Test-Probe "cordon.exe gate run passes a windows gate" (($LASTEXITCODE -eq 0) -and ($gateReport.outcome -eq "completed")) ""
+  & "$Bin\cordon.exe" gate run "$Dir\gates.toml" --workspace $work --out $Out
+  $gateReport = Get-Content "$Out\gate\probe.sandbox.json" -ErrorAction SilentlyContinue | ConvertFrom-Json
+  Test-Probe $Name (($LASTEXITCODE -eq 0) -and ($gateReport.outcome -eq "completed")) ""
+}
+Test-GateProbe "cordon.exe gate run passes a windows gate" $work "probe.json" "$root\gate-run"
 Copy-Item "$root\gate-run" "$Results\gate-run" -Recurse -ErrorAction SilentlyContinue
+Test-GateProbe "a windows gate's policy file named by an absolute path" "$work\gates" "$work\probe.json" "$root\gate-run-abs"
 Remove-Item -Recurse -Force $root
 
 if ($failed) { exit 1 }

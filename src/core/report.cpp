@@ -21,6 +21,7 @@
 #include "cordon/version.h"
 #include "core/controls_json.h"
 #include "core/outcome_json.h"
+#include "core/refusal_json.h"
 #include "core/sha256.h"
 #include "core/tls_evidence_json.h"
 
@@ -265,16 +266,7 @@ std::string refused_report_json(const std::string& backend_name, const std::stri
                                 const launch_request& request, const compile_failure& failure) {
   json j = header("refused", backend_name, request);
   j["policy"] = {{"name", policy_name}};
-  j["error"] = {{"code", std::string(to_string(failure.code))}, {"message", failure.message}};
-  json errors = json::array();
-  for (const auto& e : failure.errors) errors.push_back({{"location", e.location}, {"reason", e.reason}});
-  j["policy_errors"] = errors;
-  json blockers = json::array();
-  for (const auto& b : failure.blockers) {
-    blockers.push_back(
-        {{"control", b.subject_name()}, {"required", b.required_name()}, {"available", b.available_name()}, {"reason", b.reason}});
-  }
-  j["blockers"] = blockers;
+  core::add_refusal(j, failure);
   return dump(j);
 }
 

@@ -136,7 +136,8 @@ class gate_reader {
     bool is_profile = std::find(names.begin(), names.end(), ref) != names.end();
     gate.policy = is_profile ? policy_kind::profile : policy_kind::file;
     gate.policy_ref = ref;
-    if (!is_profile && ref.find('/') == std::string::npos && ref.find(".json") == std::string::npos) {
+    if (!is_profile && ref.find_first_of("/\\") == std::string::npos && ref.find(".json") == std::string::npos &&
+        manifest::classify_path(ref, manifest::path_style::windows) == manifest::path_kind::relative) {
       // Kept as a profile name: another OS's profile can be named here; it is
       // an error only for a gate that runs on this host (load_gate_policy).
       gate.policy = policy_kind::profile;
@@ -278,13 +279,24 @@ manifest_result load_manifest(const std::string& path) {
   return parse_manifest(*text, path);
 }
 
+manifest::path_style path_style_of(target_os os) noexcept {
+  if (os == target_os::any) return manifest::host_path_style();
+  return os == target_os::windows ? manifest::path_style::windows : manifest::path_style::posix;
+}
+
 result<sandbox_policy> load_gate_policy(const gate_spec& gate, const std::string& manifest_directory) {
   switch (gate.policy) {
     case policy_kind::profile: return builtin_profile(gate.policy_ref);
     case policy_kind::inline_table: return sandbox_policy_from_json(gate.policy_json);
     case policy_kind::file: {
-      std::string file = gate.policy_ref.front() == '/' ? gate.policy_ref : manifest_directory + "/" + gate.policy_ref;
-      return load_sandbox_policy(file);
+      auto file = manifest::resolve_manifest_path(manifest_directory, gate.policy_ref, path_style_of(gate.os));
+      if (!file) {
+        return make_error(error_code::usage_error,
+                          "sandbox_policy '" + gate.policy_ref +
+                              "' is relative to the current drive or to a drive's current directory; name the file "
+                              "with a drive (C:\\x\\p.json), as a UNC path, or relative to the manifest");
+      }
+      return load_sandbox_policy(*file);
     }
   }
   return make_error(error_code::usage_error, "no policy");

@@ -16,6 +16,7 @@
 
 #include "cordon/policy.h"
 #include "cordon/result.h"
+#include "manifest/manifest_text.h"
 
 namespace cordon::gates {
 
@@ -28,7 +29,7 @@ target_os host_os() noexcept;
 // Where a gate's sandbox policy comes from (`sandbox_policy`).
 enum class policy_kind {
   profile,  // a built-in profile name (include/cordon/profiles.h); the default: workspace-write
-  file,     // a policy JSON file, relative to the manifest's directory
+  file,     // a policy JSON file: absolute, or relative to the manifest's directory (path_style_of)
   inline_table,  // a TOML table with the policy JSON's fields (docs/policy.md)
 };
 
@@ -78,9 +79,18 @@ manifest_result parse_manifest(std::string_view text, const std::string& path);
 // strerror in the message.
 manifest_result load_manifest(const std::string& path);
 
+// The path rules of the platform a gate runs on: `env`'s, or this binary's
+// for `any` (manifest::path_style, src/manifest/manifest_text.h).
+manifest::path_style path_style_of(target_os os) noexcept;
+
 // The gate's policy as a sandbox_policy, not yet validated (compile does that).
-// Errors: unknown_profile; io_error, parse_error or invalid_policy from a
-// policy file or inline table (docs/policy.md).
+// A policy file is absolute or relative to `manifest_directory` by the rules
+// of the gate's platform (path_style_of): on Windows C:\x\p.json, C:/x/p.json
+// and \\server\share\p.json are absolute.
+// Errors: unknown_profile; usage_error for a Windows path relative to the
+// current drive (\x\p.json) or a drive's current directory (C:p.json);
+// io_error, parse_error or invalid_policy from a policy file or inline table
+// (docs/policy.md).
 result<sandbox_policy> load_gate_policy(const gate_spec& gate, const std::string& manifest_directory);
 
 }  // namespace cordon::gates

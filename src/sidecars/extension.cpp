@@ -267,8 +267,16 @@ std::vector<grant_decision> judge_grants(const extension_manifest& manifest, con
 }
 
 result<sandbox_policy> load_policy_reference(const std::string& ref, const std::string& base_directory) {
-  if (ref.find('/') == std::string::npos && ref.find(".json") == std::string::npos) return builtin_profile(ref);
-  return load_sandbox_policy(ref.front() == '/' ? ref : base_directory + "/" + ref);
+  if (ref.find_first_of("/\\") == std::string::npos && ref.find(".json") == std::string::npos) {
+    return builtin_profile(ref);
+  }
+  auto file = manifest::resolve_manifest_path(base_directory, ref, manifest::host_path_style());
+  if (!file) {
+    return make_error(error_code::usage_error, "sandbox_policy '" + ref +
+                                                   "' is relative to the current drive or to a drive's current "
+                                                   "directory; name the file with a drive or relative to the manifest");
+  }
+  return load_sandbox_policy(*file);
 }
 
 result<sandbox_policy> load_extension_policy(const extension_manifest& manifest) {

@@ -79,9 +79,12 @@ std::vector<grant_decision> judge_grants(const extension_manifest& manifest,
                                          const governance::capability_policy& rules);
 
 // A policy reference as the gate manifest reads one (docs/gates.md): a string
-// with '/' or ".json" is a policy file (relative to `base_directory` unless
-// absolute), anything else a built-in profile name. Errors: unknown_profile;
-// io_error, parse_error, invalid_policy from a policy file (docs/policy.md).
+// with '/', a backslash or ".json" is a policy file (relative to
+// `base_directory` unless absolute by this platform's rules,
+// manifest::is_absolute_path), anything else a built-in profile name.
+// Errors: unknown_profile; usage_error for a Windows path relative to the
+// current drive or a drive's current directory; io_error, parse_error,
+// invalid_policy from a policy file (docs/policy.md).
 result<sandbox_policy> load_policy_reference(const std::string& ref, const std::string& base_directory);
 
 // The sandbox policy named by the manifest. Errors: unknown_profile; io_error,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/controls_json.h"
+#include "core/refusal_json.h"
 #include "core/sha256.h"
 #include "cordon/policy_json.h"
 #include "cordon/version.h"
@@ -102,18 +103,7 @@ std::string windows_refused_report_json(const std::string& policy_name, const st
                                         const error& failure) {
   json j = header("refused", argv);
   j["policy"] = {{"name", policy_name}};
-  j["error"] = {{"code", std::string(to_string(failure.code))}, {"message", failure.message}};
-  json errors = json::array();
-  for (const auto& e : failure.errors) errors.push_back({{"location", e.location}, {"reason", e.reason}});
-  j["policy_errors"] = errors;
-  json blockers = json::array();
-  for (const auto& b : failure.blockers) {
-    blockers.push_back({{"control", b.subject_name()},
-                        {"required", b.required_name()},
-                        {"available", b.available_name()},
-                        {"reason", b.cause.empty() ? b.reason : b.cause + ": " + b.reason}});
-  }
-  j["blockers"] = blockers;
+  core::add_refusal(j, failure);
   return dump(j);
 }
 

@@ -6,6 +6,7 @@
 
 #include "cordon/policy_json.h"
 #include "gates/manifest.h"
+#include "manifest/manifest_text.h"
 
 namespace cordon::gates {
 namespace {
@@ -102,6 +103,61 @@ TEST(GateManifest, DefaultPolicyIsWorkspaceWrite) {
   EXPECT_EQ(policy->name, "workspace-write");
 }
 
+// The one rule for "absolute" (manifest::classify_path), under each platform's style.
+TEST(ManifestPaths, AbsoluteOnTheTargetPlatform) {
+  using manifest::classify_path;
+  using manifest::path_kind;
+  using manifest::path_style;
+  for (const char* p : {"C:\\x\\p.json", "C:/x/p.json", "c:\\p.json", "\\\\server\\share\\p.json",
+                        "//server/share/p.json", "\\\\?\\C:\\x\\p.json"}) {
+    EXPECT_EQ(classify_path(p, path_style::windows), path_kind::absolute) << p;
+  }
+  for (const char* p : {"\\x\\p.json", "/x/p.json", "C:p.json"}) {
+    EXPECT_EQ(classify_path(p, path_style::windows), path_kind::per_process) << p;
+  }
+  for (const char* p : {"p.json", "policies\\p.json", "policies/p.json", "./p.json"}) {
+    EXPECT_EQ(classify_path(p, path_style::windows), path_kind::relative) << p;
+  }
+  EXPECT_EQ(classify_path("/x/p.json", path_style::posix), path_kind::absolute);
+  EXPECT_EQ(classify_path("C:\\x\\p.json", path_style::posix), path_kind::relative);  // a file name on POSIX
+  EXPECT_EQ(manifest::resolve_manifest_path("C:/w", "C:\\x\\p.json", path_style::windows), "C:\\x\\p.json");
+  EXPECT_EQ(manifest::resolve_manifest_path("C:/w", "\\\\srv\\s\\p.json", path_style::windows), "\\\\srv\\s\\p.json");
+  EXPECT_EQ(manifest::resolve_manifest_path("C:/w", "sub\\p.json", path_style::windows), "C:/w/sub\\p.json");
+  EXPECT_EQ(manifest::resolve_manifest_path("C:/w", "C:p.json", path_style::windows), std::nullopt);
+  EXPECT_EQ(manifest::resolve_manifest_path("/w", "/x/p.json", path_style::posix), "/x/p.json");
+}
+
+// The policy file of a `windows` gate named by an absolute Windows path is
+// that file, not a name under the manifest's directory (read here, on Linux,
+// it does not exist: io_error names the path as given).
+TEST(GateManifest, WindowsGatePolicyFileGivenAbsoluteIsNotJoinedToTheManifestDirectory) {
+  for (const std::string ref : {"C:\\x\\p.json", "C:/x/p.json", "\\\\server\\share\\p.json"}) {
+    SCOPED_TRACE(ref);
+    auto r = parse("[[gate]]\nname = \"x\"\nenv = \"windows\"\ncmd = [\"true\"]\nsandbox_policy = '" + ref + "'\n");
+    ASSERT_TRUE(r.manifest.has_value()) << r.errors.at(0).message;
+    const auto& g = r.manifest->gates.at(0);
+    EXPECT_EQ(g.policy, policy_kind::file);
+    auto policy = load_gate_policy(g, "C:/w");
+    ASSERT_FALSE(policy);
+    EXPECT_EQ(policy.error_value().code, error_code::io_error) << policy.error_value().describe();
+    EXPECT_EQ(policy.error_value().message, "cannot open policy file " + ref);
+  }
+  // Relative to the current drive or a drive's current directory: refused, typed.
+  for (const std::string ref : {"\\x\\p.json", "C:p.json"}) {
+    auto r = parse("[[gate]]\nname = \"x\"\nenv = \"windows\"\ncmd = [\"true\"]\nsandbox_policy = '" + ref + "'\n");
+    ASSERT_TRUE(r.manifest.has_value());
+    auto policy = load_gate_policy(r.manifest->gates.at(0), "C:/w");
+    ASSERT_FALSE(policy) << ref;
+    EXPECT_EQ(policy.error_value().code, error_code::usage_error) << ref;
+  }
+  // A relative one is joined: the same gate for Linux reads the file under the manifest's directory.
+  auto r = parse("[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsandbox_policy = \"profiles/workspace-write.json\"\n");
+  ASSERT_TRUE(r.manifest.has_value());
+  auto policy = load_gate_policy(r.manifest->gates.at(0), CORDON_SOURCE_DIR);
+  ASSERT_TRUE(policy) << policy.error_value().describe();
+  EXPECT_EQ(policy->name, "workspace-write");
+}
+
 struct error_case {
   const char* name;
   const char* text;
@@ -130,6 +186,12 @@ const error_case kErrorCases[] = {
     {"PolicyOfWrongType", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsandbox_policy = 3\n", 4, "profile name, a file or a table"},
     {"WorkdirEscapes1", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"a/../../etc\"\n", 4, "without '..'"},
     {"WorkdirEscapes2", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = \"/etc\"\n", 4, "relative path"},
+    // A manifest is read on every platform: Windows' absolute and '..' spellings escape too.
+    {"WorkdirEscapesWindowsDrive", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = 'C:\\x'\n", 4, "relative path"},
+    {"WorkdirEscapesWindowsUnc", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = '\\\\srv\\share'\n", 4,
+     "relative path"},
+    {"WorkdirEscapesWindowsDotDot", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nworkdir = 'a\\..\\..\\x'\n", 4,
+     "without '..'"},
     {"SetenvValueNotString", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { A = 1 }\n", 4, "setenv.A must be a string"},
     // A NUL cannot be in an environment entry: the gate would be refused at launch, not the manifest at load.
     {"SetenvNameWithNul", "[[gate]]\nname = \"x\"\ncmd = [\"true\"]\nsetenv = { \"A\\u0000B\" = \"1\" }\n", 4,

@@ -12,7 +12,10 @@
 //      written durably to the lease file, then changed and read back;
 //   5. the Job Object (kill on close, limits) is created and read back;
 //   6. the restricted token (DISABLE_MAX_PRIVILEGE, Administrators deny-only)
-//      is made and read back;
+//      is made and read back; with an AppContainer, the network check
+//      (cordon/windows/network_check.h): a probe in the same AppContainer
+//      under that token connects to a loopback listener, and network_deny
+//      stays as planned only when the connect fails;
 //   7. the child is created suspended with an explicit inherited-handle list
 //      (stdin NUL, stdout and stderr pipes) and the AppContainer attribute,
 //      joined to the job, its token read back (TokenIsAppContainer,

@@ -11,8 +11,10 @@
 
 #include "cordon/windows/compile.h"
 #include "cordon/windows/launcher.h"
+#include "cordon/windows/network_check.h"
 #include "windows/launcher/dacl_lease.h"
 #include "windows/launcher/job_object.h"
+#include "windows/launcher/network_probe.h"
 #include "windows/launcher/restricted_token.h"
 
 namespace cordon::windows {
@@ -232,6 +234,17 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   const launcher::token_readback before = launcher::read_back_token(token->get());
   run.readback.insert(run.readback.end(), before.lines.begin(), before.lines.end());
 
+  // The network check (cordon/windows/network_check.h): network_deny is
+  // claimed only when a connect from this AppContainer, under this token, fails.
+  if (plan.token().appcontainer) {
+    control_status& deny = run.observed[control::network_deny];
+    if (deny.level != enforcement_level::not_applicable && deny.level != enforcement_level::not_enforced) {
+      const connect_probe_observation probed = launcher::probe_appcontainer_connect(token->get(), ac.sid.get());
+      run.readback.push_back("network check: " + describe(probed));
+      deny = network_deny_after_probe(deny, probed);
+    }
+  }
+
   // Standard handles: stdin NUL, stdout and stderr pipes; nothing else inherits.
   SECURITY_ATTRIBUTES inherit{sizeof inherit, nullptr, TRUE};
   unique_handle null_in(CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr));
@@ -308,7 +321,7 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
     }
   }
   // The policy's requirements, against what was read back.
-  for (const auto& [which, required] : required_enforcement(plan.policy())) {
+  for (const auto& [which, required] : required_enforcement(plan.policy(), the_windows_backend().platform())) {
     const control_status& s = run.observed[which];
     if (!level_satisfies(s.level, required)) {
       return refuse(make_error(error_code::enforcement_unavailable,

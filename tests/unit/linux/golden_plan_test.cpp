@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cordon/cordon.h"
+#include "golden_plan_text.h"
 #include "linux/linux_plan.h"
 
 namespace cordon {
@@ -65,33 +66,12 @@ std::vector<host_shape> shapes() {
           {"abi7-no-userns", no_userns}};
 }
 
-// The plan (or the refusal) as text: contract, warnings, mechanisms.
+// The plan (or the refusal) as text (golden_plan_text.h), without the digest of
+// the binds' device and inode numbers, which differ from host to host.
 std::string render(const compile_result<std::shared_ptr<const sandbox_plan>>& compiled) {
-  std::ostringstream out;
-  if (!compiled) {
-    const error& f = compiled.failure();
-    out << "refused " << to_string(f.code) << ": " << f.message << "\n";
-    for (const auto& b : f.blockers) {
-      out << "blocker " << b.subject_name() << " required " << b.required_name() << " available "
-          << b.available_name() << ": " << b.reason << "\n";
-    }
-    return out.str();
-  }
-  const sandbox_plan& plan = *compiled.value();
-  out << "backend " << plan.backend_name() << " " << plan.platform() << " isolation " << to_string(plan.isolation())
-      << "\n";
-  for (const auto& [which, status] : plan.contract()) {
-    out << "control " << to_string(which) << " " << to_string(status.level)
-        << (status.mechanism.empty() ? "" : " [" + status.mechanism + "]")
-        << (status.detail.empty() ? "" : " (" + status.detail + ")") << "\n";
-  }
-  for (const auto& w : plan.warnings()) out << "warning " << w << "\n";
-  // Every line but the digest of the binds' device and inode numbers, which differ from host to host.
-  std::istringstream payload(plan.payload()->describe());
-  for (std::string line; std::getline(payload, line);) {
-    if (line.rfind(linux_impl::mount_identities_prefix, 0) != 0) out << line << "\n";
-  }
-  return out.str();
+  return test::golden_plan_text(compiled, [](const std::string& line) {
+    return line.rfind(linux_impl::mount_identities_prefix, 0) != 0;
+  });
 }
 
 class GoldenPlan : public ::testing::Test {

@@ -18,6 +18,21 @@ TEST(WindowsCli, RunsACommandUnderAPolicyFile) {
   EXPECT_NE(r.out.find("hello"), std::string::npos) << r.out;
 }
 
+// The relaxations a policy states for Windows alone (platform_enforcement,
+// docs/policy.md) hold at launch as at compile: the launcher's check against
+// what was read back uses the same requirements as the driver.
+TEST(WindowsCli, RelaxationsForWindowsInPlatformEnforcementHoldAtLaunch) {
+  temp_dir dir;
+  sandbox_policy p = plumbing_policy();
+  p.platform_enforcement["windows"] = p.enforcement;
+  p.enforcement.clear();
+  const std::string policy = write_policy(dir, p);
+  const auto r = run_cordon("run --policy \"" + policy + "\" --workspace \"" + exe_directory() + "\" -- \"" + child_exe() +
+                            "\" argv relaxed");
+  EXPECT_EQ(r.exit_code, 0u) << r.out;
+  EXPECT_NE(r.out.find("relaxed"), std::string::npos) << r.out;
+}
+
 TEST(WindowsCli, RefusesTheBuiltInProfileThatNeedsWhatThisHostLacks) {
   // workspace-write requires filesystem and network confinement: "unverified"
   // is not accepted by it, and on wine there is no AppContainer at all.

@@ -4,6 +4,7 @@
 // validates the copies left in CORDON_WINE_REPORTS); a gate whose policy this
 // host cannot enforce is refused with a refused report; the sidecar command
 // is refused with a typed error and runs nothing.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
@@ -109,6 +110,33 @@ TEST(WindowsGateRun, AWorkdirOutsideTheWorkspaceStopsTheRunBeforeAnyGate) {
                             "\" --out \"" + dir.file("out") + "\"");
   EXPECT_EQ(r.exit_code, 125u) << r.out;
   EXPECT_NE(r.out.find("outside the workspace"), std::string::npos) << r.out;
+  EXPECT_FALSE(exists(dir.file("ran")));
+}
+
+// A policy file named by an absolute Windows path (drive and backslashes,
+// drive and slashes) is that file, wherever the manifest is; one relative to
+// the current drive's root is refused before any gate runs.
+TEST(WindowsGateRun, APolicyFileGivenAsAnAbsoluteWindowsPathIsThatFile) {
+  temp_dir dir;
+  const std::string ws = dir.file("ws");
+  CreateDirectoryW(win32::widen(ws).c_str(), nullptr);
+  const std::string policy = write_gate_policy(dir);  // beside ws, not in the manifest's directory
+  std::string slashed = policy;
+  std::replace(slashed.begin(), slashed.end(), '\\', '/');
+  for (const std::string& ref : {policy, slashed}) {
+    SCOPED_TRACE(ref);
+    write_text(ws + "\\gates.toml", "[[gate]]\nname = \"abs\"\ncmd = ['" + child_exe() +
+                                        "', 'argv', 'abs-ok']\nenv = \"windows\"\nsandbox_policy = '" + ref + "'\n");
+    const auto r = run_cordon("gate run \"" + ws + "\\gates.toml\" --out \"" + dir.file("out") + "\"");
+    EXPECT_EQ(r.exit_code, 0u) << r.out;
+    EXPECT_NE(read_text(dir.file("out\\gate\\abs.stdout")).find("abs-ok"), std::string::npos) << r.out;
+  }
+  const std::string rooted = policy.substr(2);  // without its drive: relative to the current drive's root
+  write_text(ws + "\\gates.toml", "[[gate]]\nname = \"rooted\"\ncmd = ['" + child_exe() + "', 'write', '" +
+                                      dir.file("ran") + "']\nenv = \"windows\"\nsandbox_policy = '" + rooted + "'\n");
+  const auto r = run_cordon("gate run \"" + ws + "\\gates.toml\" --out \"" + dir.file("out2") + "\"");
+  EXPECT_EQ(r.exit_code, 125u) << r.out;
+  EXPECT_NE(r.out.find("usage_error"), std::string::npos) << r.out;
   EXPECT_FALSE(exists(dir.file("ran")));
 }
 
