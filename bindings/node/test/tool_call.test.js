@@ -253,3 +253,24 @@ test('Pool and FsWorker take shortcuts; a Plan refuses them', async () => {
     fs.rmSync(outside, { recursive: true, force: true });
   }
 });
+
+test('git config in a protected repository says read-only and is a sandbox note', async () => {
+  // .git/config is read-only (protect_vcs_metadata); git replaces it by a rename, which the
+  // kernel refuses with EBUSY; the sandbox answers EROFS and reports the path.
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-node-git-'));
+  fs.chmodSync(repo, 0o755);
+  try {
+    require('node:child_process').execFileSync('git', ['init', '-q', repo]);
+    const gitRules = new cordon.Rules({ schema_version: 1, name: 'git', rules: [
+      { id: 'git', reason: 'tests', decision: 'allow', actions: ['shell', 'process'], commands: ['git'] }] });
+    const r = await cordon.toolCall(gitRules, shell('git config user.name someone'), { workspace: repo });
+    assert.equal(r.status, 'completed', r.reason);
+    assert.notEqual(r.exitCode, 0);
+    assert.match(r.stderr.text, /could not write config file \.git\/config: Read-only file system/);
+    assert.doesNotMatch(r.stderr.text, /busy/);
+    assert.deepEqual(r.sandboxNotes, [`[cordon] blocked by the sandbox: protected_write ${path.join(repo, '.git', 'config')} (x1); ` +
+      'the policy refuses it, retrying will not help']);
+  } finally {
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+});
