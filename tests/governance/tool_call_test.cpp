@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -119,6 +121,35 @@ TEST(ToolCall, ARefusedConnectIsASandboxNoteOfTheResultAndACleanRunHasNone) {
   ASSERT_EQ(clean.status, execution_status::completed) << clean.reason;
   EXPECT_EQ(clean.stdout_data.data, "fine\n");
   EXPECT_TRUE(clean.sandbox_notes.empty());
+}
+
+// A path the model wrote inside a shell command line that the view hides is
+// named, with the flag that adds it (src/linux/view_diagnosis.h: the words of
+// a shell's -c script); a visible one is not.
+TEST(ToolCall, AHiddenHostPathInAShellCommandIsASandboxNote) {
+  const char* home = std::getenv("HOME");
+  ASSERT_NE(home, nullptr);
+  const fs::path hidden = fs::path(home) / (".cordon-tool-note-" + std::to_string(::getpid()));
+  fs::create_directories(hidden);
+  std::ofstream(hidden / "notes.txt") << "on the host\n";
+  struct remove_after {
+    fs::path path;
+    ~remove_after() { fs::remove_all(path); }
+  } cleanup{hidden};
+  workspace ws;
+  in_memory_audit_sink audit;
+  execution_runtime runtime(rules(), &audit, nullptr);
+  auto r = runtime.execute_tool(shell("cat '" + hidden.string() + "/notes.txt' </dev/null; echo done"),
+                                context_for(ws), tool_io{});
+  ASSERT_EQ(r.status, execution_status::completed) << r.reason;
+  EXPECT_EQ(r.stdout_data.data, "done\n");
+  const std::string file = (hidden / "notes.txt").string();
+  const std::string expected = "[cordon] argument " + file +
+                               " exists on the host but is not visible inside the sandbox; add it with --ro " + file +
+                               " (or --rw)";
+  EXPECT_NE(std::find(r.sandbox_notes.begin(), r.sandbox_notes.end(), expected), r.sandbox_notes.end())
+      << r.report_json;
+  EXPECT_EQ(r.sandbox_notes.size(), 1u) << r.report_json;  // /dev/null is visible: no note
 }
 
 TEST(ToolCall, APerCallVariableIsPassedOrItsDropIsAWarning) {
