@@ -1,4 +1,6 @@
-// governance_bench — capability decision time against 1,000 rules, and audit
+// governance_bench — capability decision time against 1,000 rules and
+// against the default rules for coding agents (command forms, programs that
+// run commands: src/governance/default_rules.h), and audit
 // events per second with fsync per event and batched. Not a test: it prints
 // numbers (docs/governance.md). Usage: cordon_governance_bench [DIR] [SECONDS]
 // (DIR holds the audit logs, default /tmp; SECONDS bounds each audit run,
@@ -13,6 +15,7 @@
 
 #include "cordon/governance/audit.h"
 #include "cordon/governance/capability_policy.h"
+#include "governance/default_rules.h"
 
 namespace gov = cordon::governance;
 using clock_type = std::chrono::steady_clock;
@@ -49,6 +52,14 @@ gov::capability_policy thousand_rules() {
     rules.push_back(std::move(r));
   }
   return *gov::capability_policy::from_rules("bench", std::move(rules));
+}
+
+gov::capability_request shell_request(std::string command) {
+  gov::capability_request r;
+  r.action = gov::action_kind::shell;
+  r.risk = gov::risk_level::low;
+  r.command = std::move(command);
+  return r;
 }
 
 double decisions_us(const gov::capability_policy& policy, const gov::capability_request& request) {
@@ -92,10 +103,7 @@ int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/tmp";
   double seconds = argc > 2 ? std::atof(argv[2]) : 2.0;
   auto policy = thousand_rules();
-  gov::capability_request shell;
-  shell.action = gov::action_kind::shell;
-  shell.risk = gov::risk_level::low;
-  shell.command = "tool996 subcommand --flag | other500 && bash -c 'tool4 sub1; other8'";
+  auto shell = shell_request("tool996 subcommand --flag | other500 && bash -c 'tool4 sub1; other8'");
   gov::capability_request path;
   path.action = gov::action_kind::filesystem_read;
   path.risk = gov::risk_level::low;
@@ -108,6 +116,13 @@ int main(int argc, char** argv) {
   std::printf("  shell, 5 segments with a nested sh -c   %8.1f us\n", decisions_us(policy, shell));
   std::printf("  filesystem_read, 2 paths               %8.1f us\n", decisions_us(policy, path));
   std::printf("  network_outbound, 1 host               %8.1f us\n", decisions_us(policy, host));
+  auto agent = gov::coding_agent_rules("/work/project");
+  if (!agent) std::abort();
+  auto everyday = shell_request("git status && git diff --stat | head -20");
+  auto spelled = shell_request("git -C . log -p | grep -n x; find . -name '*.o' -exec rm -v {} + ; ls | xargs -0 chmod -vR 644");
+  std::printf("capability decision, the default rules for coding agents:\n");
+  std::printf("  git status && git diff --stat | head    %8.1f us\n", decisions_us(*agent, everyday));
+  std::printf("  git -C, find -exec, xargs chmod -vR     %8.1f us\n", decisions_us(*agent, spelled));
   gov::jsonl_sink_options every;
   gov::jsonl_sink_options batched;
   batched.fsync = gov::fsync_policy::batched;

@@ -7,6 +7,7 @@
 
 #include "cordon/governance/shell_split.h"
 #include "cordon/host_rules.h"
+#include "governance/command_args.h"
 #include "governance/glob.h"
 #include "governance/host_port.h"
 
@@ -27,35 +28,6 @@ std::string segment_text(const shell_segment& s) {
   std::string out;
   for (const auto& w : s.words) out += (out.empty() ? "" : " ") + w.text;
   return out;
-}
-
-// Does the command pattern match the segment's words? `cautious` (deny and
-// approval rules): a dynamic word matches the rest of the pattern.
-bool command_matches(std::string_view pattern, const shell_segment& segment, bool cautious) {
-  // Word by word without building a list: most rules fail on the first word.
-  std::size_t k = 0, i = 0;
-  bool any = false;
-  while (i < pattern.size()) {
-    while (i < pattern.size() && pattern[i] == ' ') ++i;
-    if (i >= pattern.size()) break;
-    std::size_t j = pattern.find(' ', i);
-    if (j == std::string_view::npos) j = pattern.size();
-    std::string_view word = pattern.substr(i, j - i);
-    i = j;
-    any = true;
-    if (k >= segment.words.size()) return false;
-    const shell_word& w = segment.words[k];
-    if (w.dynamic) return cautious;
-    bool base = k == 0 && word.find('/') == std::string_view::npos;
-    std::string_view subject = w.text;
-    if (base) {
-      auto slash = subject.find_last_of('/');
-      if (slash != std::string_view::npos) subject = subject.substr(slash + 1);
-    }
-    if (!detail::name_glob_matches(word, subject)) return false;
-    ++k;
-  }
-  return any;
 }
 
 bool any_name(const std::vector<std::string>& patterns, std::string_view value) {
@@ -104,13 +76,20 @@ bool request_criteria(const capability_rule& rule, const capability_request& req
 bool rule_covers(const capability_rule& rule, const capability_request& request, const part& p) {
   if (!request_criteria(rule, request, p.action)) return false;
   bool cautious = rule.decision != decision_kind::allow;
-  bool targeted = !rule.commands.empty() || !rule.paths.empty() || !rule.hosts.empty() || !rule.variables.empty();
+  bool commands = !rule.commands.empty() || !rule.command_forms.empty();
+  bool targeted = commands || !rule.paths.empty() || !rule.hosts.empty() || !rule.variables.empty();
   switch (p.kind) {
     case part_kind::whole: return !targeted;
     case part_kind::segment:
-      if (rule.commands.empty()) return !targeted;
+      if (!commands) return !targeted;
       return std::any_of(rule.commands.begin(), rule.commands.end(),
-                         [&](const std::string& c) { return command_matches(c, *p.segment, cautious); });
+                         [&](const std::string& c) {
+                           std::size_t next = 0;
+                           return detail::command_words_match(c, *p.segment, cautious, next);
+                         }) ||
+             std::any_of(rule.command_forms.begin(), rule.command_forms.end(), [&](const command_form& f) {
+               return detail::command_form_matches(f, *p.segment, cautious);
+             });
     case part_kind::path:
       if (rule.paths.empty()) return !targeted;
       return std::any_of(rule.paths.begin(), rule.paths.end(),

@@ -6,6 +6,7 @@
 
 #include "cordon/governance/capability_policy.h"
 #include "cordon/host_rules.h"
+#include "governance/command_args.h"
 #include "governance/host_port.h"
 #include "governance/json_util.h"
 
@@ -46,6 +47,53 @@ result<void> check_patterns(const capability_rule& rule, const std::string& wher
       return detail::invalid(where + "/commands/" + std::to_string(i), "an empty command pattern");
     }
   }
+  for (std::size_t i = 0; i < rule.command_forms.size(); ++i) {
+    // In the file the forms follow the strings in one list; from_rules names them after them too.
+    auto at = where + "/commands/" + std::to_string(rule.commands.size() + i);
+    if (auto checked = detail::check_command_form(rule.command_forms[i], at); !checked) return checked;
+  }
+  return ok;
+}
+
+// One command form: {"command": "rm", "options": [...], "operands": [...], "with_value": [...]}.
+result<command_form> form_from(const json& j, const std::string& where) {
+  if (auto keys = detail::check_keys(j, {"command", "options", "operands", "with_value"}, where); !keys) {
+    return std::move(keys).error_value();
+  }
+  command_form form;
+  auto command = detail::get_string(j, "command", where, true);
+  if (!command) return std::move(command).error_value();
+  form.command = *command;
+  for (auto [key, field] : {std::pair{"options", &form.options}, std::pair{"operands", &form.operands},
+                            std::pair{"with_value", &form.with_value}}) {
+    auto list = detail::get_strings(j, key, where);
+    if (!list) return std::move(list).error_value();
+    *field = std::move(*list);
+  }
+  if (auto checked = detail::check_command_form(form, where); !checked) return std::move(checked).error_value();
+  return form;
+}
+
+// "commands": strings (word patterns) and objects (command forms), in one
+// list; the strings keep their order, so do the forms. Errors point at the
+// item in the file.
+result<void> commands_from(const json& j, const std::string& where, capability_rule& rule) {
+  auto list = j.find("commands");
+  if (list == j.end()) return ok;
+  if (!list->is_array()) return detail::invalid(where + "/commands", "expected an array of command patterns");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& item = (*list)[i];
+    std::string at = where + "/commands/" + std::to_string(i);
+    if (item.is_string()) {
+      rule.commands.push_back(item.get<std::string>());
+    } else if (item.is_object()) {
+      auto form = form_from(item, at);
+      if (!form) return std::move(form).error_value();
+      rule.command_forms.push_back(std::move(*form));
+    } else {
+      return detail::invalid(at, "a command pattern is a string or a command form (an object)");
+    }
+  }
   return ok;
 }
 
@@ -83,8 +131,10 @@ result<capability_rule> rule_from(const json& j, const std::string& where) {
     if (!r) return detail::invalid(where + "/risks/" + std::to_string(i), "unknown risk \"" + (*risks)[i] + "\"");
     rule.risks.push_back(*r);
   }
+  auto commands = commands_from(j, where, rule);
+  if (!commands) return std::move(commands).error_value();
   for (auto [key, field] : {std::pair{"tools", &rule.tools}, std::pair{"subjects", &rule.subjects},
-                            std::pair{"commands", &rule.commands}, std::pair{"paths", &rule.paths},
+                            std::pair{"paths", &rule.paths},
                             std::pair{"hosts", &rule.hosts}, std::pair{"variables", &rule.variables}}) {
     auto list = detail::get_strings(j, key, where);
     if (!list) return std::move(list).error_value();

@@ -9,6 +9,9 @@
 #include <array>
 #include <cctype>
 
+#include "governance/command_args.h"
+#include "governance/program_commands.h"
+
 namespace cordon::governance {
 namespace {
 
@@ -440,32 +443,49 @@ class splitter {
       s = {};
       return;
     }
-    unwrap(s);
-    if (s.words.empty()) {
-      s = {};
-      return;
+    detail::program_reading reading;
+    for (int guard = 0; guard < 16; ++guard) {
+      unwrap(s);
+      if (s.words.empty()) {
+        s = {};
+        return;
+      }
+      const shell_word& head = s.words[0];
+      std::string name = basename_of(head.text);
+      if (head.dynamic) {
+        doubt("the command word \"" + head.text + "\" is expanded at run time");
+      } else if (name == "source" || name == "." || name == "trap" || name == "alias" || name == "fc") {
+        doubt("\"" + name + "\" runs a command this splitter cannot see");
+      } else if (name == "hash" && std::any_of(s.words.begin() + 1, s.words.end(), [](const shell_word& w) {
+                   return w.dynamic || (w.text.size() > 1 && w.text[0] == '-' && w.text.find('p') != std::string::npos);
+                 })) {
+        doubt("\"hash -p\" makes a command name run another program");
+      } else if (is_shell(name) && nested(s)) {
+        s = {};
+        return;
+      } else {
+        reading = detail::read_program(s);
+        if (reading.replaced) continue;  // xargs: read the command it runs in its place
+      }
+      break;
     }
-    const shell_word& head = s.words[0];
-    std::string name = basename_of(head.text);
-    if (head.dynamic) {
-      doubt("the command word \"" + head.text + "\" is expanded at run time");
-    } else if (name == "eval" || name == "source" || name == "." || name == "xargs" || name == "trap" ||
-               name == "alias" || name == "fc") {
-      doubt("\"" + name + "\" runs a command this splitter cannot see");
-    } else if (name == "hash" && std::any_of(s.words.begin() + 1, s.words.end(), [](const shell_word& w) {
-                 return w.dynamic || (w.text.size() > 1 && w.text[0] == '-' && w.text.find('p') != std::string::npos);
-               })) {
-      doubt("\"hash -p\" makes a command name run another program");
-    } else if (name == "find" && std::any_of(s.words.begin(), s.words.end(), [](const shell_word& w) {
-                 return w.text == "-exec" || w.text == "-execdir" || w.text == "-ok" || w.text == "-okdir";
-               })) {
-      doubt("find -exec runs commands this splitter cannot see");
-    } else if (is_shell(name) && nested(s)) {
-      s = {};
-      return;
-    }
-    out_.segments.push_back(std::move(s));
+    for (auto& why : reading.doubts) doubt(std::move(why));
+    if (!reading.launcher) out_.segments.push_back(std::move(s));
     s = {};
+    for (auto& run : reading.runs) {
+      if (depth_ >= kMaxNesting) {
+        doubt("commands nested more than " + std::to_string(kMaxNesting) + " deep");
+        break;
+      }
+      splitter inner(out_, depth_ + 1);
+      if (run.script) {
+        inner.parse(run.text);
+      } else {
+        shell_segment segment;
+        segment.words = std::move(run.words);
+        inner.finish(segment);
+      }
+    }
   }
 
   // `sh -c SCRIPT`: true when SCRIPT was split in place of the segment.
@@ -513,65 +533,47 @@ class splitter {
     return true;
   }
 
-  // The options of a GNU-style wrapper, as getopt_long reads them.
-  struct option_syntax {
-    std::string_view short_with_value;                        // letters that take a value
-    std::initializer_list<std::string_view> long_with_value;  // names that take a value
-    std::string_view short_command;                           // letters whose value is a command line
-    std::initializer_list<std::string_view> long_command;
-    bool assignments = false;  // env: NAME=VALUE words and "-" before the command
-  };
-
-  // Moves `i` past the options starting at s.words[i]: clusters of short
-  // options ("-iu NAME", "-n5": a letter that takes a value takes the rest of
-  // the word, or the next word), long options and their unambiguous
-  // abbreviations ("--adj 5", "--unset=X"), and "--". False after a doubt:
-  // an option whose value is a command line.
-  bool skip_wrapper_options(const shell_segment& s, std::size_t& i, const option_syntax& o) {
-    auto abbreviates = [](std::string_view written, std::initializer_list<std::string_view> names) {
-      return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return n.substr(0, written.size()) == written; });
+  // Moves `i` past a wrapper's options, read as getopt_long reads them in
+  // POSIX order (detail::read_arguments: clusters "-iu NAME", "-n5", long
+  // options and their unique abbreviations "--adj 5", "--unset=X", "--"); a
+  // word expanded at run time is where the command starts. `assignments`:
+  // env's NAME=VALUE words and "-" before the command (options may follow
+  // them). False after a doubt: an option of `command_options`, whose value is
+  // a command line (env -S, in any abbreviation).
+  bool skip_wrapper_options(const shell_segment& s, std::size_t& i, const detail::option_syntax& syntax,
+                            const std::vector<std::string>& command_options = {}, bool assignments = false) {
+    auto runs_a_command = [&](const detail::argument& a) {
+      return std::any_of(command_options.begin(), command_options.end(), [&](const std::string& c) {
+        return a.name == c || (a.written.size() > 2 && a.written[1] == '-' && c.rfind(a.written, 0) == 0);
+      });
     };
-    while (i < s.words.size() && !s.words[i].dynamic) {
-      const std::string& w = s.words[i].text;
-      if (w == "--") {
-        ++i;
-        break;
-      }
-      if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
-        auto eq = w.find('=');
-        std::string_view written = std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-        if (!written.empty() && abbreviates(written, o.long_command)) {
-          doubt("\"" + w + "\" runs a string as a command this splitter does not split");
+    for (;;) {
+      std::size_t end = i;
+      for (const auto& a : detail::read_arguments(s.words, i, syntax, &end)) {
+        if (a.what == detail::argument::kind::unknown) {
+          i = a.index;
+          return true;
+        }
+        if (runs_a_command(a)) {
+          doubt("\"" + s.words[a.index].text + "\" runs a string as a command this splitter does not split");
           return false;
         }
-        ++i;
-        if (eq == std::string::npos && !written.empty() && abbreviates(written, o.long_with_value)) ++i;
-        continue;
       }
-      if (w.size() > 1 && w[0] == '-') {
-        ++i;
-        for (std::size_t k = 1; k < w.size(); ++k) {
-          if (o.short_command.find(w[k]) != std::string_view::npos) {
-            doubt("\"" + w + "\" runs a string as a command this splitter does not split");
-            return false;
-          }
-          if (o.short_with_value.find(w[k]) != std::string_view::npos) {
-            if (k + 1 == w.size()) ++i;  // the value is the next word
-            break;                       // else it is the rest of this one
-          }
-        }
-        continue;
-      }
+      i = end;
+      if (!assignments || i >= s.words.size() || s.words[i].dynamic) return true;
       token probe;
       probe.word = s.words[i];
-      if (o.assignments && (w == "-" || is_assignment(probe))) {
-        if (w != "-") doubt_assignment(w);
-        ++i;
-        continue;
-      }
-      break;
+      if (probe.word.text != "-" && !is_assignment(probe)) return true;
+      if (probe.word.text != "-") doubt_assignment(probe.word.text);
+      ++i;
     }
-    return true;
+  }
+
+  static detail::option_syntax wrapper_syntax(std::vector<std::string> with_value) {
+    detail::option_syntax syntax;
+    syntax.with_value = std::move(with_value);
+    syntax.stop_at_operand = true;
+    return syntax;
   }
 
   // env, command, builtin, exec, nohup, time, nice, timeout, stdbuf: the
@@ -583,19 +585,26 @@ class splitter {
       if (name == "env") {
         // -S / --split-string runs its value as a command line; -u, -C and
         // -a take a value; "-" is -i; NAME=VALUE words precede the command.
-        if (!skip_wrapper_options(s, i, {"uCa", {"unset", "chdir", "argv0"}, "S", {"split-string"}, true})) return;
+        static const auto kEnv = wrapper_syntax({"-u", "-C", "-a", "-S", "--unset", "--chdir", "--argv0", "--split-string"});
+        if (!skip_wrapper_options(s, i, kEnv, {"-S", "--split-string"}, true)) return;
       } else if (name == "command" || name == "builtin" || name == "nohup") {
-        skip_wrapper_options(s, i, {});
+        static const auto kPlain = wrapper_syntax({});
+        skip_wrapper_options(s, i, kPlain);
       } else if (name == "time") {  // the keyword (-p), or GNU time (-f FORMAT, -o FILE)
-        skip_wrapper_options(s, i, {"fo", {"format", "output"}, "", {}, false});
+        static const auto kTime = wrapper_syntax({"-f", "-o", "--format", "--output"});
+        skip_wrapper_options(s, i, kTime);
       } else if (name == "exec") {
-        skip_wrapper_options(s, i, {"a", {}, "", {}, false});
+        static const auto kExec = wrapper_syntax({"-a"});
+        skip_wrapper_options(s, i, kExec);
       } else if (name == "nice") {
-        skip_wrapper_options(s, i, {"n", {"adjustment"}, "", {}, false});
+        static const auto kNice = wrapper_syntax({"-n", "--adjustment"});
+        skip_wrapper_options(s, i, kNice);
       } else if (name == "stdbuf") {
-        skip_wrapper_options(s, i, {"ioe", {"input", "output", "error"}, "", {}, false});
+        static const auto kStdbuf = wrapper_syntax({"-i", "-o", "-e", "--input", "--output", "--error"});
+        skip_wrapper_options(s, i, kStdbuf);
       } else if (name == "timeout") {
-        skip_wrapper_options(s, i, {"sk", {"signal", "kill-after"}, "", {}, false});
+        static const auto kTimeout = wrapper_syntax({"-s", "-k", "--signal", "--kill-after"});
+        skip_wrapper_options(s, i, kTimeout);
         ++i;  // the duration
       } else {
         return;

@@ -1,7 +1,9 @@
 #include "posix/listing_store.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,6 +29,52 @@ unique_fd open_own_directory(const std::string& dir) {
 }
 
 std::string file_name_of(const std::string& root) { return detail::sha256_hex(root); }
+
+// Is `name` a temporary file write_file_atomically_at() makes beside a
+// store file: "." + 64 hex digits + ".tmp." + decimal digits?
+bool is_store_temporary(const char* name) {
+  const std::size_t length = std::strlen(name);
+  constexpr std::size_t hex = 64, suffix = sizeof ".tmp." - 1;
+  if (length <= 1 + hex + suffix || name[0] != '.') return false;
+  for (std::size_t i = 1; i <= hex; ++i) {
+    const char c = name[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  if (std::strncmp(name + 1 + hex, ".tmp.", suffix) != 0) return false;
+  for (std::size_t i = 1 + hex + suffix; i < length; ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+  }
+  return true;
+}
+
+// Removes the temporary files a writer left when it died between creating
+// and renaming one (the scan's child killed past its time or memory bound,
+// a crash): those of this user, regular, whose mtime (which each write of
+// the writer moves) is at least listing_store_stale_seconds old. Only this
+// user writes the store (every sandbox sees it read-only), so an mtime set
+// back is the user's own doing. Reads at most max_directory_entries names (the store holds one file
+// per root). Nothing is reported: a file left costs disk space, not safety.
+void remove_stale_temporaries(int dir) {
+  unique_fd listing(::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!listing) return;
+  DIR* entries = ::fdopendir(listing.get());
+  if (entries == nullptr) return;
+  listing.release();  // the DIR owns it now; closedir() below closes it
+  timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  std::size_t names = 0;
+  while (const dirent* entry = ::readdir(entries)) {
+    if (++names > max_directory_entries) break;
+    if (!is_store_temporary(entry->d_name)) continue;
+    struct stat st {};
+    if (::fstatat(dir, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != ::geteuid() || now.tv_sec - st.st_mtim.tv_sec < listing_store_stale_seconds) {
+      continue;
+    }
+    ::unlinkat(dir, entry->d_name, 0);
+  }
+  ::closedir(entries);
+}
 
 // Does `name` in `dir` hold exactly `data` already (this user's own regular
 // file)? Then a run that changed nothing writes nothing: no temporary file,
@@ -153,6 +201,7 @@ result<void> save_listings(const std::string& store_dir, const std::string& root
   if (auto made = prepare_listing_store(store_dir); !made) return made;
   unique_fd dir = open_own_directory(store_dir);
   if (!dir) return make_error(error_code::io_error, store_dir + " is not this user's own directory, or others may write it");
+  remove_stale_temporaries(dir.get());
   std::string out(kMagic);
   put(out, static_cast<std::uint32_t>(root.size()));
   out += root;

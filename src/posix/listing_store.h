@@ -23,6 +23,11 @@
 namespace cordon::vcs {
 
 inline constexpr std::uint64_t max_listing_store_bytes = 64ull << 20;  // 200,000 directories of 255-byte names: 51 MB
+// A temporary file of the store (".<file>.tmp.<n>", posix/atomic_file.h)
+// whose mtime is this many seconds old is one a writer left when it died
+// mid-write: save_listings() removes it. A live writer holds one for at most
+// the scan's time budget and the 10 s its child is given past it (40 s).
+inline constexpr std::int64_t listing_store_stale_seconds = 600;
 
 // The store's directory for `home` and the process's XDG_CACHE_HOME (an
 // absolute value only); "" when neither is known.
@@ -37,7 +42,10 @@ listing_cache load_listings(const std::string& store_dir, const std::string& roo
 result<void> prepare_listing_store(const std::string& store_dir);
 
 // Replaces the listings stored for `root` (the directory is made, mode
-// 0700, if absent); when the stored file holds these listings already,
+// 0700, if absent). First removes the store's temporary files of this user
+// older than listing_store_stale_seconds (a writer that died between making
+// one and renaming it into place left it; others' files and newer ones are
+// left alone). When the stored file holds these listings already,
 // nothing is written (a run that changed nothing costs no fsync). Errors: io_error (with errno when a call failed), also
 // when the directory is not this user's own or others may write it.
 result<void> save_listings(const std::string& store_dir, const std::string& root, const listing_cache& cache);

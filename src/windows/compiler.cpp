@@ -12,6 +12,7 @@
 #include "windows/acl_plan.h"
 #include "windows/command_line.h"
 #include "windows/environment.h"
+#include "windows/linux_layout.h"
 #include "windows/paths.h"
 
 namespace cordon::windows {
@@ -153,7 +154,8 @@ void structural_rules(const sandbox_policy& p, std::vector<blocker>& out) {
   if (p.filesystem.read == read_mode::full) {
     out.push_back(rule(blocker_code::full_read_unsupported, control::filesystem_read, "/filesystem/read",
                        "full reads: an AppContainer reads only what it is granted, so \"full\" would silently "
-                       "read less than the policy says"));
+                       "read less than the policy says; use \"read\": \"restricted\" with the roots the command "
+                       "reads in /filesystem/readable (as the built-in workspace-write does)"));
   }
   if (!p.filesystem.include_platform_defaults) {
     out.push_back(rule(blocker_code::platform_defaults_required, control::filesystem_read,
@@ -218,6 +220,15 @@ enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const 
       appcontainer ? unverified("protected DACLs, deny ACEs for the AppContainer and both package groups (" +
                                 count(denies, "paths") + ")")
                    : none(no_ac);
+  // protect_vcs_metadata has no Windows mechanism yet: the denials hold, the
+  // repository metadata does not, so the control is partial by design (the
+  // driver's proof rule states it unverified, "would be partial").
+  if (appcontainer && p.filesystem.protect_vcs_metadata) {
+    k[control::filesystem_deny].level = enforcement_level::partial;
+    k[control::filesystem_deny].detail =
+        "protect_vcs_metadata has no Windows mechanism: .git/hooks, .git/config and .gitmodules in the writable "
+        "roots stay writable to the command";
+  }
   k[control::network_deny] = appcontainer ? unverified("AppContainer without network capabilities") : none(no_ac);
   k[control::network_filter] = {enforcement_level::not_applicable, "", "the policy does not filter"};
   k[control::unix_sockets] = none("Windows AF_UNIX sockets are files; no control of its own here");
@@ -363,7 +374,10 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
   std::vector<blocker>& blockers = built.blockers;
   blockers = std::move(lists.blockers);
   structural_rules(normalized, blockers);
-  environment_spec env = detail::build_environment(normalized.environment, facts.environment, blockers);
+  // The built-in profiles' POSIX PATH and /tmp, read as Windows can (warned).
+  const environment_policy environment =
+      detail::windows_reading_of(normalized.environment, lists.run_tmp, facts.system_root, built.warnings);
+  environment_spec env = detail::build_environment(environment, facts.environment, blockers);
   detail::acl_decision acl;
   if (facts.appcontainer_available) {
     acl = detail::decide_acl_changes(lists.entries, facts);
@@ -475,7 +489,10 @@ std::vector<std::string> paths_to_probe(const sandbox_policy& policy, const host
   for (const auto& e : lists.entries) out.push_back(e.created_at_launch ? base.temp_directory : e.path);
   if (!options.argv.empty()) {
     std::vector<blocker> ignored;
-    const environment_spec env = detail::build_environment(resolved->environment, base.environment, ignored);
+    std::vector<std::string> unused;
+    const environment_spec env = detail::build_environment(
+        detail::windows_reading_of(resolved->environment, lists.run_tmp, base.system_root, unused), base.environment,
+        ignored);
     std::string path_variable;
     for (const auto& [name, value] : env.entries) {
       if (detail::equals_ignoring_case(name, "PATH")) path_variable = value;

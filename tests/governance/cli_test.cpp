@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "governance/default_rules.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -249,11 +251,18 @@ TEST(GovernanceCli, KilledExecShowsAsInterrupted) {
   EXPECT_NE(d.read("out.txt").find("INTERRUPTED"), std::string::npos) << d.read("out.txt");
 }
 
-// The rules of the worked example and of these tests are valid under the
-// published schema (python3-jsonschema, as the policy schema's corpus test).
+// The rules of the worked example, of these tests and the default rules for
+// coding agents (with their command forms) are valid under the published
+// schema (python3-jsonschema, as the policy schema's corpus test); a form
+// with neither options nor operands is not.
 TEST(GovernanceCli, RulesSchemaAcceptsTheExamples) {
   sandbox_dir d;
   d.write("rules.json", kRules);
+  std::string defaults(cordon::governance::coding_agent_rules_json());
+  for (auto at = defaults.find("{workspace}"); at != std::string::npos; at = defaults.find("{workspace}")) {
+    defaults.replace(at, 11, "/ws");  // as rules_from_json expands it
+  }
+  d.write("defaults.json", defaults);
   const char* source = std::getenv("CORDON_SOURCE_DIR");
   std::string root = source != nullptr && *source != '\0' ? source : CORDON_SOURCE_DIR;
   std::string script =
@@ -264,15 +273,17 @@ TEST(GovernanceCli, RulesSchemaAcceptsTheExamples) {
       "page=open(sys.argv[2]).read()\n"
       "start=page.index('<!-- file: agent-rules.json -->')\n"
       "body=page[page.index('```json',start)+7:page.index('\\n```',page.index('```json',start)+7)]\n"
-      "docs=[json.loads(body), json.load(open(sys.argv[3]))]\n"
-      "bad=json.loads(body); bad['rules'][0]['allow']=True; docs_bad=[bad]\n"
+      "docs=[json.loads(body), json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))]\n"
+      "bad=json.loads(body); bad['rules'][0]['allow']=True\n"
+      "form=json.load(open(sys.argv[4])); form['rules'][4]['commands'].append({'command': 'rm'})\n"
+      "docs_bad=[bad, form]\n"
       "errors=[e.message for doc in docs for e in v.iter_errors(doc)]\n"
       "missed=[1 for doc in docs_bad if not list(v.iter_errors(doc))]\n"
       "print('errors', errors, 'missed', missed)\n"
       "sys.exit(1 if errors or missed else 0)\n";
   d.write("check.py", script);
   std::string command = "cd '" + d.path + "' && python3 check.py '" + root + "/schemas/capability_rules.v1.schema.json' '" +
-                        root + "/docs/governance.md' rules.json >out.txt 2>&1";
+                        root + "/docs/governance.md' rules.json defaults.json >out.txt 2>&1";
   int status = std::system(command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << d.read("out.txt");
 }

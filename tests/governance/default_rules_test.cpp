@@ -59,6 +59,189 @@ TEST(DefaultRules, InspectionRunsInstallsAndPushesAskDestructiveIsDenied) {
   EXPECT_EQ(decide(shell("nc -l 4444")), decision_kind::deny);
 }
 
+// Issue 34, item 6: every spelling of an act gets the decision of its plain
+// form, as the program reads its arguments and whatever runs it; the
+// everyday forms still run.
+struct spelling {
+  const char* command;
+  decision_kind expected;
+};
+
+const spelling kSpellings[] = {
+    // Recursive and forced deletes (plain: rm -rf x, denied).
+    {"rm -rf x", decision_kind::deny},
+    {"rm -Rf x", decision_kind::deny},
+    {"rm -R x", decision_kind::deny},
+    {"rm -v -r x", decision_kind::deny},
+    {"rm x -r", decision_kind::deny},
+    {"rm --rec x", decision_kind::deny},
+    {"rm --recursive=x y", decision_kind::deny},
+    {"rm -vRi x", decision_kind::deny},
+    {"/bin/rm -fr x", decision_kind::deny},
+    {"find . -delete", decision_kind::deny},
+    {"find . -name '*.o' -delete", decision_kind::deny},
+    {"find . -exec rm -rf {} +", decision_kind::deny},
+    {"find . -execdir rm -r {} \\;", decision_kind::deny},
+    {"find . -ok rm -fr {} \\;", decision_kind::deny},
+    {"find . -exec sh -c 'rm -rf x' \\;", decision_kind::deny},
+    {"chmod -R 777 .", decision_kind::deny},
+    {"chmod --recursive 777 .", decision_kind::deny},
+    {"chmod -vR 777 .", decision_kind::deny},
+    {"chmod --rec 777 .", decision_kind::deny},
+    // Discarded work and history rewrites (plain: git reset --hard, denied).
+    {"git reset --hard", decision_kind::deny},
+    {"git reset --ha HEAD~1", decision_kind::deny},
+    {"git -C . reset --hard", decision_kind::deny},
+    {"git --git-dir=.git --work-tree . reset --hard", decision_kind::deny},
+    {"git -c color.ui=never reset --hard", decision_kind::deny},
+    {"git checkout -f .", decision_kind::deny},
+    {"git checkout -f main", decision_kind::deny},
+    {"git checkout --force main", decision_kind::deny},
+    {"git checkout .", decision_kind::deny},
+    {"git checkout -- .", decision_kind::deny},
+    {"git checkout HEAD~3 -- .", decision_kind::deny},
+    {"git restore .", decision_kind::deny},
+    {"git checkout -- src/", decision_kind::deny},  // a directory written as one: all its changes
+    {"git restore src/", decision_kind::deny},
+    {"git restore --source=HEAD~3 .", decision_kind::deny},
+    {"git restore --source HEAD~3 .", decision_kind::deny},
+    {"git restore -s HEAD~3 -- .", decision_kind::deny},
+    {"git branch -D x", decision_kind::deny},
+    {"git branch --delete --force x", decision_kind::deny},
+    {"git branch -df x", decision_kind::deny},
+    {"git push --force origin main", decision_kind::deny},
+    {"git push -f origin main", decision_kind::deny},
+    {"git push origin main --force", decision_kind::deny},
+    {"git push --force-with-lease origin main", decision_kind::deny},
+    {"git push --for origin main", decision_kind::deny},
+    {"git push origin +main", decision_kind::deny},
+    {"git push origin :main", decision_kind::deny},
+    {"git push --delete origin main", decision_kind::deny},
+    {"git stash drop", decision_kind::deny},
+    {"git switch -f main", decision_kind::deny},
+    {"git switch --discard-changes main", decision_kind::deny},
+    // Wrappers: judged as the command they run.
+    {"env rm -rf x", decision_kind::deny},
+    {"nice rm -rf x", decision_kind::deny},
+    {"nice -n 5 rm -rf x", decision_kind::deny},
+    {"timeout 5 rm -rf x", decision_kind::deny},
+    {"nohup rm -rf x", decision_kind::deny},
+    {"command rm -rf x", decision_kind::deny},
+    {"exec rm -rf x", decision_kind::deny},
+    {"stdbuf -oL rm -rf x", decision_kind::deny},
+    {"xargs rm -rf", decision_kind::deny},
+    {"xargs -0 rm -rf", decision_kind::deny},
+    {"ls | xargs -n 1 rm -R", decision_kind::deny},
+    {"xargs -I{} rm -rf {}", decision_kind::deny},
+    {"xargs env rm -rf", decision_kind::deny},
+    {"bash -c 'rm -rf x'", decision_kind::deny},
+    {"sh -c 'rm -rf x'", decision_kind::deny},
+    {"eval rm -rf x", decision_kind::deny},
+    {"eval 'rm -rf x'", decision_kind::deny},
+    {"eval 'git status'", decision_kind::allow},
+    {"sudo rm x", decision_kind::deny},
+    // Programs that run a command given in their arguments or configuration.
+    {"git -c core.pager='rm -rf x' log", decision_kind::deny},
+    {"git -c core.pager=cat log", decision_kind::allow},
+    {"git -c alias.st='!rm -rf x' st", decision_kind::deny},
+    {"git -c diff.external='sh -c \"rm -rf x\"' diff", decision_kind::deny},
+    // A variable among git's global options may hide any subcommand (unquoted, it splits into words).
+    {"git -c core.pager=\"$P\" log", decision_kind::deny},
+    {"git -c include.path=/tmp/evil log", decision_kind::require_approval},
+    {"git --config-env=core.pager=P log", decision_kind::require_approval},
+    {"git --exec-path=/tmp/x status", decision_kind::require_approval},
+    {"git grep -O'rm -rf x' foo", decision_kind::deny},
+    {"git grep --open-files-in-pager='rm -rf x' foo", decision_kind::deny},
+    {"git grep -O foo", decision_kind::require_approval},
+    {"git grep -Ocat foo", decision_kind::allow},
+    {"git rebase --exec 'rm -rf x' main", decision_kind::deny},
+    {"git rebase -x 'make test' main", decision_kind::allow},
+    {"sed 'e rm -rf x' f", decision_kind::require_approval},
+    {"sed 's/x/y/e' f", decision_kind::require_approval},
+    {"sed -n '1e id' f", decision_kind::require_approval},
+    {"sed -e p -e 's/a/b/ge' f", decision_kind::require_approval},
+    {"sed -f script.sed f", decision_kind::require_approval},
+    {"awk 'BEGIN{system(\"rm -rf x\")}'", decision_kind::require_approval},
+    {"awk '{print | \"sh\"}' f", decision_kind::require_approval},
+    {"awk 'BEGIN{\"id\" | getline x; print x}'", decision_kind::require_approval},
+    {"awk -f prog.awk f", decision_kind::require_approval},
+    {"awk -e 'BEGIN{system(\"id\")}'", decision_kind::require_approval},
+    // Fetches need approval like git fetch.
+    {"git fetch", decision_kind::require_approval},
+    {"git remote update", decision_kind::require_approval},
+    {"git -C . remote update origin", decision_kind::require_approval},
+    {"git remote add -f origin https://example.com/r.git", decision_kind::require_approval},
+    {"git pull --rebase", decision_kind::require_approval},
+    // Everyday forms still run.
+    {"rm notes.txt", decision_kind::allow},
+    {"rm -- -notes.txt", decision_kind::allow},
+    {"rm -v a b", decision_kind::allow},
+    {"git status", decision_kind::allow},
+    {"git -C sub status", decision_kind::allow},
+    {"git --no-pager log -p", decision_kind::allow},
+    {"git log -p", decision_kind::allow},
+    {"git checkout -b fix-f", decision_kind::allow},
+    {"git checkout -bfix main", decision_kind::allow},
+    {"git checkout main", decision_kind::allow},
+    {"git checkout feature/x", decision_kind::allow},
+    {"git checkout -- src/a.c", decision_kind::allow},
+    {"git restore src/a.c", decision_kind::allow},
+    {"git branch -d merged", decision_kind::allow},
+    {"git branch", decision_kind::allow},
+    {"git remote -v", decision_kind::allow},
+    {"git grep -n foo", decision_kind::allow},
+    {"git rebase main", decision_kind::allow},
+    {"grep -r foo .", decision_kind::allow},
+    {"grep -rf patterns.txt .", decision_kind::allow},
+    {"sed -i s/a/b/ f", decision_kind::allow},
+    {"sed -i.bak -e 's/a/b/g' -e '/x/d' f", decision_kind::allow},
+    {"sed -n '1,5p;$p' f", decision_kind::allow},
+    {"sed 's/e/E/g' f", decision_kind::allow},
+    {"sed '/^#/d; s|a|b|w out.txt' f", decision_kind::allow},
+    {"find . -name x", decision_kind::allow},
+    {"find . -name '*.o' -exec rm {} +", decision_kind::allow},
+    {"find . -type f -exec grep -l foo {} \\;", decision_kind::allow},
+    {"awk '{print $1}' f", decision_kind::allow},
+    {"awk -F: '$3 > 1000 || /a|b/ {print $1}' /etc/passwd", decision_kind::allow},
+    {"awk -v n=3 'NR <= n' f", decision_kind::allow},
+    {"ls | xargs grep foo", decision_kind::allow},
+    {"chmod +x run.sh", decision_kind::allow},
+    {"chmod -v 644 a", decision_kind::allow},
+    {"env LANG=C ls", decision_kind::require_approval},  // an assignment is a doubt (docs/governance.md)
+    {"nice make", decision_kind::allow},
+    {"timeout 60 npm test", decision_kind::allow},
+};
+
+TEST(DefaultRules, EverySpellingGetsThePlainFormsDecision) {
+  auto rules = coding_agent_rules("/home/u/proj");
+  ASSERT_TRUE(rules) << rules.error_value().describe();
+  for (const auto& s : kSpellings) {
+    auto got = rules->evaluate(shell(s.command));
+    EXPECT_EQ(to_string(got.decision), to_string(s.expected)) << s.command << ": " << got.reason;
+  }
+}
+
+TEST(DefaultRules, ArgvRequestsAreReadTheSameWay) {
+  auto rules = coding_agent_rules("/home/u/proj");
+  ASSERT_TRUE(rules);
+  const auto decide = [&](std::vector<std::string> argv) {
+    capability_request r;
+    r.action = action_kind::process;
+    r.argv = std::move(argv);
+    r.working_directory = "/home/u/proj";
+    return rules->evaluate(r);
+  };
+  EXPECT_EQ(decide({"rm", "-vR", "x"}).decision, decision_kind::deny);
+  EXPECT_EQ(decide({"git", "-C", ".", "reset", "--hard"}).decision, decision_kind::deny);
+  EXPECT_EQ(decide({"find", ".", "-exec", "rm", "-rf", "{}", "+"}).decision, decision_kind::deny);
+  EXPECT_EQ(decide({"xargs", "rm", "-rf"}).decision, decision_kind::deny);
+  EXPECT_EQ(decide({"sed", "s/x/y/e", "f"}).decision, decision_kind::require_approval);
+  EXPECT_EQ(decide({"rm", "notes.txt"}).decision, decision_kind::allow);
+  EXPECT_EQ(decide({"git", "-C", "sub", "status"}).decision, decision_kind::allow);
+  const auto denied = decide({"rm", "--recursive", "x"});
+  EXPECT_EQ(denied.rule_id, "destructive");
+}
+
 TEST(DefaultRules, WorkspaceTokenIsExpandedEverywhereAndNeedsAnAbsoluteWorkspace) {
   const std::string text = R"({"schema_version": 1, "rules": [
     {"id": "w", "reason": "workspace", "decision": "allow", "actions": ["filesystem_write"],

@@ -115,14 +115,36 @@ const row kTable[] = {
     {"~/bin/tool", "?"},
     {"echo ~", "echo ~"},
     {"cp {a,b}", "cp {a,b}"},
+    // Programs that run commands: the literal command is a segment of its own.
+    {"eval ls", "ls"},
+    {"eval 'git status && rm -rf x'", "git status ; rm -rf x"},
+    {"find . -name '*.o' -exec rm {} +", "find . -name *.o ; rm {}"},
+    {"find . -exec sh -c 'ls; rm x' \\; -print", "find . -print ; ls ; rm x"},
+    {"find . -name '*.o'", "find . -name *.o"},
+    {"ls | xargs rm", "ls ; rm {input}"},
+    {"xargs -0 -n 1 -P4 nice rm -v --", "rm -v -- {input}"},
+    {"xargs", "echo {input}"},
+    {"git -c core.pager='less -R' log", "git -c core.pager=less -R log ; less -R"},
+    {"git rebase -x 'make test' main", "git rebase -x make test main ; make test"},
+    {"git bisect run make check", "git bisect run make check ; make check"},
+    {"git submodule foreach git status", "git submodule foreach git status ; git status"},
     // Commands this splitter refuses to see through.
     {"eval \"$X\"", "?"},
-    {"eval ls", "?"},
     {"source ./env.sh", "?"},
     {". ./env.sh", "?"},
-    {"find . -name '*.o' -exec rm {} +", "?"},
-    {"find . -name '*.o'", "find . -name *.o"},
-    {"ls | xargs rm", "?"},
+    {"find . -exec \"$X\" {} +", "?"},
+    {"find . -exec {} \\;", "?"},
+    {"find . -exec sh -c 'rm {}' \\;", "?"},
+    {"find . -exec rm", "?"},
+    {"xargs -I{} sh -c 'rm {}'", "?"},
+    {"xargs -I % % --version", "?"},
+    {"sed 'e id' f", "?"},
+    {"sed -e 's/a/b/w out' -e '1e id' f", "?"},
+    {"sed --sandbox 's/a/b/e' f", "sed --sandbox s/a/b/e f"},
+    {"awk 'BEGIN { system (\"id\") }'", "?"},
+    {"awk '{ print > \"out\" }' f", "awk { print > \"out\" } f"},
+    {"git grep -O foo", "?"},
+    {"git -c include.path=x status", "?"},
     {"trap 'rm -rf /' EXIT", "?"},
     {"if true; then ls; fi", "?"},
     {"for f in *; do rm $f; done", "?"},
@@ -215,6 +237,40 @@ TEST(ShellSplit, DeepNestingIsUncertain) {
     cmd = "sh -c " + quoted + "'";
   }
   EXPECT_FALSE(split_shell_command(cmd).certain());
+}
+
+// The readers of programs that run commands take any truncation of a tricky
+// line (every prefix, as a shell line and as the argv of its words) without
+// reading past it; what they read stays a prefix of the whole line's verdict
+// (a run-away nesting is a doubt).
+TEST(ShellSplit, ProgramReadersTakeEveryPrefix) {
+  const char* lines[] = {
+      "xargs -0 -I{} -n 1 -P4 -e -ixx --replace=yy env nice rm -rf {} yy --",
+      "find -H . -D x -O3 ( -name a -o -name b ) -exec sh -c 'rm {}' \\; -execdir rm -r {} + -ok ls \\; -delete",
+      "git -C . -c core.pager='less -R' -c alias.x='!rm -rf y' --config-env=a.b=C --git-dir=d --exec-path=/e grep -O'rm x' -e -O --open=cat foo",
+      "git rebase -x 'make' --exec='rm -rf x' -xls --onto main; git bisect run rm -rf x; git submodule foreach --recursive rm x",
+      "sed -n -e 's/a\\/b/c/gw out' -e '1~2{/x/I,+3!y/ab/cd/;b end;:end}' -e '$a text' -e 'q5' --expression='s|x|y|e' f",
+      "awk -F: -v 'x=1' -e 'BEGIN { a = \"|\" ; b = /x|y/ ; c = a || b } # system(\"x\")' -- f",
+      "eval -- 'eval \"eval ls\"'",
+  };
+  for (const char* line : lines) {
+    std::string text(line);
+    for (std::size_t n = 0; n <= text.size(); ++n) {
+      auto prefix = text.substr(0, n);
+      auto split = split_shell_command(prefix);
+      std::vector<std::string> words;
+      for (const auto& seg : split.segments) {
+        for (const auto& w : seg.words) words.push_back(w.text);
+      }
+      (void)split_argv(words);
+    }
+  }
+  std::vector<std::string> deep(12, "eval");  // each eval a level deeper
+  deep.push_back("ls");
+  auto nested = split_argv(deep);
+  ASSERT_FALSE(nested.certain());
+  EXPECT_NE(nested.uncertain.front().find("nested more than 8 deep"), std::string::npos) << nested.uncertain.front();
+  EXPECT_EQ(render(split_argv({"eval", "eval", "ls"})), "ls");
 }
 
 TEST(ShellSplit, ArgvRequests) {

@@ -2,6 +2,8 @@
 // docs/windows-backend.md ("What the compiler refuses"), on recorded host facts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cordon/windows/compile.h"
 #include "windows_test_support.h"
 
@@ -337,6 +339,37 @@ TEST(WindowsCompiler, AcceptingUnverifiedDoesNotAcceptAnAbsentMechanism) {
   EXPECT_FALSE(level_satisfies(L::unverified, L::enforced));
   EXPECT_FALSE(level_satisfies(L::unverified, L::partial));
   EXPECT_TRUE(level_satisfies(L::not_enforced, L::not_enforced));
+}
+
+}  // namespace
+}  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+// protect_vcs_metadata has no Windows mechanism: filesystem_deny is partial by
+// design, stated unverified by the proof rule with the gap named (never the
+// plain "unverified" of a complete mechanism); a requirement of enforced is
+// refused, of unverified met with the gap in the plan's warnings.
+TEST(WindowsCompiler, VcsMetadataProtectionIsNamedAsTheGapOfFilesystemDeny) {
+  sandbox_policy p = sample_policy();
+  p.filesystem.protect_vcs_metadata = true;
+  auto r = compile_windows_plan(p, sample_host(), sample_options());
+  ASSERT_TRUE(r) << (r ? "" : r.failure->message);
+  const control_status& deny = r.plan->contract().at(control::filesystem_deny);
+  EXPECT_EQ(deny.level, enforcement_level::unverified);
+  EXPECT_EQ(deny.detail,
+            "no proof run on windows has passed yet (would be partial; protect_vcs_metadata has no Windows mechanism: "
+            ".git/hooks, .git/config and .gitmodules in the writable roots stay writable to the command)");
+  const auto& w = r.plan->warnings();
+  EXPECT_NE(std::find(w.begin(), w.end(), "filesystem_deny is unverified: " + deny.detail), w.end());
+  p.filesystem.protect_vcs_metadata = false;
+  auto without = compile_windows_plan(p, sample_host(), sample_options());
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without.plan->contract().at(control::filesystem_deny).detail,
+            "no Windows runner has verified this mechanism here");
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "cordon/profiles.h"
 #include "cordon/report.h"
 #include "cordon/windows/compile.h"
 #include "windows/report.h"
@@ -136,6 +138,48 @@ TEST(WindowsReport, AReportThatBreaksTheSchemaIsCaught) {
   const auto [valid, verdict] = validate(R"({"schema": 1, "backend": "windows-appcontainer", "exit_code": 0})");
   EXPECT_FALSE(valid);
   EXPECT_NE(verdict.find("invalid:"), std::string::npos) << verdict;
+}
+
+}  // namespace
+}  // namespace cordon::windows
+
+namespace cordon::windows {
+namespace {
+
+using namespace testing;
+
+// The default profile on a recorded Windows host: `cmd` is found through the
+// Windows reading of its POSIX PATH, and the run's report repeats each of its
+// Windows relaxations and each environment replacement as a warning
+// (profiles/workspace-write.json, docs/windows-backend.md, "Built-in profiles on Windows").
+TEST(WindowsReport, TheDefaultProfilesRelaxationsAreWarnedInTheReport) {
+  auto profile = builtin_profile("workspace-write");
+  ASSERT_TRUE(profile);
+  auto r = compile_windows_plan(*profile, sample_host(), sample_options({"cmd", "/c", "echo"}));
+  ASSERT_TRUE(r) << r.failure->message;
+  EXPECT_EQ(r.plan->command()->application, "C:\\Windows\\System32\\cmd.exe");
+  windows_run_result ran;
+  ran.exited = true;
+  ran.observed = r.plan->contract();
+  const std::string text = windows_run_report_json(*r.plan, ran);
+  const auto [valid, verdict] = validate(text);
+  EXPECT_TRUE(valid) << verdict << text;
+  const auto j = nlohmann::json::parse(text);
+  std::vector<std::string> warnings = j["warnings"].get<std::vector<std::string>>();
+  const auto has = [&](const std::string& prefix) {
+    return std::any_of(warnings.begin(), warnings.end(), [&](const std::string& w) { return w.starts_with(prefix); });
+  };
+  for (const char* c : {"filesystem_read", "filesystem_write", "filesystem_deny", "network_deny", "environment",
+                        "process_tree_cleanup", "privilege", "descriptor_hygiene", "terminal"}) {
+    EXPECT_TRUE(has(std::string(c) + ": policy accepts unverified on windows (its content implies enforced)")) << c << text;
+  }
+  for (const char* w : {"environment: PATH names POSIX directories", "environment: HOME names /tmp",
+                        "environment: TMPDIR names /tmp", "environment: TEMP (where Windows programs look for TMPDIR)",
+                        "filesystem_deny is unverified: no proof run on windows has passed yet (would be partial; "
+                        "protect_vcs_metadata has no Windows mechanism"}) {
+    EXPECT_TRUE(has(w)) << w << "\n" << text;
+  }
+  expect_no_enforced(j);
 }
 
 }  // namespace

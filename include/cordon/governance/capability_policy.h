@@ -14,7 +14,8 @@
 // path), each path, host and variable in its resources; a request with none
 // of these is one part. A rule covers a part when its action, tool, subject
 // and risk lists (an empty list: any) accept the request and:
-//   - a segment:  `commands` is empty, or a pattern matches its argv;
+//   - a segment:  `commands` and `command_forms` are empty, or a pattern
+//                 or a form matches its argv (command_form);
 //   - a path:     `paths` is empty, or a pattern matches it;
 //   - a host:     `hosts` is empty, or a pattern matches it;
 //   - a variable: `variables` is empty, or a pattern matches it;
@@ -51,6 +52,29 @@ std::optional<decision_kind> decision_kind_from_string(std::string_view s) noexc
 // deny > require_approval > allow.
 decision_kind combine(decision_kind a, decision_kind b) noexcept;
 
+// A command pattern with the program's arguments read as the program parses
+// them (docs/governance.md, "Command forms"): the form matches a segment when
+// `command` matches the start of its argv (as a string pattern of `commands`
+// does, git's global options skipped) and, in the arguments after those
+// words, read as getopt_long reads them (clusters "-vRf", long options with
+// "=value", options after operands, "--" ending the options):
+//   - `options` is empty, or one of them is present ("-R" in "-vRf",
+//     "--recursive" as "--recursive" or, for deny and require_approval rules,
+//     an abbreviation such as "--rec"; "-delete", one dash and several
+//     letters, is a whole word, find's way);
+//   - `operands` is empty, or an operand (a word that is not an option or an
+//     option's value; every word after "--") matches one of these globs.
+// `with_value` names the options that take a value (the rest of the word, or
+// the next word: "-b NAME", "-bNAME", "--orphan NAME"), so that the value is
+// not read as an option or an operand. For deny and require_approval rules a
+// dynamic word before "--" could be any option or operand and matches.
+struct command_form {
+  std::string command;                  // words, each a glob, as in capability_rule::commands
+  std::vector<std::string> options;     // "-x", "--name", "-name"
+  std::vector<std::string> operands;    // globs
+  std::vector<std::string> with_value;  // "-x", "--name": options that take a value
+};
+
 struct capability_rule {
   std::string id;      // unique in the file
   std::string reason;  // shown with a deny, and in audit events
@@ -64,6 +88,9 @@ struct capability_rule {
   // `git status -s`). A first word without "/" is compared with argv[0]'s
   // basename.
   std::vector<std::string> commands;
+  // Command forms (patterns with options and operands): in the rules file,
+  // the objects of the "commands" list.
+  std::vector<command_form> command_forms;
   // Path patterns, absolute. Without a glob character a prefix on path
   // components ("/work" covers "/work" and "/work/a", not "/workx"). With one:
   // `*` and `?` within one component, `**` across components; "/a/**" also

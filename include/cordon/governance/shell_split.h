@@ -10,13 +10,17 @@
 // whose delimiter is quoted or whose body has no expansion; assignments
 // before a command (`A=1 cmd`); `#` comments; the wrappers `env`, `command`,
 // `exec`, `nohup`, `time`, `nice`, `timeout`, `stdbuf` (the wrapped command is
-// the segment); and `sh|bash|dash|zsh|ksh -c SCRIPT` (SCRIPT is split in turn,
-// up to 8 levels).
+// the segment); `sh|bash|dash|zsh|ksh -c SCRIPT` (SCRIPT is split in turn,
+// up to 8 levels); and the programs that run a command they are given
+// (src/governance/program_commands.h: `xargs`, `eval`, `find -exec`, git's
+// `-c` of a program-naming key, `git grep -O`, `git rebase --exec`, ...),
+// whose literal command is a segment of its own.
 //
 // Everything else makes the result `uncertain`, with a reason: command
 // substitution `$(...)` and backticks, arithmetic `$((...))`, process
-// substitution `<(...)`, here-docs with expansions, `eval`, `source`/`.`,
-// `xargs`, `find -exec`, `hash -p`, shell keywords (`if`, `for`, `while`, `case`, `coproc`,
+// substitution `<(...)`, here-docs with expansions, `source`/`.`, what those
+// programs run where it is not literal (`eval "$X"`, `find -exec "$P"`, sed's
+// `e` command, awk's `system()`), `hash -p`, shell keywords (`if`, `for`, `while`, `case`, `coproc`,
 // functions, `[[`), a variable or glob in the command word, a command
 // substitution inside an array subscript even in quotes (`'a[$(cmd)]'`: bash
 // runs it in let, printf -v, read, test -v, declare), unbalanced quotes

@@ -1,6 +1,6 @@
 // src/windows/launcher/cordon_main.cpp — cordon.exe, the Windows CLI:
 //   cordon.exe run [--policy FILE | --profile NAME] [--workspace DIR] [--report FILE] -- CMD ARGS...
-//   cordon.exe explain [--policy FILE | --profile NAME] [--workspace DIR] [-- CMD ARGS...]
+//   cordon.exe explain [--policy FILE | --profile NAME] [--workspace DIR] [--reference-host] [-- CMD ARGS...]
 //   cordon.exe recover [--lease-dir DIR]
 //   cordon.exe gate run MANIFEST [--out DIR] [--only NAME]... [--junit FILE] [--workspace DIR] [--lease-dir DIR]
 //   cordon.exe sidecar ...: refused (backend_unavailable), see sidecar() below
@@ -30,6 +30,7 @@ constexpr int kRefused = 125;
 struct cli_options {
   std::string policy_file, profile, workspace, report, lease_dir;
   std::vector<std::string> command;
+  bool reference_host = false;  // explain: the reference shape, not this host
   // gate run
   std::string manifest, out_dir = "cordon-gate-run", junit;
   std::vector<std::string> only;
@@ -85,7 +86,11 @@ int run(const cli_options& o, bool launch) {
   windows_compile_options compile;
   compile.workspace = workspace_of(o);
   compile.argv = o.command;
-  const host_facts facts = gather_host_facts(paths_to_probe(*policy, gather_host_facts({}), compile));
+  // --reference-host: the recorded shape `cordon policy explain --platform
+  // windows` uses (its workspace C:\Users\user\work unless --workspace).
+  if (o.reference_host && o.workspace.empty()) compile.workspace = "C:\\Users\\user\\work";
+  const host_facts facts = o.reference_host ? reference_host_facts()
+                                            : gather_host_facts(paths_to_probe(*policy, gather_host_facts({}), compile));
   auto compiled = compile_windows_plan(*policy, facts, compile);
   if (!compiled) {
     print_failure(*compiled.failure);
@@ -98,6 +103,7 @@ int run(const cli_options& o, bool launch) {
               << facts.windows_version << (facts.wine ? " (wine)" : "") << "\n";
     for (const auto& c : plan.acl_changes()) std::cout << "  acl " << to_string(c.role) << " " << c.path << "\n";
     for (const auto& [c, s] : plan.contract()) std::cout << "  " << to_string(c) << ": " << to_string(s.level) << " " << s.mechanism << "\n";
+    for (const auto& w : plan.warnings()) std::cout << "  warning: " << w << "\n";
     return 0;
   }
   windows_launch_options options;
@@ -193,6 +199,10 @@ int wmain(int argc, wchar_t** argv) {
     sub->add_option("--workspace", o.workspace, "Directory that {workspace} names (default: the current one)");
     sub->add_option("--lease-dir", o.lease_dir, "Where lease records are kept (default: %LOCALAPPDATA%\\cordon\\leases)");
     if (std::string(name) == "run") sub->add_option("--report", o.report, "Write the run report (JSON) here");
+    if (std::string(name) == "explain") {
+      sub->add_flag("--reference-host", o.reference_host,
+                    "Compile on the reference Windows shape (C:\\Users\\user, AppContainer available), not this host");
+    }
     sub->add_option("command", o.command, "The command and its arguments (after --)");
     const bool launch = std::string(name) == "run";
     sub->final_callback([&o, &status, launch] { status = run(o, launch); });

@@ -165,10 +165,12 @@ TEST_F(GoldenThreeBackends, NoMacosOrWindowsPlanClaimsEnforcedOrPartial) {
       }
     }
   }
-  // The built-in profiles state their relaxations for macOS (platform_enforcement) and
-  // compile there; none states any for Windows, so cordon.exe refuses them (their true
-  // level, never a silent downgrade). build-step compiles on both, filtered-network on macOS.
-  EXPECT_EQ(plans, 6);
+  // The built-in profiles state their relaxations for macOS and Windows
+  // (platform_enforcement): all three compile on macOS; on Windows only
+  // workspace-write does, read-only and offline read everything, which an
+  // AppContainer cannot (full_read_unsupported, their true answer, never a silent
+  // downgrade). build-step compiles on both, filtered-network on macOS.
+  EXPECT_EQ(plans, 7);
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 // as written, and not read at all when they could be another's choice.
 #include "posix/listing_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -91,6 +94,43 @@ TEST(ListingStore, AStoreThatCouldBeAnothersChoiceIsNotRead) {
     break;
   }
   EXPECT_TRUE(load_listings(s.dir(), "/work/a").listings.empty());
+}
+
+// A writer that dies between making its temporary file and renaming it into
+// place (the scan's child killed past its time or memory bound) leaves
+// ".<file>.tmp.<n>" behind; before this, every such death left one for
+// good. The next save removes those of this user whose mtime is older than
+// listing_store_stale_seconds, and leaves a live writer's (fresh), names of
+// another form and (as root) another user's alone.
+TEST(ListingStore, TemporaryFilesADeadWriterLeftAreRemovedWhenTheStoreIsWritten) {
+  store_dir s;
+  ASSERT_TRUE(save_listings(s.dir(), "/work/a", sample()));
+  std::string stored;
+  for (const auto& entry : fs::directory_iterator(s.dir())) stored = entry.path().filename();
+  ASSERT_EQ(stored.size(), 64u);
+  const std::string left = s.dir() + "/." + stored + ".tmp.12345";
+  const std::string live = s.dir() + "/." + stored + ".tmp.67890";
+  const std::string others = s.dir() + "/." + stored + ".tmp.424242";
+  const std::string unrelated = s.dir() + "/.notes.tmp.1";
+  for (const auto& path : {left, live, others, unrelated}) std::ofstream(path) << "half a listing";
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    ASSERT_EQ(::chown(others.c_str(), 65534, 65534), 0);
+  }
+  const timespec old_time{::time(nullptr) - listing_store_stale_seconds - 60, 0};
+  const timespec times[2] = {old_time, old_time};
+  for (const auto& path : {left, others, unrelated}) ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+
+  // Another root's listings: the store is written, and cleaned first.
+  ASSERT_TRUE(save_listings(s.dir(), "/work/b", sample()));
+  struct stat st {};
+  EXPECT_EQ(::lstat(left.c_str(), &st), -1);
+  EXPECT_EQ(errno, ENOENT);
+  EXPECT_EQ(::lstat(live.c_str(), &st), 0);
+  EXPECT_EQ(::lstat(unrelated.c_str(), &st), 0);
+  EXPECT_EQ(::lstat(others.c_str(), &st), root ? 0 : -1);  // as a user it is this user's own, and old
+  EXPECT_EQ(load_listings(s.dir(), "/work/a").listings.size(), 2u);
+  EXPECT_EQ(load_listings(s.dir(), "/work/b").listings.size(), 2u);
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ TEST(WindowsGateRun, AWindowsGateRunsAndLeavesARecordAndAReportInTheSharedFormat
 TEST(WindowsGateRun, ARefusedGateWritesARefusedReportRunsNothingAndSkipsWhatNeedsIt) {
   temp_dir dir;
   write_gate_policy(dir);
-  write_text(dir.file("gates.toml"), gate("refused", "workspace-write", "'write', '" + dir.file("ran-refused") + "'") +
+  // read-only is refused on every Windows host (full reads, full_read_unsupported).
+  write_text(dir.file("gates.toml"), gate("refused", "read-only", "'write', '" + dir.file("ran-refused") + "'") +
                                           gate("after", "policy.json", "'write', '" + dir.file("ran-after") + "'",
                                                "needs = [\"refused\"]\n") +
                                           "[[gate]]\nname = \"lin\"\ncmd = [\"true\"]\nenv = \"linux\"\n");
@@ -95,7 +96,7 @@ TEST(WindowsGateRun, ARefusedGateWritesARefusedReportRunsNothingAndSkipsWhatNeed
   const json report = json::parse(report_text, nullptr, false);
   ASSERT_TRUE(report.is_object());
   EXPECT_EQ(report["outcome"], "refused");
-  EXPECT_EQ(report["policy"]["name"], "workspace-write");
+  EXPECT_EQ(report["policy"]["name"], "read-only");
   EXPECT_FALSE(report.contains("exit"));
   EXPECT_NE(read_text(dir.file("junit.xml")).find("<error type=\"refused\""), std::string::npos);
   write_text(report_path(dir, "gate-refused.json"), report_text);
