@@ -164,6 +164,8 @@ export interface PoolOptions {
   refillAfter?: number;
   /** The cordon-supervisor helper (default: $CORDON_SUPERVISOR, installed, build tree). */
   supervisor?: string;
+  /** The CLI's shortcut flags, applied before the pool's compile (a TypeError with a Plan). */
+  shortcuts?: Shortcuts;
 }
 
 /** Sandboxes prepared ahead of time for one policy (docs/prepared.md): each
@@ -348,6 +350,10 @@ export interface ToolResult {
   /** It started in a prepared sandbox of the pool. */
   pooled: boolean;
   warnings: string[];
+  /** What the sandbox refused or hid that the output may not explain, one
+   * "[cordon] ..." line each (every violation, the report's view diagnoses):
+   * the lines cordon mcp adds to a shell result; show them to the model. */
+  sandboxNotes: string[];
 }
 
 /** The tool-use call (docs/node.md, "The tool-use call"): decide, approve,
@@ -368,6 +374,8 @@ export interface FsWorkerOptions {
   deadlineMs?: number;
   /** The cordon-fs-worker executable (default: $CORDON_FS_WORKER, installed, build tree). */
   worker?: string;
+  /** The CLI's shortcut flags, applied before the worker's compile. */
+  shortcuts?: Shortcuts;
 }
 
 /** The confined file worker (docs/fs-worker.md): an agent's file tools under

@@ -37,9 +37,33 @@ function addon() {
 
 // An error with a stable code (docs/errors.md): code, message, location,
 // errno, errors (every policy problem), blockers (why a compile was refused).
+// The message: the code, message and location, then the first policy error
+// (its code, location and reason) and the first blocker (its control, reason
+// and levels), each with how many more there are, so that a reader of the
+// message alone knows what to change (docs/node.md, "Errors").
+function errorSummary({ code, message, location, errors = [], blockers = [] }) {
+  // The message of several policy errors lists them all, one a line: the
+  // first line is the first, the rest are counted (e.errors has them).
+  const head = String(message ?? '').split('\n', 1)[0];
+  let text = `${code}: ${head}${location ? ` (at ${location})` : ''}`;
+  if (errors.length > 0) {
+    const { location: where = '', reason = '' } = errors[0];
+    if (reason && (reason !== head || where !== (location || ''))) {
+      text += `; first error: ${code}${where ? ` at ${where}` : ''}: ${reason}`;
+    }
+    if (errors.length > 1) text += ` (and ${errors.length - 1} more in .errors)`;
+  }
+  if (blockers.length > 0) {
+    const b = blockers[0];
+    text += `; first blocker: ${b.control}: ${b.reason} (requires ${b.required}, this host gives ${b.available})`;
+    if (blockers.length > 1) text += ` (and ${blockers.length - 1} more in .blockers)`;
+  }
+  return text;
+}
+
 class CordonError extends Error {
   constructor(detail) {
-    super(`${detail.code}: ${detail.message}${detail.location ? ` (at ${detail.location})` : ''}`);
+    super(errorSummary(detail));
     this.name = 'CordonError';
     this.code = detail.code;
     this.location = detail.location || '';
@@ -131,7 +155,11 @@ function probe() {
 }
 
 function planFor(policy, { workspace, cwd, timeout, shortcuts }) {
-  if (policy instanceof Plan) return policy;
+  if (policy instanceof Plan) {
+    // Never ignored: a compiled plan cannot take them.
+    if (shortcuts !== undefined) throw new TypeError('shortcuts cannot apply to a compiled Plan: give them to compile()');
+    return policy;
+  }
   let text = policyText(policy);
   if (timeout !== undefined) {
     const doc = JSON.parse(text);
@@ -262,10 +290,11 @@ async function finish(r, options, hostDeadline) {
 // Sandboxes prepared ahead of time for one policy (docs/prepared.md): each
 // command starts in a sandbox of its own that was set up before it was
 // asked for, and the pool prepares its replacement. Options: workspace,
-// size (1-64, default 2), maxAge, wait, refillAfter (seconds), supervisor.
+// size (1-64, default 2), maxAge, wait, refillAfter (seconds), supervisor,
+// shortcuts (the CLI's shortcut flags, as run()'s; a TypeError with a Plan).
 class Pool {
   constructor(policy = 'workspace-write', options = {}) {
-    this.plan = planFor(policy, { workspace: options.workspace });
+    this.plan = planFor(policy, { workspace: options.workspace, shortcuts: options.shortcuts });
     const o = { size: options.size ?? 2 };
     const ms = { maxAge: 'max_age_ms', refillAfter: 'refill_after_ms' };
     for (const [key, field] of Object.entries(ms)) {
@@ -417,6 +446,7 @@ function toolResult(d) {
     approval: d.approval, requestDigest: d.request_digest, sandboxPolicyDigest: d.sandbox_policy_digest,
     report: d.report, events: d.events ?? null,
     stdout: captured(d.stdout), stderr: captured(d.stderr), pooled: d.pooled, warnings: d.warnings,
+    sandboxNotes: d.sandbox_notes ?? [],
   };
 }
 
@@ -508,12 +538,15 @@ class FsWorker {
 
   // Compiles policy (a profile name, JSON text or an object) for workspace
   // and starts the worker. options: deadlineMs (per request, default 10000),
-  // worker (the cordon-fs-worker executable). Rejects with a CordonError
-  // (invalid_policy, refused, usage_error: no worker executable, ...).
+  // worker (the cordon-fs-worker executable), shortcuts (the CLI's shortcut
+  // flags, as run()'s, applied before the compile). Rejects with a
+  // CordonError (invalid_policy, refused, usage_error: no worker executable,
+  // a bad shortcut at /shortcuts/KEY, ...).
   static start(workspace, policy = 'workspace-write', options = {}) {
     const o = { workspace: String(workspace) };
     if (options.deadlineMs !== undefined) o.deadline_ms = options.deadlineMs;
     if (options.worker !== undefined) o.worker = options.worker;
+    if (options.shortcuts !== undefined) o.shortcuts = options.shortcuts;
     return new Promise((resolve, reject) => {
       const refused = addon().fsStart(policyText(policy), JSON.stringify(o),
         callback(resolve, reject, (handle) => new FsWorker(handle, o.workspace)));

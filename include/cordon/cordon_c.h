@@ -491,8 +491,12 @@ typedef struct cordon_tool_io {
  * as UTF-8 (invalid bytes replaced by U+FFFD); "bytes": what the command
  * wrote; "kept"; "dropped": bytes - kept; "dropped_at": where in the kept
  * bytes the dropped ones were}, "pooled": bool (it started in a sandbox of
- * io->pool), "warnings": [...]. The report's "output" says the same
- * (docs/report.md). Errors: those of cordon_governance_execute(). */
+ * io->pool), "warnings": [...], "sandbox_notes": [...] (what the sandbox
+ * refused or hid that the output may not explain, one "[cordon] ..." line
+ * each: every violation, and the report's view diagnoses; the same lines
+ * cordon mcp adds to a shell result, docs/governance.md). The report's
+ * "output" says the same as stdout and stderr (docs/report.md). Errors:
+ * those of cordon_governance_execute(). */
 CORDON_C_API int cordon_governance_tool_call(const cordon_rules* rules, const char* request_json,
                                              const char* context_json, const cordon_tool_io* io,
                                              cordon_approver_fn approver, void* user, char** result_json,

@@ -250,6 +250,7 @@ result<std::string> execute(const cordon_rules& rules, const char* request_json,
     out["stderr"] = captured_document(executed.stderr_data);
     out["pooled"] = executed.pooled;
     out["warnings"] = executed.warnings;
+    out["sandbox_notes"] = executed.sandbox_notes;
   }
   if (auto* memory = dynamic_cast<gov::in_memory_audit_sink*>(sink->get())) {
     json events = json::array();

@@ -487,6 +487,7 @@ execution_result execution_runtime::run_request(capability_request request, cons
       r.run();
     }
   }
+  if (!j.result.report_json.empty()) j.result.sandbox_notes = sandbox_notes(j.result.report_json);
   return std::move(j.result);
 }
 

@@ -113,6 +113,29 @@ void choose_network(const sandbox_policy& normalized, linux_plan_payload& payloa
   payload.loopback_up = payload.new_network_namespace;
 }
 
+// The last components of the read-only paths (binds or masks) the table puts
+// inside a writable root, and of the pins above them, where a rename over one
+// or its removal reaches the kernel's mount point check (EBUSY) instead of
+// the read-only flag (EROFS). Non-empty: the supervisor answers those calls
+// (mount_point_changes.h).
+std::vector<std::string> protected_names_inside_writable(const mount_table& table) {
+  std::set<std::string> names;
+  for (const auto& op : table.ops) {
+    const bool pin = op.kind == mount_kind::bind_writable && op.why == "pin";
+    if (op.kind != mount_kind::bind_read_only && op.kind != mount_kind::mask && !pin) continue;
+    const auto slash = op.path.rfind('/');
+    if (slash == std::string::npos || slash + 1 >= op.path.size()) continue;
+    const std::string parent = slash == 0 ? "/" : op.path.substr(0, slash);
+    for (const auto& root : table.ops) {
+      if (root.kind == mount_kind::bind_writable && &root != &op && path_is_within(parent, root.path)) {
+        names.insert(op.path.substr(slash + 1));
+        break;
+      }
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
 seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
   const bool filtered = normalized.network.mode == network_mode::filtered;
   const bool denied = normalized.network.mode == network_mode::denied;
@@ -216,7 +239,9 @@ class linux_backend final : public sandbox_backend {
     for (auto& note : mounts.notes) out.warnings.push_back(std::move(note));
 
     choose_network(normalized, *payload);
-    const seccomp_options seccomp = seccomp_for(normalized, facts);
+    seccomp_options seccomp = seccomp_for(normalized, facts);
+    const auto read_only_names = protected_names_inside_writable(payload->mounts);
+    seccomp.notify_mount_point_changes = !read_only_names.empty();
     if (linux_facts->seccomp) {
       auto program = build_plan_seccomp(seccomp);
       if (!program) return std::move(program).error_value();
@@ -226,6 +251,7 @@ class linux_backend final : public sandbox_backend {
         if (payload->network_broker) payload->seccomp.unix_sockets_allowed.emplace_back(broker::broker_socket_path);
         payload->seccomp.unix_private_tmp = payload->mounts.private_tmp;
       }
+      if (payload->seccomp.mount_point_changes_checked) payload->seccomp.mount_point_names = read_only_names;
     }
     choose_landlock(normalized, *linux_facts, seccomp, *payload);
     if (linux_facts->landlock_abi == 0) {

@@ -57,6 +57,13 @@ struct seccomp_options {
   // and mknod/mknodat fail with EPERM when the mode has S_ISUID or S_ISGID;
   // fchmodat2 and openat2 (mode not inspectable) fail with ENOSYS.
   bool deny_setuid_bits = false;
+  // A read-only path (bind or mask) lies inside a writable directory (with
+  // notify): rename, renameat, renameat2, unlink, unlinkat and rmdir go to
+  // the supervisor, which fails a rename or removal of a mount point with
+  // EROFS and records a "protected_write" violation, and lets every other
+  // call continue (mount_point_changes.h). Without it the kernel's answer is
+  // EBUSY, and nothing is recorded.
+  bool notify_mount_point_changes = false;
   // Every blocked call goes to the supervisor (SECCOMP_RET_USER_NOTIF), which
   // records it as a violation and answers with the same errno the table
   // gives. If nobody answers (the supervisor is gone) the call fails with
@@ -86,6 +93,12 @@ struct seccomp_program {
   // abstract name is the host's, and the supervisor, outside the command's
   // Landlock scope, must not connect to it: refused with EACCES.
   bool abstract_unix_refused = false;
+  // notify_mount_point_changes: rename/unlink/rmdir notifications are
+  // answered by mount_point_changes.h.
+  bool mount_point_changes_checked = false;
+  // The last components of those mount points ("config", "hooks", ...): a
+  // call whose paths end otherwise is continued without a lookup.
+  std::vector<std::string> mount_point_names;
 };
 
 // The errno a notified call must fail with (EPERM when the number is unknown).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "cordon/validation.h"
 #include "linux/paths.h"
@@ -180,10 +181,42 @@ std::string explain_missing_command(const mount_table& table, const std::string&
          ", outside the sandbox's view; add it with --ro " + suggestion_for(hidden.front() + "/" + argv0);
 }
 
+namespace {
+
+// The arguments to look at: argv after argv[0] and, for a shell given a
+// script with -c (a tool call's "sh -c COMMAND"), the script's words split at
+// blanks, quotes and shell operators, without expansion (at most 64): the
+// paths the command line names, as the model wrote them.
+std::vector<std::string> candidate_arguments(const std::vector<std::string>& argv) {
+  std::vector<std::string> out(argv.begin() + 1, argv.end());
+  const std::string name = argv.front().substr(argv.front().rfind('/') + 1);
+  if (name != "sh" && name != "bash" && name != "dash" && name != "zsh") return out;
+  for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
+    if (argv[i] != "-c") continue;
+    std::string word;
+    std::size_t words = 0;
+    for (const char c : argv[i + 1] + " ") {
+      if (std::string_view(" \t\n;|&<>()'\"`").find(c) == std::string_view::npos) {
+        word += c;
+      } else if (!word.empty()) {
+        if (++words > 64) break;
+        out.push_back(std::move(word));
+        word.clear();
+      }
+    }
+    break;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> arguments_outside_view(const mount_table& table, const std::vector<std::string>& argv) {
   std::vector<std::string> out;
-  for (std::size_t i = 1; i < argv.size() && out.size() < 8; ++i) {
-    std::string arg = argv[i];
+  if (argv.empty()) return out;
+  const std::vector<std::string> candidates = candidate_arguments(argv);
+  for (std::size_t i = 0; i < candidates.size() && out.size() < 8; ++i) {
+    std::string arg = candidates[i];
     if (arg.empty()) continue;
     if (arg.front() != '/') {
       auto eq = arg.find("=/");
@@ -192,6 +225,8 @@ std::vector<std::string> arguments_outside_view(const mount_table& table, const 
     }
     if (arg.size() > 4096) continue;
     resolved_path r = resolve_on_host(normalize_path_lexically(arg));
+    // /dev and /proc are the sandbox's own (its devices, its processes), not host paths a --ro could add.
+    if (path_is_within(r.path, "/dev") || path_is_within(r.path, "/proc")) continue;
     if (!r.exists || visible_in_view(table, r.path)) continue;
     const bool denied = std::any_of(table.ops.begin(), table.ops.end(), [&](const mount_op& op) {
       return op.kind == mount_kind::mask && path_is_within(r.path, op.path);

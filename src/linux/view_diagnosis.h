@@ -35,11 +35,14 @@ bool visible_in_view(const mount_table& table, const std::string& path);
 std::string explain_missing_command(const mount_table& table, const std::string& argv0,
                                     const std::string& path_variable, const std::string& working_directory);
 
-// One warning per argument of `argv` (after argv[0]) that is an absolute
-// path, or ends in one after '=' (--dir=/srv/x), that exists on the host but
-// is outside the view: "argument /srv/remote.git exists on the host but is
+// One warning per argument of `argv` (after argv[0]; for a shell's -c
+// script, also each word of the script, split at blanks, quotes and shell
+// operators without expansion: a tool call's "sh -c 'ls /srv/x'") that is an
+// absolute path, or ends in one after '=' (--dir=/srv/x), that exists on the
+// host but is outside the view: "argument /srv/remote.git exists on the host but is
 // not visible inside the sandbox; add it with --ro /srv/remote.git"; for a
-// path the policy denies, only that it is denied. At most eight.
+// path the policy denies, only that it is denied. Paths under /dev and /proc
+// are the sandbox's own and never named. At most eight.
 std::vector<std::string> arguments_outside_view(const mount_table& table, const std::vector<std::string>& argv);
 
 }  // namespace cordon::linux_impl

@@ -88,28 +88,6 @@ std::string stream_text(const captured_output& o) {
          o.data.substr(o.dropped_at);
 }
 
-// What the sandbox did that the command's own output may not explain, one
-// "[cordon] ..." line each, for a model to act on (docs/mcp.md, "Results"):
-// each violation (refused by the sandbox, not by the command: retrying will
-// not help) and each view diagnosis of the report (a host path the command
-// named that is outside the sandbox's view, and the flag that adds it).
-std::string sandbox_notes(const json& report) {
-  std::string out;
-  if (!report.is_object()) return out;
-  for (const auto& v : report.value("violations", json::array())) {
-    out += "[cordon] blocked by the sandbox: " + v.value("kind", std::string()) + " " + v.value("target", std::string()) +
-           " (x" + std::to_string(v.value("count", 0)) + "); the policy refuses it, retrying will not help\n";
-  }
-  for (const auto& w : report.value("warnings", json::array())) {
-    const std::string text = w.is_string() ? w.get<std::string>() : std::string();
-    if (text.find("not visible inside the sandbox") != std::string::npos ||
-        text.find("outside the sandbox's view") != std::string::npos) {
-      out += "[cordon] " + text + "\n";
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 json tool_list() {
@@ -232,11 +210,13 @@ json toolbox::shell(const json& arguments) {
   structured["stderr_dropped"] = r.stderr_data.dropped_bytes;
   structured["pooled"] = r.pooled;
   structured["warnings"] = r.warnings;
+  structured["sandbox_notes"] = r.sandbox_notes;
   structured["report"] = json::parse(r.report_json, nullptr, false);
   std::string text = stream_text(r.stdout_data);
   if (!r.stderr_data.data.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + std::string("[stderr]\n") + stream_text(r.stderr_data);
   if (!text.empty() && text.back() != '\n') text += "\n";
-  text += sandbox_notes(structured["report"]);
+  // What the sandbox refused or hid, for a model to act on (gov::sandbox_notes, docs/mcp.md "Results").
+  for (const auto& note : r.sandbox_notes) text += note + "\n";
   text += r.status == gov::execution_status::timed_out ? "[timed out: the command was killed; exit status 124]"
                                                        : "[exit status " + std::to_string(exit) + "]";
   return tool_result(text, structured, exit != 0);

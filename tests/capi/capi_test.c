@@ -653,7 +653,7 @@ static int approve_for_session(void* user, const char* shown, char* decision, si
 static void test_governance_tool_call(void) {
   static const char* tool_rules =
       "{\"schema_version\": 1, \"name\": \"c tool call\", \"rules\": ["
-      "{\"id\": \"ok\", \"reason\": \"harmless\", \"decision\": \"allow\", \"commands\": [\"cat\", \"yes\", \"sh\"]},"
+      "{\"id\": \"ok\", \"reason\": \"harmless\", \"decision\": \"allow\", \"commands\": [\"cat\", \"yes\", \"sh\", \"python3\"]},"
       "{\"id\": \"ask\", \"reason\": \"needs a person\", \"decision\": \"require_approval\", \"commands\": [\"touch\"]}]}";
   cordon_rules* rules = NULL;
   cordon_ledger* ledger = cordon_ledger_new();
@@ -672,7 +672,17 @@ static void test_governance_tool_call(void) {
                                     "\"argv\": [\"cat\"]}", context, &io, NULL, NULL, &result, &error) == CORDON_OK,
         "cat: %s", error);
   CHECK(contains(result, "\"status\":\"completed\"") && contains(result, "\"base64\":\"Yf9i\"") &&
-            contains(result, "\"dropped\":0"), "cat: %s", result);
+            contains(result, "\"dropped\":0") && contains(result, "\"sandbox_notes\":[]"), "cat: %s", result);
+  cordon_string_free(result);
+  result = NULL;
+  /* What the sandbox refused is a line of "sandbox_notes" (none for the cat above). */
+  memset(&io, 0, sizeof io);
+  CHECK(cordon_governance_tool_call(rules, "{\"schema_version\": 1, \"action\": \"process\", \"risk\": \"low\", "
+                                    "\"argv\": [\"python3\", \"-c\", \"import socket; socket.create_connection("
+                                    "('192.0.2.1', 80), timeout=5)\"]}", context, &io, NULL, NULL, &result, &error) ==
+            CORDON_OK, "connect: %s", error);
+  CHECK(contains(result, "\"sandbox_notes\":[\"[cordon] blocked by the sandbox: network_connect 192.0.2.1:80 (x1); "
+                         "the policy refuses it, retrying will not help\"]"), "connect: %s", result);
   cordon_string_free(result);
   result = NULL;
   /* yes under a cap and a timeout: 124, the cap kept, the rest counted. */

@@ -334,6 +334,51 @@ TEST(EscapeDeferred, AgentAndEditorConfigurationIsReadOnlyOrReported) {
 
 // The allowed thing with nothing left behind: ordinary git work in the
 // workspace gives no finding and no violation.
+// The targets of the violations of `kind`, sorted.
+std::vector<std::string> violation_targets(const run_result& r, const std::string& kind) {
+  std::vector<std::string> out;
+  if (!r.report.is_object() || !r.report.contains("violations")) return out;
+  for (const auto& v : r.report["violations"]) {
+    if (v.value("kind", "") == kind) out.push_back(v.value("target", ""));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A protected file or directory in a writable directory is a mount point:
+// replacing or removing it was EBUSY ("Device or resource busy", which a
+// model retries) and no violation. Every write path now says EROFS, and the
+// renames and removals are "protected_write" violations naming the path;
+// the same calls on the repository's other files still work
+// (docs/seccomp.md, "Renames and removals of protected paths").
+TEST(EscapeDeferred, ReplacingOrRemovingProtectedMetadataIsEROFSAndAViolation) {
+  temp_dir ws;
+  install_probe(ws);
+  host_repository(ws);
+  const std::string git = ws.path() + "/.git";
+  auto r = run_probe(ws, {"write", ".git/config.lock", "[core]\n\tfsmonitor = touch /tmp/pwned\n", "+", "rename",
+                          ".git/config.lock", ".git/config", "+", "unlink", ".git/config", "+", "rmdir", ".git/hooks",
+                          "+", "rename", ".git/hooks", ".git/hooks-moved", "+", "rename", ".git", "moved-git", "+",
+                          "open-write", ".git/config", "+", "create", ".git/hooks/pre-commit", "+",
+                          "write", ".git/description-new", "y", "+", "rename", ".git/description-new",
+                          ".git/description", "+", "unlink", ".git/config.lock"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"write OK", "rename EROFS", "unlink EROFS", "rmdir EROFS", "rename EROFS",
+                          "rename EROFS", "open-write EROFS", "create EROFS", "write OK", "rename OK", "unlink OK"}))
+      << r.all();
+  EXPECT_EQ(violation_targets(r, "protected_write"), (std::vector<std::string>{git, git + "/config", git + "/hooks"}))
+      << r.report.dump(2);
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+  // git's own spelling: config written to a lock file, renamed over .git/config.
+  auto config = run_sh(ws.path(), kGit + "config user.name someone-else; echo rc=$?");
+  EXPECT_EQ(config.out, "rc=4\n") << config.all();
+  EXPECT_NE(config.err.find("could not write config file .git/config: Read-only file system"), std::string::npos)
+      << config.all();
+  EXPECT_EQ(config.err.find("busy"), std::string::npos) << config.all();
+  EXPECT_EQ(violation_targets(config, "protected_write"), (std::vector<std::string>{git + "/config"}))
+      << config.report.dump(2);
+}
+
 TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {
   temp_dir ws;
   host_repository(ws);

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,7 @@ using namespace std::chrono_literals;
 
 constexpr const char* kRules = R"({"schema_version": 1, "name": "tool-call-test", "rules": [
   {"id": "basics", "reason": "harmless commands", "decision": "allow", "actions": ["shell", "process"],
-   "commands": ["echo", "cat", "sh", "yes", "sleep", "printf", "exit"]},
+   "commands": ["echo", "cat", "sh", "yes", "sleep", "printf", "exit", "python3"]},
   {"id": "ask-touch", "reason": "touch asks first", "decision": "require_approval", "commands": ["touch"]},
   {"id": "rm", "reason": "no deleting", "decision": "deny", "commands": ["rm"]}
 ]})";
@@ -86,6 +88,68 @@ TEST(ToolCall, StdinInStdoutAndStderrOutAudited) {
   auto report = json::parse(r.report_json);
   EXPECT_EQ(report["output"]["stdout"]["bytes"], 18);
   EXPECT_EQ(report["output"]["stdout"]["dropped"], 0);
+}
+
+TEST(ToolCall, SandboxNotesNameEachViolationAndViewDiagnosisOnly) {
+  const std::string report = R"json({"violations": [{"kind": "network_connect", "target": "192.0.2.1:80", "count": 2}],
+    "probes": [{"kind": "network_probe", "target": "netlink route", "count": 1}],
+    "warnings": ["argument /opt/tool exists on the host but is not visible inside the sandbox; add it with --ro /opt/tool (or --rw)",
+                 "the plan is older than the host"]})json";
+  const auto notes = sandbox_notes(report);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], "[cordon] blocked by the sandbox: network_connect 192.0.2.1:80 (x2); the policy refuses it, "
+                      "retrying will not help");
+  EXPECT_EQ(notes[1], "[cordon] argument /opt/tool exists on the host but is not visible inside the sandbox; add it "
+                      "with --ro /opt/tool (or --rw)");
+  EXPECT_TRUE(sandbox_notes("not json").empty());
+  EXPECT_TRUE(sandbox_notes("[]").empty());
+}
+
+TEST(ToolCall, ARefusedConnectIsASandboxNoteOfTheResultAndACleanRunHasNone) {
+  workspace ws;
+  in_memory_audit_sink audit;
+  execution_runtime runtime(rules(), &audit, nullptr);
+  auto refused = runtime.execute_tool(
+      shell("python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)\""), context_for(ws),
+      tool_io{});
+  ASSERT_EQ(refused.status, execution_status::completed) << refused.reason;
+  EXPECT_NE(exit_status(refused), 0);
+  ASSERT_FALSE(refused.sandbox_notes.empty()) << refused.report_json;
+  EXPECT_EQ(refused.sandbox_notes[0].rfind("[cordon] blocked by the sandbox: network_connect 192.0.2.1:80 (x", 0), 0u)
+      << refused.sandbox_notes[0];
+  auto clean = runtime.execute_tool(shell("echo fine"), context_for(ws), tool_io{});
+  ASSERT_EQ(clean.status, execution_status::completed) << clean.reason;
+  EXPECT_EQ(clean.stdout_data.data, "fine\n");
+  EXPECT_TRUE(clean.sandbox_notes.empty());
+}
+
+// A path the model wrote inside a shell command line that the view hides is
+// named, with the flag that adds it (src/linux/view_diagnosis.h: the words of
+// a shell's -c script); a visible one is not.
+TEST(ToolCall, AHiddenHostPathInAShellCommandIsASandboxNote) {
+  const char* home = std::getenv("HOME");
+  ASSERT_NE(home, nullptr);
+  const fs::path hidden = fs::path(home) / (".cordon-tool-note-" + std::to_string(::getpid()));
+  fs::create_directories(hidden);
+  std::ofstream(hidden / "notes.txt") << "on the host\n";
+  struct remove_after {
+    fs::path path;
+    ~remove_after() { fs::remove_all(path); }
+  } cleanup{hidden};
+  workspace ws;
+  in_memory_audit_sink audit;
+  execution_runtime runtime(rules(), &audit, nullptr);
+  auto r = runtime.execute_tool(shell("cat '" + hidden.string() + "/notes.txt' </dev/null; echo done"),
+                                context_for(ws), tool_io{});
+  ASSERT_EQ(r.status, execution_status::completed) << r.reason;
+  EXPECT_EQ(r.stdout_data.data, "done\n");
+  const std::string file = (hidden / "notes.txt").string();
+  const std::string expected = "[cordon] argument " + file +
+                               " exists on the host but is not visible inside the sandbox; add it with --ro " + file +
+                               " (or --rw)";
+  EXPECT_NE(std::find(r.sandbox_notes.begin(), r.sandbox_notes.end(), expected), r.sandbox_notes.end())
+      << r.report_json;
+  EXPECT_EQ(r.sandbox_notes.size(), 1u) << r.report_json;  // /dev/null is visible: no note
 }
 
 TEST(ToolCall, APerCallVariableIsPassedOrItsDropIsAWarning) {

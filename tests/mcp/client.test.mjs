@@ -151,6 +151,8 @@ test("without --rules, the default rules for coding agents judge the calls", asy
       command: "python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)\"" } });
     assert.equal(connect.isError, true);
     assert.match(text(connect), /\[cordon\] blocked by the sandbox: network_connect 192\.0\.2\.1:80 \(x1\)/);
+    // The same line, from the same function as the library's and the bindings' tool-use call.
+    assert.match(connect.structuredContent.sandbox_notes[0], /^\[cordon\] blocked by the sandbox: network_connect 192\.0\.2\.1:80 \(x1\)/);
     const outside = await agent.callTool({ name: "write", arguments: { path: "/etc/cordon-mcp-default", content: "x" } });
     assert.equal(outside.isError, true);
     assert.equal(fs.existsSync("/etc/cordon-mcp-default"), false);

@@ -147,6 +147,22 @@ test('errors carry stable codes, locations and typed blockers', () => {
   assert.match(cordon.libraryVersion(), /^\d+\.\d+\.\d+$/);
 });
 
+test('the message alone names the first error and the first blocker', () => {
+  // A model that reads only the message learns what to change (docs/node.md, "Errors").
+  assert.throws(() => cordon.compile({ schema_version: 1, filesystem: { raed: 'all', wirte: 1 }, bogus: 2 }), (e) =>
+    e.errors.length === 3 && e.message === 'invalid_policy: unknown field "raed" (at /filesystem/raed) (and 2 more in .errors)');
+  const policy = JSON.parse(cordon.profileJson('workspace-write'));
+  policy.isolation = 'none';
+  assert.throws(() => cordon.compile(policy, { workspace, sandbox: 'forbid' }), (e) => {
+    const b = e.blockers[0];
+    return e.message.includes(`; first blocker: ${b.control}: ${b.reason} (requires ${b.required}, this host gives ${b.available})`) &&
+      e.message.endsWith(`(and ${e.blockers.length - 1} more in .blockers)`);
+  });
+  const made = new cordon.CordonError({ code: 'invalid_policy', message: 'the policy is invalid',
+    errors: [{ location: '/network/mode', reason: 'unknown mode' }] });
+  assert.equal(made.message, 'invalid_policy: the policy is invalid; first error: invalid_policy at /network/mode: unknown mode');
+});
+
 test('the docs/node.md example runs', async (t) => {
   if (!available) return t.skip(skipReason);
   const text = fs.readFileSync(path.join(__dirname, '../../../docs/node.md'), 'utf8');

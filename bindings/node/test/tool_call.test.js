@@ -199,3 +199,78 @@ test('shortcuts mean what the CLI flags mean', async () => {
     fs.rmSync(outside, { recursive: true, force: true });
   }
 });
+
+test('a refused connect is a sandbox note of the result; a clean run has none', async () => {
+  // The lines cordon mcp adds to a shell result (docs/governance.md, "The tool-use call").
+  const pyRules = new cordon.Rules({ schema_version: 1, name: 'notes', rules: [
+    { id: 'py', reason: 'tests', decision: 'allow', actions: ['shell', 'process'], commands: ['python3', 'echo'] }] });
+  const r = await cordon.toolCall(pyRules,
+    shell("python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)\""), { workspace });
+  assert.equal(r.status, 'completed', r.reason);
+  assert.notEqual(r.exitCode, 0);
+  assert.ok(r.sandboxNotes.length > 0, JSON.stringify(r.report));
+  assert.match(r.sandboxNotes[0],
+    /^\[cordon\] blocked by the sandbox: network_connect 192\.0\.2\.1:80 \(x\d+\); the policy refuses it, retrying will not help$/);
+  const clean = await cordon.toolCall(pyRules, shell('echo fine'), { workspace });
+  assert.equal(clean.stdout.text, 'fine\n');
+  assert.deepEqual(clean.sandboxNotes, []);
+});
+
+test('Pool and FsWorker take shortcuts; a Plan refuses them', async () => {
+  const pool = new cordon.Pool('workspace-write', { workspace, size: 1, shortcuts: { setenv: { CORDON_SHORTCUT: 'pooled' } } });
+  try {
+    const r = await pool.run(['sh', '-c', 'printf %s "$CORDON_SHORTCUT"'], { cwd: workspace });
+    assert.equal(r.exitCode, 0, r.stderr.toString());
+    assert.equal(r.stdout.toString(), 'pooled');
+  } finally {
+    pool.close();
+  }
+  assert.throws(() => new cordon.Pool('workspace-write', { workspace, size: 1, shortcuts: { bogus: [] } }),
+    (e) => e.code === 'usage_error' && e.location === '/shortcuts/bogus');
+  const plan = cordon.compile('workspace-write', { workspace });
+  assert.throws(() => new cordon.Pool(plan, { size: 1, shortcuts: { setenv: { X: '1' } } }), TypeError);
+  const outside = fs.mkdtempSync(path.join('/var/tmp', 'cordon-node-fsrw-'));
+  fs.chmodSync(outside, 0o777);
+  try {
+    const target = path.join(outside, 'by-worker');
+    const plain = await cordon.FsWorker.start(workspace);
+    try {
+      await assert.rejects(plain.write(target, 'x'), (e) => e instanceof cordon.FsError);
+    } finally {
+      await plain.close();
+    }
+    assert.equal(fs.existsSync(target), false);
+    const w = await cordon.FsWorker.start(workspace, 'workspace-write', { shortcuts: { rw: [outside] } });
+    try {
+      await w.write(target, 'written\n');
+    } finally {
+      await w.close();
+    }
+    assert.equal(fs.readFileSync(target, 'utf8'), 'written\n');
+    await assert.rejects(cordon.FsWorker.start(workspace, 'workspace-write', { shortcuts: { bogus: [] } }),
+      (e) => e.code === 'usage_error' && e.location === '/shortcuts/bogus');
+  } finally {
+    fs.rmSync(outside, { recursive: true, force: true });
+  }
+});
+
+test('git config in a protected repository says read-only and is a sandbox note', async () => {
+  // .git/config is read-only (protect_vcs_metadata); git replaces it by a rename, which the
+  // kernel refuses with EBUSY; the sandbox answers EROFS and reports the path.
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-node-git-'));
+  fs.chmodSync(repo, 0o755);
+  try {
+    require('node:child_process').execFileSync('git', ['init', '-q', repo]);
+    const gitRules = new cordon.Rules({ schema_version: 1, name: 'git', rules: [
+      { id: 'git', reason: 'tests', decision: 'allow', actions: ['shell', 'process'], commands: ['git'] }] });
+    const r = await cordon.toolCall(gitRules, shell('git config user.name someone'), { workspace: repo });
+    assert.equal(r.status, 'completed', r.reason);
+    assert.notEqual(r.exitCode, 0);
+    assert.match(r.stderr.text, /could not write config file \.git\/config: Read-only file system/);
+    assert.doesNotMatch(r.stderr.text, /busy/);
+    assert.deepEqual(r.sandboxNotes, [`[cordon] blocked by the sandbox: protected_write ${path.join(repo, '.git', 'config')} (x1); ` +
+      'the policy refuses it, retrying will not help']);
+  } finally {
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+});

@@ -51,7 +51,7 @@ def run(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[
       current directory); ignored for a Plan.
     shortcuts: the CLI's shortcut flags, same meaning (cordon._core.Shortcuts:
       ro, rw, deny, allow_hosts, env, setenv, allow_local_binding, caches,
-      git_identity); ignored for a Plan (give them to compile()).
+      git_identity); TypeError with a Plan (give them to compile()).
 
     Raises PolicyError, RefusedError (with .blockers), UsageError when
     nothing ran. A command that could not start (command_not_found) is a

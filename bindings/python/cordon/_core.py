@@ -40,7 +40,7 @@ class CordonError(Exception):
 
     def __init__(self, code: str, message: str, location: str = "", errno: int = 0,
                  errors: Optional[List[Dict[str, str]]] = None, blockers: Optional[List[Blocker]] = None):
-        super().__init__(f"{code}: {message}" + (f" (at {location})" if location else ""))
+        super().__init__(_summary(code, message, location, errors or [], blockers or []))
         self.code = code
         self.message = message
         self.location = location
@@ -59,6 +59,30 @@ class CordonError(Exception):
                     for b in j.get("blockers", [])]
         return _error_class(j["code"])(j["code"], j.get("message", ""), j.get("location", ""),
                                        j.get("errno", 0), j.get("errors", []), blockers)
+
+
+def _summary(code: str, message: str, location: str, errors: List[Dict[str, str]], blockers: List[Blocker]) -> str:
+    """str(e): the code, message and location, then the first policy error
+    (its code, location and reason) and the first blocker (its control,
+    reason and levels), each with how many more there are, so that a reader
+    of the message alone knows what to change (docs/python.md, "Errors")."""
+    # The message of several policy errors lists them all, one a line: the
+    # first line is the first, the rest are counted (e.errors has them).
+    head = message.split("\n", 1)[0]
+    text = f"{code}: {head}" + (f" (at {location})" if location else "")
+    if errors:
+        first = errors[0]
+        where, reason = first.get("location", ""), first.get("reason", "")
+        if reason and (reason != head or where != location):
+            text += f"; first error: {code}" + (f" at {where}" if where else "") + f": {reason}"
+        if len(errors) > 1:
+            text += f" (and {len(errors) - 1} more in .errors)"
+    if blockers:
+        b = blockers[0]
+        text += f"; first blocker: {b.control}: {b.reason} (requires {b.required}, this host gives {b.available})"
+        if len(blockers) > 1:
+            text += f" (and {len(blockers) - 1} more in .blockers)"
+    return text
 
 
 class PolicyError(CordonError):
@@ -356,8 +380,12 @@ def plan_for(policy: PolicyLike, *, workspace: Optional[str], cwd: Optional[str]
     """A plan for run(): a Plan as is; else the policy compiled with the
     workspace (default: cwd, else the current directory) and, with timeout,
     its process.timeout_seconds lowered to it (the sandbox enforces it: exit
-    124, timeout_fired in the report)."""
+    124, timeout_fired in the report). Shortcuts with a Plan raise TypeError:
+    a compiled plan cannot take them (give them to compile()), and they are
+    never ignored."""
     if isinstance(policy, Plan):
+        if shortcuts is not None:
+            raise TypeError("shortcuts cannot apply to a compiled Plan: give them to cordon.compile(..., shortcuts=)")
         return policy
     text = policy_text(policy)
     if timeout is not None:

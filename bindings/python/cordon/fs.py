@@ -44,16 +44,22 @@ class Worker:
     close()."""
 
     def __init__(self, workspace: PathLike, policy: Union[str, Mapping[str, Any]] = "workspace-write", *,
-                 deadline_ms: Optional[int] = None, worker: Optional[str] = None):
+                 deadline_ms: Optional[int] = None, worker: Optional[str] = None,
+                 shortcuts: Optional[Mapping[str, Any]] = None):
         """Compiles `policy` (a profile name, JSON text or dict) for
-        `workspace` and starts the worker. Raises PolicyError, RefusedError,
-        UsageError (no cordon-fs-worker executable), CordonError."""
+        `workspace` and starts the worker. shortcuts: the CLI's shortcut
+        flags, same meaning as cordon.run()'s (cordon._core.Shortcuts: ro,
+        rw, deny, ...), applied before the compile. Raises PolicyError,
+        RefusedError, UsageError (no cordon-fs-worker executable; a bad
+        shortcut at "/shortcuts/KEY"), CordonError."""
         lib = require_minor(_lib.ABI_MINOR_GOVERNANCE, "cordon.fs")
         options: Dict[str, Any] = {"workspace": os.fspath(workspace)}
         if deadline_ms is not None:
             options["deadline_ms"] = deadline_ms
         if worker is not None:
             options["worker"] = worker
+        if shortcuts is not None:
+            options["shortcuts"] = dict(shortcuts)
         self.workspace = os.fspath(workspace)
         self._handle = ctypes.c_void_p()
         self.report: Optional[Dict[str, Any]] = None

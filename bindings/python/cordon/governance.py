@@ -265,6 +265,9 @@ class ToolResult(ExecutionResult):
     stderr: Captured = field(default_factory=lambda: Captured(b"", 0, 0, 0))
     pooled: bool = False  # it started in a sandbox of the pool
     warnings: List[str] = field(default_factory=list)
+    # What the sandbox refused or hid that the output may not explain, one
+    # "[cordon] ..." line each (violations, view diagnoses): show them to the model.
+    sandbox_notes: List[str] = field(default_factory=list)
 
 
 def _captured(d: Mapping[str, Any]) -> Captured:
@@ -348,7 +351,8 @@ def tool_call(rules: Rules, request: RequestLike, *, workspace: Optional[str] = 
     if failure and isinstance(failure[0], (KeyboardInterrupt, SystemExit)):
         raise failure[0]
     return ToolResult(*_result_fields(d), stdout=_captured(d["stdout"]), stderr=_captured(d["stderr"]),
-                      pooled=d["pooled"], warnings=list(d["warnings"]))
+                      pooled=d["pooled"], warnings=list(d["warnings"]),
+                      sandbox_notes=list(d.get("sandbox_notes", [])))
 
 
 def append_audit(path: Union[str, "os.PathLike[str]"], module: str, event: str, outcome: str, *,

@@ -22,7 +22,8 @@ import time
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _lib
-from ._core import Handle, PolicyLike, RunResult, UsageError, _check, check_argv, collect, plan_for, stdin_bytes
+from ._core import (Handle, PolicyLike, RunResult, Shortcuts, UsageError, _check, check_argv, collect, plan_for,
+                    stdin_bytes)
 
 
 def _milliseconds(name: str, seconds: Any) -> int:
@@ -47,6 +48,11 @@ class Pool:
       is prepared (sooner when the run ended).
     supervisor: the cordon-supervisor helper (default: $CORDON_SUPERVISOR,
       else the installed one, else the build tree's).
+    shortcuts: the CLI's shortcut flags, same meaning as run()'s
+      (cordon._core.Shortcuts: ro, rw, deny, allow_hosts, env, setenv,
+      allow_local_binding, caches, git_identity), applied before the pool's
+      compile; a bad one raises UsageError at "/shortcuts/KEY", and with a
+      Plan they raise TypeError (give them to cordon.compile()).
 
     Raises PolicyError, RefusedError, UsageError (bad options), and OSError
     when the loaded libcordon_c has no pools (ABI minor below 2). Thread-safe:
@@ -55,14 +61,15 @@ class Pool:
 
     def __init__(self, policy: PolicyLike = "workspace-write", *, workspace: Optional[str] = None, size: int = 2,
                  max_age: Optional[float] = None, wait: Optional[float] = None,
-                 refill_after: Optional[float] = None, supervisor: Optional[str] = None):
+                 refill_after: Optional[float] = None, supervisor: Optional[str] = None,
+                 shortcuts: Optional[Shortcuts] = None):
         library = _lib.require_minor(_lib.ABI_MINOR_POOL, "cordon.Pool")
         # close() waits for the calls in progress (_using): the C API's pool may not be freed under them.
         self._lock = threading.Condition()
         self._active = 0
         self._closing = False
         self._handle = ctypes.c_void_p()
-        self.plan = plan_for(policy, workspace=workspace, cwd=None, timeout=None)
+        self.plan = plan_for(policy, workspace=workspace, cwd=None, timeout=None, shortcuts=shortcuts)
         options: dict = {"size": size}
         for key, seconds in (("max_age", max_age), ("wait", wait), ("refill_after", refill_after)):
             if seconds is not None:

@@ -126,3 +126,27 @@ def test_explain_matches_the_run(workspace):
     for control, status in explained["controls"].items():
         assert r.report["controls"][control]["level"] == status["level"], control
     assert json.loads(cordon.profile_json("read-only"))["name"] == "read-only"
+
+
+def test_the_message_alone_names_the_first_error_and_the_first_blocker(workspace):
+    # A model that reads only str(e) learns what to change (docs/python.md, "Errors").
+    with pytest.raises(cordon.PolicyError) as caught:
+        cordon.compile({"schema_version": 1, "filesystem": {"raed": "all", "wirte": 1}, "bogus": 2})
+    assert len(caught.value.errors) == 3
+    assert str(caught.value) == 'invalid_policy: unknown field "raed" (at /filesystem/raed) (and 2 more in .errors)'
+    with pytest.raises(cordon.PolicyError) as caught:
+        cordon.compile({"schema_version": 1, "filesystem": {"raed": "all"}})
+    assert str(caught.value) == 'invalid_policy: unknown field "raed" (at /filesystem/raed)'
+    policy = json.loads(cordon.profile_json("workspace-write"))
+    policy["isolation"] = "none"
+    with pytest.raises(cordon.RefusedError) as caught:
+        cordon.compile(policy, workspace=workspace, sandbox="forbid")
+    e = caught.value
+    first = e.blockers[0]
+    assert f"; first blocker: {first.control}: {first.reason} (requires {first.required}, this host gives " \
+           f"{first.available})" in str(e)
+    assert str(e).endswith(f"(and {len(e.blockers) - 1} more in .blockers)")
+    # A CordonError built by hand with an error that differs from its message names it.
+    made = cordon.CordonError("invalid_policy", "the policy is invalid", "", 0,
+                              [{"location": "/network/mode", "reason": "unknown mode"}])
+    assert str(made) == "invalid_policy: the policy is invalid; first error: invalid_policy at /network/mode: unknown mode"

@@ -151,3 +151,74 @@ def test_shortcuts_mean_what_the_cli_flags_mean(rules, workspace, outside):
     with pytest.raises(cordon.UsageError) as e:
         governance.tool_call(rules, shell("echo x"), workspace=workspace, shortcuts={"bogus": []})
     assert e.value.location == "/shortcuts/bogus"
+
+
+def test_a_refused_connect_is_a_sandbox_note_and_a_clean_run_has_none(workspace):
+    # The lines cordon mcp adds to a shell result (docs/governance.md, "The tool-use call").
+    python_rules = governance.Rules({"schema_version": 1, "name": "notes", "rules": [
+        {"id": "py", "reason": "tests", "decision": "allow", "actions": ["shell", "process"],
+         "commands": ["python3", "echo"]}]})
+    r = governance.tool_call(python_rules, shell(
+        "python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)\""), workspace=workspace)
+    assert r.status == "completed", r.reason
+    assert r.exit_code != 0
+    assert r.sandbox_notes, r.report
+    assert r.sandbox_notes[0].startswith("[cordon] blocked by the sandbox: network_connect 192.0.2.1:80 (x")
+    assert r.sandbox_notes[0].endswith("the policy refuses it, retrying will not help")
+    clean = governance.tool_call(python_rules, shell("echo fine"), workspace=workspace)
+    assert clean.stdout.data == b"fine\n" and clean.sandbox_notes == []
+
+
+def test_pool_and_worker_take_shortcuts_and_a_plan_refuses_them(workspace, outside):
+    # --setenv through a pool's compile: the variable reaches a pooled command.
+    with cordon.Pool("workspace-write", workspace=workspace, size=1,
+                     shortcuts={"setenv": {"CORDON_SHORTCUT": "pooled"}}) as pool:
+        r = pool.run(["sh", "-c", 'printf %s "$CORDON_SHORTCUT"'], cwd=workspace)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout == b"pooled"
+    with cordon.Pool("workspace-write", workspace=workspace, size=1) as pool:
+        r = pool.run(["sh", "-c", 'printf %s "${CORDON_SHORTCUT-unset}"'], cwd=workspace)
+        assert r.stdout == b"unset"
+    with pytest.raises(cordon.UsageError) as e:
+        cordon.Pool("workspace-write", workspace=workspace, size=1, shortcuts={"bogus": []})
+    assert e.value.location == "/shortcuts/bogus"
+    plan = cordon.compile("workspace-write", workspace=workspace)
+    with pytest.raises(TypeError, match="shortcuts"):
+        cordon.Pool(plan, size=1, shortcuts={"setenv": {"X": "1"}})
+    with pytest.raises(TypeError, match="shortcuts"):
+        cordon.run(plan, ["true"], shortcuts={"setenv": {"X": "1"}})
+    # --rw PATH through the file worker: a write outside the workspace is refused without it and done with it.
+    target = os.path.join(outside, "by-worker")
+    with cordon.fs.Worker(workspace) as plain:
+        with pytest.raises(cordon.fs.FsError):
+            plain.write(target, "x")
+    assert not os.path.exists(target)
+    with cordon.fs.Worker(workspace, shortcuts={"rw": [outside]}) as worker:
+        worker.write(target, "written\n")
+    with open(target) as f:
+        assert f.read() == "written\n"
+    with pytest.raises(cordon.UsageError) as e:
+        cordon.fs.Worker(workspace, shortcuts={"bogus": []})
+    assert e.value.location == "/shortcuts/bogus"
+
+
+def test_git_config_in_a_protected_repository_says_read_only_and_is_a_sandbox_note(workspace):
+    # .git/config is read-only (protect_vcs_metadata); git replaces it by a rename, which
+    # the kernel refuses with EBUSY; the sandbox answers EROFS and reports the path.
+    import subprocess
+    subprocess.run(["git", "init", "-q", workspace], check=True)
+    git_rules = governance.Rules({"schema_version": 1, "name": "git", "rules": [
+        {"id": "git", "reason": "tests", "decision": "allow", "actions": ["shell", "process"], "commands": ["git"]}]})
+    r = governance.tool_call(git_rules, shell("git config user.name someone"), workspace=workspace)
+    assert r.status == "completed", r.reason
+    assert r.exit_code != 0
+    assert b"could not write config file .git/config: Read-only file system" in r.stderr.data, r.stderr.data
+    assert b"busy" not in r.stderr.data
+    config = os.path.join(workspace, ".git", "config")
+    assert r.sandbox_notes == [f"[cordon] blocked by the sandbox: protected_write {config} (x1); the policy refuses "
+                               "it, retrying will not help"], r.report["violations"]
+    # The repository's own work goes on: a commit renames its lock files without a note.
+    ok = governance.tool_call(git_rules, shell("git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x"),
+                              workspace=workspace)
+    assert ok.exit_code == 0, ok.stderr.data
+    assert ok.sandbox_notes == []

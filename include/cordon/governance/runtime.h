@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cordon/governance/approval.h"
 #include "cordon/governance/audit.h"
@@ -136,7 +137,22 @@ struct execution_result {
   captured_output stdout_data, stderr_data;
   bool pooled = false;                // it started in a prepared sandbox of tool_io::pool
   std::vector<std::string> warnings;  // e.g. why the pool was not used
+  // What the sandbox refused or hid that the command's own output may not
+  // explain, one "[cordon] ..." line each (sandbox_notes(report_json)); empty
+  // when there is no report or nothing to say.
+  std::vector<std::string> sandbox_notes;
 };
+
+// The lines a model can act on for a run's report (docs/governance.md, "The
+// tool-use call"): for each violation "[cordon] blocked by the sandbox: KIND
+// TARGET (xCOUNT); the policy refuses it, retrying will not help" (the
+// sandbox refused it, not the command), then each of the report's view
+// diagnoses (a host path the command named that is outside the sandbox's
+// view, and the --ro that adds it, src/linux/view_diagnosis.cpp) as
+// "[cordon] TEXT". Input: the report JSON (schemas/report.v1.schema.json);
+// text that is not a JSON object gives no lines. Never fails. Used by the
+// runtime for every result with a report, and by cordon mcp's shell tool.
+std::vector<std::string> sandbox_notes(std::string_view report_json);
 
 // The exit status `cordon exec` gives for a result (docs/governance.md,
 // "Exit status"): the command's own, 128+signal, 124 timed out, 125 refused

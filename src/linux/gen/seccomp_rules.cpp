@@ -469,6 +469,23 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
     b.note("connect(AF_UNIX to a named socket not in filesystem.unix_sockets): EACCES, recorded by the supervisor");
     b.note("socket(AF_UNIX, any type but SOCK_STREAM and SOCK_SEQPACKET), socketpair(the same): EAFNOSUPPORT");
   }
+  // A read-only path inside a writable directory: renaming over it or
+  // removing it is EBUSY from the kernel (a mount point); the supervisor
+  // answers EROFS and records it, and lets every other call continue
+  // (mount_point_changes.h). Not a block: listed as a note.
+  if (options.notify_mount_point_changes && options.notify) {
+    for (const int nr : {SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(unlink),
+                         SCMP_SYS(unlinkat), SCMP_SYS(rmdir)}) {
+      if (nr < 0) continue;  // not on this architecture (aarch64 has only the *at forms)
+      if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) != 0) {
+        failed = "renames and removals";
+        return rc;
+      }
+    }
+    program.mount_point_changes_checked = true;
+    b.note("rename/renameat/renameat2/unlink/unlinkat/rmdir of a mount point (a protected or denied path inside a "
+           "writable root): EROFS, recorded by the supervisor; any other path: continued");
+  }
   return 0;
 }
 

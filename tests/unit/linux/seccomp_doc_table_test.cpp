@@ -1,6 +1,6 @@
 // The prebuilt seccomp programs against the intended errno table of
 // docs/seccomp.md, "The rules" and docs/seccomp.md, "Root callers: no setuid or setgid bits",
-// for every one of the 64 filter variants. The oracle is the document, read
+// for every one of the 128 filter variants. The oracle is the document, read
 // here at test time; the programs are run in a classic-BPF interpreter
 // (bpf_interpreter.h), so a rule that gives a
 // wrong errno in one variant fails here even when libseccomp builds the same
@@ -243,6 +243,30 @@ TEST_P(SeccompDocTable, SetIdModesAsTheRootSectionSays) {
   EXPECT_EQ(errno_seen(*program, nr_of("openat2")), enosys) << "variant " << variant;
   if (nr_of("fchmodat2") >= 0) {
     EXPECT_EQ(errno_seen(*program, nr_of("fchmodat2")), enosys) << "variant " << variant;
+  }
+}
+
+// "Renames and removals of protected paths": only the variants for a table
+// with a read-only path in a writable directory (notify_mount_point_changes,
+// with notify) send these calls to the supervisor; the others allow them.
+TEST_P(SeccompDocTable, RenamesAndRemovalsGoToTheSupervisorOnlyWhereTheSectionSays) {
+  const unsigned variant = GetParam();
+  const seccomp_options options = seccomp_options_for_variant(variant);
+  auto program = build_seccomp_program(options);
+  ASSERT_TRUE(program.has_value());
+  const std::string doc = read_doc();
+  ASSERT_NE(doc.find("## Renames and removals of protected paths"), std::string::npos);
+  const bool notified = options.notify && options.notify_mount_point_changes;
+  EXPECT_EQ(program->mount_point_changes_checked, notified) << "variant " << variant;
+  for (const char* call : {"rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir"}) {
+    if (nr_of(call) < 0) continue;
+    seccomp_data data{};
+    data.nr = nr_of(call);
+    data.arch = AUDIT_ARCH_X86_64;
+    const test_bpf::bpf_verdict verdict = test_bpf::run_bpf(program->bpf, data);
+    ASSERT_TRUE(verdict.ok);
+    EXPECT_EQ(verdict.action & SECCOMP_RET_ACTION_FULL, notified ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW)
+        << "variant " << variant << ": " << call;
   }
 }
 
