@@ -309,6 +309,71 @@ const script_language& awk_language() {
   return kAwk;
 }
 
+// python [options] -m MODULE ARGS: the segment becomes "python -m MODULE
+// ARGS" (CPython's options read as it reads them: clusters, -m's module in
+// the same word or the next, -W and -X take a value, -c ends the options
+// with code), so "python3 -mpip install" and "python3 -I -m pip install" meet
+// the rules written for "python3 -m pip". Code given with -c or a script
+// file is not read (docs/governance.md: an interpreter runs what it is given).
+void read_python(shell_segment& s) {
+  for (std::size_t i = 1; i < s.words.size(); ++i) {
+    const shell_word& w = s.words[i];
+    if (w.dynamic || w.text.size() < 2 || w.text[0] != '-' || w.text == "--") return;
+    if (w.text == "--check-hash-based-pycs") {
+      ++i;
+      continue;
+    }
+    if (w.text[1] == '-') continue;  // --help, --version
+    for (std::size_t k = 1; k < w.text.size(); ++k) {
+      char c = w.text[k];
+      if (c == 'c') return;
+      if (c != 'm' && c != 'W' && c != 'X') continue;
+      std::size_t value = i;
+      shell_word module{w.text.substr(k + 1), w.dynamic};
+      if (module.text.empty()) {
+        if (++value >= s.words.size()) return;
+        module = s.words[value];
+      }
+      if (c != 'm') {
+        i = value;
+        break;
+      }
+      std::vector<shell_word> words{s.words[0], {"-m", false}, module};
+      words.insert(words.end(), s.words.begin() + static_cast<std::ptrdiff_t>(value + 1), s.words.end());
+      s.words = std::move(words);
+      return;
+    }
+  }
+}
+
+bool is_python(const std::string& name) {
+  return name.rfind("python", 0) == 0 &&
+         std::all_of(name.begin() + 6, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+}
+
+// npx / npm exec / npm x: -c and --call give a command line that npm runs in
+// a shell.
+void read_npm_exec(const shell_segment& s, std::size_t from, program_reading& r) {
+  for (std::size_t i = from; i < s.words.size(); ++i) {
+    const shell_word& w = s.words[i];
+    if (w.text == "--") return;  // the package's own arguments follow
+    shell_word call;
+    if (w.text == "-c" || w.text == "--call") {
+      if (i + 1 >= s.words.size()) return;
+      call = s.words[++i];
+    } else if (w.text.rfind("--call=", 0) == 0) {
+      call = {w.text.substr(7), w.dynamic};
+    } else {
+      continue;
+    }
+    if (call.dynamic) {
+      r.doubts.push_back("\"" + w.text + "\" runs a command line that is expanded at run time");
+    } else {
+      r.runs.push_back({true, {}, call.text});
+    }
+  }
+}
+
 }  // namespace
 
 program_reading read_program(shell_segment& segment) {
@@ -321,6 +386,11 @@ program_reading read_program(shell_segment& segment) {
   else if (name == "git") read_git(segment, r);
   else if (name == "sed" || name == "gsed") check_scripts(segment, sed_language(), r);
   else if (name == "awk" || name == "gawk" || name == "mawk" || name == "nawk") check_scripts(segment, awk_language(), r);
+  else if (is_python(name)) read_python(segment);
+  else if (name == "npx") read_npm_exec(segment, 1, r);
+  else if (name == "npm" && segment.words.size() > 1 && (segment.words[1].text == "exec" || segment.words[1].text == "x")) {
+    read_npm_exec(segment, 2, r);
+  }
   return r;
 }
 

@@ -68,6 +68,12 @@ class lexer {
         read_heredoc_bodies();
         continue;
       }
+      if ((c == '<' || c == '>') && pos_ + 1 < s_.size() && s_[pos_ + 1] == '(') {
+        token t;
+        if (!read_process_substitution(t)) break;
+        out.push_back(std::move(t));
+        continue;
+      }
       if (is_operator_char(c)) {
         auto op = read_operator();
         if (op.empty()) break;
@@ -91,6 +97,13 @@ class lexer {
     return out;
   }
 
+  // The scripts of the command substitutions read (`$(...)`, backticks), in
+  // order: the splitter reads them as command lines of their own. Each is a
+  // doubt too (its output is expanded at run time), kept in `notes` so that
+  // the lexer goes on past it.
+  const std::vector<std::string>& substitutions() const { return substitutions_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
  private:
   static token op_token(std::string op) {
     token t;
@@ -104,16 +117,12 @@ class lexer {
   }
 
   std::string read_operator() {
-    static constexpr std::array<std::string_view, 16> kKnown = {"&&", "||", "|&", ";;", "&>>", "&>", ">>", ">|", ">&",
-                                                                "<<<", "<<-", "<<", "<&", "<>", "<(", ">("};
+    static constexpr std::array<std::string_view, 14> kKnown = {"&&", "||", "|&", ";;", "&>>", "&>", ">>", ">|", ">&",
+                                                                "<<<", "<<-", "<<", "<&", "<>"};
     for (auto op : kKnown) {
       if (s_.substr(pos_, op.size()) == op) {
         if (op == ";;" || op == "<>") {
           doubt("unsupported operator \"" + std::string(op) + "\"");
-          return {};
-        }
-        if (op == "<(" || op == ">(") {
-          doubt("process substitution \"" + std::string(op) + "...)\"");
           return {};
         }
         pos_ += op.size();
@@ -135,8 +144,20 @@ class lexer {
     }
     char n = s_[next];
     if (n == '(') {
-      doubt(next + 1 < s_.size() && s_[next + 1] == '(' ? "arithmetic expansion $((...))" : "command substitution $(...)");
-      return false;
+      if (next + 1 < s_.size() && s_[next + 1] == '(') {
+        doubt("arithmetic expansion $((...))");
+        return false;
+      }
+      auto close = matching_paren(next + 1);
+      if (close == std::string_view::npos) {
+        doubt("unclosed command substitution $(...)");
+        return false;
+      }
+      substitution(std::string(s_.substr(next + 1, close - next - 1)), "command substitution $(...)");
+      t.word.dynamic = true;
+      t.word.text += std::string(s_.substr(pos_, close + 1 - pos_));
+      pos_ = close + 1;
+      return true;
     }
     if (n == '\'' || n == '"') {
       doubt("$'...' or $\"...\" quoting");
@@ -199,11 +220,10 @@ class lexer {
       } else if (c == '$') {
         if (!read_dollar(t, false)) return false;
       } else if (c == '`') {
-        doubt("command substitution with backticks");
-        return false;
+        if (!read_backticks(t)) return false;
       } else {
         // Globs, brace expansion and a leading tilde expand at run time.
-        if (c == '*' || c == '?' || c == '[' || (c == '~' && first) ||
+        if (c == '*' || c == '?' || (c == '[' && bracket_closes()) || (c == '~' && first) ||
             (c == '{' && s_.substr(pos_, s_.find_first_of(" \t\n;&|", pos_) - pos_).find_first_of(",.") != std::string_view::npos)) {
           t.word.dynamic = true;
         }
@@ -232,8 +252,7 @@ class lexer {
         }
         pos_ += 2;
       } else if (c == '`') {
-        doubt("command substitution with backticks");
-        return false;
+        if (!read_backticks(t)) return false;
       } else if (c == '$') {
         if (!read_dollar(t, true)) return false;
       } else {
@@ -242,6 +261,82 @@ class lexer {
       }
     }
     doubt("unclosed double quote");
+    return false;
+  }
+
+  // A "[" is a bracket glob only when a "]" closes it in the same word
+  // ("[ -f x ]" runs the command "[").
+  bool bracket_closes() const {
+    for (std::size_t i = pos_ + 1; i < s_.size() && !is_blank(s_[i]) && s_[i] != '\n' && !is_operator_char(s_[i]); ++i) {
+      if (s_[i] == ']') return true;
+    }
+    return false;
+  }
+
+  void substitution(std::string script, std::string why) {
+    substitutions_.push_back(std::move(script));
+    notes_.push_back(std::move(why));
+  }
+
+  // The index of the ")" that closes a "$(" whose script starts at `from`
+  // (quotes, backslashes and nested parentheses skipped), or npos.
+  std::size_t matching_paren(std::size_t from) const {
+    int depth = 1;
+    for (std::size_t i = from; i < s_.size(); ++i) {
+      char c = s_[i];
+      if (c == '\\') {
+        ++i;
+      } else if (c == '\'' || c == '`') {
+        i = s_.find(c, i + 1);
+        if (i == std::string_view::npos) return i;
+      } else if (c == '"') {
+        for (++i; i < s_.size() && s_[i] != '"'; ++i) {
+          if (s_[i] == '\\') ++i;
+        }
+        if (i >= s_.size()) return std::string_view::npos;
+      } else if (c == '(') {
+        ++depth;
+      } else if (c == ')' && --depth == 0) {
+        return i;
+      }
+    }
+    return std::string_view::npos;
+  }
+
+  // <(...) or >(...): a file name (a pipe to or from the script, which runs
+  // at the same time): a run-time word, and the script is read.
+  bool read_process_substitution(token& t) {
+    auto close = matching_paren(pos_ + 2);
+    if (close == std::string_view::npos) {
+      doubt("unclosed process substitution");
+      return false;
+    }
+    substitution(std::string(s_.substr(pos_ + 2, close - pos_ - 2)), "process substitution <(...) or >(...)");
+    t.is_word = true;
+    t.word = {std::string(s_.substr(pos_, close + 1 - pos_)), true};
+    pos_ = close + 1;
+    return true;
+  }
+
+  // `...`: the script up to the next unescaped backtick, with \`, \$ and
+  // \\ unescaped as the shell does.
+  bool read_backticks(token& t) {
+    std::string script;
+    for (std::size_t i = pos_ + 1; i < s_.size(); ++i) {
+      char c = s_[i];
+      if (c == '\\' && i + 1 < s_.size() && (s_[i + 1] == '`' || s_[i + 1] == '$' || s_[i + 1] == '\\')) {
+        script += s_[++i];
+      } else if (c == '`') {
+        substitution(std::move(script), "command substitution with backticks");
+        t.word.dynamic = true;
+        t.word.text += std::string(s_.substr(pos_, i + 1 - pos_));
+        pos_ = i + 1;
+        return true;
+      } else {
+        script += c;
+      }
+    }
+    doubt("unclosed backtick command substitution");
     return false;
   }
 
@@ -294,6 +389,8 @@ class lexer {
   std::size_t start_;  // doubts before this lexer ran
   std::vector<pending_heredoc> heredocs_;
   token delimiter_;
+  std::vector<std::string> substitutions_;
+  std::vector<std::string> notes_;
 };
 
 bool is_keyword(const std::string& w) {
@@ -301,6 +398,25 @@ bool is_keyword(const std::string& w) {
                                                                  "until", "do", "done", "case", "esac", "function",
                                                                  "select", "[[", "coproc"};
   return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end();
+}
+
+// How the parser reads past a shell keyword (a doubt either way): the words
+// of a compound command's body are commands like any others, so a deny rule
+// still sees `rm -rf x` in `if c; then rm -rf x; fi` or `f() { rm -rf x; }`.
+enum class keyword_skip {
+  none,
+  header,  // for/select NAME in WORDS: words up to ";" or a newline are not commands
+  test,    // [[ ... ]]: words and operators up to "]]" are not commands
+  name,    // function NAME: the next word is a name
+  stop,    // case (patterns the splitter does not read): stop here
+};
+
+keyword_skip skip_after(const std::string& keyword) {
+  if (keyword == "for" || keyword == "select") return keyword_skip::header;
+  if (keyword == "[[") return keyword_skip::test;
+  if (keyword == "function") return keyword_skip::name;
+  if (keyword == "case" || keyword == "esac") return keyword_skip::stop;
+  return keyword_skip::none;  // if then else elif fi while until do done coproc: a command follows or precedes
 }
 
 bool is_assignment(const token& t) {
@@ -330,14 +446,38 @@ class splitter {
 
   void parse(std::string_view text) {
     const std::size_t before = out_.uncertain.size();
-    auto tokens = lexer(text, out_.uncertain).run();
+    lexer lex(text, out_.uncertain);
+    auto tokens = lex.run();
     bool lexed_all = out_.uncertain.size() == before;
     shell_segment current;
     std::string redirect_op;
     int depth = 0;
     bool expecting_command = false;  // after | && ||: a command must follow
     bool after_command = false;      // a command (or a closed subshell) precedes the operator
+    keyword_skip skipping = keyword_skip::none;
+    bool function_parens = false;  // NAME ( seen: a ")" makes it a function definition
     for (const auto& t : tokens) {
+      if (skipping != keyword_skip::none) {
+        if (skipping == keyword_skip::test) {
+          if (t.is_word && !t.quoted && t.word.text == "]]") {
+            skipping = keyword_skip::none;
+            after_command = true;  // "[[ ... ]] && cmd"
+          }
+          continue;
+        }
+        if (skipping == keyword_skip::name && t.is_word) {
+          skipping = keyword_skip::none;
+          function_parens = true;  // "function f ()" may follow
+          continue;
+        }
+        if (skipping == keyword_skip::header && t.is_word) continue;
+        skipping = keyword_skip::none;  // the header ends at an operator
+      }
+      if (function_parens && !t.is_word && (t.op == "(" || t.op == ")")) {
+        if (t.op == ")") function_parens = false;
+        continue;
+      }
+      function_parens = false;
       if (t.is_word) {
         if (has_subscript_substitution(t.word.text)) {
           doubt("\"" + t.word.text + "\": bash runs a command substitution in an array subscript");
@@ -356,7 +496,10 @@ class splitter {
           if (!t.quoted && (t.word.text == "{" || t.word.text == "}" || t.word.text == "!")) continue;
           if (!t.quoted && is_keyword(t.word.text)) {
             doubt("shell keyword \"" + t.word.text + "\"");
-            break;
+            skipping = skip_after(t.word.text);
+            if (skipping == keyword_skip::stop) break;
+            after_command = true;  // "fi && cmd", "done | cmd"
+            continue;  // the body's commands are read: a deny among them still denies
           }
         }
         current.words.push_back(t.word);
@@ -370,6 +513,13 @@ class splitter {
         break;
       }
       if (op == "(") {
+        if (current.words.size() == 1 && !current.words[0].dynamic) {
+          // NAME () BODY: a function definition; its body is read as commands.
+          doubt("function definition \"" + current.words[0].text + "()\"");
+          current = {};
+          function_parens = true;
+          continue;
+        }
         if (!current.words.empty()) {
           doubt("\"(\" after a command word (a function definition?)");
           break;
@@ -401,6 +551,7 @@ class splitter {
       else if (expecting_command) doubt("the command line ends after an operator");
     }
     finish(current);
+    read_substitutions(lex);
   }
 
   // One argv, as an argv request gives it: literal words.
@@ -412,6 +563,19 @@ class splitter {
 
  private:
   void doubt(std::string why) { out_.uncertain.push_back(std::move(why)); }
+
+  // A command substitution's script is a command line of its own (`echo
+  // $(rm -rf x)` runs rm -rf x); its output is still unknown (a doubt).
+  void read_substitutions(const lexer& lex) {
+    for (const auto& why : lex.notes()) doubt(why);
+    for (const auto& script : lex.substitutions()) {
+      if (depth_ >= kMaxNesting) {
+        doubt("command substitutions nested more than " + std::to_string(kMaxNesting) + " deep");
+        return;
+      }
+      splitter(out_, depth_ + 1).parse(script);
+    }
+  }
 
   // A variable assignment changes what a command runs: PATH picks the
   // program, LD_PRELOAD loads code into it, BASH_ENV is sourced by a shell,

@@ -288,5 +288,46 @@ TEST(ShellSplit, ArgvRequests) {
   EXPECT_EQ(assigned.segments[0].words[0].text, "rm");
 }
 
+// What stays a doubt but is still read, so that a deny rule sees the
+// commands inside: command and process substitutions (their scripts, after
+// the line's own segments), compound commands' bodies, function bodies.
+TEST(ShellSplit, DoubtsStillShowTheCommandsInside) {
+  const row rows[] = {
+      {"echo $(rm -rf /)", "echo $(rm -rf /) ; rm -rf /"},
+      {"echo \"$(a; b)\" c", "echo $(a; b) c ; a ; b"},
+      {"echo `a \\`b\\``", "echo `a \\`b\\`` ; a `b` ; b"},
+      {"x=$(a) y", "y ; a"},
+      {"echo $(echo $(a)) z", "echo $(echo $(a)) z ; echo $(a) ; a"},
+      {"diff <(ls a) >(b)", "diff <(ls a) >(b) ; ls a ; b"},
+      {"if a; then b; elif c; then d; else e; fi && f", "a ; b ; c ; d ; e ; f"},
+      {"for x in a b; do c $x; done", "c $x"},
+      {"for x in a b\ndo c; done", "c"},
+      {"while a; do b; done | c", "a ; b ; c"},
+      {"[[ -d x && y ]] || z", "z"},
+      {"f() { a; }; f", "a ; f"},
+      {"function f { a; }", "a"},
+      {"function f () { a; }", "a"},
+      {"coproc a b", "a b"},
+  };
+  for (const auto& r : rows) {
+    auto got = split_shell_command(r.command);
+    EXPECT_FALSE(got.certain()) << r.command;
+    std::string out;
+    for (const auto& seg : got.segments) {
+      std::string words;
+      for (const auto& w : seg.words) words += (words.empty() ? "" : " ") + w.text;
+      out += (out.empty() ? "" : " ; ") + words;
+    }
+    EXPECT_EQ(out, r.expected) << r.command;
+  }
+  // "[" alone is the test command; a closed bracket is a glob.
+  auto test = split_shell_command("[ -f x ]");
+  ASSERT_TRUE(test.certain());
+  EXPECT_FALSE(test.segments[0].words[0].dynamic);
+  EXPECT_TRUE(split_shell_command("ls [ab].c").segments[0].words[1].dynamic);
+  // case patterns are not read: the line stops there.
+  EXPECT_EQ(render(split_shell_command("case x in a) rm -rf /;; esac")), "?");
+}
+
 }  // namespace
 }  // namespace cordon::governance

@@ -26,7 +26,10 @@
 // runs it in let, printf -v, read, test -v, declare), unbalanced quotes
 // or parentheses, and any operator it does not know. An uncertain command is
 // never allowed automatically (capability_policy.h turns it into
-// require_approval).
+// require_approval). The scripts of `$(...)`, backticks, `<(...)` and
+// `>(...)`, and the commands in the bodies of `if`/`while`/`until`/`for`/
+// `[[ ]]`/`coproc` and of function definitions, are still split into
+// segments (a deny rule sees them); `case` stops the line.
 #pragma once
 
 #include <string>
