@@ -159,8 +159,13 @@ class lexer {
       pos_ = close + 1;
       return true;
     }
+    if (n == '\'' && !in_double_quotes) {
+      pos_ = next + 1;
+      t.quoted = true;
+      return read_ansi_c(t);
+    }
     if (n == '\'' || n == '"') {
-      doubt("$'...' or $\"...\" quoting");
+      doubt("$\"...\" quoting");
       return false;
     }
     t.word.dynamic = true;
@@ -261,6 +266,51 @@ class lexer {
       }
     }
     doubt("unclosed double quote");
+    return false;
+  }
+
+  // $'...' (bash's ANSI-C quoting), from after the opening quote: the
+  // escapes \a \b \e \E \f \n \r \t \v \\ \' \" \? \NNN (octal) and \xHH
+  // are decoded; \u, \U, \c and a NUL (bash ends the word there) are doubts.
+  bool read_ansi_c(token& t) {
+    static constexpr std::string_view kFrom = "abeEfnrtv\\'\"?", kTo = "\a\b\x1b\x1b\f\n\r\t\v\\'\"?";
+    auto digits = [&](std::size_t at, std::size_t most, int base) {
+      std::size_t n = 0;
+      int value = 0;
+      for (; n < most && at + n < s_.size(); ++n) {
+        char d = static_cast<char>(std::tolower(static_cast<unsigned char>(s_[at + n])));
+        int v = d >= '0' && d <= '9' ? d - '0' : (base == 16 && d >= 'a' && d <= 'f' ? d - 'a' + 10 : base);
+        if (v >= base) break;
+        value = value * base + v;
+      }
+      return std::pair{n, value};
+    };
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (c == '\'') {
+        ++pos_;
+        return true;
+      }
+      if (c != '\\' || pos_ + 1 >= s_.size()) {
+        t.word.text += c;
+        ++pos_;
+        continue;
+      }
+      char e = s_[pos_ + 1];
+      std::size_t known = kFrom.find(e);
+      auto [count, value] = e == 'x' ? digits(pos_ + 2, 2, 16) : digits(pos_ + 1, 3, 8);
+      if (known != std::string_view::npos) {
+        t.word.text += kTo[known];
+        pos_ += 2;
+      } else if ((e == 'x' || std::isdigit(static_cast<unsigned char>(e))) && count > 0 && value != 0) {
+        t.word.text += static_cast<char>(value & 0xff);
+        pos_ += (e == 'x' ? 2 : 1) + count;
+      } else {
+        doubt("$'...' with the escape \\" + std::string(1, e));
+        return false;
+      }
+    }
+    doubt("unclosed $'...'");
     return false;
   }
 
@@ -629,6 +679,7 @@ class splitter {
         return;
       } else {
         reading = detail::read_program(s);
+        if (reading.replaced && guard + 1 == 16) doubt("xargs nested more than 16 deep");
         if (reading.replaced) continue;  // xargs: read the command it runs in its place
       }
       break;
@@ -702,10 +753,13 @@ class splitter {
   // options and their unique abbreviations "--adj 5", "--unset=X", "--"); a
   // word expanded at run time is where the command starts. `assignments`:
   // env's NAME=VALUE words and "-" before the command (options may follow
-  // them). False after a doubt: an option of `command_options`, whose value is
-  // a command line (env -S, in any abbreviation).
-  bool skip_wrapper_options(const shell_segment& s, std::size_t& i, const detail::option_syntax& syntax,
-                            const std::vector<std::string>& command_options = {}, bool assignments = false) {
+  // them). False after a doubt or a rewrite: an option of `command_options`
+  // (env -S, in any abbreviation) whose value is split into words in its
+  // place when it is plain words (`rewritten`; env reads them again, as GNU
+  // env does), a doubt when it holds quotes, escapes, `$` or `#`.
+  bool skip_wrapper_options(shell_segment& s, std::size_t& i, const detail::option_syntax& syntax,
+                            const std::vector<std::string>& command_options = {}, bool assignments = false,
+                            bool* rewritten = nullptr) {
     auto runs_a_command = [&](const detail::argument& a) {
       return std::any_of(command_options.begin(), command_options.end(), [&](const std::string& c) {
         return a.name == c || (a.written.size() > 2 && a.written[1] == '-' && c.rfind(a.written, 0) == 0);
@@ -713,15 +767,27 @@ class splitter {
     };
     for (;;) {
       std::size_t end = i;
-      for (const auto& a : detail::read_arguments(s.words, i, syntax, &end)) {
+      const auto args = detail::read_arguments(s.words, i, syntax, &end);
+      for (std::size_t k = 0; k < args.size(); ++k) {
+        const auto& a = args[k];
         if (a.what == detail::argument::kind::unknown) {
           i = a.index;
           return true;
         }
-        if (runs_a_command(a)) {
+        if (!runs_a_command(a)) continue;
+        std::size_t after = end;  // the first word after the option's value
+        for (std::size_t n = k + 1; n < args.size(); ++n) {
+          if (args[n].index > a.index) {
+            after = args[n].index;
+            break;
+          }
+        }
+        if (rewritten == nullptr || a.dynamic || !split_plain_words(s, a, after)) {
           doubt("\"" + s.words[a.index].text + "\" runs a string as a command this splitter does not split");
           return false;
         }
+        *rewritten = true;
+        return false;
       }
       i = end;
       if (!assignments || i >= s.words.size() || s.words[i].dynamic) return true;
@@ -731,6 +797,25 @@ class splitter {
       if (probe.word.text != "-") doubt_assignment(probe.word.text);
       ++i;
     }
+  }
+
+  // env -S VALUE of plain words (letters, digits, blanks and ._/=:+,@%-):
+  // the words replace the option and its value. False for anything else.
+  static bool split_plain_words(shell_segment& s, const detail::argument& a, std::size_t after) {
+    const std::string& value = a.value.value_or("");
+    bool plain = std::all_of(value.begin(), value.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || is_blank(c) || std::string_view("._/=:+,@%-").find(c) != std::string_view::npos;
+    });
+    if (!plain || value.find_first_not_of(" \t") == std::string::npos || after <= a.index) return false;
+    std::vector<shell_word> words(s.words.begin(), s.words.begin() + static_cast<std::ptrdiff_t>(a.index));
+    for (std::size_t at = value.find_first_not_of(" \t"); at != std::string::npos; at = value.find_first_not_of(" \t", at)) {
+      std::size_t stop = value.find_first_of(" \t", at);
+      words.push_back({value.substr(at, stop - at), false});
+      at = stop;
+    }
+    words.insert(words.end(), s.words.begin() + static_cast<std::ptrdiff_t>(std::min(after, s.words.size())), s.words.end());
+    s.words = std::move(words);
+    return true;
   }
 
   static detail::option_syntax wrapper_syntax(std::vector<std::string> with_value) {
@@ -743,14 +828,23 @@ class splitter {
   // env, command, builtin, exec, nohup, time, nice, timeout, stdbuf: the
   // command they run is the segment.
   void unwrap(shell_segment& s) {
-    for (int guard = 0; guard < 16 && !s.words.empty() && !s.words[0].dynamic; ++guard) {
+    constexpr int kMaxWrappers = 256;  // each round removes a word or an -S: the line bounds it
+    for (int guard = 0; !s.words.empty() && !s.words[0].dynamic; ++guard) {
+      if (guard == kMaxWrappers) {  // the segment still starts with a wrapper: what it runs is unread
+        doubt("wrappers nested more than " + std::to_string(kMaxWrappers) + " deep");
+        return;
+      }
       std::string name = basename_of(s.words[0].text);
       std::size_t i = 1;
       if (name == "env") {
         // -S / --split-string runs its value as a command line; -u, -C and
         // -a take a value; "-" is -i; NAME=VALUE words precede the command.
         static const auto kEnv = wrapper_syntax({"-u", "-C", "-a", "-S", "--unset", "--chdir", "--argv0", "--split-string"});
-        if (!skip_wrapper_options(s, i, kEnv, {"-S", "--split-string"}, true)) return;
+        bool rewritten = false;
+        if (!skip_wrapper_options(s, i, kEnv, {"-S", "--split-string"}, true, &rewritten)) {
+          if (rewritten) continue;  // env again, with the split words in place of -S
+          return;
+        }
       } else if (name == "command" || name == "builtin" || name == "nohup") {
         static const auto kPlain = wrapper_syntax({});
         skip_wrapper_options(s, i, kPlain);

@@ -174,8 +174,16 @@ const spelling kSpellings[] = {
     {"rm -r''f x", decision_kind::deny},
     {"\\rm -rf x", decision_kind::deny},
     {"./rm -rf x", decision_kind::deny},
+    {"$'rm' -rf x", decision_kind::deny},
+    {"rm $'-\\x72f' x", decision_kind::deny},
+    {"rm$IFS-rf x", decision_kind::deny},
+    {"{rm,-rf,x}", decision_kind::deny},
     {"FOO=1 rm -rf x", decision_kind::deny},
     {"time -p rm -rf x", decision_kind::deny},
+    {"env -S 'rm -rf x'", decision_kind::deny},
+    {"env --split-string='git push --force'", decision_kind::deny},
+    {"env -S 'rm \"-rf\" x'", decision_kind::require_approval},  // env's own quoting: a doubt
+    {"env env env env env env env env env env env env env env env env env env rm -rf x", decision_kind::deny},
     {"busybox rm -rf x", decision_kind::deny},  // no rule covers busybox
     {"echo 'rm -rf x' | sh", decision_kind::deny},  // a shell reading stdin: no rule covers it
     {"sh <<< 'rm -rf x'", decision_kind::deny},

@@ -29,7 +29,8 @@
 // require_approval). The scripts of `$(...)`, backticks, `<(...)` and
 // `>(...)`, and the commands in the bodies of `if`/`while`/`until`/`for`/
 // `[[ ]]`/`coproc` and of function definitions, are still split into
-// segments (a deny rule sees them); `case` stops the line.
+// segments (a deny rule sees them); `case` stops the line. `$'...'` is
+// decoded; `env -S` of plain words is split in its place.
 #pragma once
 
 #include <string>
