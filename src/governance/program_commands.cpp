@@ -59,17 +59,15 @@ void read_eval(shell_segment& s, program_reading& r) {
   std::size_t i = 1;
   if (i < s.words.size() && s.words[i].text == "--" && !s.words[i].dynamic) ++i;
   std::string script;
+  bool expanded = false;
   for (; i < s.words.size(); ++i) {
-    if (s.words[i].dynamic) {
+    if (s.words[i].dynamic && !expanded) {
       r.doubts.push_back("eval of \"" + s.words[i].text + "\", which is expanded at run time");
-      return;
+      expanded = true;  // still read as written ("eval \"rm -rf $X\"" runs rm -rf): a deny rule sees it
     }
     script += (script.empty() ? "" : " ") + s.words[i].text;
   }
-  if (!s.redirects.empty()) {
-    r.doubts.push_back("eval with a redirection");
-    return;
-  }
+  if (!s.redirects.empty()) r.doubts.push_back("eval with a redirection");
   if (!script.empty()) r.runs.push_back({true, {}, script});
 }
 

@@ -709,6 +709,7 @@ class splitter {
     std::size_t i = 1;
     for (; i < s.words.size(); ++i) {
       const auto& w = s.words[i].text;
+      if (s.words[i].dynamic && dash_c && w.rfind('-', 0) != 0 && w.rfind('+', 0) != 0) break;  // the script
       if (s.words[i].dynamic) {
         doubt("a shell option that is expanded at run time");
         return false;
@@ -735,17 +736,15 @@ class splitter {
       doubt("\"" + s.words[0].text + " -c\" without a script");
       return false;
     }
-    if (s.words[i].dynamic) {
-      doubt("the script of \"" + s.words[0].text + " -c\" is expanded at run time");
-      return false;
-    }
     if (depth_ >= kMaxNesting) {
       doubt("shells nested more than " + std::to_string(kMaxNesting) + " deep");
       return false;
     }
+    const bool expanded = s.words[i].dynamic;
+    if (expanded) doubt("the script of \"" + s.words[0].text + " -c\" is expanded at run time");
     splitter inner(out_, depth_ + 1);
-    inner.parse(s.words[i].text);
-    return true;
+    inner.parse(s.words[i].text);  // as written, when expanded: a deny rule still sees "rm -rf $X"
+    return !expanded;  // an expanded script: the shell stays a segment too
   }
 
   // Moves `i` past a wrapper's options, read as getopt_long reads them in

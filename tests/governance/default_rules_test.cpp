@@ -194,6 +194,10 @@ const spelling kSpellings[] = {
     {"echo `rm -rf x`", decision_kind::deny},
     {"x=$(git push -f)", decision_kind::deny},
     {"cat <(rm -rf x)", decision_kind::deny},
+    {"eval \"rm -rf $X\"", decision_kind::deny},  // an expanded word: still read as written
+    {"eval rm -rf \"$X\"", decision_kind::deny},
+    {"eval \"ls $X\"", decision_kind::require_approval},
+    {"find . | xargs -I{} sh -c 'rm -rf {}'", decision_kind::deny},
     {"echo $(git status)", decision_kind::require_approval},  // its output is still expanded at run time
     {"if true; then rm -rf x; fi", decision_kind::deny},
     {"if [ -d x ]; then\n  rm -rf x\nfi", decision_kind::deny},

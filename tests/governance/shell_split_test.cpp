@@ -316,6 +316,8 @@ TEST(ShellSplit, DoubtsStillShowTheCommandsInside) {
       {"function f { a; }", "a"},
       {"function f () { a; }", "a"},
       {"coproc a b", "a b"},
+      {"eval \"a -r $X\"", "a -r $X"},
+      {"bash -c \"a $X\" b", "a $X ; bash -c a $X b"},
   };
   for (const auto& r : rows) {
     auto got = split_shell_command(r.command);
