@@ -208,9 +208,41 @@ void read_git_subcommand(const shell_segment& s, std::size_t sub, program_readin
   }
 }
 
-void read_git(const shell_segment& s, program_reading& r) {
+// A push with -c remote.NAME.push=REFSPEC or remote.NAME.mirror=true pushes
+// that refspec (without one on the command line) or mirrors: the refspec or
+// "--mirror" joins the segment's words, so "+main" or ":x" meets the rules'
+// force and delete forms as on the command line. --config-env of such a key
+// takes it from the environment: a doubt.
+void add_push_config(shell_segment& s, const git_globals& g, program_reading& r) {
+  if (g.dynamic || g.subcommand >= s.words.size() || s.words[g.subcommand].text != "push") return;
+  auto push_key = [](const std::string& key) {
+    std::string k = lower(key);
+    bool remote = k.rfind("remote.", 0) == 0;
+    return remote && k.size() > 5 && k.compare(k.size() - 5, 5, ".push") == 0 ? 1
+           : remote && k.size() > 7 && k.compare(k.size() - 7, 7, ".mirror") == 0 ? 2 : 0;
+  };
+  std::vector<shell_word> added;
+  for (const auto& c : g.configs) {
+    auto eq = c.text.find('=');
+    int kind = push_key(c.text.substr(0, eq));
+    if (kind == 0) continue;
+    std::string value = eq == std::string::npos ? "true" : c.text.substr(eq + 1);
+    if (kind == 1) added.push_back({value, c.dynamic});
+    else if (c.dynamic || lower(value) == "true" || value == "1" || lower(value) == "yes" || lower(value) == "on") added.push_back({"--mirror", false});
+  }
+  for (const auto& c : g.config_envs) {
+    if (push_key(c.text.substr(0, c.text.find('='))) != 0) {
+      r.doubts.push_back("git --config-env \"" + c.text + "\" takes a push refspec from the environment");
+    }
+  }
+  // Right after "push", before any "--": they are read as options and operands.
+  s.words.insert(s.words.begin() + static_cast<std::ptrdiff_t>(g.subcommand + 1), added.begin(), added.end());
+}
+
+void read_git(shell_segment& s, program_reading& r) {
   auto g = read_git_globals(s.words);
   for (const auto& c : g.configs) read_git_config(c, r);
+  add_push_config(s, g, r);
   for (const auto& c : g.config_envs) {
     std::string key = c.text.substr(0, c.text.find('='));
     if (c.dynamic || names_a_program(key) || loads_other_config(key)) {

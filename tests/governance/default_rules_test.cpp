@@ -238,6 +238,11 @@ const spelling kSpellings[] = {
     {"git push origin +HEAD:main", decision_kind::deny},
     {"git push origin :refs/heads/x", decision_kind::deny},
     {"git push --mirr", decision_kind::deny},
+    {"git -c remote.origin.push=+main:main push", decision_kind::deny},  // the refspec git pushes
+    {"git -c remote.origin.push=:x push origin", decision_kind::deny},
+    {"git -c remote.origin.mirror=true push -- origin", decision_kind::deny},
+    {"git -c remote.origin.push=main:main push", decision_kind::require_approval},
+    {"git --config-env=remote.origin.push=X push", decision_kind::require_approval},
     // Installs: npm's aliases, pip through python's options, other installers.
     {"npm isntall express", decision_kind::require_approval},
     {"npm in express", decision_kind::require_approval},
