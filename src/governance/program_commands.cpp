@@ -382,11 +382,17 @@ bool is_python(const std::string& name) {
 }
 
 // npx / npm exec / npm x: -c and --call give a command line that npm runs in
-// a shell.
+// a shell. npm's options come before the package's name (after it, "-c" is
+// the package's own: npx jest -c jest.config.js); -p, --package, --prefix,
+// -w and --workspace take the next word.
 void read_npm_exec(const shell_segment& s, std::size_t from, program_reading& r) {
   for (std::size_t i = from; i < s.words.size(); ++i) {
     const shell_word& w = s.words[i];
-    if (w.text == "--") return;  // the package's own arguments follow
+    if (w.text == "--" || w.text.empty() || w.text[0] != '-') return;  // the package and its own arguments follow
+    if (w.text == "-p" || w.text == "--package" || w.text == "--prefix" || w.text == "-w" || w.text == "--workspace") {
+      ++i;
+      continue;
+    }
     shell_word call;
     if (w.text == "-c" || w.text == "--call") {
       if (i + 1 >= s.words.size()) return;

@@ -215,6 +215,7 @@ const spelling kSpellings[] = {
     {"npx --yes rimraf@5 x", decision_kind::deny},
     {"npm exec rimraf x", decision_kind::deny},
     {"npx -c 'rm -rf x'", decision_kind::deny},
+    {"npx -p rimraf -c 'rimraf x'", decision_kind::deny},
     {"npm exec --call='git push --force'", decision_kind::deny},
     {"npx -y create-react-app x", decision_kind::require_approval},
     {"npx --package=cowsay cowsay hi", decision_kind::require_approval},
@@ -306,6 +307,7 @@ const spelling kSpellings[] = {
     {"env LANG=C ls", decision_kind::require_approval},  // an assignment is a doubt (docs/governance.md)
     {"nice make", decision_kind::allow},
     {"npx tsc --noEmit", decision_kind::allow},
+    {"npx jest -c jest.config.js", decision_kind::allow},  // after the package, -c is the package's
     {"python3 -m pytest -q", decision_kind::allow},
     {"python3 -c 'print(1)'", decision_kind::allow},  // an interpreter runs what it is given (docs/governance.md)
     {"git rm a.c", decision_kind::allow},
