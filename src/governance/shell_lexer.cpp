@@ -92,11 +92,11 @@ class lexer {
   }
 
   std::string read_operator() {
-    static constexpr std::array<std::string_view, 14> kKnown = {"&&", "||", "|&", ";;", "&>>", "&>", ">>", ">|", ">&",
-                                                                "<<<", "<<-", "<<", "<&", "<>"};
+    static constexpr std::array<std::string_view, 16> kKnown = {"&&", "||", "|&", ";;&", ";;", ";&", "&>>", "&>",
+                                                                ">>", ">|", ">&", "<<<", "<<-", "<<", "<&", "<>"};
     for (auto op : kKnown) {
       if (s_.substr(pos_, op.size()) == op) {
-        if (op == ";;" || op == "<>") {
+        if (op == "<>") {
           doubt("unsupported operator \"" + std::string(op) + "\"");
           return {};
         }

@@ -44,14 +44,15 @@ enum class keyword_skip {
   header,  // for/select NAME in WORDS: words up to ";" or a newline are not commands
   test,    // [[ ... ]]: words and operators up to "]]" are not commands
   name,    // function NAME: the next word is a name
-  stop,    // case (patterns the splitter does not read): stop here
+  case_word,     // case WORD in: words up to "in" are not commands
+  case_pattern,  // PATTERN | PATTERN ): up to ")" (or "esac"), not commands
 };
 
 keyword_skip skip_after(const std::string& keyword) {
   if (keyword == "for" || keyword == "select") return keyword_skip::header;
   if (keyword == "[[") return keyword_skip::test;
   if (keyword == "function") return keyword_skip::name;
-  if (keyword == "case" || keyword == "esac") return keyword_skip::stop;
+  if (keyword == "case") return keyword_skip::case_word;
   return keyword_skip::none;  // if then else elif fi while until do done coproc: a command follows or precedes
 }
 
@@ -92,7 +93,32 @@ class splitter {
     bool after_command = false;      // a command (or a closed subshell) precedes the operator
     keyword_skip skipping = keyword_skip::none;
     bool function_parens = false;  // NAME ( seen: a ")" makes it a function definition
+    int cases = 0;                 // open case commands: ";;" ends a clause, the next pattern follows
     for (const auto& t : tokens) {
+      if (skipping == keyword_skip::case_word) {
+        if (t.is_word && !t.quoted && t.word.text == "in") skipping = keyword_skip::case_pattern;
+        continue;
+      }
+      if (skipping == keyword_skip::case_pattern) {
+        if (t.is_word && !t.quoted && t.word.text == "esac") {
+          --cases;
+          skipping = keyword_skip::none;
+          after_command = true;
+        } else if (!t.is_word && t.op == ")") {
+          skipping = keyword_skip::none;  // the clause's commands follow
+        }
+        continue;
+      }
+      if (!t.is_word && (t.op == ";;" || t.op == ";&" || t.op == ";;&")) {
+        if (cases <= 0) {
+          doubt("\"" + t.op + "\" outside a case command");
+          break;
+        }
+        finish(current);
+        after_command = false;
+        skipping = keyword_skip::case_pattern;
+        continue;
+      }
       if (skipping != keyword_skip::none) {
         if (skipping == keyword_skip::test) {
           if (t.is_word && !t.quoted && t.word.text == "]]") {
@@ -133,7 +159,8 @@ class splitter {
           if (!t.quoted && is_keyword(t.word.text)) {
             doubt("shell keyword \"" + t.word.text + "\"");
             skipping = skip_after(t.word.text);
-            if (skipping == keyword_skip::stop) break;
+            if (skipping == keyword_skip::case_word) ++cases;
+            if (t.word.text == "esac") --cases;  // after a last clause without ";;"
             after_command = true;  // "fi && cmd", "done | cmd"
             continue;  // the body's commands are read: a deny among them still denies
           }

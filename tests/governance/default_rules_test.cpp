@@ -209,6 +209,8 @@ const spelling kSpellings[] = {
     {"function f { rm -rf x; }", decision_kind::deny},
     {"coproc rm -rf x", decision_kind::deny},
     {"[[ -d x ]] && rm -rf x", decision_kind::deny},
+    {"case $1 in\n  a|b) ls ;;\n  *) git push -f ;;\nesac", decision_kind::deny},
+    {"case x in a) ls;; esac", decision_kind::require_approval},
     {"for f in *.c; do gcc -c $f; done", decision_kind::require_approval},  // a keyword is a doubt
     {"[ -f x ] && cat x", decision_kind::allow},  // "[" alone is the test command, not a glob
     {"npx rimraf x", decision_kind::deny},

@@ -342,8 +342,17 @@ TEST(ShellSplit, DoubtsStillShowTheCommandsInside) {
   std::string deeper;
   for (int i = 0; i < 300; ++i) deeper += "env ";
   EXPECT_EQ(render(split_shell_command(deeper + "ls")), "?");
-  // case patterns are not read: the line stops there.
-  EXPECT_EQ(render(split_shell_command("case x in a) rm -rf /;; esac")), "?");
+  // case: the patterns are not commands, the clauses' commands are.
+  for (const auto& [line, commands] : {std::pair{"case x in a) rm -rf /;; esac", "rm -rf"},  // the first two words
+                                      std::pair{"case $1 in\n (a|b) c d ;;\n *) e;& f) g;;& esac; h", "c d ; e ; g ; h"},
+                                      std::pair{"case x in a) case y in b) c;; esac;; esac", "c"}}) {
+    auto got = split_shell_command(line);
+    EXPECT_FALSE(got.certain()) << line;
+    std::string out;
+    for (const auto& seg : got.segments) out += (out.empty() ? "" : " ; ") + seg.words[0].text + (seg.words.size() > 1 ? " " + seg.words[1].text : "");
+    EXPECT_EQ(out, commands) << line;
+  }
+  EXPECT_EQ(render(split_shell_command("a ;; b")), "?");  // outside a case
 }
 
 }  // namespace

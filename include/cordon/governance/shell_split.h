@@ -28,8 +28,8 @@
 // never allowed automatically (capability_policy.h turns it into
 // require_approval). The scripts of `$(...)`, backticks, `<(...)` and
 // `>(...)`, and the commands in the bodies of `if`/`while`/`until`/`for`/
-// `[[ ]]`/`coproc` and of function definitions, are still split into
-// segments (a deny rule sees them); `case` stops the line. `$'...'` is
+// `case`/`[[ ]]`/`coproc` and of function definitions, are still split into
+// segments (a deny rule sees them). `$'...'` is
 // decoded; `env -S` of plain words is split in its place.
 #pragma once
 
