@@ -59,17 +59,15 @@ void read_eval(shell_segment& s, program_reading& r) {
   std::size_t i = 1;
   if (i < s.words.size() && s.words[i].text == "--" && !s.words[i].dynamic) ++i;
   std::string script;
+  bool expanded = false;
   for (; i < s.words.size(); ++i) {
-    if (s.words[i].dynamic) {
+    if (s.words[i].dynamic && !expanded) {
       r.doubts.push_back("eval of \"" + s.words[i].text + "\", which is expanded at run time");
-      return;
+      expanded = true;  // still read as written ("eval \"rm -rf $X\"" runs rm -rf): a deny rule sees it
     }
     script += (script.empty() ? "" : " ") + s.words[i].text;
   }
-  if (!s.redirects.empty()) {
-    r.doubts.push_back("eval with a redirection");
-    return;
-  }
+  if (!s.redirects.empty()) r.doubts.push_back("eval with a redirection");
   if (!script.empty()) r.runs.push_back({true, {}, script});
 }
 
@@ -210,9 +208,41 @@ void read_git_subcommand(const shell_segment& s, std::size_t sub, program_readin
   }
 }
 
-void read_git(const shell_segment& s, program_reading& r) {
+// A push with -c remote.NAME.push=REFSPEC or remote.NAME.mirror=true pushes
+// that refspec (without one on the command line) or mirrors: the refspec or
+// "--mirror" joins the segment's words, so "+main" or ":x" meets the rules'
+// force and delete forms as on the command line. --config-env of such a key
+// takes it from the environment: a doubt.
+void add_push_config(shell_segment& s, const git_globals& g, program_reading& r) {
+  if (g.dynamic || g.subcommand >= s.words.size() || s.words[g.subcommand].text != "push") return;
+  auto push_key = [](const std::string& key) {
+    std::string k = lower(key);
+    bool remote = k.rfind("remote.", 0) == 0;
+    return remote && k.size() > 5 && k.compare(k.size() - 5, 5, ".push") == 0 ? 1
+           : remote && k.size() > 7 && k.compare(k.size() - 7, 7, ".mirror") == 0 ? 2 : 0;
+  };
+  std::vector<shell_word> added;
+  for (const auto& c : g.configs) {
+    auto eq = c.text.find('=');
+    int kind = push_key(c.text.substr(0, eq));
+    if (kind == 0) continue;
+    std::string value = eq == std::string::npos ? "true" : c.text.substr(eq + 1);
+    if (kind == 1) added.push_back({value, c.dynamic});
+    else if (c.dynamic || lower(value) == "true" || value == "1" || lower(value) == "yes" || lower(value) == "on") added.push_back({"--mirror", false});
+  }
+  for (const auto& c : g.config_envs) {
+    if (push_key(c.text.substr(0, c.text.find('='))) != 0) {
+      r.doubts.push_back("git --config-env \"" + c.text + "\" takes a push refspec from the environment");
+    }
+  }
+  // Right after "push", before any "--": they are read as options and operands.
+  s.words.insert(s.words.begin() + static_cast<std::ptrdiff_t>(g.subcommand + 1), added.begin(), added.end());
+}
+
+void read_git(shell_segment& s, program_reading& r) {
   auto g = read_git_globals(s.words);
   for (const auto& c : g.configs) read_git_config(c, r);
+  add_push_config(s, g, r);
   for (const auto& c : g.config_envs) {
     std::string key = c.text.substr(0, c.text.find('='));
     if (c.dynamic || names_a_program(key) || loads_other_config(key)) {
@@ -309,6 +339,77 @@ const script_language& awk_language() {
   return kAwk;
 }
 
+// python [options] -m MODULE ARGS: the segment becomes "python -m MODULE
+// ARGS" (CPython's options read as it reads them: clusters, -m's module in
+// the same word or the next, -W and -X take a value, -c ends the options
+// with code), so "python3 -mpip install" and "python3 -I -m pip install" meet
+// the rules written for "python3 -m pip". Code given with -c or a script
+// file is not read (docs/governance.md: an interpreter runs what it is given).
+void read_python(shell_segment& s) {
+  for (std::size_t i = 1; i < s.words.size(); ++i) {
+    const shell_word& w = s.words[i];
+    if (w.dynamic || w.text.size() < 2 || w.text[0] != '-' || w.text == "--") return;
+    if (w.text == "--check-hash-based-pycs") {
+      ++i;
+      continue;
+    }
+    if (w.text[1] == '-') continue;  // --help, --version
+    for (std::size_t k = 1; k < w.text.size(); ++k) {
+      char c = w.text[k];
+      if (c == 'c') return;
+      if (c != 'm' && c != 'W' && c != 'X') continue;
+      std::size_t value = i;
+      shell_word module{w.text.substr(k + 1), w.dynamic};
+      if (module.text.empty()) {
+        if (++value >= s.words.size()) return;
+        module = s.words[value];
+      }
+      if (c != 'm') {
+        i = value;
+        break;
+      }
+      std::vector<shell_word> words{s.words[0], {"-m", false}, module};
+      words.insert(words.end(), s.words.begin() + static_cast<std::ptrdiff_t>(value + 1), s.words.end());
+      s.words = std::move(words);
+      return;
+    }
+  }
+}
+
+bool is_python(const std::string& name) {
+  return name.rfind("python", 0) == 0 &&
+         std::all_of(name.begin() + 6, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+}
+
+// npx / npm exec / npm x: -c and --call give a command line that npm runs in
+// a shell. npm's options come before the package's name (after it, "-c" is
+// the package's own: npx jest -c jest.config.js); -p, --package, --prefix,
+// -w and --workspace take the next word.
+void read_npm_exec(const shell_segment& s, std::size_t from, program_reading& r) {
+  for (std::size_t i = from; i < s.words.size(); ++i) {
+    const shell_word& w = s.words[i];
+    if (w.text == "--" || w.text.empty() || w.text[0] != '-') return;  // the package and its own arguments follow
+    if (w.text == "-p" || w.text == "--package" || w.text == "--prefix" || w.text == "-w" || w.text == "--workspace") {
+      ++i;
+      continue;
+    }
+    shell_word call;
+    if (w.text == "-c" || w.text == "--call") {
+      if (i + 1 >= s.words.size()) return;
+      call = s.words[++i];
+    } else if (w.text.rfind("--call=", 0) == 0) {
+      call = {w.text.substr(7), w.dynamic};
+    } else {
+      continue;
+    }
+    if (call.dynamic) {
+      r.doubts.push_back("\"" + w.text + "\" runs a command line that is expanded at run time");
+    } else {
+      r.runs.push_back({true, {}, call.text});
+    }
+  }
+}
+
 }  // namespace
 
 program_reading read_program(shell_segment& segment) {
@@ -321,6 +422,11 @@ program_reading read_program(shell_segment& segment) {
   else if (name == "git") read_git(segment, r);
   else if (name == "sed" || name == "gsed") check_scripts(segment, sed_language(), r);
   else if (name == "awk" || name == "gawk" || name == "mawk" || name == "nawk") check_scripts(segment, awk_language(), r);
+  else if (is_python(name)) read_python(segment);
+  else if (name == "npx") read_npm_exec(segment, 1, r);
+  else if (name == "npm" && segment.words.size() > 1 && (segment.words[1].text == "exec" || segment.words[1].text == "x")) {
+    read_npm_exec(segment, 2, r);
+  }
   return r;
 }
 

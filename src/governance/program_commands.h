@@ -1,7 +1,10 @@
 // program_commands.h — programs that run other commands, read for what they
 // run (docs/governance.md, "Default rules for coding agents"): xargs, eval, find
 // -exec/-execdir/-ok/-okdir, git's -c of a key that names a program, git grep
-// -O, git rebase --exec, git bisect run, git submodule foreach; and the
+// -O, git rebase --exec, git bisect run, git submodule foreach, npx -c /
+// npm exec --call; python's options before -m (the segment becomes "python
+// -m MODULE ..."); git -c remote.*.push / remote.*.mirror on a push (the
+// refspec or --mirror joins the segment); and the
 // programs whose scripts can run commands the splitter cannot see: sed (the e
 // command, the s///e flag), awk (system(), pipes, getline from a command).
 // The splitter (shell_split.cpp) judges a literal command as a segment of its

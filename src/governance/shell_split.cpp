@@ -1,8 +1,7 @@
 // shell_split.cpp — the conservative shell splitter (see
-// cordon/governance/shell_split.h for what it accepts). Two passes: a lexer
-// that turns the text into words and operators, stopping at the first
-// construct it cannot read with certainty, and a parser that groups words
-// into simple commands and unwraps wrappers and `sh -c`.
+// cordon/governance/shell_split.h for what it accepts). Two passes: the
+// lexer (shell_lexer.h) turns the text into words and operators, and a
+// parser groups words into simple commands and unwraps wrappers and `sh -c`.
 #include "cordon/governance/shell_split.h"
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <cctype>
 
 #include "governance/command_args.h"
+#include "governance/shell_lexer.h"
 #include "governance/program_commands.h"
 
 namespace cordon::governance {
@@ -17,290 +17,43 @@ namespace {
 
 constexpr int kMaxNesting = 8;
 
-struct token {
-  bool is_word = false;
-  shell_word word;
-  bool quoted = false;  // some part of the word was quoted (here-doc delimiters)
-  std::string op;       // operator when !is_word; "\n" for a newline
-};
+using token = detail::shell_token;
+using detail::is_blank;
+using detail::is_name_char;
+using detail::is_name_start;
 
-bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_operator_char(char c) { return c == '|' || c == '&' || c == ';' || c == '<' || c == '>' || c == '(' || c == ')'; }
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 std::string basename_of(const std::string& word) {
   auto slash = word.find_last_of('/');
   return slash == std::string::npos ? word : word.substr(slash + 1);
 }
 
-struct pending_heredoc {
-  std::string delimiter;
-  bool quoted = false;
-  bool strip_tabs = false;
-};
-
-class lexer {
- public:
-  // `uncertain` may hold doubts of an enclosing line already (a nested
-  // script is lexed after them): this lexer stops at its own first doubt.
-  lexer(std::string_view text, std::vector<std::string>& uncertain)
-      : s_(text), uncertain_(uncertain), start_(uncertain.size()) {}
-
-  // All tokens up to the end or the first uncertainty.
-  std::vector<token> run() {
-    std::vector<token> out;
-    while (clear()) {
-      while (pos_ < s_.size() && is_blank(s_[pos_])) ++pos_;
-      if (pos_ >= s_.size()) break;
-      char c = s_[pos_];
-      if (c == '\\' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '\n') {
-        pos_ += 2;
-        continue;
-      }
-      if (c == '#') {
-        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
-        continue;
-      }
-      if (c == '\n') {
-        ++pos_;
-        out.push_back(op_token("\n"));
-        read_heredoc_bodies();
-        continue;
-      }
-      if (is_operator_char(c)) {
-        auto op = read_operator();
-        if (op.empty()) break;
-        out.push_back(op_token(op));
-        if (op == "<<" || op == "<<-") {
-          if (!read_heredoc_delimiter(op == "<<-")) break;
-          out.push_back(std::move(delimiter_));  // the parser takes it as the redirection's target
-        }
-        continue;
-      }
-      token t;
-      if (!read_word(t)) break;
-      // "2>" and "2>&1": a number right before a redirection is its descriptor.
-      if (pos_ < s_.size() && (s_[pos_] == '<' || s_[pos_] == '>') && !t.quoted && !t.word.text.empty() &&
-          std::all_of(t.word.text.begin(), t.word.text.end(), [](char d) { return std::isdigit(static_cast<unsigned char>(d)); })) {
-        continue;
-      }
-      out.push_back(std::move(t));
-    }
-    if (clear() && !heredocs_.empty()) doubt("here-document without its body");
-    return out;
-  }
-
- private:
-  static token op_token(std::string op) {
-    token t;
-    t.op = std::move(op);
-    return t;
-  }
-
-  bool clear() const { return uncertain_.size() == start_; }
-  void doubt(std::string why) {
-    if (clear()) uncertain_.push_back(std::move(why));
-  }
-
-  std::string read_operator() {
-    static constexpr std::array<std::string_view, 16> kKnown = {"&&", "||", "|&", ";;", "&>>", "&>", ">>", ">|", ">&",
-                                                                "<<<", "<<-", "<<", "<&", "<>", "<(", ">("};
-    for (auto op : kKnown) {
-      if (s_.substr(pos_, op.size()) == op) {
-        if (op == ";;" || op == "<>") {
-          doubt("unsupported operator \"" + std::string(op) + "\"");
-          return {};
-        }
-        if (op == "<(" || op == ">(") {
-          doubt("process substitution \"" + std::string(op) + "...)\"");
-          return {};
-        }
-        pos_ += op.size();
-        return std::string(op);
-      }
-    }
-    return std::string(1, s_[pos_++]);  // | & ; < > ( )
-  }
-
-  // $... outside single quotes: a dynamic part, or a doubt. `in_double_quotes`:
-  // there a `$` before the closing `"` is a plain `$`; outside, `$"..."` is
-  // bash's locale quoting, which this splitter does not read.
-  bool read_dollar(token& t, bool in_double_quotes) {
-    std::size_t next = pos_ + 1;
-    if (next >= s_.size() || is_blank(s_[next]) || s_[next] == '\n' || (in_double_quotes && s_[next] == '"')) {
-      t.word.text += '$';
-      ++pos_;
-      return true;
-    }
-    char n = s_[next];
-    if (n == '(') {
-      doubt(next + 1 < s_.size() && s_[next + 1] == '(' ? "arithmetic expansion $((...))" : "command substitution $(...)");
-      return false;
-    }
-    if (n == '\'' || n == '"') {
-      doubt("$'...' or $\"...\" quoting");
-      return false;
-    }
-    t.word.dynamic = true;
-    if (n == '{') {
-      auto close = s_.find('}', next);
-      if (close == std::string_view::npos) {
-        doubt("unclosed ${");
-        return false;
-      }
-      auto inner = s_.substr(next, close - next);
-      if (inner.find_first_of("$`") != std::string_view::npos) {
-        doubt("expansion inside ${...}");
-        return false;
-      }
-      t.word.text += std::string(s_.substr(pos_, close + 1 - pos_));
-      pos_ = close + 1;
-      return true;
-    }
-    std::size_t end = next;
-    if (is_name_start(n)) {
-      while (end < s_.size() && is_name_char(s_[end])) ++end;
-    } else {
-      ++end;  // $1 $@ $* $# $? $$ $! $- $0
-    }
-    t.word.text += std::string(s_.substr(pos_, end - pos_));
-    pos_ = end;
-    return true;
-  }
-
-  bool read_word(token& t) {
-    t.is_word = true;
-    bool first = true;
-    while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      if (is_blank(c) || c == '\n' || is_operator_char(c)) break;
-      if (c == '\'') {
-        auto close = s_.find('\'', pos_ + 1);
-        if (close == std::string_view::npos) {
-          doubt("unclosed single quote");
-          return false;
-        }
-        t.word.text += std::string(s_.substr(pos_ + 1, close - pos_ - 1));
-        t.quoted = true;
-        pos_ = close + 1;
-      } else if (c == '"') {
-        t.quoted = true;
-        ++pos_;
-        if (!read_double_quoted(t)) return false;
-      } else if (c == '\\') {
-        if (pos_ + 1 >= s_.size()) {
-          ++pos_;
-          break;
-        }
-        if (s_[pos_ + 1] != '\n') t.word.text += s_[pos_ + 1];
-        t.quoted = true;
-        pos_ += 2;
-      } else if (c == '$') {
-        if (!read_dollar(t, false)) return false;
-      } else if (c == '`') {
-        doubt("command substitution with backticks");
-        return false;
-      } else {
-        // Globs, brace expansion and a leading tilde expand at run time.
-        if (c == '*' || c == '?' || c == '[' || (c == '~' && first) ||
-            (c == '{' && s_.substr(pos_, s_.find_first_of(" \t\n;&|", pos_) - pos_).find_first_of(",.") != std::string_view::npos)) {
-          t.word.dynamic = true;
-        }
-        t.word.text += c;
-        ++pos_;
-      }
-      first = false;
-    }
-    return true;
-  }
-
-  bool read_double_quoted(token& t) {
-    while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      if (c == '"') {
-        ++pos_;
-        return true;
-      }
-      if (c == '\\' && pos_ + 1 < s_.size()) {
-        char n = s_[pos_ + 1];
-        if (n == '$' || n == '`' || n == '"' || n == '\\') {
-          t.word.text += n;
-        } else if (n != '\n') {
-          t.word.text += c;
-          t.word.text += n;
-        }
-        pos_ += 2;
-      } else if (c == '`') {
-        doubt("command substitution with backticks");
-        return false;
-      } else if (c == '$') {
-        if (!read_dollar(t, true)) return false;
-      } else {
-        t.word.text += c;
-        ++pos_;
-      }
-    }
-    doubt("unclosed double quote");
-    return false;
-  }
-
-  bool read_heredoc_delimiter(bool strip_tabs) {
-    while (pos_ < s_.size() && is_blank(s_[pos_])) ++pos_;
-    token t;
-    if (pos_ >= s_.size() || is_operator_char(s_[pos_]) || s_[pos_] == '\n' || !read_word(t) || t.word.text.empty()) {
-      doubt("here-document without a delimiter");
-      return false;
-    }
-    if (t.word.dynamic && !t.quoted) {
-      doubt("here-document delimiter with an expansion");
-      return false;
-    }
-    heredocs_.push_back({t.word.text, t.quoted, strip_tabs});
-    delimiter_ = std::move(t);
-    return true;
-  }
-
-  void read_heredoc_bodies() {
-    for (const auto& doc : heredocs_) {
-      bool found = false;
-      while (pos_ < s_.size()) {
-        auto eol = s_.find('\n', pos_);
-        auto line = s_.substr(pos_, (eol == std::string_view::npos ? s_.size() : eol) - pos_);
-        pos_ = eol == std::string_view::npos ? s_.size() : eol + 1;
-        if (doc.strip_tabs) {
-          while (!line.empty() && line.front() == '\t') line.remove_prefix(1);
-        }
-        if (line == doc.delimiter) {
-          found = true;
-          break;
-        }
-        if (!doc.quoted && line.find_first_of("$`\\") != std::string_view::npos) {
-          doubt("here-document with expansions (unquoted delimiter \"" + doc.delimiter + "\")");
-          return;
-        }
-      }
-      if (!found) {
-        doubt("here-document \"" + doc.delimiter + "\" is not terminated");
-        return;
-      }
-    }
-    heredocs_.clear();
-  }
-
-  std::string_view s_;
-  std::size_t pos_ = 0;
-  std::vector<std::string>& uncertain_;
-  std::size_t start_;  // doubts before this lexer ran
-  std::vector<pending_heredoc> heredocs_;
-  token delimiter_;
-};
 
 bool is_keyword(const std::string& w) {
   static constexpr std::array<std::string_view, 16> kKeywords = {"if", "then", "else", "elif", "fi", "for", "while",
                                                                  "until", "do", "done", "case", "esac", "function",
                                                                  "select", "[[", "coproc"};
   return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end();
+}
+
+// How the parser reads past a shell keyword (a doubt either way): the words
+// of a compound command's body are commands like any others, so a deny rule
+// still sees `rm -rf x` in `if c; then rm -rf x; fi` or `f() { rm -rf x; }`.
+enum class keyword_skip {
+  none,
+  header,  // for/select NAME in WORDS: words up to ";" or a newline are not commands
+  test,    // [[ ... ]]: words and operators up to "]]" are not commands
+  name,    // function NAME: the next word is a name
+  case_word,     // case WORD in: words up to "in" are not commands
+  case_pattern,  // PATTERN | PATTERN ): up to ")" (or "esac"), not commands
+};
+
+keyword_skip skip_after(const std::string& keyword) {
+  if (keyword == "for" || keyword == "select") return keyword_skip::header;
+  if (keyword == "[[") return keyword_skip::test;
+  if (keyword == "function") return keyword_skip::name;
+  if (keyword == "case") return keyword_skip::case_word;
+  return keyword_skip::none;  // if then else elif fi while until do done coproc: a command follows or precedes
 }
 
 bool is_assignment(const token& t) {
@@ -330,14 +83,63 @@ class splitter {
 
   void parse(std::string_view text) {
     const std::size_t before = out_.uncertain.size();
-    auto tokens = lexer(text, out_.uncertain).run();
+    const auto lexed = detail::lex_shell(text, out_.uncertain);
+    const auto& tokens = lexed.tokens;
     bool lexed_all = out_.uncertain.size() == before;
     shell_segment current;
     std::string redirect_op;
     int depth = 0;
     bool expecting_command = false;  // after | && ||: a command must follow
     bool after_command = false;      // a command (or a closed subshell) precedes the operator
+    keyword_skip skipping = keyword_skip::none;
+    bool function_parens = false;  // NAME ( seen: a ")" makes it a function definition
+    int cases = 0;                 // open case commands: ";;" ends a clause, the next pattern follows
     for (const auto& t : tokens) {
+      if (skipping == keyword_skip::case_word) {
+        if (t.is_word && !t.quoted && t.word.text == "in") skipping = keyword_skip::case_pattern;
+        continue;
+      }
+      if (skipping == keyword_skip::case_pattern) {
+        if (t.is_word && !t.quoted && t.word.text == "esac") {
+          --cases;
+          skipping = keyword_skip::none;
+          after_command = true;
+        } else if (!t.is_word && t.op == ")") {
+          skipping = keyword_skip::none;  // the clause's commands follow
+        }
+        continue;
+      }
+      if (!t.is_word && (t.op == ";;" || t.op == ";&" || t.op == ";;&")) {
+        if (cases <= 0) {
+          doubt("\"" + t.op + "\" outside a case command");
+          break;
+        }
+        finish(current);
+        after_command = false;
+        skipping = keyword_skip::case_pattern;
+        continue;
+      }
+      if (skipping != keyword_skip::none) {
+        if (skipping == keyword_skip::test) {
+          if (t.is_word && !t.quoted && t.word.text == "]]") {
+            skipping = keyword_skip::none;
+            after_command = true;  // "[[ ... ]] && cmd"
+          }
+          continue;
+        }
+        if (skipping == keyword_skip::name && t.is_word) {
+          skipping = keyword_skip::none;
+          function_parens = true;  // "function f ()" may follow
+          continue;
+        }
+        if (skipping == keyword_skip::header && t.is_word) continue;
+        skipping = keyword_skip::none;  // the header ends at an operator
+      }
+      if (function_parens && !t.is_word && (t.op == "(" || t.op == ")")) {
+        if (t.op == ")") function_parens = false;
+        continue;
+      }
+      function_parens = false;
       if (t.is_word) {
         if (has_subscript_substitution(t.word.text)) {
           doubt("\"" + t.word.text + "\": bash runs a command substitution in an array subscript");
@@ -356,7 +158,11 @@ class splitter {
           if (!t.quoted && (t.word.text == "{" || t.word.text == "}" || t.word.text == "!")) continue;
           if (!t.quoted && is_keyword(t.word.text)) {
             doubt("shell keyword \"" + t.word.text + "\"");
-            break;
+            skipping = skip_after(t.word.text);
+            if (skipping == keyword_skip::case_word) ++cases;
+            if (t.word.text == "esac") --cases;  // after a last clause without ";;"
+            after_command = true;  // "fi && cmd", "done | cmd"
+            continue;  // the body's commands are read: a deny among them still denies
           }
         }
         current.words.push_back(t.word);
@@ -370,6 +176,13 @@ class splitter {
         break;
       }
       if (op == "(") {
+        if (current.words.size() == 1 && !current.words[0].dynamic) {
+          // NAME () BODY: a function definition; its body is read as commands.
+          doubt("function definition \"" + current.words[0].text + "()\"");
+          current = {};
+          function_parens = true;
+          continue;
+        }
         if (!current.words.empty()) {
           doubt("\"(\" after a command word (a function definition?)");
           break;
@@ -401,6 +214,7 @@ class splitter {
       else if (expecting_command) doubt("the command line ends after an operator");
     }
     finish(current);
+    read_substitutions(lexed);
   }
 
   // One argv, as an argv request gives it: literal words.
@@ -412,6 +226,19 @@ class splitter {
 
  private:
   void doubt(std::string why) { out_.uncertain.push_back(std::move(why)); }
+
+  // A command substitution's script is a command line of its own (`echo
+  // $(rm -rf x)` runs rm -rf x); its output is still unknown (a doubt).
+  void read_substitutions(const detail::shell_lexed& lexed) {
+    for (const auto& why : lexed.notes) doubt(why);
+    for (const auto& script : lexed.substitutions) {
+      if (depth_ >= kMaxNesting) {
+        doubt("command substitutions nested more than " + std::to_string(kMaxNesting) + " deep");
+        return;
+      }
+      splitter(out_, depth_ + 1).parse(script);
+    }
+  }
 
   // A variable assignment changes what a command runs: PATH picks the
   // program, LD_PRELOAD loads code into it, BASH_ENV is sourced by a shell,
@@ -465,6 +292,7 @@ class splitter {
         return;
       } else {
         reading = detail::read_program(s);
+        if (reading.replaced && guard + 1 == 16) doubt("xargs nested more than 16 deep");
         if (reading.replaced) continue;  // xargs: read the command it runs in its place
       }
       break;
@@ -494,6 +322,7 @@ class splitter {
     std::size_t i = 1;
     for (; i < s.words.size(); ++i) {
       const auto& w = s.words[i].text;
+      if (s.words[i].dynamic && dash_c && w.rfind('-', 0) != 0 && w.rfind('+', 0) != 0) break;  // the script
       if (s.words[i].dynamic) {
         doubt("a shell option that is expanded at run time");
         return false;
@@ -520,17 +349,15 @@ class splitter {
       doubt("\"" + s.words[0].text + " -c\" without a script");
       return false;
     }
-    if (s.words[i].dynamic) {
-      doubt("the script of \"" + s.words[0].text + " -c\" is expanded at run time");
-      return false;
-    }
     if (depth_ >= kMaxNesting) {
       doubt("shells nested more than " + std::to_string(kMaxNesting) + " deep");
       return false;
     }
+    const bool expanded = s.words[i].dynamic;
+    if (expanded) doubt("the script of \"" + s.words[0].text + " -c\" is expanded at run time");
     splitter inner(out_, depth_ + 1);
-    inner.parse(s.words[i].text);
-    return true;
+    inner.parse(s.words[i].text);  // as written, when expanded: a deny rule still sees "rm -rf $X"
+    return !expanded;  // an expanded script: the shell stays a segment too
   }
 
   // Moves `i` past a wrapper's options, read as getopt_long reads them in
@@ -538,10 +365,13 @@ class splitter {
   // options and their unique abbreviations "--adj 5", "--unset=X", "--"); a
   // word expanded at run time is where the command starts. `assignments`:
   // env's NAME=VALUE words and "-" before the command (options may follow
-  // them). False after a doubt: an option of `command_options`, whose value is
-  // a command line (env -S, in any abbreviation).
-  bool skip_wrapper_options(const shell_segment& s, std::size_t& i, const detail::option_syntax& syntax,
-                            const std::vector<std::string>& command_options = {}, bool assignments = false) {
+  // them). False after a doubt or a rewrite: an option of `command_options`
+  // (env -S, in any abbreviation) whose value is split into words in its
+  // place when it is plain words (`rewritten`; env reads them again, as GNU
+  // env does), a doubt when it holds quotes, escapes, `$` or `#`.
+  bool skip_wrapper_options(shell_segment& s, std::size_t& i, const detail::option_syntax& syntax,
+                            const std::vector<std::string>& command_options = {}, bool assignments = false,
+                            bool* rewritten = nullptr) {
     auto runs_a_command = [&](const detail::argument& a) {
       return std::any_of(command_options.begin(), command_options.end(), [&](const std::string& c) {
         return a.name == c || (a.written.size() > 2 && a.written[1] == '-' && c.rfind(a.written, 0) == 0);
@@ -549,15 +379,27 @@ class splitter {
     };
     for (;;) {
       std::size_t end = i;
-      for (const auto& a : detail::read_arguments(s.words, i, syntax, &end)) {
+      const auto args = detail::read_arguments(s.words, i, syntax, &end);
+      for (std::size_t k = 0; k < args.size(); ++k) {
+        const auto& a = args[k];
         if (a.what == detail::argument::kind::unknown) {
           i = a.index;
           return true;
         }
-        if (runs_a_command(a)) {
+        if (!runs_a_command(a)) continue;
+        std::size_t after = end;  // the first word after the option's value
+        for (std::size_t n = k + 1; n < args.size(); ++n) {
+          if (args[n].index > a.index) {
+            after = args[n].index;
+            break;
+          }
+        }
+        if (rewritten == nullptr || a.dynamic || !split_plain_words(s, a, after)) {
           doubt("\"" + s.words[a.index].text + "\" runs a string as a command this splitter does not split");
           return false;
         }
+        *rewritten = true;
+        return false;
       }
       i = end;
       if (!assignments || i >= s.words.size() || s.words[i].dynamic) return true;
@@ -567,6 +409,25 @@ class splitter {
       if (probe.word.text != "-") doubt_assignment(probe.word.text);
       ++i;
     }
+  }
+
+  // env -S VALUE of plain words (letters, digits, blanks and ._/=:+,@%-):
+  // the words replace the option and its value. False for anything else.
+  static bool split_plain_words(shell_segment& s, const detail::argument& a, std::size_t after) {
+    const std::string& value = a.value.value_or("");
+    bool plain = std::all_of(value.begin(), value.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || is_blank(c) || std::string_view("._/=:+,@%-").find(c) != std::string_view::npos;
+    });
+    if (!plain || value.find_first_not_of(" \t") == std::string::npos || after <= a.index) return false;
+    std::vector<shell_word> words(s.words.begin(), s.words.begin() + static_cast<std::ptrdiff_t>(a.index));
+    for (std::size_t at = value.find_first_not_of(" \t"); at != std::string::npos; at = value.find_first_not_of(" \t", at)) {
+      std::size_t stop = value.find_first_of(" \t", at);
+      words.push_back({value.substr(at, stop - at), false});
+      at = stop;
+    }
+    words.insert(words.end(), s.words.begin() + static_cast<std::ptrdiff_t>(std::min(after, s.words.size())), s.words.end());
+    s.words = std::move(words);
+    return true;
   }
 
   static detail::option_syntax wrapper_syntax(std::vector<std::string> with_value) {
@@ -579,14 +440,23 @@ class splitter {
   // env, command, builtin, exec, nohup, time, nice, timeout, stdbuf: the
   // command they run is the segment.
   void unwrap(shell_segment& s) {
-    for (int guard = 0; guard < 16 && !s.words.empty() && !s.words[0].dynamic; ++guard) {
+    constexpr int kMaxWrappers = 256;  // each round removes a word or an -S: the line bounds it
+    for (int guard = 0; !s.words.empty() && !s.words[0].dynamic; ++guard) {
+      if (guard == kMaxWrappers) {  // the segment still starts with a wrapper: what it runs is unread
+        doubt("wrappers nested more than " + std::to_string(kMaxWrappers) + " deep");
+        return;
+      }
       std::string name = basename_of(s.words[0].text);
       std::size_t i = 1;
       if (name == "env") {
         // -S / --split-string runs its value as a command line; -u, -C and
         // -a take a value; "-" is -i; NAME=VALUE words precede the command.
         static const auto kEnv = wrapper_syntax({"-u", "-C", "-a", "-S", "--unset", "--chdir", "--argv0", "--split-string"});
-        if (!skip_wrapper_options(s, i, kEnv, {"-S", "--split-string"}, true)) return;
+        bool rewritten = false;
+        if (!skip_wrapper_options(s, i, kEnv, {"-S", "--split-string"}, true, &rewritten)) {
+          if (rewritten) continue;  // env again, with the split words in place of -S
+          return;
+        }
       } else if (name == "command" || name == "builtin" || name == "nohup") {
         static const auto kPlain = wrapper_syntax({});
         skip_wrapper_options(s, i, kPlain);

@@ -92,7 +92,10 @@ TEST(CapabilityPolicy, Decisions) {
       {R"j({"action":"process","risk":"low","argv":["/usr/bin/git","push","origin"]})j", decision_kind::require_approval, "git-push"},
       {R"j({"action":"process","risk":"low","argv":["bash","-lc","git status && rm -rf /"]})j", decision_kind::deny, "no-rm-rf"},
       {R"j({"action":"process","risk":"low","argv":["echo","$(rm -rf /)"]})j", decision_kind::allow, "git-read"},
-      {R"j({"action":"shell","risk":"low","command":"echo $(whoami)"})j", decision_kind::require_approval, ""},
+      // A command substitution's script is read: its commands are judged, its output is a doubt.
+      {R"j({"action":"shell","risk":"low","command":"echo $(git status)"})j", decision_kind::require_approval, ""},
+      {R"j({"action":"shell","risk":"low","command":"echo $(whoami)"})j", decision_kind::deny, ""},
+      {R"j({"action":"shell","risk":"low","command":"echo \"`rm -rf /`\""})j", decision_kind::deny, "no-rm-rf"},
       {R"j({"action":"shell","risk":"low","command":"rm $FLAGS /"})j", decision_kind::deny, "no-rm-rf"},
       {R"j({"action":"shell","risk":"low","command":"echo hi > /etc/motd"})j", decision_kind::deny, "etc-guard"},
       {R"j({"action":"shell","risk":"low","command":"echo hi > /tmp/out"})j", decision_kind::allow, ""},

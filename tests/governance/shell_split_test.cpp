@@ -109,7 +109,11 @@ const row kTable[] = {
     {"${CMD} arg", "?"},
     {"\"$CMD\" arg", "?"},
     {"echo ${X:-$(id)}", "?"},
-    {"echo $'\\x41'", "?"},
+    {"echo $'\\x41'", "echo A"},  // ANSI-C quoting is decoded
+    {"$'rm' $'-\\162f' $'a\\tb'", "rm -rf a\tb"},
+    {"echo $'\\u00e9'", "?"},  // \u, \U, \c and NUL are doubts
+    {"echo $'a\\0b'", "?"},
+    {"echo $\"x\"", "?"},
     {"ls *.c", "ls *.c"},
     {"*.sh", "?"},
     {"~/bin/tool", "?"},
@@ -164,7 +168,11 @@ const row kTable[] = {
     {"env -i PATH=/bin ls", "?"},
     {"env -i ls", "ls"},
     {"env -u HOME ls", "ls"},
-    {"env -S 'rm -rf /'", "?"},
+    {"env -S 'rm -rf /'", "rm -rf /"},  // plain words: split as GNU env splits them, read again
+    {"env -iS'rm -rf' /", "rm -rf /"},
+    {"env --split-s='-u HOME ls -l' x", "ls -l x"},
+    {"env -S 'rm \"-rf\" /'", "?"},  // quotes, escapes, $ and # in -S: env's own syntax, a doubt
+    {"env -S 'ls $HOME'", "?"},
     {"command -p ls", "ls"},
     {"builtin cd /", "cd /"},
     {"exec ls", "ls"},
@@ -286,6 +294,65 @@ TEST(ShellSplit, ArgvRequests) {
   EXPECT_FALSE(assigned.certain());
   ASSERT_EQ(assigned.segments.size(), 1u);
   EXPECT_EQ(assigned.segments[0].words[0].text, "rm");
+}
+
+// What stays a doubt but is still read, so that a deny rule sees the
+// commands inside: command and process substitutions (their scripts, after
+// the line's own segments), compound commands' bodies, function bodies.
+TEST(ShellSplit, DoubtsStillShowTheCommandsInside) {
+  const row rows[] = {
+      {"echo $(rm -rf /)", "echo $(rm -rf /) ; rm -rf /"},
+      {"echo \"$(a; b)\" c", "echo $(a; b) c ; a ; b"},
+      {"echo `a \\`b\\``", "echo `a \\`b\\`` ; a `b` ; b"},
+      {"x=$(a) y", "y ; a"},
+      {"echo $(echo $(a)) z", "echo $(echo $(a)) z ; echo $(a) ; a"},
+      {"diff <(ls a) >(b)", "diff <(ls a) >(b) ; ls a ; b"},
+      {"if a; then b; elif c; then d; else e; fi && f", "a ; b ; c ; d ; e ; f"},
+      {"for x in a b; do c $x; done", "c $x"},
+      {"for x in a b\ndo c; done", "c"},
+      {"while a; do b; done | c", "a ; b ; c"},
+      {"[[ -d x && y ]] || z", "z"},
+      {"f() { a; }; f", "a ; f"},
+      {"function f { a; }", "a"},
+      {"function f () { a; }", "a"},
+      {"coproc a b", "a b"},
+      {"eval \"a -r $X\"", "a -r $X"},
+      {"bash -c \"a $X\" b", "a $X ; bash -c a $X b"},
+  };
+  for (const auto& r : rows) {
+    auto got = split_shell_command(r.command);
+    EXPECT_FALSE(got.certain()) << r.command;
+    std::string out;
+    for (const auto& seg : got.segments) {
+      std::string words;
+      for (const auto& w : seg.words) words += (words.empty() ? "" : " ") + w.text;
+      out += (out.empty() ? "" : " ; ") + words;
+    }
+    EXPECT_EQ(out, r.expected) << r.command;
+  }
+  // "[" alone is the test command; a closed bracket is a glob.
+  auto test = split_shell_command("[ -f x ]");
+  ASSERT_TRUE(test.certain());
+  EXPECT_FALSE(test.segments[0].words[0].dynamic);
+  EXPECT_TRUE(split_shell_command("ls [ab].c").segments[0].words[1].dynamic);
+  // Wrappers are unwrapped however deep (each round takes a word); past 256, a doubt.
+  std::string deep;
+  for (int i = 0; i < 20; ++i) deep += "env nice ";
+  EXPECT_EQ(render(split_shell_command(deep + "rm -rf /")), "rm -rf /");
+  std::string deeper;
+  for (int i = 0; i < 300; ++i) deeper += "env ";
+  EXPECT_EQ(render(split_shell_command(deeper + "ls")), "?");
+  // case: the patterns are not commands, the clauses' commands are.
+  for (const auto& [line, commands] : {std::pair{"case x in a) rm -rf /;; esac", "rm -rf"},  // the first two words
+                                      std::pair{"case $1 in\n (a|b) c d ;;\n *) e;& f) g;;& esac; h", "c d ; e ; g ; h"},
+                                      std::pair{"case x in a) case y in b) c;; esac;; esac", "c"}}) {
+    auto got = split_shell_command(line);
+    EXPECT_FALSE(got.certain()) << line;
+    std::string out;
+    for (const auto& seg : got.segments) out += (out.empty() ? "" : " ; ") + seg.words[0].text + (seg.words.size() > 1 ? " " + seg.words[1].text : "");
+    EXPECT_EQ(out, commands) << line;
+  }
+  EXPECT_EQ(render(split_shell_command("a ;; b")), "?");  // outside a case
 }
 
 }  // namespace

@@ -26,7 +26,11 @@
 // runs it in let, printf -v, read, test -v, declare), unbalanced quotes
 // or parentheses, and any operator it does not know. An uncertain command is
 // never allowed automatically (capability_policy.h turns it into
-// require_approval).
+// require_approval). The scripts of `$(...)`, backticks, `<(...)` and
+// `>(...)`, and the commands in the bodies of `if`/`while`/`until`/`for`/
+// `case`/`[[ ]]`/`coproc` and of function definitions, are still split into
+// segments (a deny rule sees them). `$'...'` is
+// decoded; `env -S` of plain words is split in its place.
 #pragma once
 
 #include <string>
