@@ -33,6 +33,7 @@
 #include "linux/run_tls.h"
 #include "linux/namespace_reap.h"
 #include "linux/namespaces.h"
+#include "linux/publish_relay.h"
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
 #include "linux/tree_cgroup.h"
@@ -717,6 +718,9 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   if (!opened) return std::move(opened).error_value();
   sandbox_channels& channels = *opened;
   hand_channels_to(launch, channels, prepared);
+  // Published ports (publish_relay.h): the host's listeners before the sandbox, a port in use refuses the run.
+  auto published = publish_relay::bind(plan.policy().network.publish);
+  if (!published) return std::move(published).error_value();
   tree_cgroup cgroup;
   if (auto created = cgroup.create(payload.cgroups, payload.tree_limits); !created) {
     return std::move(created).error_value();
@@ -728,6 +732,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   auto started = start_sandbox(payload, prepared, launch, channels, relay, cgroup);
   if (!started) return std::move(started).error_value();
   sandbox_process& sandbox = *started;
+  if (auto relaying = published->start(sandbox.pid); !relaying) {
+    ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), SIGKILL, nullptr, 0);
+    posix::reap(sandbox.pid);
+    return std::move(relaying).error_value();
+  }
 
   watch_state w;
   w.network = std::move(*broker);
@@ -744,6 +753,11 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   int wait_status = 0;
   struct rusage usage {};
   collect(sandbox, channels, relay, signals, cgroup, clock, wait_status, usage, outcome, w);
+  outcome.published = published->stop();
+  if (published->entry_error() != 0) {
+    outcome.warnings.push_back(std::string("network.publish: the relay did not enter the sandbox's network namespace (") +
+                               std::strerror(published->entry_error()) + "): nothing was relayed");
+  }
   return conclude(effective, launch, w, wait_status, usage, std::move(outcome));
 }
 

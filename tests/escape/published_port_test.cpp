@@ -1,0 +1,190 @@
+// Published ports (network.publish, `cordon run --publish`; docs/network.md,
+// "Published ports"): a server the command starts on its own loopback is
+// reached from the host through the relay on 127.0.0.1:HOSTPORT, and nothing
+// else reaches in: another port the command listens on stays out of reach,
+// and the relay's listener answers on 127.0.0.1 only (not 127.0.0.2, not a
+// non-loopback address of the host). The report lists the relay and counts
+// what it carried.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "escape_support.h"
+
+namespace cordon::test::escape {
+namespace {
+
+// A port free on the host's loopback now (bound to port 0, then released).
+int free_host_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Connects to address:port; "OK" or the errno name. With `send`, writes it,
+// half-closes and returns what the server answered.
+std::string attempt(const std::string& address, int port, const std::string& send = "") {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return errno_name(err);
+  }
+  std::string answer = "OK";
+  if (!send.empty()) {
+    (void)::write(fd, send.data(), send.size());
+    ::shutdown(fd, SHUT_WR);
+    answer.clear();
+    char buffer[256];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return answer;
+}
+
+// A non-loopback IPv4 address of the host, or "" when it has none.
+std::string host_address() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    if (std::string(text).rfind("127.", 0) != 0) found = text;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+// The command: listens on 8000 (published) and on `other` (not), says
+// "ready" once both accept, answers one connection on 8000 with "pong " and
+// what it read, then exits.
+std::string server_script(int other) {
+  return "import socket, sys\n"
+         "def listen(port):\n"
+         "    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+         "    s.bind(('127.0.0.1', port)); s.listen(8); return s\n"
+         "published, other = listen(8000), listen(" + std::to_string(other) + ")\n"
+         "print('ready', flush=True)\n"
+         "c, _ = published.accept()\n"
+         "data = b''\n"
+         "while True:\n"
+         "    chunk = c.recv(4096)\n"
+         "    if not chunk: break\n"
+         "    data += chunk\n"
+         "c.sendall(b'pong ' + data); c.close()\n";
+}
+
+TEST(EscapePublishedPort, TheHostReachesThePublishedPortOnItsLoopbackAndNothingElse) {
+  temp_dir ws;
+  const std::string report_path = ws.path() + "/../" + unique_token() + ".report.json";
+  const int host_port = free_host_port();
+  const int idle_host_port = free_host_port();  // published to a port nothing listens on inside
+  const int other = free_host_port();           // the command's unpublished port, free on the host too
+  ASSERT_TRUE(host_port != 0 && idle_host_port != 0 && other != 0);
+  int out[2];
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::dup2(out[1], 1);
+    exec_in(ws.path(), cordon_run_argv({"--publish", std::to_string(host_port) + ":8000", "--publish",
+                                        std::to_string(idle_host_port) + ":9", "--timeout", "60", "--report",
+                                        report_path},
+                                       {"python3", "-c", server_script(other)}));
+  }
+  ::close(out[1]);
+  std::string line;
+  char c;
+  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  if (line != "ready") {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    std::ifstream in(report_path);
+    std::stringstream report;
+    report << in.rdbuf();
+    if (report.str().find("linux-os-sandbox") != std::string::npos) {
+      GTEST_SKIP() << "linux-os-sandbox has no network namespace: network.publish is refused there (a blocker)";
+    }
+    FAIL() << "the server did not start: " << line << "\n" << report.str();
+  }
+  // The unpublished port inside is not the host's: refused.
+  EXPECT_EQ(attempt("127.0.0.1", other), "ECONNREFUSED");
+  // The relay listens on 127.0.0.1 only.
+  EXPECT_EQ(attempt("127.0.0.2", host_port), "ECONNREFUSED");
+  if (const std::string address = host_address(); !address.empty()) {
+    EXPECT_EQ(attempt(address, host_port), "ECONNREFUSED") << address;
+  }
+  // A published port whose inside has no listener: the relay accepts, then closes.
+  EXPECT_EQ(attempt("127.0.0.1", idle_host_port, "x"), "");
+  // The published port serves the host.
+  EXPECT_EQ(attempt("127.0.0.1", host_port, "ping"), "pong ping");
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ::close(out[0]);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::ifstream in(report_path);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  ::unlink(report_path.c_str());
+  EXPECT_EQ(report_schema_verdict(report), "") << report.dump();
+  ASSERT_TRUE(report.contains("published_ports")) << report.dump();
+  const auto& relays = report["published_ports"];
+  ASSERT_EQ(relays.size(), 2U) << relays.dump();
+  EXPECT_EQ(relays[0]["port"], 8000);
+  EXPECT_EQ(relays[0]["host_port"], host_port);
+  EXPECT_EQ(relays[0]["host_address"], "127.0.0.1");
+  EXPECT_EQ(relays[0]["accepted"], 1);
+  EXPECT_EQ(relays[0]["failed"], 0);
+  EXPECT_EQ(relays[0]["bytes_in"], 4);
+  EXPECT_EQ(relays[0]["bytes_out"], 9);
+  EXPECT_EQ(relays[1]["port"], 9);
+  EXPECT_EQ(relays[1]["accepted"], 0);
+  EXPECT_EQ(relays[1]["failed"], 1);
+}
+
+TEST(EscapePublishedPort, AHostPortInUseRefusesTheRun) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  temp_dir ws;
+  auto r = run_sh(ws.path(), "echo ran", {"--publish", std::to_string(ntohs(a.sin_port)) + ":8000"});
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 125) << r.all();
+  EXPECT_EQ(r.out, "");
+  if (r.report.is_object() && r.report["backend"].value("name", "") == "linux-os-sandbox") return;  // refused earlier
+  EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.all();
+}
+
+}  // namespace
+}  // namespace cordon::test::escape
