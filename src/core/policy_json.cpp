@@ -588,7 +588,7 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
   // Written only when set: policies without it keep their fingerprint.
   if (!net.publish.empty()) {
     json& jp = jnet["publish"] = json::array();
-    for (const auto& p : net.publish) jp.push_back({{"port", p.port}, {"host_port", p.host_port}});
+    for (const auto& port : net.publish) jp.push_back({{"port", port.port}, {"host_port", port.host_port}});
   }
   jnet["rules"] = json::array();
   for (const auto& rule : net.rules) {
