@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -84,6 +85,10 @@ bool enter_sandbox_network(pid_t pid) {
   char user[64], net[64];
   std::snprintf(user, sizeof user, "/proc/%d/ns/user", static_cast<int>(pid));
   std::snprintf(net, sizeof net, "/proc/%d/ns/net", static_cast<int>(pid));
+  if (same_namespace("/proc/self/ns/net", net)) {
+    errno = EINVAL;  // the sandbox has no network namespace of its own: relaying would reach the host's loopback
+    return false;
+  }
   int net_fd = ::open(net, O_RDONLY | O_CLOEXEC);
   if (net_fd < 0) return false;
   if (!same_namespace("/proc/self/ns/user", user)) {
@@ -123,6 +128,8 @@ std::size_t open_on_port(const relay_state& s, std::size_t port) {
 
 // Accepts one host connection on port `p` and starts its connection inside.
 void accept_one(relay_state& s, std::size_t p) {
+  // The descriptor limit was raised for every slot (relay_descriptors), so
+  // accept4 does not fail with EMFILE and leave the listener readable.
   int host = ::accept4(s.listeners[p], nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (host < 0) return;
   connection* slot = nullptr;
@@ -181,8 +188,9 @@ bool pump(half& h, int from, int to, std::uint64_t& counted) {
   return true;
 }
 
-void serve_connection(relay_state& s, connection& c) {
+void serve_connection(relay_state& s, connection& c, bool inside_ready) {
   if (c.connecting) {
+    if (!inside_ready) return;  // the connect inside has not finished: SO_ERROR would still read 0
     int err = 0;
     socklen_t len = sizeof err;
     ::getsockopt(c.inside, SOL_SOCKET, SO_ERROR, &err, &len);
@@ -222,9 +230,13 @@ void relay_loop(relay_state& s) {
       const short host_events = static_cast<short>(interest(c.in, true) | interest(c.out, false));
       const short inside_events =
           c.connecting ? POLLOUT : static_cast<short>(interest(c.out, true) | interest(c.in, false));
-      s.fds[n] = {c.host, c.connecting ? short{0} : host_events, 0};
+      // A side with nothing wanted is left out of the poll (fd -1): its
+      // error or hang-up would otherwise wake every poll while the other side
+      // is idle. The next read or send on it finds the error.
+      const short host_wanted = c.connecting ? short{0} : host_events;
+      s.fds[n] = {host_wanted != 0 ? c.host : -1, host_wanted, 0};
       s.owner[n++] = &c;
-      s.fds[n] = {c.inside, inside_events, 0};
+      s.fds[n] = {inside_events != 0 ? c.inside : -1, inside_events, 0};
       s.owner[n++] = &c;
     }
     if (::poll(s.fds, n, -1) < 0) {
@@ -237,14 +249,22 @@ void relay_loop(relay_state& s) {
     }
     for (std::size_t i = 1 + s.ports; i < n; ++i) {
       connection* c = s.owner[i];
-      if (s.fds[i].revents != 0 && c->host >= 0) serve_connection(s, *c);
+      if (s.fds[i].revents != 0 && c->host >= 0) serve_connection(s, *c, s.fds[i].fd == c->inside);
     }
   }
 }
 
-[[noreturn]] void run_relay(pid_t sandbox_pid, relay_state& s, int* keep, std::size_t keep_count) {
+[[noreturn]] void run_relay(pid_t sandbox_pid, pid_t supervisor, relay_state& s, int* keep, std::size_t keep_count,
+                            rlim_t descriptors) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != supervisor) ::_exit(1);  // the supervisor died before PR_SET_PDEATHSIG took hold
   ::prctl(PR_SET_DUMPABLE, 0);
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < descriptors) {
+    limit.rlim_cur = descriptors;  // start() checked the hard limit
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
   std::sort(keep, keep + keep_count);
   close_all_but(keep, keep_count);
   if (enter_sandbox_network(sandbox_pid)) {
@@ -331,11 +351,22 @@ result<void> publish_relay::start(pid_t sandbox_pid) {
     listener_fds.push_back(l.get());
     keep.push_back(l.get());
   }
+  // Descriptors the relay may hold: stdio, its pipes and listeners, two per
+  // connection slot, and one accepted beyond the table to be closed (refused).
+  const rlim_t descriptors = 3 + keep.size() + 2 * table_size + 1 + 16;
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max < descriptors) {
+    return make_error(error_code::launch_failed,
+                      "publish relay: the descriptor limit (RLIMIT_NOFILE hard) is below the " +
+                          std::to_string(descriptors) + " descriptors its " + std::to_string(ports_.size()) +
+                          " ports' connections need",
+                      "/network/publish", EMFILE);
+  }
   relay_state s{ports_.size(), ports_.data(), listener_fds.data(), stop_read.get(), counts_write.get(),
                 totals.data(), table.data(), table_size, fds.data(), owner.data()};
+  const pid_t supervisor = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return make_error(error_code::launch_failed, "publish relay: fork", {}, errno);
-  if (pid == 0) run_relay(sandbox_pid, s, keep.data(), keep.size());
+  if (pid == 0) run_relay(sandbox_pid, supervisor, s, keep.data(), keep.size(), descriptors);
   pid_ = pid;
   listeners_.clear();  // the relay's copies only: when it ends, a host client is refused
   return ok;

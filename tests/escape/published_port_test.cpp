@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "escape_support.h"
 
@@ -166,6 +167,110 @@ TEST(EscapePublishedPort, TheHostReachesThePublishedPortOnItsLoopbackAndNothingE
   EXPECT_EQ(relays[1]["port"], 9);
   EXPECT_EQ(relays[1]["accepted"], 0);
   EXPECT_EQ(relays[1]["failed"], 1);
+}
+
+// A connection to the host's 127.0.0.1:port, connected (the kernel's
+// handshake; the relay accepts it later, in order).
+int connect_host(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The bound under a flood from the host: 32 connections are relayed at once,
+// the 33rd and later are closed at accept (counted refused), and the port
+// still serves once the flood ends.
+TEST(EscapePublishedPort, AFloodBeyondTheBoundIsRefusedAndThePortStillServes) {
+  temp_dir ws;
+  const std::string report_path = ws.path() + "/../" + unique_token() + ".report.json";
+  const int host_port = free_host_port();
+  ASSERT_NE(host_port, 0);
+  // Answers every connection with "pong " and what it read, until one says "quit".
+  const std::string server =
+      "import socket\n"
+      "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+      "s.bind(('127.0.0.1', 8000)); s.listen(128)\n"
+      "print('ready', flush=True)\n"
+      "while True:\n"
+      "    c, _ = s.accept(); data = b''\n"
+      "    while True:\n"
+      "        chunk = c.recv(4096)\n"
+      "        if not chunk: break\n"
+      "        data += chunk\n"
+      "    try: c.sendall(b'pong ' + data)\n"
+      "    except OSError: pass\n"
+      "    c.close()\n"
+      "    if data == b'quit': break\n";
+  int out[2];
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::dup2(out[1], 1);
+    exec_in(ws.path(), cordon_run_argv({"--publish", std::to_string(host_port) + ":8000", "--timeout", "60",
+                                        "--report", report_path},
+                                       {"python3", "-c", server}));
+  }
+  ::close(out[1]);
+  std::string line;
+  char c;
+  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  ::close(out[0]);
+  if (line != "ready") {
+    ::waitpid(child, nullptr, 0);
+    std::ifstream in(report_path);
+    std::stringstream report;
+    report << in.rdbuf();
+    if (report.str().find("linux-os-sandbox") != std::string::npos) GTEST_SKIP() << "network.publish is refused there";
+    FAIL() << "the server did not start: " << line << "\n" << report.str();
+  }
+  constexpr int relayed = 32, flood = 40;
+  std::vector<int> held;
+  for (int i = 0; i < flood; ++i) {
+    const int fd = connect_host(host_port);
+    ASSERT_GE(fd, 0) << i << ": " << errno_name(errno);
+    held.push_back(fd);
+  }
+  // The relay accepts in order: the connections beyond the bound end at once (EOF or reset).
+  for (int i = relayed; i < flood; ++i) {
+    char byte;
+    const ssize_t n = ::read(held[static_cast<std::size_t>(i)], &byte, 1);
+    EXPECT_TRUE(n == 0 || (n < 0 && errno == ECONNRESET)) << i << ": " << n;
+  }
+  // The relayed ones still work, one after the other (the server answers in
+  // order); each ends before the next, so its slot is free again.
+  for (int i = 0; i < relayed; ++i) {
+    const int fd = held[static_cast<std::size_t>(i)];
+    ASSERT_EQ(::write(fd, "x", 1), 1) << i;
+    ::shutdown(fd, SHUT_WR);
+    std::string answer;
+    char buffer[64];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) answer.append(buffer, static_cast<std::size_t>(n));
+    EXPECT_EQ(answer, "pong x") << i;
+  }
+  for (const int fd : held) ::close(fd);
+  EXPECT_EQ(attempt("127.0.0.1", host_port, "ping"), "pong ping");
+  EXPECT_EQ(attempt("127.0.0.1", host_port, "quit"), "pong quit");
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::ifstream in(report_path);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  ::unlink(report_path.c_str());
+  ASSERT_TRUE(report.contains("published_ports")) << report.dump();
+  const auto& relay = report["published_ports"][0];
+  EXPECT_EQ(relay["max_connections"], relayed);
+  EXPECT_EQ(relay["refused"], flood - relayed) << relay.dump();
+  EXPECT_EQ(relay["accepted"], relayed + 2) << relay.dump();  // the flood's 32, ping and quit
+  EXPECT_EQ(relay["failed"], 0) << relay.dump();
 }
 
 TEST(EscapePublishedPort, AHostPortInUseRefusesTheRun) {
