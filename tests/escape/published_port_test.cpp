@@ -102,6 +102,49 @@ std::string server_script(int other) {
          "c.sendall(b'pong ' + data); c.close()\n";
 }
 
+// `cordon run OPTIONS -- python3 -c SCRIPT` in the background, with its
+// stdout on a pipe: the first line it printed ("ready" once it listens).
+struct served {
+  pid_t child = -1;
+  std::string line;
+};
+
+served start_served(const std::string& cwd, const std::vector<std::string>& options, const std::string& script) {
+  served s;
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return s;
+  s.child = ::fork();
+  if (s.child == 0) {
+    ::dup2(out[1], 1);
+    exec_in(cwd, cordon_run_argv(options, {"python3", "-c", script}));
+  }
+  ::close(out[1]);
+  char c;
+  while (s.child > 0 && ::read(out[0], &c, 1) == 1 && c != '\n') s.line += c;
+  ::close(out[0]);
+  return s;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Waits for the run (exit 0 expected), checks its report against the schema
+// and returns its published_ports (an empty array when absent).
+nlohmann::json finished_relays(pid_t child, const std::string& report_path) {
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const nlohmann::json report = nlohmann::json::parse(file_text(report_path), nullptr, false);
+  ::unlink(report_path.c_str());
+  EXPECT_EQ(report_schema_verdict(report), "") << report.dump();
+  EXPECT_TRUE(report.contains("published_ports")) << report.dump();
+  return report.is_object() ? report.value("published_ports", nlohmann::json::array()) : nlohmann::json::array();
+}
+
 TEST(EscapePublishedPort, TheHostReachesThePublishedPortOnItsLoopbackAndNothingElse) {
   temp_dir ws;
   const std::string report_path = ws.path() + "/../" + unique_token() + ".report.json";
@@ -109,31 +152,19 @@ TEST(EscapePublishedPort, TheHostReachesThePublishedPortOnItsLoopbackAndNothingE
   const int idle_host_port = free_host_port();  // published to a port nothing listens on inside
   const int other = free_host_port();           // the command's unpublished port, free on the host too
   ASSERT_TRUE(host_port != 0 && idle_host_port != 0 && other != 0);
-  int out[2];
-  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::dup2(out[1], 1);
-    exec_in(ws.path(), cordon_run_argv({"--publish", std::to_string(host_port) + ":8000", "--publish",
-                                        std::to_string(idle_host_port) + ":9", "--timeout", "60", "--report",
-                                        report_path},
-                                       {"python3", "-c", server_script(other)}));
-  }
-  ::close(out[1]);
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  if (line != "ready") {
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    std::ifstream in(report_path);
-    std::stringstream report;
-    report << in.rdbuf();
-    if (report.str().find("linux-os-sandbox") != std::string::npos) {
+  const served run = start_served(ws.path(),
+                                  {"--publish", std::to_string(host_port) + ":8000", "--publish",
+                                   std::to_string(idle_host_port) + ":9", "--timeout", "60", "--report", report_path},
+                                  server_script(other));
+  ASSERT_GT(run.child, 0);
+  const pid_t child = run.child;
+  if (run.line != "ready") {
+    ::waitpid(child, nullptr, 0);
+    const std::string report = file_text(report_path);
+    if (report.find("linux-os-sandbox") != std::string::npos) {
       GTEST_SKIP() << "linux-os-sandbox has no network namespace: network.publish is refused there (a blocker)";
     }
-    FAIL() << "the server did not start: " << line << "\n" << report.str();
+    FAIL() << "the server did not start: " << run.line << "\n" << report;
   }
   // The unpublished port inside is not the host's: refused.
   EXPECT_EQ(attempt("127.0.0.1", other), "ECONNREFUSED");
@@ -146,16 +177,7 @@ TEST(EscapePublishedPort, TheHostReachesThePublishedPortOnItsLoopbackAndNothingE
   EXPECT_EQ(attempt("127.0.0.1", idle_host_port, "x"), "");
   // The published port serves the host.
   EXPECT_EQ(attempt("127.0.0.1", host_port, "ping"), "pong ping");
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ::close(out[0]);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  std::ifstream in(report_path);
-  const nlohmann::json report = nlohmann::json::parse(in);
-  ::unlink(report_path.c_str());
-  EXPECT_EQ(report_schema_verdict(report), "") << report.dump();
-  ASSERT_TRUE(report.contains("published_ports")) << report.dump();
-  const auto& relays = report["published_ports"];
+  const nlohmann::json relays = finished_relays(child, report_path);
   ASSERT_EQ(relays.size(), 2U) << relays.dump();
   EXPECT_EQ(relays[0]["port"], 8000);
   EXPECT_EQ(relays[0]["host_port"], host_port);
@@ -208,28 +230,15 @@ TEST(EscapePublishedPort, AFloodBeyondTheBoundIsRefusedAndThePortStillServes) {
       "    except OSError: pass\n"
       "    c.close()\n"
       "    if data == b'quit': break\n";
-  int out[2];
-  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::dup2(out[1], 1);
-    exec_in(ws.path(), cordon_run_argv({"--publish", std::to_string(host_port) + ":8000", "--timeout", "60",
-                                        "--report", report_path},
-                                       {"python3", "-c", server}));
-  }
-  ::close(out[1]);
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  ::close(out[0]);
-  if (line != "ready") {
+  const served run = start_served(
+      ws.path(), {"--publish", std::to_string(host_port) + ":8000", "--timeout", "60", "--report", report_path}, server);
+  ASSERT_GT(run.child, 0);
+  const pid_t child = run.child;
+  if (run.line != "ready") {
     ::waitpid(child, nullptr, 0);
-    std::ifstream in(report_path);
-    std::stringstream report;
-    report << in.rdbuf();
-    if (report.str().find("linux-os-sandbox") != std::string::npos) GTEST_SKIP() << "network.publish is refused there";
-    FAIL() << "the server did not start: " << line << "\n" << report.str();
+    const std::string report = file_text(report_path);
+    if (report.find("linux-os-sandbox") != std::string::npos) GTEST_SKIP() << "network.publish is refused there";
+    FAIL() << "the server did not start: " << run.line << "\n" << report;
   }
   constexpr int relayed = 32, flood = 40;
   std::vector<int> held;
@@ -259,14 +268,9 @@ TEST(EscapePublishedPort, AFloodBeyondTheBoundIsRefusedAndThePortStillServes) {
   for (const int fd : held) ::close(fd);
   EXPECT_EQ(attempt("127.0.0.1", host_port, "ping"), "pong ping");
   EXPECT_EQ(attempt("127.0.0.1", host_port, "quit"), "pong quit");
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  std::ifstream in(report_path);
-  const nlohmann::json report = nlohmann::json::parse(in);
-  ::unlink(report_path.c_str());
-  ASSERT_TRUE(report.contains("published_ports")) << report.dump();
-  const auto& relay = report["published_ports"][0];
+  const nlohmann::json relays = finished_relays(child, report_path);
+  ASSERT_EQ(relays.size(), 1U) << relays.dump();
+  const auto& relay = relays[0];
   EXPECT_EQ(relay["max_connections"], relayed);
   EXPECT_EQ(relay["refused"], flood - relayed) << relay.dump();
   EXPECT_EQ(relay["accepted"], relayed + 2) << relay.dump();  // the flood's 32, ping and quit
