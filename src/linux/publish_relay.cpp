@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,7 +34,6 @@ namespace {
 // What the relay hands back per port (a fixed record on the counts pipe).
 struct port_counts {
   std::uint64_t accepted = 0, refused = 0, failed = 0, bytes_in = 0, bytes_out = 0;
-  std::uint64_t entry_errno = 0;  // entering the sandbox's namespaces failed with this errno (0: entered)
 };
 
 // One direction of a connection: bytes read from `from`, not yet written to `to`.
@@ -63,9 +64,12 @@ struct relay_state {
   connection** owner = nullptr;  // per pollfd: the connection, or nullptr
 };
 
-bool same_namespace(const char* mine, const char* theirs) {
-  struct stat a {}, b {};
-  return ::stat(mine, &a) == 0 && ::stat(theirs, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+// The namespace `fd` names is `own` (a /proc/self/ns path). Nullopt (errno
+// set) when either cannot be read: the caller cannot tell, and refuses.
+std::optional<bool> is_own_namespace(int fd, const char* own) {
+  struct stat theirs {}, mine {};
+  if (::fstat(fd, &theirs) != 0 || ::stat(own, &mine) != 0) return std::nullopt;
+  return theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino;
 }
 
 // Closes every descriptor but `keep` (sorted ascending).
@@ -79,37 +83,41 @@ void close_all_but(const int* keep, std::size_t count) {
   ::syscall(SYS_close_range, from, ~0U, 0);
 }
 
+// Opens /proc/PID/ns/KIND. PID 1 is still waiting at its sync pipe (start()'s
+// precondition): dumpable, so this process (same user, no capability) may
+// open it, and its namespaces are the ones the clone made.
+int open_namespace(pid_t pid, const char* kind) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/ns/%s", static_cast<int>(pid), kind);
+  return ::open(path, O_RDONLY | O_CLOEXEC);
+}
+
 // Enters PID 1's user namespace (when it is not ours) and network namespace,
-// then gives up every capability. False with errno set when a step fails.
-bool enter_sandbox_network(pid_t pid) {
-  char user[64], net[64];
-  std::snprintf(user, sizeof user, "/proc/%d/ns/user", static_cast<int>(pid));
-  std::snprintf(net, sizeof net, "/proc/%d/ns/net", static_cast<int>(pid));
-  if (same_namespace("/proc/self/ns/net", net)) {
-    errno = EINVAL;  // the sandbox has no network namespace of its own: relaying would reach the host's loopback
-    return false;
-  }
-  int net_fd = ::open(net, O_RDONLY | O_CLOEXEC);
-  if (net_fd < 0) return false;
-  if (!same_namespace("/proc/self/ns/user", user)) {
-    int user_fd = ::open(user, O_RDONLY | O_CLOEXEC);
-    const bool entered = user_fd >= 0 && ::setns(user_fd, CLONE_NEWUSER) == 0;
-    const int err = errno;
-    if (user_fd >= 0) ::close(user_fd);
-    if (!entered) {
-      ::close(net_fd);
-      errno = err;
-      return false;
+// then gives up every capability. 0, or the errno of the step that failed
+// (EINVAL: the sandbox's network namespace is this process's own, where the
+// relay would reach the host's loopback).
+int enter_sandbox_network(pid_t pid) {
+  const int net = open_namespace(pid, "net");
+  const int user = open_namespace(pid, "user");
+  int err = net < 0 || user < 0 ? errno : 0;
+  if (err == 0) {
+    const std::optional<bool> own_net = is_own_namespace(net, "/proc/self/ns/net");
+    const std::optional<bool> own_user = own_net ? is_own_namespace(user, "/proc/self/ns/user") : std::nullopt;
+    if (!own_net || !own_user) {
+      err = errno;
+    } else if (*own_net) {
+      err = EINVAL;
+    } else if ((!*own_user && ::setns(user, CLONE_NEWUSER) != 0) || ::setns(net, CLONE_NEWNET) != 0) {
+      err = errno;
     }
   }
-  const bool entered = ::setns(net_fd, CLONE_NEWNET) == 0;
-  const int err = errno;
-  ::close(net_fd);
-  errno = err;
-  if (!entered) return false;
+  if (net >= 0) ::close(net);
+  if (user >= 0) ::close(user);
+  if (err != 0) return err;
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2]{};
-  return ::syscall(SYS_capset, &header, data) == 0 && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
+  if (::syscall(SYS_capset, &header, data) != 0 || ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  return 0;
 }
 
 void release(connection& c) {
@@ -214,7 +222,49 @@ short interest(const half& h, bool reading_side) {
   return h.end > h.start ? POLLOUT : 0;
 }
 
-// The relay process's loop; returns when the supervisor closes the stop pipe.
+std::int64_t monotonic_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+// After the stop: the tree is gone, so nothing more comes from inside but
+// what the inside sockets and the buffers hold (a server's last answer, sent
+// just before it exited). That goes on to the host, for at most
+// publish_drain_ms; then every connection ends. Nothing more is read from
+// the host, and a connect still under way counts as failed.
+void drain(relay_state& s) {
+  const std::int64_t deadline = monotonic_ms() + static_cast<std::int64_t>(publish_drain_ms);
+  for (;;) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.table_size; ++i) {
+      connection& c = s.table[i];
+      if (c.host < 0) continue;
+      if (c.connecting || (c.out.shut && c.out.start == c.out.end)) {
+        if (c.connecting) ++s.totals[c.port].failed;
+        release(c);
+        continue;
+      }
+      const short host_wanted = interest(c.out, false);
+      const short inside_wanted = interest(c.out, true);
+      s.fds[n] = {host_wanted != 0 ? c.host : -1, host_wanted, 0};
+      s.owner[n++] = &c;
+      s.fds[n] = {inside_wanted != 0 ? c.inside : -1, inside_wanted, 0};
+      s.owner[n++] = &c;
+    }
+    const std::int64_t left = deadline - monotonic_ms();
+    if (n == 0 || left <= 0) return;
+    if (::poll(s.fds, n, static_cast<int>(left)) < 0 && errno != EINTR) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      connection* c = s.owner[i];
+      if (s.fds[i].revents == 0 || c->host < 0) continue;
+      if (!pump(c->out, c->inside, c->host, s.totals[c->port].bytes_out)) release(*c);
+    }
+  }
+}
+
+// The relay process's loop; returns when the supervisor closes the stop pipe
+// (after drain()).
 void relay_loop(relay_state& s) {
   for (;;) {
     std::size_t n = 0;
@@ -243,7 +293,10 @@ void relay_loop(relay_state& s) {
       if (errno == EINTR) continue;
       return;
     }
-    if (s.fds[0].revents != 0) return;
+    if (s.fds[0].revents != 0) {
+      drain(s);
+      return;
+    }
     for (std::size_t p = 0; p < s.ports; ++p) {
       if (s.fds[1 + p].revents & POLLIN) accept_one(s, p);
     }
@@ -267,17 +320,29 @@ void relay_loop(relay_state& s) {
   }
   std::sort(keep, keep + keep_count);
   close_all_but(keep, keep_count);
-  if (enter_sandbox_network(sandbox_pid)) {
-    relay_loop(s);
-  } else {
-    for (std::size_t p = 0; p < s.ports; ++p) s.totals[p].entry_errno = static_cast<std::uint64_t>(errno);
-  }
+  // start() waits for this word: 0 (in the sandbox's namespaces, relaying) or why not.
+  const int entry = enter_sandbox_network(sandbox_pid);
+  if (::write(s.counts, &entry, sizeof entry) != static_cast<ssize_t>(sizeof entry) || entry != 0) ::_exit(1);
+  relay_loop(s);
   for (std::size_t i = 0; i < s.table_size; ++i) {
     if (s.table[i].host >= 0) release(s.table[i]);
   }
   const auto bytes = static_cast<ssize_t>(sizeof(port_counts) * s.ports);
   const bool written = ::write(s.counts, s.totals, static_cast<std::size_t>(bytes)) == bytes;
   ::_exit(written ? 0 : 1);
+}
+
+// Reads `size` bytes (EINTR retried). False at an error or an early EOF.
+bool read_exactly(int fd, void* into, std::size_t size) {
+  auto* bytes = static_cast<char*>(into);
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, bytes + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace
@@ -288,7 +353,7 @@ publish_relay::publish_relay(publish_relay&& other) noexcept
       stop_write_(std::move(other.stop_write_)),
       counts_read_(std::move(other.counts_read_)),
       pid_(std::exchange(other.pid_, -1)),
-      entry_error_(other.entry_error_) {}
+      counts_missing_(other.counts_missing_) {}
 
 publish_relay& publish_relay::operator=(publish_relay&& other) noexcept {
   if (this != &other) {
@@ -369,6 +434,19 @@ result<void> publish_relay::start(pid_t sandbox_pid) {
   if (pid == 0) run_relay(sandbox_pid, supervisor, s, keep.data(), keep.size(), descriptors);
   pid_ = pid;
   listeners_.clear();  // the relay's copies only: when it ends, a host client is refused
+  counts_write.reset();  // the relay's copy only: EOF when it ends
+  // The relay's first word: it is in the sandbox's namespaces (0), or why
+  // not. Read before PID 1 goes on, so the relay serves the run's whole life.
+  int entry = EPIPE;  // it ended without a word
+  if (!read_exactly(counts_read_.get(), &entry, sizeof entry)) entry = EPIPE;
+  if (entry != 0) {
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return make_error(error_code::launch_failed,
+                      std::string("network.publish: the relay could not enter the sandbox's network namespace: ") +
+                          std::strerror(entry),
+                      "/network/publish", entry);
+  }
   return ok;
 }
 
@@ -377,20 +455,9 @@ std::vector<published_port_evidence> publish_relay::stop() {
   std::vector<port_counts> counts(ports_.size());
   if (pid_ > 0) {
     stop_write_.reset();
-    auto* bytes = reinterpret_cast<char*>(counts.data());
-    const std::size_t want = sizeof(port_counts) * counts.size();
-    std::size_t got = 0;
-    while (got < want) {
-      ssize_t n = ::read(counts_read_.get(), bytes + got, want - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    if (got != want) {
+    if (!read_exactly(counts_read_.get(), counts.data(), sizeof(port_counts) * counts.size())) {
       counts.assign(ports_.size(), port_counts{});
-      entry_error_ = EPIPE;  // the relay ended without its counts
-    } else if (!counts.empty() && counts[0].entry_errno != 0) {
-      entry_error_ = static_cast<int>(counts[0].entry_errno);
+      counts_missing_ = true;  // the relay ended without its counts
     }
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;

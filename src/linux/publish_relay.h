@@ -31,6 +31,8 @@ namespace cordon::linux_impl {
 // Bounds of one published port's relay.
 inline constexpr std::uint64_t publish_max_connections = 32;     // open at once; more are closed at accept
 inline constexpr std::uint64_t publish_buffer_bytes = 64 * 1024;  // per direction and connection
+// After the run: how long what the command sent last may still take to reach the host.
+inline constexpr std::uint64_t publish_drain_ms = 1000;
 
 class publish_relay {
  public:
@@ -49,21 +51,30 @@ class publish_relay {
   bool empty() const noexcept { return ports_.empty(); }
 
   // Forks the relay process into the namespaces of `sandbox_pid` (PID 1 of
-  // the sandbox). The relay's own failure to enter them ends it; its
-  // listeners then refuse nothing and relay nothing (every count 0, the
-  // connections closed: a host client gets ECONNRESET or EOF). Errors:
-  // launch_failed (fork failed).
+  // the sandbox) and waits until it is in them. Call it while PID 1 waits at
+  // its sync pipe: PID 1 is then still dumpable (it makes itself not
+  // dumpable once it wrote its maps, sandbox_init.cpp, after which a relay
+  // without CAP_SYS_PTRACE may no longer open /proc/PID/ns/*), and the relay
+  // serves from before the command exists to the end of the run. Errors:
+  // launch_failed with errno: fork or pipe failed; the hard RLIMIT_NOFILE is
+  // below what the connection slots need (EMFILE); the relay could not
+  // enter the namespaces (EACCES/EPERM: /proc/PID/ns/* or setns refused;
+  // EINVAL: the sandbox has no network namespace of its own, where relaying
+  // would reach the host's loopback; EPIPE: the relay ended without saying).
+  // On an error no relay runs and the listeners are closed.
   result<void> start(pid_t sandbox_pid);
 
-  // Stops the relay process (its open connections end) and returns what it
-  // carried, one entry per port in the policy's order. Without start(): the
-  // ports with zero counts.
+  // Stops the relay process and returns what it carried, one entry per port
+  // in the policy's order. Call it once the sandbox's tree is gone: what the
+  // command sent that the relay still holds is passed on to the host for at
+  // most publish_drain_ms (it waits that long only for a host that does not
+  // read), then every connection ends. Without start(): the ports with zero
+  // counts.
   std::vector<published_port_evidence> stop();
 
-  // After stop(): 0, or the errno with which the relay failed to enter the
-  // sandbox's namespaces (nothing was relayed; EPIPE: it ended without
-  // handing over its counts).
-  int entry_error() const noexcept { return entry_error_; }
+  // After stop(): the relay ended without handing over its counts (every
+  // count is then 0).
+  bool counts_missing() const noexcept { return counts_missing_; }
 
  private:
   std::vector<published_port> ports_;
@@ -71,7 +82,7 @@ class publish_relay {
   unique_fd stop_write_;    // closed by stop(): the relay's signal to hand over its counts
   unique_fd counts_read_;   // the relay's counts, one record per port
   pid_t pid_ = -1;
-  int entry_error_ = 0;
+  bool counts_missing_ = false;
 };
 
 }  // namespace cordon::linux_impl
