@@ -246,6 +246,18 @@ TEST(Validation, Publish) {
   expect_one_error(p, "/network/publish", "allow_local_binding");
   p.network.allow_local_binding = true;
   EXPECT_TRUE(validate_sandbox_policy(p).ok());
+  // The broker's ports inside a filtered sandbox (core/broker_endpoint.h):
+  // published, any host process would use the sandbox's broker, its rules
+  // and its credentials.
+  p.network.publish = {{3128, 8000}};
+  expect_one_error(p, "/network/publish/0/port", "broker");
+  p.network.publish = {{3129, 8000}};
+  expect_one_error(p, "/network/publish/0/port", "broker");
+  p.network.publish = {{53, 8000}};
+  expect_one_error(p, "/network/publish/0/port", "broker");
+  p.network.mode = network_mode::denied;  // no broker there: the command's own port
+  p.network.publish = {{3128, 8000}};
+  EXPECT_TRUE(validate_sandbox_policy(p).ok());
 
   p = sandbox_policy{};
   p.network.publish = {{8000, 8000}, {8001, 8000}};
