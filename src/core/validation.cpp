@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/broker_endpoint.h"
 #include "core/dns_types.h"
 #include "core/host_syntax.h"
 #include "core/json_pointer.h"
@@ -277,6 +278,14 @@ void check_publish(const network_policy& in, std::vector<policy_error>& errors) 
     const published_port& p = in.publish[i];
     const std::string here = pointer_join(at, i);
     if (p.port < 1 || p.port > 65535) errors.push_back({here + "/port", "must be from 1 to 65535"});
+    if (in.mode == network_mode::filtered &&
+        (p.port == broker::broker_port || p.port == broker::broker_transparent_port ||
+         p.port == broker::broker_dns_port)) {
+      // The host would reach the broker inside: its rules and injected credentials for any host process.
+      errors.push_back({here + "/port", "port " + std::to_string(p.port) +
+                                            " is the network broker's inside a filtered sandbox and cannot be "
+                                            "published (ports 3128, 3129 and 53 are its own)"});
+    }
     if (p.host_port < 1 || p.host_port > 65535) errors.push_back({here + "/host_port", "must be from 1 to 65535"});
     if (!host_ports.insert(p.host_port).second) {
       errors.push_back({here + "/host_port", "host port " + std::to_string(p.host_port) + " is published twice"});
