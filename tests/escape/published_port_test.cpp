@@ -277,6 +277,39 @@ TEST(EscapePublishedPort, AFloodBeyondTheBoundIsRefusedAndThePortStillServes) {
   EXPECT_EQ(relay["failed"], 0) << relay.dump();
 }
 
+// The end of the run: a server that answers and exits at once still gets its
+// whole answer to the host (the relay passes on what it holds after the
+// tree is gone, publish_relay.h), here 256 KiB, four times a relay buffer.
+TEST(EscapePublishedPort, TheLastAnswerReachesTheHostAfterTheCommandExits) {
+  temp_dir ws;
+  const std::string report_path = ws.path() + "/../" + unique_token() + ".report.json";
+  const int host_port = free_host_port();
+  ASSERT_NE(host_port, 0);
+  const std::string server =
+      "import socket\n"
+      "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+      "s.bind(('127.0.0.1', 8000)); s.listen(1)\n"
+      "print('ready', flush=True)\n"
+      "c, _ = s.accept()\n"
+      "while c.recv(4096): pass\n"
+      "c.sendall(b'a' * 262144); c.close()\n";
+  const served run = start_served(
+      ws.path(), {"--publish", std::to_string(host_port) + ":8000", "--timeout", "60", "--report", report_path}, server);
+  ASSERT_GT(run.child, 0);
+  if (run.line != "ready") {
+    ::waitpid(run.child, nullptr, 0);
+    const std::string report = file_text(report_path);
+    if (report.find("linux-os-sandbox") != std::string::npos) GTEST_SKIP() << "network.publish is refused there";
+    FAIL() << "the server did not start: " << run.line << "\n" << report;
+  }
+  const std::string answer = attempt("127.0.0.1", host_port, "x");
+  EXPECT_EQ(answer.size(), 262144U);
+  EXPECT_EQ(answer.find_first_not_of('a'), std::string::npos);
+  const nlohmann::json relays = finished_relays(run.child, report_path);
+  ASSERT_EQ(relays.size(), 1U) << relays.dump();
+  EXPECT_EQ(relays[0]["bytes_out"], 262144) << relays.dump();
+}
+
 TEST(EscapePublishedPort, AHostPortInUseRefusesTheRun) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
