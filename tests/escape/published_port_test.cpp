@@ -132,6 +132,31 @@ std::string file_text(const std::string& path) {
   return text.str();
 }
 
+// After start_served: "" once the server said "ready"; else the run is
+// waited for and the reason is returned, starting with "skip" on
+// linux-os-sandbox (no network namespace: network.publish is refused there,
+// a blocker).
+std::string not_ready(const served& run, const std::string& report_path) {
+  if (run.line == "ready") return "";
+  ::waitpid(run.child, nullptr, 0);
+  const std::string report = file_text(report_path);
+  if (report.find("linux-os-sandbox") != std::string::npos) {
+    return "skip: linux-os-sandbox has no network namespace: network.publish is refused there (a blocker)";
+  }
+  return "the server did not start: " + run.line + "\n" + report;
+}
+
+// The start of a server script: listens on 127.0.0.1:8000 inside with
+// `backlog`, then says "ready".
+std::string listening_on_8000(int backlog) {
+  return "import socket\n"
+         "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+         "s.bind(('127.0.0.1', 8000)); s.listen(" +
+         std::to_string(backlog) +
+         ")\n"
+         "print('ready', flush=True)\n";
+}
+
 // Waits for the run (exit 0 expected), checks its report against the schema
 // and returns its published_ports (an empty array when absent).
 nlohmann::json finished_relays(pid_t child, const std::string& report_path) {
@@ -158,13 +183,9 @@ TEST(EscapePublishedPort, TheHostReachesThePublishedPortOnItsLoopbackAndNothingE
                                   server_script(other));
   ASSERT_GT(run.child, 0);
   const pid_t child = run.child;
-  if (run.line != "ready") {
-    ::waitpid(child, nullptr, 0);
-    const std::string report = file_text(report_path);
-    if (report.find("linux-os-sandbox") != std::string::npos) {
-      GTEST_SKIP() << "linux-os-sandbox has no network namespace: network.publish is refused there (a blocker)";
-    }
-    FAIL() << "the server did not start: " << run.line << "\n" << report;
+  if (const std::string why = not_ready(run, report_path); !why.empty()) {
+    if (why.rfind("skip", 0) == 0) GTEST_SKIP() << why;
+    FAIL() << why;
   }
   // The unpublished port inside is not the host's: refused.
   EXPECT_EQ(attempt("127.0.0.1", other), "ECONNREFUSED");
@@ -216,10 +237,7 @@ TEST(EscapePublishedPort, AFloodBeyondTheBoundIsRefusedAndThePortStillServes) {
   ASSERT_NE(host_port, 0);
   // Answers every connection with "pong " and what it read, until one says "quit".
   const std::string server =
-      "import socket\n"
-      "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-      "s.bind(('127.0.0.1', 8000)); s.listen(128)\n"
-      "print('ready', flush=True)\n"
+      listening_on_8000(128) +
       "while True:\n"
       "    c, _ = s.accept(); data = b''\n"
       "    while True:\n"
@@ -234,11 +252,9 @@ TEST(EscapePublishedPort, AFloodBeyondTheBoundIsRefusedAndThePortStillServes) {
       ws.path(), {"--publish", std::to_string(host_port) + ":8000", "--timeout", "60", "--report", report_path}, server);
   ASSERT_GT(run.child, 0);
   const pid_t child = run.child;
-  if (run.line != "ready") {
-    ::waitpid(child, nullptr, 0);
-    const std::string report = file_text(report_path);
-    if (report.find("linux-os-sandbox") != std::string::npos) GTEST_SKIP() << "network.publish is refused there";
-    FAIL() << "the server did not start: " << run.line << "\n" << report;
+  if (const std::string why = not_ready(run, report_path); !why.empty()) {
+    if (why.rfind("skip", 0) == 0) GTEST_SKIP() << why;
+    FAIL() << why;
   }
   constexpr int relayed = 32, flood = 40;
   std::vector<int> held;
@@ -286,21 +302,16 @@ TEST(EscapePublishedPort, TheLastAnswerReachesTheHostAfterTheCommandExits) {
   const int host_port = free_host_port();
   ASSERT_NE(host_port, 0);
   const std::string server =
-      "import socket\n"
-      "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-      "s.bind(('127.0.0.1', 8000)); s.listen(1)\n"
-      "print('ready', flush=True)\n"
+      listening_on_8000(1) +
       "c, _ = s.accept()\n"
       "while c.recv(4096): pass\n"
       "c.sendall(b'a' * 262144); c.close()\n";
   const served run = start_served(
       ws.path(), {"--publish", std::to_string(host_port) + ":8000", "--timeout", "60", "--report", report_path}, server);
   ASSERT_GT(run.child, 0);
-  if (run.line != "ready") {
-    ::waitpid(run.child, nullptr, 0);
-    const std::string report = file_text(report_path);
-    if (report.find("linux-os-sandbox") != std::string::npos) GTEST_SKIP() << "network.publish is refused there";
-    FAIL() << "the server did not start: " << run.line << "\n" << report;
+  if (const std::string why = not_ready(run, report_path); !why.empty()) {
+    if (why.rfind("skip", 0) == 0) GTEST_SKIP() << why;
+    FAIL() << why;
   }
   const std::string answer = attempt("127.0.0.1", host_port, "x");
   EXPECT_EQ(answer.size(), 262144U);
