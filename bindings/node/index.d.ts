@@ -61,6 +61,11 @@ export interface RunOptions {
   workspace?: string;
   /** The CLI's shortcut flags, same meaning; not for a Plan (give them to compile()). */
   shortcuts?: Shortcuts;
+  /** Ports to publish, as cordon run --publish: PORT, "PORT" or "HOSTPORT:PORT", or
+   * {port, host_port}. Appended to network.publish (a filtered network also gets
+   * allow_local_binding): the host's 127.0.0.1:HOSTPORT is relayed to 127.0.0.1:PORT
+   * inside the sandbox (docs/network.md, "Published ports"). TypeError with a Plan. */
+  publish?: Array<number | string | { port: number; host_port?: number }>;
   /** Cancels the run when aborted. */
   signal?: AbortSignal;
   /** The cordon-supervisor helper (default: $CORDON_SUPERVISOR, installed, build tree). */

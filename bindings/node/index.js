@@ -154,18 +154,39 @@ function probe() {
   return JSON.parse(unwrap(addon().probe()).json);
 }
 
-function planFor(policy, { workspace, cwd, timeout, shortcuts }) {
+// One publish entry as network.publish's {port, host_port}: PORT, "PORT" or
+// "HOSTPORT:PORT" (cordon run --publish), or {port, host_port?}. The policy's
+// validation checks the numbers (1..65535, each host port once).
+function publishedPort(item) {
+  if (item !== null && typeof item === 'object') return { ...item };
+  if (Number.isInteger(item)) return { port: item, host_port: item };
+  const m = typeof item === 'string' ? /^(?:(\d+):)?(\d+)$/.exec(item) : null;
+  if (!m) throw new TypeError(`publish: ${JSON.stringify(item)} is not PORT, "HOSTPORT:PORT" or {port, host_port}`);
+  return { port: Number(m[2]), host_port: Number(m[1] === undefined ? m[2] : m[1]) };
+}
+
+function planFor(policy, { workspace, cwd, timeout, shortcuts, publish }) {
+  const publishing = Array.isArray(publish) && publish.length > 0;
+  if (publish !== undefined && !Array.isArray(publish)) throw new TypeError('publish is an array');
   if (policy instanceof Plan) {
     // Never ignored: a compiled plan cannot take them.
     if (shortcuts !== undefined) throw new TypeError('shortcuts cannot apply to a compiled Plan: give them to compile()');
+    if (publishing) throw new TypeError('publish with a Plan: put network.publish in the policy before compiling it');
     return policy;
   }
   let text = policyText(policy);
-  if (timeout !== undefined) {
+  if (timeout !== undefined || publishing) {
     const doc = JSON.parse(text);
-    doc.process = doc.process || {};
-    const current = doc.process.timeout_seconds;
-    doc.process.timeout_seconds = current === undefined ? timeout : Math.min(current, timeout);
+    if (timeout !== undefined) {
+      doc.process = doc.process || {};
+      const current = doc.process.timeout_seconds;
+      doc.process.timeout_seconds = current === undefined ? timeout : Math.min(current, timeout);
+    }
+    if (publishing) {
+      doc.network = doc.network || {};
+      doc.network.publish = (doc.network.publish || []).concat(publish.map(publishedPort));
+      if (doc.network.mode === 'filtered') doc.network.allow_local_binding = true;
+    }
     text = JSON.stringify(doc);
   }
   return new Plan(text, { workspace: workspace || cwd || process.cwd(), shortcuts });

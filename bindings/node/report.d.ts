@@ -88,6 +88,28 @@ export interface Report {
     target: string;
     count: number;
   }>;
+  /** network.publish: one relay per published port (docs/network.md, "Published ports"). The host listener is on host_address (127.0.0.1 only); each accepted connection is relayed to 127.0.0.1:port inside the sandbox's network namespace. */
+  published_ports?: Array<{
+    /** The port inside the sandbox. */
+    port: number;
+    /** The port cordon listened on, on the host. */
+    host_port: number;
+    host_address: "127.0.0.1";
+    /** Connections the relay holds at once. */
+    max_connections: number;
+    /** Buffer per direction and connection, bytes. */
+    buffer_bytes: number;
+    /** Connections relayed into the sandbox. */
+    accepted: number;
+    /** Connections closed at once because max_connections were open. */
+    refused: number;
+    /** Connections the sandbox's port did not accept (nothing listening). */
+    failed: number;
+    /** Bytes from the host into the sandbox. */
+    bytes_in: number;
+    /** Bytes from the sandbox to the host. */
+    bytes_out: number;
+  }>;
   /** With filesystem.protect_vcs_metadata: what the post-run scan of the writable roots found that the host's git, shell or desktop would later run or trust (docs/deferred-execution.md). Every finding is also listed under violations with the same kind. */
   deferred_execution?: {
     findings: Array<{

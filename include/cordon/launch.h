@@ -168,6 +168,22 @@ struct deferred_execution_evidence {
   bool complete = true;       // false: the bound was reached (a scan_incomplete finding says which)
 };
 
+// One published port's relay (docs/network.md, "Published ports"): where
+// it listened on the host, and what it carried. The relay holds at most
+// max_connections at once, each with two buffers of buffer_bytes.
+struct published_port_evidence {
+  int port = 0;                          // inside the sandbox (127.0.0.1)
+  int host_port = 0;                     // on the host
+  std::string host_address = "127.0.0.1";
+  std::uint64_t max_connections = 0;
+  std::uint64_t buffer_bytes = 0;        // per direction and connection
+  std::uint64_t accepted = 0;            // connections relayed into the sandbox
+  std::uint64_t refused = 0;             // closed at once: max_connections were open
+  std::uint64_t failed = 0;              // the sandbox's port did not accept (nothing listening)
+  std::uint64_t bytes_in = 0;            // host -> sandbox
+  std::uint64_t bytes_out = 0;           // sandbox -> host
+};
+
 struct run_outcome {
   bool exited = false;          // the command exited normally
   int exit_code = 0;            // valid when exited
@@ -192,6 +208,7 @@ struct run_outcome {
   std::vector<std::string> warnings;    // found at launch (e.g. an absent .gitmodules)
   std::string working_directory;        // inside the sandbox
   std::optional<network_evidence> network;  // filtered mode: the broker's decisions
+  std::vector<published_port_evidence> published{};  // network.publish: the relays
   // The post-run check of the writable roots (filesystem.protect_vcs_metadata).
   std::optional<deferred_execution_evidence> deferred_execution;
   // A prepared run (cordon/prepared.h): when its sandbox was ready (UTC,

@@ -5,6 +5,7 @@
 // refuses. JSON spelling: schemas/policy.v1.schema.json and docs/policy.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -119,10 +120,26 @@ struct network_credential {
   bool operator==(const network_credential&) const = default;
 };
 
+// A port published from the sandbox (docs/network.md, "Published ports"):
+// cordon listens on the host's 127.0.0.1:host_port (only there) and relays
+// each connection to 127.0.0.1:port inside the sandbox's own network
+// namespace. Both 1..65535; host_port defaults to port.
+struct published_port {
+  int port = 0;
+  int host_port = 0;
+  bool operator==(const published_port&) const = default;
+};
+
+// At most this many published ports per policy (validation).
+inline constexpr std::size_t max_published_ports = 16;
+
 struct network_policy {
   network_mode mode = network_mode::denied;
   // May the command listen on loopback inside its own network namespace.
   bool allow_local_binding = false;
+  // Ports relayed from the host's loopback into the sandbox's namespace:
+  // mode "denied", or "filtered" with allow_local_binding (validation).
+  std::vector<published_port> publish{};
   std::vector<network_rule> rules;               // only in `filtered` mode
   rule_action default_action = rule_action::deny;  // must stay deny outside `filtered`
   std::vector<network_credential> credentials{};   // only in `filtered` mode, for terminated hosts

@@ -30,7 +30,12 @@ struct validation_result {
 // wildcards ("a.*.com", "*example.com"); two rules with the same host and port
 // but different actions; zero resource limits; a timeout above
 // max_timeout_ms; enforcement entries for controls the policy cannot have
-// (network_filter outside `filtered`). The host grammar is the matcher's
+// (network_filter outside `filtered`); network.publish with `unrestricted`,
+// with `filtered` but without allow_local_binding, with more than
+// max_published_ports entries, a port outside 1..65535, a host port twice,
+// or with `filtered` a port inside that is the network broker's (3128, 3129,
+// 53: the host would use the sandbox's broker) (docs/network.md, "Published
+// ports"). The host grammar is the matcher's
 // (cordon/host_rules.h), so every valid pattern means the same there.
 // Normalizes: paths lexically ("." and ".." and repeated or trailing slashes),
 // host patterns to lower case without a trailing dot (IPv6 literals to

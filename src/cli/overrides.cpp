@@ -120,6 +120,12 @@ void add_policy_flags(CLI::App& app, policy_overrides& out) {
                "network too, and require a network namespace of its own; the host's is still unreachable "
                "(under --net none the loopback is the command's already where the sandbox has a namespace)")
       ->group(group);
+  app.add_option("--publish", out.publish,
+                 "Relay the host's 127.0.0.1:HOSTPORT (default: PORT) to 127.0.0.1:PORT inside the sandbox's own "
+                 "network namespace, for a server the command starts; listed in the report (repeatable)")
+      ->group(group)
+      ->type_name("[HOSTPORT:]PORT")
+      ->allow_extra_args(false);
   each("--cache", "NAME", out.caches, CLI::IsMember(core::cache_names()),
        "Keep a persistent cache writable: pip, npm, cargo or ccache (repeatable; the report warns of the risk)");
   each("--env", "NAME", out.env_allow, kEnvName,

@@ -18,6 +18,7 @@ namespace cordon::cli {
 
 using policy_overrides = core::policy_shortcuts;
 using core::parse_host_port;
+using core::parse_publish;
 using core::parse_size;
 
 // Declares the flags on `app`, storing into `out`. Values are checked by

@@ -110,6 +110,36 @@ deferred_execution_evidence deferred_execution_from_json(const json& j) {
   return e;
 }
 
+json published_to_json(const std::vector<published_port_evidence>& relays) {
+  json out = json::array();
+  for (const auto& r : relays) {
+    out.push_back({{"port", r.port}, {"host_port", r.host_port}, {"host_address", r.host_address},
+                   {"max_connections", r.max_connections}, {"buffer_bytes", r.buffer_bytes},
+                   {"accepted", r.accepted}, {"refused", r.refused}, {"failed", r.failed},
+                   {"bytes_in", r.bytes_in}, {"bytes_out", r.bytes_out}});
+  }
+  return out;
+}
+
+std::vector<published_port_evidence> published_from_json(const json& j) {
+  std::vector<published_port_evidence> out;
+  for (const auto& e : j) {
+    published_port_evidence r;
+    get(e, "port", r.port);
+    get(e, "host_port", r.host_port);
+    get(e, "host_address", r.host_address);
+    get(e, "max_connections", r.max_connections);
+    get(e, "buffer_bytes", r.buffer_bytes);
+    get(e, "accepted", r.accepted);
+    get(e, "refused", r.refused);
+    get(e, "failed", r.failed);
+    get(e, "bytes_in", r.bytes_in);
+    get(e, "bytes_out", r.bytes_out);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 json outcome_to_json(const run_outcome& o) {
   json violations = json::array();
   for (const auto& v : o.violations) violations.push_back({{"kind", v.kind}, {"target", v.target}, {"count", v.count}});
@@ -123,6 +153,7 @@ json outcome_to_json(const run_outcome& o) {
   put(j, "tree_cpu_ms", o.tree_cpu_ms);
   put(j, "prepared_at", o.prepared_at);
   if (o.network) j["network"] = evidence_to_json(*o.network);
+  if (!o.published.empty()) j["published_ports"] = published_to_json(o.published);
   if (o.deferred_execution) j["deferred_execution"] = deferred_execution_to_json(*o.deferred_execution);
   return j;
 }
@@ -154,6 +185,7 @@ run_outcome outcome_from_json(const json& j) {
   get(j, "warnings", o.warnings);
   get(j, "working_directory", o.working_directory);
   if (j.contains("network")) o.network = evidence_from_json(j.at("network"));
+  if (j.contains("published_ports")) o.published = published_from_json(j.at("published_ports"));
   if (j.contains("deferred_execution")) o.deferred_execution = deferred_execution_from_json(j.at("deferred_execution"));
   return o;
 }

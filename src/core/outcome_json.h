@@ -16,6 +16,11 @@ run_outcome outcome_from_json(const nlohmann::json& j);  // throws nlohmann::jso
 // The report's `deferred_execution` object (docs/report.md):
 // {findings: [{kind, path, key?, detail}], scan: {entries, complete}}.
 nlohmann::json deferred_execution_to_json(const deferred_execution_evidence& evidence);
+
+// The published ports' relays (run_outcome::published) as the report's
+// "published_ports" array (schemas/report.v1.schema.json), and back.
+nlohmann::json published_to_json(const std::vector<published_port_evidence>& relays);
+std::vector<published_port_evidence> published_from_json(const nlohmann::json& j);
 deferred_execution_evidence deferred_execution_from_json(const nlohmann::json& j);  // throws on a bad shape
 // The broker's evidence, also for the confined broker's channel (src/linux/broker_process.h).
 nlohmann::json evidence_to_json(const network_evidence& evidence);

@@ -270,6 +270,35 @@ void read_credential(reader& r, const json& j, const std::string& at, network_cr
   if (!has_source) r.fail(pointer_join(at, "value_from"), "missing required field \"value_from\"");
 }
 
+// network.publish: [{"port": P, "host_port": H}] (host_port optional: P).
+void read_publish(reader& r, const json& v, const std::string& at, std::vector<published_port>& out) {
+  if (!v.is_array()) {
+    r.fail(at, "must be an array of {\"port\", \"host_port\"} objects");
+    return;
+  }
+  out.clear();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string here = pointer_join(at, i);
+    if (!r.object(v[i], here)) continue;
+    published_port p;
+    bool has_port = false;
+    for (const auto& [k, e] : v[i].items()) {
+      const std::string field = pointer_join(here, k);
+      if ((k == "port" || k == "host_port") && e.is_number_integer()) {
+        (k == "port" ? p.port : p.host_port) = e.get<int>();
+        has_port = has_port || k == "port";
+      } else if (k == "port" || k == "host_port") {
+        r.fail(field, "must be an integer from 1 to 65535");
+      } else {
+        r.unknown(here, k);
+      }
+    }
+    if (!has_port) r.fail(pointer_join(here, "port"), "missing required field \"port\"");
+    if (p.host_port == 0) p.host_port = p.port;
+    out.push_back(p);
+  }
+}
+
 void read_network(reader& r, const json& j, const std::string& at, network_policy& net) {
   if (!r.object(j, at)) return;
   for (const auto& [k, v] : j.items()) {
@@ -278,6 +307,8 @@ void read_network(reader& r, const json& j, const std::string& at, network_polic
       r.enumeration<network_mode>(v, here, net.mode, network_mode_names);
     } else if (k == "allow_local_binding") {
       r.boolean(v, here, net.allow_local_binding);
+    } else if (k == "publish") {
+      read_publish(r, v, here, net.publish);
     } else if (k == "rules") {
       if (!v.is_array()) {
         r.fail(here, "must be an array of rules");
@@ -554,6 +585,11 @@ std::string sandbox_policy_to_json(const sandbox_policy& p) {
   json& jnet = j["network"] = json::object();
   jnet["mode"] = name_of<network_mode>(net.mode, network_mode_names);
   jnet["allow_local_binding"] = net.allow_local_binding;
+  // Written only when set: policies without it keep their fingerprint.
+  if (!net.publish.empty()) {
+    json& jp = jnet["publish"] = json::array();
+    for (const auto& port : net.publish) jp.push_back({{"port", port.port}, {"host_port", port.host_port}});
+  }
   jnet["rules"] = json::array();
   for (const auto& rule : net.rules) {
     json jr = json::object();

@@ -79,7 +79,7 @@ constexpr const char* kOrder[] = {
       "outcome", "exit",   "timeout_fired", "error",    "policy_errors", "blockers",  "started_at", "finished_at",
       "prepared", "prepared_at",
       "command", "policy", "backend",       "controls", "limits",        "limits_hit", "violations", "probes", "warnings",
-      "deferred_execution", "network", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
+      "deferred_execution", "network", "published_ports", "timing", "resources",     "environment", "mounts",     "schema",    "cordon_version"};
 
 json in_reading_order(const json& j) {
   json out = json::object();
@@ -255,6 +255,7 @@ std::string run_report_json(const sandbox_plan& plan, const launch_request& requ
     core::note_tls_trust(plan.policy().network, trust);
     if (!trust.ca_certificate.empty() || !trust.injections.empty()) j["network"]["tls"] = core::tls_to_json<json>(trust);
   }
+  if (!outcome.published.empty()) j["published_ports"] = core::published_to_json(outcome.published);
   if (outcome.deferred_execution) j["deferred_execution"] = core::deferred_execution_to_json(*outcome.deferred_execution);
   std::vector<std::string> warnings = plan.warnings();
   warnings.insert(warnings.end(), outcome.warnings.begin(), outcome.warnings.end());

@@ -55,7 +55,7 @@ bool policy_shortcuts::empty() const {
   return readable.empty() && writable.empty() && denied.empty() && network.empty() && allow_hosts.empty() &&
          env_allow.empty() &&
          env_set.empty() && memory.empty() && !max_processes && !cpu_seconds && !timeout_seconds && accept.empty() &&
-         !allow_local_binding && caches.empty();
+         !allow_local_binding && caches.empty() && publish.empty();
 }
 
 result<std::uint64_t> parse_size(const std::string& text) {
@@ -151,6 +151,24 @@ bool accept_everywhere(sandbox_policy& policy, enforcement_level level) {
 
 }  // namespace
 
+result<published_port> parse_publish(const std::string& text) {
+  const auto number = [](const std::string& digits) -> int {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (digits.empty() || digits.size() > 5 || !std::all_of(digits.begin(), digits.end(), digit)) return 0;
+    const int value = std::stoi(digits);
+    return value <= 65535 ? value : 0;
+  };
+  const auto colon = text.find(':');
+  published_port port;
+  port.port = number(colon == std::string::npos ? text : text.substr(colon + 1));
+  port.host_port = colon == std::string::npos ? port.port : number(text.substr(0, colon));
+  if (port.port == 0 || port.host_port == 0) {
+    return make_error(error_code::usage_error,
+                      "--publish " + text + ": expected PORT or HOSTPORT:PORT, each from 1 to 65535");
+  }
+  return port;
+}
+
 result<void> apply_shortcuts(sandbox_policy& policy, const policy_shortcuts& flags, const std::string& cwd,
                              const std::string& home) {
   auto& fs = policy.filesystem;
@@ -184,6 +202,12 @@ result<void> apply_shortcuts(sandbox_policy& policy, const policy_shortcuts& fla
   }
 
   if (flags.allow_local_binding) policy.network.allow_local_binding = true;
+  for (const auto& text : flags.publish) {
+    auto port = parse_publish(text);
+    if (!port) return std::move(port).error_value();
+    policy.network.publish.push_back(*port);
+    if (policy.network.mode == network_mode::filtered) policy.network.allow_local_binding = true;
+  }
 
   auto& env = policy.environment;
   for (const auto& name : flags.env_allow) {

@@ -1,6 +1,7 @@
 // shortcuts.h — the shortcuts of `cordon run` and `cordon policy explain`
 // (--ro, --rw, --deny, --net, --allow-host, --env, --setenv, --memory,
-// --max-procs, --cpu, --timeout, --accept, --allow-local-binding, --cache;
+// --max-procs, --cpu, --timeout, --accept, --allow-local-binding, --publish,
+// --cache;
 // the flags: cli/overrides.h) and of the bindings (the C API's "shortcuts",
 // include/cordon/cordon_c.h). They edit the chosen policy or profile before
 // its one compile; there is no second launch path (docs/architecture.md).
@@ -31,6 +32,7 @@ struct policy_shortcuts {
   std::optional<double> timeout_seconds;       // --timeout SECONDS
   std::vector<std::string> accept;             // --accept CONTROL=LEVEL
   bool allow_local_binding = false;            // --allow-local-binding
+  std::vector<std::string> publish;            // --publish [HOSTPORT:]PORT
   std::vector<std::string> caches;             // --cache NAME (core/caches.h)
 
   bool empty() const;
@@ -48,6 +50,11 @@ result<std::uint64_t> parse_size(const std::string& text);
 // Errors (usage_error): an unclosed bracket, a port outside 1..65535.
 result<network_rule> parse_host_port(const std::string& text);
 
+// Parses --publish: "PORT" (the same port on the host) or "HOSTPORT:PORT"
+// into a published port. Errors (usage_error): not one or two decimal
+// numbers, a port outside 1..65535.
+result<published_port> parse_publish(const std::string& text);
+
 // Applies the shortcuts to `policy` (as loaded, before validation):
 //  --ro/--rw/--deny append to filesystem.readable/writable/denied (a relative
 //    PATH is made absolute against `cwd`; a PATH starting with a root token
@@ -60,6 +67,9 @@ result<network_rule> parse_host_port(const std::string& text);
 //    sandbox's own network namespace, for dev servers, with a filtered network
 //    too; denied networks on linux-namespaces have it already; validation
 //    refuses it with an unrestricted network, where it means nothing);
+//  --publish [HOSTPORT:]PORT appends to network.publish (docs/network.md,
+//    "Published ports"); with a filtered network it also sets
+//    allow_local_binding (the command must listen);
 //  --env NAME adds NAME to environment.allow (once) and removes a value the
 //    policy sets for NAME (the profiles set PATH and HOME), so that the host's
 //    value really passes; NAME unset on the host is then unset inside;
@@ -77,7 +87,8 @@ result<network_rule> parse_host_port(const std::string& text);
 //    required at LEVEL or less is left as it is.
 // Errors (usage_error): a --memory value parse_size refuses; an --accept
 // naming an unknown control or level; all=LEVEL with a LEVEL that relaxes
-// nothing (enforced, not_applicable, planned).
+// nothing (enforced, not_applicable, planned); a --publish value
+// parse_publish refuses.
 result<void> apply_shortcuts(sandbox_policy& policy, const policy_shortcuts& flags, const std::string& cwd,
                              const std::string& home);
 

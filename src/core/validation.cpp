@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/broker_endpoint.h"
 #include "core/dns_types.h"
 #include "core/host_syntax.h"
 #include "core/json_pointer.h"
@@ -258,6 +259,40 @@ void check_credentials(const network_policy& in, const network_policy& out, std:
   }
 }
 
+// network.publish: ports 1..65535, each host port once, at most
+// max_published_ports, and a namespace where the command may listen.
+void check_publish(const network_policy& in, std::vector<policy_error>& errors) {
+  const std::string at = "/network/publish";
+  if (in.publish.empty()) return;
+  if (in.mode == network_mode::unrestricted) {
+    errors.push_back({at, "publish needs a network namespace of the sandbox's own: mode \"unrestricted\" shares "
+                          "the host's, where a listener is already reachable"});
+  } else if (in.mode == network_mode::filtered && !in.allow_local_binding) {
+    errors.push_back({at, "publish in mode \"filtered\" needs allow_local_binding (the command must listen)"});
+  }
+  if (in.publish.size() > max_published_ports) {
+    errors.push_back({at, "at most " + std::to_string(max_published_ports) + " published ports"});
+  }
+  std::set<int> host_ports;
+  for (std::size_t i = 0; i < in.publish.size(); ++i) {
+    const published_port& p = in.publish[i];
+    const std::string here = pointer_join(at, i);
+    if (p.port < 1 || p.port > 65535) errors.push_back({here + "/port", "must be from 1 to 65535"});
+    if (in.mode == network_mode::filtered &&
+        (p.port == broker::broker_port || p.port == broker::broker_transparent_port ||
+         p.port == broker::broker_dns_port)) {
+      // The host would reach the broker inside: its rules and injected credentials for any host process.
+      errors.push_back({here + "/port", "port " + std::to_string(p.port) +
+                                            " is the network broker's inside a filtered sandbox and cannot be "
+                                            "published (ports 3128, 3129 and 53 are its own)"});
+    }
+    if (p.host_port < 1 || p.host_port > 65535) errors.push_back({here + "/host_port", "must be from 1 to 65535"});
+    if (!host_ports.insert(p.host_port).second) {
+      errors.push_back({here + "/host_port", "host port " + std::to_string(p.host_port) + " is published twice"});
+    }
+  }
+}
+
 void check_network(const network_policy& in, network_policy& out,
                    std::vector<policy_error>& errors) {
   const std::string at = "/network";
@@ -274,6 +309,9 @@ void check_network(const network_policy& in, network_policy& out,
     errors.push_back({at + "/allow_local_binding",
                       "allow_local_binding is meaningless when mode is \"unrestricted\""});
   }
+
+  check_publish(in, errors);
+  out.publish = in.publish;
 
   // Same normalized host and port (absent is its own value) -> first index.
   std::map<std::pair<std::string, std::optional<int>>, std::size_t> first_rule;

@@ -148,6 +148,12 @@ class os_sandbox_backend final : public sandbox_backend {
     }
     os_sandbox_fs_rules fs = build_os_sandbox_fs_rules(normalized, metadata);
     out.blockers.insert(out.blockers.end(), fs.blockers.begin(), fs.blockers.end());
+    if (!normalized.network.publish.empty()) {
+      // A published port is relayed into a network namespace of the sandbox's own; here there is none.
+      out.blockers.push_back(blocker::for_backend(
+          "network.publish needs a network namespace of the sandbox's own (linux-namespaces): linux-os-sandbox "
+          "runs on the host's network"));
+    }
     out.warnings.insert(out.warnings.end(), fs.notes.begin(), fs.notes.end());
     payload->split = std::move(fs.split);
     payload->run_tmp = std::find(normalized.filesystem.writable.begin(), normalized.filesystem.writable.end(),

@@ -33,6 +33,7 @@
 #include "linux/run_tls.h"
 #include "linux/namespace_reap.h"
 #include "linux/namespaces.h"
+#include "linux/publish_relay.h"
 #include "linux/relay.h"
 #include "linux/sandbox_init.h"
 #include "linux/tree_cgroup.h"
@@ -586,11 +587,13 @@ void hand_channels_to(prepared_launch& launch, const sandbox_channels& channels,
   launch.envp.assign(prepared_command_max_words + 1, nullptr);
 }
 
-// Phase: clone PID 1, put it in the run's cgroup, then let it go on (the
-// sync byte). Errors: those of the clone and of the cgroup attach (PID 1 is
-// then killed and reaped).
+// Phase: clone PID 1, put it in the run's cgroup, start the published
+// ports' relay in its namespaces, then let it go on (the sync byte). Errors:
+// those of the clone, of the cgroup attach and of publish_relay::start (PID 1
+// is then killed and reaped).
 result<sandbox_process> start_sandbox(const linux_plan_payload& payload, bool prepared, prepared_launch& launch,
-                                      sandbox_channels& channels, stdio_relay& relay, tree_cgroup& cgroup) {
+                                      sandbox_channels& channels, stdio_relay& relay, tree_cgroup& cgroup,
+                                      publish_relay& published) {
   auto cloned = clone_sandbox(payload, launch);
   channels.close_sandbox_ends();
   if (!cloned) return std::move(cloned).error_value();
@@ -609,6 +612,13 @@ result<sandbox_process> start_sandbox(const linux_plan_payload& payload, bool pr
       posix::reap(sandbox.pid);
       return std::move(attached).error_value();
     }
+  }
+  // Published ports: the relay enters PID 1's namespaces while PID 1 waits
+  // here, still dumpable (publish_relay.h).
+  if (auto relaying = published.start(sandbox.pid); !relaying) {
+    ::syscall(SYS_pidfd_send_signal, sandbox.pidfd.get(), SIGKILL, nullptr, 0);
+    posix::reap(sandbox.pid);
+    return std::move(relaying).error_value();
   }
   char go = 1;
   if (::write(channels.sync_write.get(), &go, 1) != 1) { /* the child will see EOF and exit */ }
@@ -717,6 +727,9 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   if (!opened) return std::move(opened).error_value();
   sandbox_channels& channels = *opened;
   hand_channels_to(launch, channels, prepared);
+  // Published ports (publish_relay.h): the host's listeners before the sandbox, a port in use refuses the run.
+  auto published = publish_relay::bind(plan.policy().network.publish);
+  if (!published) return std::move(published).error_value();
   tree_cgroup cgroup;
   if (auto created = cgroup.create(payload.cgroups, payload.tree_limits); !created) {
     return std::move(created).error_value();
@@ -725,7 +738,7 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
 
   run_clock clock;
   if (!prepared) clock.start(plan, launch);
-  auto started = start_sandbox(payload, prepared, launch, channels, relay, cgroup);
+  auto started = start_sandbox(payload, prepared, launch, channels, relay, cgroup, *published);
   if (!started) return std::move(started).error_value();
   sandbox_process& sandbox = *started;
 
@@ -744,6 +757,10 @@ result<run_outcome> supervise_launch(const sandbox_plan& plan, const linux_plan_
   int wait_status = 0;
   struct rusage usage {};
   collect(sandbox, channels, relay, signals, cgroup, clock, wait_status, usage, outcome, w);
+  outcome.published = published->stop();
+  if (published->counts_missing()) {
+    outcome.warnings.push_back("network.publish: the relay ended without handing over its counts (reported as 0)");
+  }
   return conclude(effective, launch, w, wait_status, usage, std::move(outcome));
 }
 

@@ -126,6 +126,9 @@ std::vector<blocker> mechanism_blockers(const sandbox_policy& p) {
                                        "allow_local_binding: macOS has no private network namespace, a listener "
                                        "would be on the host's loopback"));
   }
+  if (!p.network.publish.empty()) {
+    out.push_back(blocker::for_backend("network.publish: macOS has no private network namespace to relay into"));
+  }
   return out;
 }
 

@@ -178,6 +178,11 @@ void structural_rules(const sandbox_policy& p, std::vector<blocker>& out) {
                        "/network/allow_local_binding",
                        "an AppContainer cannot listen on loopback without a host-wide loopback exemption"));
   }
+  if (!p.network.publish.empty()) {
+    out.push_back(rule(blocker_code::local_binding_unsupported, control::network_deny, "/network/publish",
+                       "a published port needs a listener inside the AppContainer, which cannot listen on loopback "
+                       "without a host-wide loopback exemption"));
+  }
 }
 
 job_limits job_limits_of(const process_policy& p) {

@@ -33,7 +33,8 @@ def library_version() -> str:
 
 def run(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str] = None,
         env: Optional[Mapping[str, str]] = None, stdin: Any = None, timeout: Optional[float] = None,
-        workspace: Optional[str] = None, shortcuts: Optional[Mapping[str, Any]] = None) -> RunResult:
+        workspace: Optional[str] = None, shortcuts: Optional[Mapping[str, Any]] = None,
+        publish: Optional[Sequence[Union[int, str, Mapping[str, int]]]] = None) -> RunResult:
     """Runs argv confined by `policy` and waits for it; returns its exit
     status, stdout and stderr (bytes) and the run report (a dict).
 
@@ -52,12 +53,18 @@ def run(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[
     shortcuts: the CLI's shortcut flags, same meaning (cordon._core.Shortcuts:
       ro, rw, deny, allow_hosts, env, setenv, allow_local_binding, caches,
       git_identity); TypeError with a Plan (give them to compile()).
+    publish: ports to publish, as cordon run --publish: each an int PORT,
+      a str "PORT" or "HOSTPORT:PORT", or {"port", "host_port"}; appended
+      to network.publish (with a filtered network allow_local_binding is
+      set too). The host's 127.0.0.1:HOSTPORT is relayed to 127.0.0.1:PORT
+      inside the sandbox (docs/network.md, "Published ports"); a host port
+      in use refuses the run. ValueError with a Plan.
 
     Raises PolicyError, RefusedError (with .blockers), UsageError when
     nothing ran. A command that could not start (command_not_found) is a
     result with ran False, exit_code 127 and .error set."""
     check_argv(argv)
-    plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout, shortcuts=shortcuts)
+    plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout, shortcuts=shortcuts, publish=publish)
     handle = Handle(plan, argv, cwd=cwd, env=env, stdin=stdin)
     try:
         return collect(handle, stdin_bytes(stdin), time.monotonic() + timeout if (

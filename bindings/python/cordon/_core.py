@@ -375,24 +375,52 @@ def stdin_bytes(stdin: Any) -> Optional[bytes]:
     return None
 
 
+def published_port(item: Any) -> dict:
+    """One publish= entry as network.publish's {"port", "host_port"}: an
+    int PORT (the same port on the host), a str "PORT" or "HOSTPORT:PORT"
+    (cordon run --publish), or a dict with "port" and optional "host_port".
+    The policy's validation checks the numbers (1..65535, a host port once)."""
+    if isinstance(item, dict):
+        return dict(item)
+    if isinstance(item, int) and not isinstance(item, bool):
+        return {"port": item, "host_port": item}
+    if isinstance(item, str):
+        host, _, port = item.rpartition(":")
+        if port.isdigit() and (host == "" or host.isdigit()) and (":" not in item or host):
+            return {"port": int(port), "host_port": int(host or port)}
+    raise ValueError(f"publish: {item!r} is not PORT, \"HOSTPORT:PORT\" or {{\"port\", \"host_port\"}}")
+
+
 def plan_for(policy: PolicyLike, *, workspace: Optional[str], cwd: Optional[str],
-             timeout: Optional[float], shortcuts: Optional[Shortcuts] = None) -> Plan:
+             timeout: Optional[float], shortcuts: Optional[Shortcuts] = None,
+             publish: Optional[Sequence[Any]] = None) -> Plan:
     """A plan for run(): a Plan as is; else the policy compiled with the
     workspace (default: cwd, else the current directory) and, with timeout,
     its process.timeout_seconds lowered to it (the sandbox enforces it: exit
     124, timeout_fired in the report). Shortcuts with a Plan raise TypeError:
     a compiled plan cannot take them (give them to compile()), and they are
-    never ignored."""
+    never ignored. publish appends to network.publish (docs/network.md,
+    "Published ports") and, with a filtered network, sets
+    allow_local_binding, as cordon run --publish does; with a Plan it raises
+    ValueError (the plan is compiled already)."""
     if isinstance(policy, Plan):
         if shortcuts is not None:
             raise TypeError("shortcuts cannot apply to a compiled Plan: give them to cordon.compile(..., shortcuts=)")
+        if publish:
+            raise ValueError("publish= with a Plan: put network.publish in the policy before compiling it")
         return policy
     text = policy_text(policy)
-    if timeout is not None:
+    if timeout is not None or publish:
         document = json.loads(text)
-        process = document.setdefault("process", {})
-        current = process.get("timeout_seconds")
-        process["timeout_seconds"] = timeout if current is None else min(current, timeout)
+        if timeout is not None:
+            process = document.setdefault("process", {})
+            current = process.get("timeout_seconds")
+            process["timeout_seconds"] = timeout if current is None else min(current, timeout)
+        if publish:
+            network = document.setdefault("network", {})
+            network.setdefault("publish", []).extend(published_port(item) for item in publish)
+            if network.get("mode") == "filtered":
+                network["allow_local_binding"] = True
         text = json.dumps(document)
     return Plan(text, workspace=workspace or cwd or os.getcwd(), shortcuts=shortcuts)
 

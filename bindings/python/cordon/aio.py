@@ -88,7 +88,7 @@ class AsyncRun:
 
 async def start(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str] = None,
                 env: Optional[Mapping[str, str]] = None, stdin: Any = None, timeout: Optional[float] = None,
-                workspace: Optional[str] = None) -> AsyncRun:
+                workspace: Optional[str] = None, publish: Optional[Sequence[Any]] = None) -> AsyncRun:
     """Starts argv confined by `policy` (arguments as cordon.run(); stdin
     may also be cordon.aio.PIPE for a StreamWriter in run.stdin). Raises
     PolicyError, RefusedError, UsageError when nothing could start."""
@@ -96,7 +96,7 @@ async def start(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: O
     check_argv(argv)
     if isinstance(policy, Plan) and timeout is not None:
         raise ValueError("timeout= with a Plan: use run_async(), or put process.timeout_seconds in the policy")
-    plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout)
+    plan = plan_for(policy, workspace=workspace, cwd=cwd, timeout=timeout, publish=publish)
     piped = stdin is PIPE
     handle = Handle(plan, argv, cwd=cwd, env=env, stdin=b"" if piped else stdin)
     stdout, out_transport = await _reader_for(loop, handle.take_fd(1))
@@ -121,14 +121,15 @@ PIPE = object()
 
 async def run_async(policy: PolicyLike, argv: Sequence[Union[str, bytes]], *, cwd: Optional[str] = None,
                     env: Optional[Mapping[str, str]] = None, stdin: Any = None, timeout: Optional[float] = None,
-                    workspace: Optional[str] = None, on_output: Optional[OutputCallback] = None) -> RunResult:
+                    workspace: Optional[str] = None, on_output: Optional[OutputCallback] = None,
+                    publish: Optional[Sequence[Any]] = None) -> RunResult:
     """cordon.run() for asyncio: streams each chunk of output to
     on_output(stream, chunk) as it comes, and returns the RunResult (with
     the whole output). Cancelling the awaiting task cancels the run. With a
     Plan, timeout cancels the run at the deadline (timed_out and cancelled)."""
     host_deadline = timeout if isinstance(policy, Plan) else None
     run = await start(policy, argv, cwd=cwd, env=env, stdin=stdin, timeout=None if host_deadline else timeout,
-                      workspace=workspace)
+                      workspace=workspace, publish=publish)
     chunks = {1: bytearray(), 2: bytearray()}
 
     async def pump(stream: int, reader: asyncio.StreamReader) -> None:

@@ -228,6 +228,23 @@ TEST(PolicyJson, UnknownFieldsHaveLocations) {
   expect_invalid(with(R"("filesystem": {"a/b~c": 1})"), "/filesystem/a~1b~0c");
 }
 
+// network.publish (docs/network.md, "Published ports"): host_port defaults
+// to port; written back only when set (other policies keep their text).
+TEST(PolicyJson, Publish) {
+  auto r = sandbox_policy_from_json(with(R"("network": {"publish": [{"port": 8000}, {"port": 9, "host_port": 8009}]})"));
+  ASSERT_TRUE(r) << r.error_value().describe();
+  ASSERT_EQ(r->network.publish.size(), 2U);
+  EXPECT_EQ(r->network.publish[0], (published_port{8000, 8000}));
+  EXPECT_EQ(r->network.publish[1], (published_port{9, 8009}));
+  expect_round_trip(*r);
+  EXPECT_EQ(sandbox_policy_to_json(sandbox_policy{}).find("publish"), std::string::npos);
+  expect_invalid(with(R"("network": {"publish": [{"host_port": 80}]})"), "/network/publish/0/port", "missing");
+  expect_invalid(with(R"("network": {"publish": [{"port": "80"}]})"), "/network/publish/0/port", "integer");
+  expect_invalid(with(R"("network": {"publish": [{"port": 80, "address": "0.0.0.0"}]})"),
+                 "/network/publish/0/address", "unknown field");
+  expect_invalid(with(R"("network": {"publish": {"port": 80}})"), "/network/publish", "array");
+}
+
 TEST(PolicyJson, DuplicateKeysAreRejected) {
   expect_invalid(R"({"schema_version": 1, "schema_version": 1})", "/schema_version",
                  "duplicate key");

@@ -119,6 +119,26 @@ TEST(ThreeBackends, TheGatesRunInTheSameOrderOnEach) {
   }
 }
 
+// network.publish needs a network namespace of the sandbox's own: Linux
+// (linux-namespaces) compiles it, macOS and Windows refuse it with a blocker
+// naming it (docs/network.md, "Published ports").
+TEST(ThreeBackends, PublishedPortsCompileOnlyWhereTheSandboxHasItsOwnNetwork) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.platform);
+    sandbox_policy p = portable_policy();
+    p.network.publish = {{8000, 18000}};
+    auto r = c.backend->compile(p, options_for(c), c.available);
+    if (std::string(c.platform) == "linux") {
+      EXPECT_TRUE(r) << (r ? "" : r.failure().message);
+      continue;
+    }
+    ASSERT_FALSE(r);
+    bool named = false;
+    for (const auto& b : r.failure().blockers) named = named || b.reason.find("publish") != std::string::npos;
+    EXPECT_TRUE(named) << r.failure().message;
+  }
+}
+
 TEST(ThreeBackends, TheWorkspaceRuleRefusesTheRootAndTheHomeOnEach) {
   for (const auto& c : cases()) {
     SCOPED_TRACE(c.platform);

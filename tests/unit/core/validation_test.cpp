@@ -230,6 +230,47 @@ TEST(Validation, RulesOnlyInFilteredMode) {
   EXPECT_TRUE(validate_sandbox_policy(p).ok());
 }
 
+// network.publish: a namespace of the sandbox's own where the command may
+// listen, ports in range, each host port once, at most 16.
+TEST(Validation, Publish) {
+  sandbox_policy p;
+  p.network.publish = {{8000, 8000}, {9, 8009}};
+  const auto ok = validate_sandbox_policy(p);
+  ASSERT_TRUE(ok.ok()) << ::testing::PrintToString(locations(ok));
+  EXPECT_EQ(ok.policy.network.publish, p.network.publish);
+
+  p.network.mode = network_mode::unrestricted;
+  expect_one_error(p, "/network/publish", "unrestricted");
+  p = filtered({});
+  p.network.publish = {{8000, 8000}};
+  expect_one_error(p, "/network/publish", "allow_local_binding");
+  p.network.allow_local_binding = true;
+  EXPECT_TRUE(validate_sandbox_policy(p).ok());
+  // The broker's ports inside a filtered sandbox (core/broker_endpoint.h):
+  // published, any host process would use the sandbox's broker, its rules
+  // and its credentials.
+  p.network.publish = {{3128, 8000}};
+  expect_one_error(p, "/network/publish/0/port", "broker");
+  p.network.publish = {{3129, 8000}};
+  expect_one_error(p, "/network/publish/0/port", "broker");
+  p.network.publish = {{53, 8000}};
+  expect_one_error(p, "/network/publish/0/port", "broker");
+  p.network.mode = network_mode::denied;  // no broker there: the command's own port
+  p.network.publish = {{3128, 8000}};
+  EXPECT_TRUE(validate_sandbox_policy(p).ok());
+
+  p = sandbox_policy{};
+  p.network.publish = {{8000, 8000}, {8001, 8000}};
+  expect_one_error(p, "/network/publish/1/host_port", "twice");
+  p.network.publish = {{0, 8000}};
+  expect_one_error(p, "/network/publish/0/port");
+  p.network.publish = {{80, 65536}};
+  expect_one_error(p, "/network/publish/0/host_port");
+  p.network.publish.clear();
+  for (int i = 0; i < static_cast<int>(max_published_ports) + 1; ++i) p.network.publish.push_back({8000 + i, 8000 + i});
+  expect_one_error(p, "/network/publish", "at most 16");
+}
+
 TEST(Validation, AmbiguousRulesAndDuplicates) {
   // Same host after normalization and same port, different action.
   expect_one_error(filtered({{"a.com", 443, rule_action::allow},
