@@ -47,11 +47,11 @@ inline const linux_host_facts* linux_facts_of(const host_facts& facts) noexcept 
   return backend_facts_as<linux_host_facts>(facts);
 }
 
-// `linux` as the driver's host facts of the linux-namespaces backend:
+// `record` as the driver's host facts of the linux-namespaces backend:
 // platform "linux", `uid`, `gid` and `home` as given, available when user
 // namespaces are (backend_blocker: why not), one line per fact for probe
 // output, the record in backend_facts. The running host's are
 // read_host_facts(); recorded ones come from a file (load_host_facts).
-host_facts linux_driver_facts(linux_host_facts linux, unsigned uid, unsigned gid, std::string home);
+host_facts linux_driver_facts(linux_host_facts record, unsigned uid, unsigned gid, std::string home);
 
 }  // namespace cordon

@@ -16,6 +16,10 @@
    named somewhere in src/ outside the enum's own spelling table (a value no
    code produces is dead or a control not implemented), unless
    tests/lint/enum_allowed.txt names it with the reason.
+5. Macro names: no public header in include/ uses `linux`, `unix` or `i386`
+   as a word outside comments and strings: in GNU mode (`-std=gnu++20`, CMake's
+   default for a consumer) the compiler predefines them as 1, so a parameter so
+   named breaks every consumer (the packaging stage found one).
 
 Usage: tests/lint/lint.py [SOURCE_DIR]. Prints one line per finding,
 "FILE:LINE: kind: what", and exits 1 when there is any.
@@ -252,10 +256,21 @@ def check_enums():
                             "(tests/lint/enum_allowed.txt names the ones that stay, with why)")
 
 
+# --- 5. GNU predefined macro names in public headers ------------------------
+def check_macro_names():
+    for path in files("include", (".h",)):
+        for n, text in enumerate(lines(path), 1):
+            code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text.split("//")[0])
+            m = re.search(r"(?<![\w/.<])(linux|unix|i386)(?![\w/.])", code)
+            if m:
+                finding(path, n, "macro-name", f"'{m.group(1)}' is predefined as 1 in GNU mode: name it otherwise")
+
+
 check_close()
 check_layers()
 check_citations()
 check_enums()
+check_macro_names()
 for f in findings:
     print(f)
 print(f"lint: {len(findings)} finding(s)")
