@@ -71,17 +71,21 @@ std::string descriptor_path(int fd) {
   return out;
 }
 
-unique_fd open_as_caller(pid_t pid, int dirfd, const std::string& path, std::uint64_t flags) {
+unique_fd open_as_caller(pid_t pid, int dirfd, const std::string& path, std::uint64_t flags, int start) {
   if (path.empty()) {
     errno = ENOENT;
     return unique_fd();
   }
-  unique_fd start = caller_start_directory(pid, dirfd, path);
-  if (!start) return unique_fd();
+  unique_fd opened;
+  if (start < 0) {
+    opened = caller_start_directory(pid, dirfd, path);
+    if (!opened) return unique_fd();
+    start = opened.get();
+  }
   const bool absolute = path.front() == '/';
-  unique_fd fd(open_beneath(start.get(), path, flags, absolute ? RESOLVE_IN_ROOT : RESOLVE_BENEATH));
+  unique_fd fd(open_beneath(start, path, flags, absolute ? RESOLVE_IN_ROOT : RESOLVE_BENEATH));
   if (fd || absolute || errno != EXDEV) return fd;
-  const std::string directory = descriptor_path(start.get());
+  const std::string directory = descriptor_path(start);
   if (directory.empty()) {
     errno = ENOENT;
     return unique_fd();

@@ -60,7 +60,9 @@ std::string descriptor_path(int fd);
 // caller's view (readlink of /proc/PID/cwd or /proc/PID/fd/N) with
 // RESOLVE_IN_ROOT from its root. Invalid, with errno, on failure; a
 // directory the kernel marks deleted is not retried (ENOENT).
-unique_fd open_as_caller(pid_t pid, int dirfd, const std::string& path, std::uint64_t flags);
+// `start` is caller_start_directory(pid, dirfd, path) when the caller has
+// it (several paths from one start), else -1 to open it here.
+unique_fd open_as_caller(pid_t pid, int dirfd, const std::string& path, std::uint64_t flags, int start = -1);
 
 // True while the notification `request` is still pending on `listener_fd`
 // (SECCOMP_IOCTL_NOTIF_ID_VALID): what was read through /proc/PID belongs

@@ -136,7 +136,9 @@ std::optional<write_target> resolve_target(pid_t pid, const write_call& call, co
   const bool tmpfile = (flags & kTmpfileBit) != 0;
   // O_CREAT|O_EXCL never follows a last symlink (open(2)).
   const bool follow = (flags & O_NOFOLLOW) == 0 && !(creates && (flags & O_EXCL) != 0);
-  unique_fd file = open_as_caller(pid, call.dirfd, path, follow ? 0 : O_NOFOLLOW);
+  unique_fd start = caller_start_directory(pid, call.dirfd, path);
+  if (!start) return std::nullopt;
+  unique_fd file = open_as_caller(pid, call.dirfd, path, follow ? 0 : O_NOFOLLOW, start.get());
   if (file) {
     struct stat st {};
     if (::fstat(file.get(), &st) != 0) return std::nullopt;
@@ -150,7 +152,7 @@ std::optional<write_target> resolve_target(pid_t pid, const write_call& call, co
   if (errno != ENOENT || !creates || path.back() == '/') return std::nullopt;
   auto [parent, last] = split_last(path);
   if (last.empty()) return std::nullopt;
-  unique_fd directory = open_as_caller(pid, call.dirfd, parent, O_DIRECTORY);
+  unique_fd directory = open_as_caller(pid, call.dirfd, parent, O_DIRECTORY, start.get());
   if (!directory) return std::nullopt;
   // A dangling symlink: O_CREAT makes its target, somewhere else.
   struct stat st {};
