@@ -65,20 +65,40 @@ std::string last_component(std::string p) {
   return last == "." || last == ".." ? std::string() : last;
 }
 
-// The mount id of the path's last component when it is a mount point.
-std::optional<std::uint64_t> mount_point_id(int start, const std::string& path) {
+// The directory a path's last component is in, resolved as the caller sees
+// it, and that component.
+struct parent_and_last {
+  unique_fd dir;
+  std::string last;
+};
+
+std::optional<parent_and_last> open_parent(int start, const std::string& path) {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   const auto slash = p.rfind('/');
   const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
-  const std::string last = slash == std::string::npos ? p : p.substr(slash + 1);
+  std::string last = slash == std::string::npos ? p : p.substr(slash + 1);
   if (last.empty() || last == "." || last == "..") return std::nullopt;
   unique_fd dir(open_beneath(start, parent, O_DIRECTORY, path.front() == '/' ? RESOLVE_IN_ROOT : RESOLVE_BENEATH));
   if (!dir) return std::nullopt;
-  const auto own = mount_id(dir.get(), last.c_str(), AT_SYMLINK_NOFOLLOW);
-  const auto above = mount_id(dir.get(), "", AT_EMPTY_PATH);
+  return parent_and_last{std::move(dir), std::move(last)};
+}
+
+// The mount id of the last component when it is a mount point.
+std::optional<std::uint64_t> mount_point_id(const parent_and_last& at) {
+  const auto own = mount_id(at.dir.get(), at.last.c_str(), AT_SYMLINK_NOFOLLOW);
+  const auto above = mount_id(at.dir.get(), "", AT_EMPTY_PATH);
   if (!own || !above || *own == *above) return std::nullopt;
   return own;
+}
+
+// linux-os-sandbox: the path in the caller's view when it is one of `paths`.
+std::optional<std::string> protected_change_path(const parent_and_last& at, const std::vector<std::string>& paths) {
+  const std::string dir = descriptor_path(at.dir.get());
+  if (dir.empty()) return std::nullopt;
+  const std::string where = (dir == "/" ? "" : dir) + "/" + at.last;
+  if (std::find(paths.begin(), paths.end(), where) == paths.end()) return std::nullopt;
+  return where;
 }
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
@@ -136,10 +156,11 @@ bool is_mount_point_change(int syscall_nr) noexcept {
 }
 
 void answer_mount_point_change(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response,
-                               const std::vector<std::string>& names, violation_log& log) {
+                               const seccomp_program& program, violation_log& log) {
   response.error = 0;
   response.val = 0;
   response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  const auto& names = program.mount_point_names;
   const auto pid = static_cast<pid_t>(request.pid);
   for (const auto& argument : path_arguments(request)) {
     const auto path = read_caller_path(pid, argument.address);
@@ -150,9 +171,19 @@ void answer_mount_point_change(int listener_fd, const seccomp_notif& request, se
     // Opened from /proc/PID: only trusted while the caller still waits in
     // this call, so that PID was not reused (seccomp_unotify(2)).
     if (!start || !notification_still_valid(listener_fd, request)) continue;
-    const auto id = mount_point_id(start.get(), *path);
-    if (!id) continue;
-    log.record("protected_write", mount_point_path(pid, *id, *path));
+    const auto at = open_parent(start.get(), *path);
+    if (!at) continue;
+    std::string where;
+    if (program.protected_by_landlock) {
+      const auto found = protected_change_path(*at, program.protected_change_paths);
+      if (!found || !notification_still_valid(listener_fd, request)) continue;
+      where = *found;
+    } else {
+      const auto id = mount_point_id(*at);
+      if (!id) continue;
+      where = mount_point_path(pid, *id, *path);
+    }
+    log.record("protected_write", where);
     response.error = -EROFS;
     response.flags = 0;
     return;

@@ -178,7 +178,8 @@ bool is_protected_write_check(const seccomp_program& program, const seccomp_noti
 }
 
 void answer_protected_write(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response,
-                            const std::vector<std::string>& protected_paths, violation_log& log) {
+                            const seccomp_program& program, violation_log& log) {
+  const auto& protected_paths = program.protected_write_paths;
   response.error = 0;
   response.val = 0;
   response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -188,8 +189,9 @@ void answer_protected_write(int listener_fd, const seccomp_notif& request, secco
   const auto path = read_caller_path(pid, call->address);
   if (!path || path->empty()) return;
   auto target = resolve_target(pid, *call, *path);
-  // The common case ends here: a write to a writable mount.
-  if (!target || !on_read_only_mount(target->fd.get())) return;
+  // The common case ends here: a write to a writable mount. Under Landlock
+  // (linux-os-sandbox) there is no mount to ask: the paths decide.
+  if (!target || (!program.protected_by_landlock && !on_read_only_mount(target->fd.get()))) return;
   std::string where = descriptor_path(target->fd.get());
   if (where.empty()) return;
   if (!target->name.empty()) where += (where == "/" ? "" : "/") + target->name;

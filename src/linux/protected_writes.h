@@ -58,11 +58,15 @@ bool is_protected_write_check(const seccomp_program& program, const seccomp_noti
 // Answers the notification `request` (already received from `listener_fd`):
 // fills `response` with EROFS (and records a "protected_write" violation,
 // the file's path in the caller's view, in `log`) or with
-// SECCOMP_USER_NOTIF_FLAG_CONTINUE. `protected_paths` are absolute paths as
-// the sandbox sees them (seccomp_program::protected_write_paths). A call
+// SECCOMP_USER_NOTIF_FLAG_CONTINUE. program.protected_write_paths are
+// absolute paths as the sandbox sees them. With program.protected_by_landlock
+// (linux-os-sandbox: no mounts; Landlock's read-only rules refuse these
+// writes with EACCES by themselves) the read-only mount is not asked: the
+// path alone decides, and the EROFS answer still only replaces the errno
+// of a call Landlock refuses. A call
 // whose path cannot be read or resolved, or whose openat2 asks for its own
 // resolve flags, continues: the kernel gives it its own answer.
 void answer_protected_write(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response,
-                            const std::vector<std::string>& protected_paths, violation_log& log);
+                            const seccomp_program& program, violation_log& log);
 
 }  // namespace cordon::linux_impl

@@ -111,6 +111,14 @@ struct seccomp_program {
   // inside writable roots, as the sandbox sees them).
   bool protected_writes_checked = false;
   std::vector<std::string> protected_write_paths;
+  // linux-os-sandbox: no mount namespace, the protected paths are Landlock
+  // read-only rules (the split around them refuses every write, rename and
+  // removal with EACCES). The supervisor then compares paths instead of
+  // mounts: a write below one of protected_write_paths, a rename or removal
+  // of one of protected_change_paths (those paths and the directories
+  // between them and their writable root, host paths).
+  bool protected_by_landlock = false;
+  std::vector<std::string> protected_change_paths;
 };
 
 // The errno a notified call must fail with (EPERM when the number is unknown).
