@@ -35,28 +35,26 @@ struct write_call {
   bool truncate = false;
 };
 
-bool is_nr(long nr, long expected) noexcept { return nr == expected; }
-
-bool is_open(long nr) noexcept {
+// open, creat and truncate where the architecture has them (aarch64 has only openat; -1: none).
 #ifdef SYS_open
-  if (is_nr(nr, SYS_open)) return true;
+constexpr long kOpen = SYS_open;
+#else
+constexpr long kOpen = -1;
 #endif
-  return false;
-}
-
-bool is_creat(long nr) noexcept {
 #ifdef SYS_creat
-  if (is_nr(nr, SYS_creat)) return true;
+constexpr long kCreat = SYS_creat;
+#else
+constexpr long kCreat = -1;
 #endif
-  return false;
-}
-
-bool is_truncate(long nr) noexcept {
 #ifdef SYS_truncate
-  if (is_nr(nr, SYS_truncate)) return true;
+constexpr long kTruncate = SYS_truncate;
+#else
+constexpr long kTruncate = -1;
 #endif
-  return false;
-}
+
+bool is_open(long nr) noexcept { return kOpen >= 0 && nr == kOpen; }
+bool is_creat(long nr) noexcept { return kCreat >= 0 && nr == kCreat; }
+bool is_truncate(long nr) noexcept { return kTruncate >= 0 && nr == kTruncate; }
 
 bool is_write_call(long nr) noexcept {
   return is_open(nr) || is_creat(nr) || is_truncate(nr) || nr == SYS_openat || nr == SYS_openat2;
