@@ -437,6 +437,37 @@ TEST(EscapeDeferred, WritesToProtectedMetadataAreEROFSAndAViolation) {
       << sh.report.dump(2);
 }
 
+// The kernel's own answers that come before any write stay the kernel's
+// (EEXIST, EISDIR, a read-only open with O_CREAT); O_TMPFILE in a protected
+// directory and a "../" from a directory descriptor inside one are writes.
+TEST(EscapeDeferred, WriteChecksFollowTheKernelsOrderOfAnswers) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script = R"(python3 -c "
+import errno, os
+def t(name, f):
+    try:
+        os.close(f()); print(name, 'OK')
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+t('tmpfile', lambda: os.open('.git/hooks', os.O_TMPFILE | os.O_WRONLY))
+d = os.open('.git/hooks', os.O_RDONLY)
+t('dirfd-dotdot', lambda: os.open('../config', os.O_WRONLY, dir_fd=d))
+t('ro-creat', lambda: os.open('.git/config', os.O_RDONLY | os.O_CREAT))
+t('excl', lambda: os.open('.git/config', os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+t('dir', lambda: os.open('.git/hooks', os.O_WRONLY))
+t('tmpfile-ws', lambda: os.open('.', os.O_TMPFILE | os.O_WRONLY))
+")";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"tmpfile EROFS", "dirfd-dotdot EROFS", "ro-creat OK", "excl EEXIST", "dir EISDIR",
+                          "tmpfile-ws OK"}))
+      << r.all();
+  const std::string git = ws.path() + "/.git";
+  EXPECT_EQ(violation_targets(r, "protected_write"), (std::vector<std::string>{git + "/config", git + "/hooks"}))
+      << r.report.dump(2);
+}
+
 // Reading protected metadata, git status and a commit in the workspace
 // write nothing protected: no violation, although every open for writing
 // in this sandbox is looked at by the supervisor.
