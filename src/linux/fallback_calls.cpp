@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "linux/caller_paths.h"
+
 namespace cordon::linux_impl {
 namespace {
 
@@ -18,18 +20,6 @@ namespace {
 constexpr std::uint64_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |
                                           CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | 0x80 /* CLONE_NEWTIME */;
 constexpr std::uint64_t kSetIdBits = S_ISUID | S_ISGID;
-
-// Reads `size` bytes at `address` in process `pid`; false on a short read.
-bool read_caller(pid_t pid, std::uint64_t address, void* out, std::size_t size) {
-  iovec local{out, size};
-  iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), size};
-  return ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
-}
-
-bool still_valid(int listener_fd, const seccomp_notif& request) {
-  std::uint64_t id = request.id;
-  return ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
 
 }  // namespace
 
@@ -39,21 +29,21 @@ bool is_expected_fallback(int listener_fd, const seccomp_notif& request) {
   if (nr == SYS_clone3) {
     // The first field of struct clone_args is the 64-bit flags word, in every version of the struct.
     std::uint64_t flags = 0;
-    if (request.data.args[1] < sizeof flags || !read_caller(static_cast<pid_t>(request.pid), request.data.args[0],
+    if (request.data.args[1] < sizeof flags || !read_caller_memory(static_cast<pid_t>(request.pid), request.data.args[0],
                                                             &flags, sizeof flags)) {
       return false;
     }
-    return (flags & kNamespaceFlags) == 0 && still_valid(listener_fd, request);
+    return (flags & kNamespaceFlags) == 0 && notification_still_valid(listener_fd, request);
   }
 #endif
 #ifdef SYS_openat2
   if (nr == SYS_openat2) {
     open_how how{};
     if (request.data.args[3] < sizeof how ||
-        !read_caller(static_cast<pid_t>(request.pid), request.data.args[2], &how, sizeof how)) {
+        !read_caller_memory(static_cast<pid_t>(request.pid), request.data.args[2], &how, sizeof how)) {
       return false;
     }
-    return (how.mode & kSetIdBits) == 0 && still_valid(listener_fd, request);
+    return (how.mode & kSetIdBits) == 0 && notification_still_valid(listener_fd, request);
   }
 #endif
   // fchmodat2(dirfd, path, mode, flags): the mode is a plain argument. 452 on every architecture with the

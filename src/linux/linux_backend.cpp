@@ -136,6 +136,26 @@ std::vector<std::string> protected_names_inside_writable(const mount_table& tabl
   return {names.begin(), names.end()};
 }
 
+// The read-only binds the table puts inside a writable root (protected
+// .git/config, .git/hooks, a protected_read_only path in the workspace, ...):
+// an open for writing or a truncate there is EROFS from the mount, and the
+// supervisor records it (protected_writes.h). Masks (denied paths) are not
+// listed: their mode-000 file or directory answers EACCES, as before.
+std::vector<std::string> protected_write_paths(const mount_table& table) {
+  std::vector<std::string> paths;
+  for (const auto& op : table.ops) {
+    if (op.kind != mount_kind::bind_read_only) continue;
+    for (const auto& root : table.ops) {
+      if (root.kind == mount_kind::bind_writable && root.why != "pin" && op.path != root.path &&
+          path_is_within(op.path, root.path)) {
+        paths.push_back(op.path);
+        break;
+      }
+    }
+  }
+  return paths;
+}
+
 seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
   const bool filtered = normalized.network.mode == network_mode::filtered;
   const bool denied = normalized.network.mode == network_mode::denied;
@@ -242,6 +262,8 @@ class linux_backend final : public sandbox_backend {
     seccomp_options seccomp = seccomp_for(normalized, facts);
     const auto read_only_names = protected_names_inside_writable(payload->mounts);
     seccomp.notify_mount_point_changes = !read_only_names.empty();
+    auto write_paths = protected_write_paths(payload->mounts);
+    seccomp.notify_protected_writes = !write_paths.empty();
     if (linux_facts->seccomp) {
       auto program = build_plan_seccomp(seccomp);
       if (!program) return std::move(program).error_value();
@@ -252,6 +274,7 @@ class linux_backend final : public sandbox_backend {
         payload->seccomp.unix_private_tmp = payload->mounts.private_tmp;
       }
       if (payload->seccomp.mount_point_changes_checked) payload->seccomp.mount_point_names = read_only_names;
+      if (payload->seccomp.protected_writes_checked) payload->seccomp.protected_write_paths = std::move(write_paths);
     }
     choose_landlock(normalized, *linux_facts, seccomp, *payload);
     if (linux_facts->landlock_abi == 0) {

@@ -5,23 +5,20 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <linux/stat.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "linux/caller_paths.h"
 #include "posix/unique_fd.h"
 
 namespace cordon::linux_impl {
@@ -31,9 +28,6 @@ struct path_argument {
   int dirfd = AT_FDCWD;
   std::uint64_t address = 0;
 };
-
-// The kernel reads a directory descriptor argument as an int (its low 32 bits).
-int dirfd_of(std::uint64_t arg) { return static_cast<int>(static_cast<std::int32_t>(arg & 0xffffffffU)); }
 
 // The paths a call renames, replaces or removes.
 std::vector<path_argument> path_arguments(const seccomp_notif& request) {
@@ -49,52 +43,11 @@ std::vector<path_argument> path_arguments(const seccomp_notif& request) {
   if (nr == SYS_rmdir) return {{AT_FDCWD, a[0]}};
 #endif
 #ifdef SYS_renameat
-  if (nr == SYS_renameat) return {{dirfd_of(a[0]), a[1]}, {dirfd_of(a[2]), a[3]}};
+  if (nr == SYS_renameat) return {{caller_dirfd(a[0]), a[1]}, {caller_dirfd(a[2]), a[3]}};
 #endif
-  if (nr == SYS_renameat2) return {{dirfd_of(a[0]), a[1]}, {dirfd_of(a[2]), a[3]}};
-  if (nr == SYS_unlinkat) return {{dirfd_of(a[0]), a[1]}};
+  if (nr == SYS_renameat2) return {{caller_dirfd(a[0]), a[1]}, {caller_dirfd(a[2]), a[3]}};
+  if (nr == SYS_unlinkat) return {{caller_dirfd(a[0]), a[1]}};
   return {};
-}
-
-// A NUL-terminated string of the caller's, read a page at a time (a string
-// may end just before an unmapped page); nullopt past PATH_MAX or on a bad address.
-std::optional<std::string> read_caller_path(pid_t pid, std::uint64_t address) {
-  constexpr std::size_t kPage = 4096;
-  std::string out;
-  char chunk[kPage];
-  while (out.size() < PATH_MAX) {
-    const std::size_t room = kPage - static_cast<std::size_t>(address % kPage);
-    iovec local{chunk, room};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), room};
-    const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n <= 0) return std::nullopt;
-    const auto* end = static_cast<const char*>(std::memchr(chunk, '\0', static_cast<std::size_t>(n)));
-    if (end != nullptr) return out.append(chunk, static_cast<std::size_t>(end - chunk));
-    out.append(chunk, static_cast<std::size_t>(n));
-    address += static_cast<std::uint64_t>(n);
-  }
-  return std::nullopt;
-}
-
-// The directory a path starts from, as the caller sees it.
-unique_fd start_directory(pid_t pid, int dirfd, const std::string& path) {
-  std::string proc = "/proc/" + std::to_string(pid);
-  proc += path.front() == '/' ? "/root" : dirfd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(dirfd);
-  return unique_fd(::open(proc.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-}
-
-// openat2(2) of a directory, retried while a host-wide rename or mount races
-// a ".." step (EAGAIN, openat2(2)); -1 on failure.
-int open_directory(int base, const std::string& path, std::uint64_t resolve) {
-  open_how how{};
-  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-  how.resolve = resolve | RESOLVE_NO_MAGICLINKS;
-  int fd = -1;
-  for (int attempt = 0; attempt < 128; ++attempt) {
-    fd = static_cast<int>(::syscall(SYS_openat2, base, path.c_str(), &how, sizeof how));
-    if (fd >= 0 || errno != EAGAIN) break;
-  }
-  return fd;
 }
 
 std::optional<std::uint64_t> mount_id(int dirfd, const char* name, int flags) {
@@ -112,20 +65,40 @@ std::string last_component(std::string p) {
   return last == "." || last == ".." ? std::string() : last;
 }
 
-// The mount id of the path's last component when it is a mount point.
-std::optional<std::uint64_t> mount_point_id(int start, const std::string& path) {
+// The directory a path's last component is in, resolved as the caller sees
+// it, and that component.
+struct parent_and_last {
+  unique_fd dir;
+  std::string last;
+};
+
+std::optional<parent_and_last> open_parent(int start, const std::string& path) {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   const auto slash = p.rfind('/');
   const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
-  const std::string last = slash == std::string::npos ? p : p.substr(slash + 1);
+  std::string last = slash == std::string::npos ? p : p.substr(slash + 1);
   if (last.empty() || last == "." || last == "..") return std::nullopt;
-  unique_fd dir(open_directory(start, parent, path.front() == '/' ? RESOLVE_IN_ROOT : RESOLVE_BENEATH));
+  unique_fd dir(open_beneath(start, parent, O_DIRECTORY, path.front() == '/' ? RESOLVE_IN_ROOT : RESOLVE_BENEATH));
   if (!dir) return std::nullopt;
-  const auto own = mount_id(dir.get(), last.c_str(), AT_SYMLINK_NOFOLLOW);
-  const auto above = mount_id(dir.get(), "", AT_EMPTY_PATH);
+  return parent_and_last{std::move(dir), std::move(last)};
+}
+
+// The mount id of the last component when it is a mount point.
+std::optional<std::uint64_t> mount_point_id(const parent_and_last& at) {
+  const auto own = mount_id(at.dir.get(), at.last.c_str(), AT_SYMLINK_NOFOLLOW);
+  const auto above = mount_id(at.dir.get(), "", AT_EMPTY_PATH);
   if (!own || !above || *own == *above) return std::nullopt;
   return own;
+}
+
+// linux-os-sandbox: the path in the caller's view when it is one of `paths`.
+std::optional<std::string> protected_change_path(const parent_and_last& at, const std::vector<std::string>& paths) {
+  const std::string dir = descriptor_path(at.dir.get());
+  if (dir.empty()) return std::nullopt;
+  const std::string where = (dir == "/" ? "" : dir) + "/" + at.last;
+  if (std::find(paths.begin(), paths.end(), where) == paths.end()) return std::nullopt;
+  return where;
 }
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
@@ -160,11 +133,6 @@ std::string mount_point_path(pid_t pid, std::uint64_t id, const std::string& fal
   return fallback;
 }
 
-bool still_valid(int listener_fd, const seccomp_notif& request) {
-  std::uint64_t id = request.id;
-  return ::ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
 }  // namespace
 
 bool is_mount_point_change(int syscall_nr) noexcept {
@@ -188,23 +156,34 @@ bool is_mount_point_change(int syscall_nr) noexcept {
 }
 
 void answer_mount_point_change(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response,
-                               const std::vector<std::string>& names, violation_log& log) {
+                               const seccomp_program& program, violation_log& log) {
   response.error = 0;
   response.val = 0;
   response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  const auto& names = program.mount_point_names;
   const auto pid = static_cast<pid_t>(request.pid);
   for (const auto& argument : path_arguments(request)) {
     const auto path = read_caller_path(pid, argument.address);
     if (!path || path->empty()) continue;
     // No mount point of the plan has this name: nothing to look up.
     if (std::find(names.begin(), names.end(), last_component(*path)) == names.end()) continue;
-    unique_fd start = start_directory(pid, argument.dirfd, *path);
+    unique_fd start = caller_start_directory(pid, argument.dirfd, *path);
     // Opened from /proc/PID: only trusted while the caller still waits in
     // this call, so that PID was not reused (seccomp_unotify(2)).
-    if (!start || !still_valid(listener_fd, request)) continue;
-    const auto id = mount_point_id(start.get(), *path);
-    if (!id) continue;
-    log.record("protected_write", mount_point_path(pid, *id, *path));
+    if (!start || !notification_still_valid(listener_fd, request)) continue;
+    const auto at = open_parent(start.get(), *path);
+    if (!at) continue;
+    std::string where;
+    if (program.protected_by_landlock) {
+      const auto found = protected_change_path(*at, program.protected_change_paths);
+      if (!found || !notification_still_valid(listener_fd, request)) continue;
+      where = *found;
+    } else {
+      const auto id = mount_point_id(*at);
+      if (!id) continue;
+      where = mount_point_path(pid, *id, *path);
+    }
+    log.record("protected_write", where);
     response.error = -EROFS;
     response.flags = 0;
     return;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "linux/seccomp_filter.h"
 #include "linux/violations.h"
 
 namespace cordon::linux_impl {
@@ -42,10 +43,15 @@ bool is_mount_point_change(int syscall_nr) noexcept;
 // Answers the notification `request` (already received from `listener_fd`):
 // fills `response` with EROFS (and records the violation in `log`) or with
 // SECCOMP_USER_NOTIF_FLAG_CONTINUE. Only a path whose last component is one
-// of `names` (seccomp_program::mount_point_names) is looked up; a path that
+// of program.mount_point_names is looked up; a path that
 // cannot be read or resolved (bad address, gone, outside the caller's
 // directory) continues: the kernel gives the call its own answer.
+// With program.protected_by_landlock (linux-os-sandbox, no mounts) the
+// path in the caller's view (its directory's path and the last component)
+// must be one of program.protected_change_paths instead, and the violation
+// names it; Landlock refuses such a call by itself (EACCES), so here too
+// the answer only chooses the errno.
 void answer_mount_point_change(int listener_fd, const seccomp_notif& request, seccomp_notif_resp& response,
-                               const std::vector<std::string>& names, violation_log& log);
+                               const seccomp_program& program, violation_log& log);
 
 }  // namespace cordon::linux_impl

@@ -3,6 +3,7 @@
 // (docs/linux-backend.md, "Without namespaces"). Its facts, build() and
 // launch; the gates are core's (src/core/compile.cpp).
 #include <algorithm>
+#include <set>
 
 #include "cordon/linux_backend.h"
 #include "core/broker_endpoint.h"
@@ -62,6 +63,47 @@ bool store_is_writable(const sandbox_policy& normalized, const std::string& stor
     }
   }
   return false;
+}
+
+// The protected paths inside writable roots (repository metadata, the
+// listing store, filesystem.protected_read_only), for the supervisor's
+// answers: Landlock's split refuses a write, rename or removal there with
+// EACCES, which says nothing a model can act on; the supervisor answers
+// EROFS and records a protected_write violation, as on linux-namespaces
+// (protected_writes.h, mount_point_changes.h). A rename or removal of a
+// directory between such a path and its writable root is one too (the
+// split refuses it: it would carry the protection away).
+struct protected_answers {
+  std::vector<std::string> write_paths;   // the protected paths
+  std::vector<std::string> change_paths;  // and the directories above them, below their root
+  std::vector<std::string> names;         // the last components of change_paths
+};
+
+protected_answers protected_answers_for(const sandbox_policy& normalized, const std::vector<std::string>& metadata) {
+  std::vector<std::string> roots;
+  for (const auto& root : normalized.filesystem.writable) {
+    if (root != token_run_tmp) roots.push_back(resolve_on_host(root).path);
+  }
+  std::vector<std::string> candidates = metadata;
+  for (const auto& p : normalized.filesystem.protected_read_only) candidates.push_back(resolve_on_host(p).path);
+  protected_answers out;
+  std::set<std::string> change, names;
+  for (const auto& path : candidates) {
+    for (const auto& root : roots) {
+      if (path == root || !path_is_within(path, root)) continue;
+      out.write_paths.push_back(path);
+      for (std::string p = path; p.size() > root.size(); p = p.substr(0, p.rfind('/'))) {
+        change.insert(p);
+        names.insert(p.substr(p.rfind('/') + 1));
+      }
+      break;
+    }
+  }
+  std::sort(out.write_paths.begin(), out.write_paths.end());
+  out.write_paths.erase(std::unique(out.write_paths.begin(), out.write_paths.end()), out.write_paths.end());
+  out.change_paths.assign(change.begin(), change.end());
+  out.names.assign(names.begin(), names.end());
+  return out;
 }
 
 seccomp_options seccomp_for(const sandbox_policy& normalized, const host_facts& facts) {
@@ -158,7 +200,9 @@ class os_sandbox_backend final : public sandbox_backend {
     payload->split = std::move(fs.split);
     payload->run_tmp = std::find(normalized.filesystem.writable.begin(), normalized.filesystem.writable.end(),
                                  std::string(token_run_tmp)) != normalized.filesystem.writable.end();
-    const seccomp_options seccomp = seccomp_for(normalized, facts);
+    seccomp_options seccomp = seccomp_for(normalized, facts);
+    protected_answers answers = protected_answers_for(normalized, metadata);
+    seccomp.notify_protected_writes = seccomp.notify_mount_point_changes = !answers.write_paths.empty();
     if (linux_facts->seccomp) {
       auto program = build_plan_seccomp(seccomp);
       if (!program) return std::move(program).error_value();
@@ -166,6 +210,12 @@ class os_sandbox_backend final : public sandbox_backend {
       if (payload->seccomp.unix_connect_checked) {
         payload->seccomp.unix_sockets_allowed = normalized.filesystem.unix_sockets;
         payload->seccomp.abstract_unix_refused = true;  // the host's names: the supervisor would connect past Landlock's scope
+      }
+      if (payload->seccomp.protected_writes_checked) {
+        payload->seccomp.protected_by_landlock = true;
+        payload->seccomp.protected_write_paths = std::move(answers.write_paths);
+        payload->seccomp.protected_change_paths = std::move(answers.change_paths);
+        payload->seccomp.mount_point_names = std::move(answers.names);
       }
     }
     payload->landlock.abi = linux_facts->landlock_abi;

@@ -49,6 +49,7 @@ result<seccomp_program> build_seccomp_program(const seccomp_options& options) {
   program.unix_connect_checked = options.notify && options.notify_unix_connect;
   program.listen_checked = options.notify && options.allow_inet_sockets && options.inet_stream_only;
   program.mount_point_changes_checked = options.notify && options.notify_mount_point_changes;
+  program.protected_writes_checked = options.notify && options.notify_protected_writes;
   program.broker_port = options.broker_port;
   program.allow_loopback_connect = options.allow_loopback_connect;
   program.bpf.assign(v.bpf, v.bpf + v.bpf_size);

@@ -64,6 +64,13 @@ struct seccomp_options {
   // call continue (mount_point_changes.h). Without it the kernel's answer is
   // EBUSY, and nothing is recorded.
   bool notify_mount_point_changes = false;
+  // A read-only bind lies inside a writable directory (with notify): open
+  // and openat with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC in their flags, and
+  // every creat, openat2 and truncate, go to the supervisor, which fails a
+  // write to a protected path with EROFS and records a "protected_write"
+  // violation, and lets every other call continue (protected_writes.h).
+  // Without it the mount's EROFS is all, and nothing is recorded.
+  bool notify_protected_writes = false;
   // Every blocked call goes to the supervisor (SECCOMP_RET_USER_NOTIF), which
   // records it as a violation and answers with the same errno the table
   // gives. If nobody answers (the supervisor is gone) the call fails with
@@ -99,6 +106,19 @@ struct seccomp_program {
   // The last components of those mount points ("config", "hooks", ...): a
   // call whose paths end otherwise is continued without a lookup.
   std::vector<std::string> mount_point_names;
+  // notify_protected_writes: write opens and truncates are answered by
+  // protected_writes.h against these absolute paths (the read-only binds
+  // inside writable roots, as the sandbox sees them).
+  bool protected_writes_checked = false;
+  std::vector<std::string> protected_write_paths;
+  // linux-os-sandbox: no mount namespace, the protected paths are Landlock
+  // read-only rules (the split around them refuses every write, rename and
+  // removal with EACCES). The supervisor then compares paths instead of
+  // mounts: a write below one of protected_write_paths, a rename or removal
+  // of one of protected_change_paths (those paths and the directories
+  // between them and their writable root, host paths).
+  bool protected_by_landlock = false;
+  std::vector<std::string> protected_change_paths;
 };
 
 // The errno a notified call must fail with (EPERM when the number is unknown).

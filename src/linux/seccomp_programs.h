@@ -18,19 +18,19 @@
 
 namespace cordon::linux_impl {
 
-inline constexpr unsigned seccomp_variant_count = 128;
+inline constexpr unsigned seccomp_variant_count = 256;
 
 // Variant index: bit 0 deny_non_unix_sockets, bit 1 deny_setuid_bits, bit 2
 // notify, bit 3 inet sockets (allow_inet_sockets and notify_connect, always
 // together: network denied in the sandbox's own namespace, or filtered),
 // bit 4 notify_unix_connect, bit 5 inet_stream_only, bit 6
-// notify_mount_point_changes. The broker's port (fixed, or 0 in denied mode)
+// notify_mount_point_changes, bit 7 notify_protected_writes. The broker's port (fixed, or 0 in denied mode)
 // is the supervisor's to read, not the filter's.
 constexpr unsigned seccomp_variant_index(const seccomp_options& options) noexcept {
   return (options.deny_non_unix_sockets ? 1U : 0U) | (options.deny_setuid_bits ? 2U : 0U) |
          (options.notify ? 4U : 0U) | (options.allow_inet_sockets ? 8U : 0U) |
          (options.notify_unix_connect ? 16U : 0U) | (options.inet_stream_only ? 32U : 0U) |
-         (options.notify_mount_point_changes ? 64U : 0U);
+         (options.notify_mount_point_changes ? 64U : 0U) | (options.notify_protected_writes ? 128U : 0U);
 }
 
 constexpr seccomp_options seccomp_options_for_variant(unsigned index) noexcept {
@@ -43,6 +43,7 @@ constexpr seccomp_options seccomp_options_for_variant(unsigned index) noexcept {
   options.notify_unix_connect = (index & 16U) != 0;
   options.inet_stream_only = (index & 32U) != 0;
   options.notify_mount_point_changes = (index & 64U) != 0;
+  options.notify_protected_writes = (index & 128U) != 0;
   return options;
 }
 

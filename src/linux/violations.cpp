@@ -3,6 +3,7 @@
 #include "linux/connect_redirect.h"
 #include "linux/fallback_calls.h"
 #include "linux/mount_point_changes.h"
+#include "linux/protected_writes.h"
 
 #include <arpa/inet.h>
 #include <linux/netlink.h>
@@ -109,7 +110,9 @@ bool answer_notification(int listener_fd, const seccomp_program& program, violat
   } else if (program.listen_checked && request->data.nr == SYS_listen) {
     answer_listen(listener_fd, *request, *response, log);
   } else if (program.mount_point_changes_checked && is_mount_point_change(request->data.nr)) {
-    answer_mount_point_change(listener_fd, *request, *response, program.mount_point_names, log);
+    answer_mount_point_change(listener_fd, *request, *response, program, log);
+  } else if (is_protected_write_check(program, *request)) {
+    answer_protected_write(listener_fd, *request, *response, program, log);
   } else {
     const bool network = syscall_name(request->data.nr).rfind("socket", 0) == 0;
     // libc's clone3/openat2 first try is refused all the same, but is no violation (linux/fallback_calls.h).

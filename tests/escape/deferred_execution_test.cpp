@@ -366,7 +366,9 @@ TEST(EscapeDeferred, ReplacingOrRemovingProtectedMetadataIsEROFSAndAViolation) {
   EXPECT_EQ(r.out, lines({"write OK", "rename EROFS", "unlink EROFS", "rmdir EROFS", "rename EROFS",
                           "rename EROFS", "open-write EROFS", "create EROFS", "write OK", "rename OK", "unlink OK"}))
       << r.all();
-  EXPECT_EQ(violation_targets(r, "protected_write"), (std::vector<std::string>{git, git + "/config", git + "/hooks"}))
+  // The open for writing and the new hook are writes (WritesToProtectedMetadataAreEROFSAndAViolation).
+  EXPECT_EQ(violation_targets(r, "protected_write"),
+            (std::vector<std::string>{git, git + "/config", git + "/hooks", git + "/hooks/pre-commit"}))
       << r.report.dump(2);
   EXPECT_EQ(report_schema_verdict(r.report), "valid");
   // git's own spelling: config written to a lock file, renamed over .git/config.
@@ -377,6 +379,107 @@ TEST(EscapeDeferred, ReplacingOrRemovingProtectedMetadataIsEROFSAndAViolation) {
   EXPECT_EQ(config.err.find("busy"), std::string::npos) << config.all();
   EXPECT_EQ(violation_targets(config, "protected_write"), (std::vector<std::string>{git + "/config"}))
       << config.report.dump(2);
+}
+
+std::uint64_t violation_count(const run_result& r, const std::string& kind, const std::string& target) {
+  if (!r.report.is_object() || !r.report.contains("violations")) return 0;
+  for (const auto& v : r.report["violations"]) {
+    if (v.value("kind", "") == kind && v.value("target", "") == target) return v.value("count", std::uint64_t{0});
+  }
+  return 0;
+}
+
+// A plain write into protected metadata was EROFS from the read-only mount
+// and no violation. Each form of write (docs/seccomp.md, "Writes to
+// protected paths") is now EROFS and a protected_write violation naming the
+// file; read-only opens, O_CREAT of an existing file without write access,
+// and writes elsewhere in the repository work and record nothing.
+TEST(EscapeDeferred, WritesToProtectedMetadataAreEROFSAndAViolation) {
+  temp_dir ws;
+  install_probe(ws);
+  host_repository(ws);
+  ws.mkdir("src");
+  const std::string git = ws.path() + "/.git";
+  // Root callers' openat2 is ENOSYS (docs/seccomp.md, "Root callers"): libc falls back to openat.
+  const bool root = ::geteuid() == 0;
+  auto r = run_probe(ws, {"open-write", ".git/config", "+", "open-as", ".git/config", "rdwr", "+", "open-as",
+                          ".git/config", "trunc", "+", "open-as", ".git/hooks/pre-commit", "append", "+", "open-as",
+                          ".git/hooks/pre-commit.sample", "append", "+", "creat", ".git/hooks/new", "+",
+                          "create", ".git/hooks/new2", "+", "openat-write", ".git", "config", "+", "openat2-write",
+                          ".git/config", "+", "truncate", ".git/config", "+", "symlink", ".git/config", "cfg", "+",
+                          "open-write", "cfg", "+", "chdir", "src", "+", "open-write", "../.git/config", "+",
+                          "open-write", ws.path() + "/.git/config", "+", "open-as", "../.git/config", "rdonly-creat",
+                          "+", "open-as", "../.git/config", "rdonly-append", "+", "open-as", "../.git/config",
+                          "rdonly", "+", "write", "../README", "changed\n", "+", "write", "new.c", "int x;", "+",
+                          "truncate", "new.c", "+", "write", "../.git/scratch", "x", "+", "unlink", "../.git/scratch"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"open-write EROFS", "open-as EROFS", "open-as EROFS", "open-as EROFS", "open-as EROFS",
+                          "creat EROFS", "create EROFS", "openat-write EROFS",
+                          root ? "openat2-write ENOSYS" : "openat2-write EROFS", "truncate EROFS", "symlink OK",
+                          "open-write EROFS", "chdir OK", "open-write EROFS", "open-write EROFS", "open-as OK",
+                          "open-as OK", "open-as OK", "write OK", "write OK", "truncate OK", "write OK",
+                          "unlink OK"}))
+      << r.all();
+  EXPECT_EQ(violation_targets(r, "protected_write"),
+            (std::vector<std::string>{git + "/config", git + "/hooks/new", git + "/hooks/new2",
+                                      git + "/hooks/pre-commit", git + "/hooks/pre-commit.sample"}))
+      << r.report.dump(2);
+  // open-write, rdwr, trunc, openat, (openat2), truncate, through the symlink, ../, absolute.
+  EXPECT_EQ(violation_count(r, "protected_write", git + "/config"), root ? 8U : 9U) << r.report.dump(2);
+  EXPECT_TRUE(violation_targets(r, "seccomp").empty()) << r.report.dump(2);  // openat2's ENOSYS is libc's fallback
+  EXPECT_EQ(report_schema_verdict(r.report), "valid");
+  EXPECT_FALSE(fs::exists(git + "/hooks/new"));
+  // The shell's own spelling, and its message.
+  auto sh = run_sh(ws.path(), "echo 'touch /tmp/pwned' >> .git/hooks/pre-commit; echo rc=$?");
+  EXPECT_EQ(sh.out, "rc=2\n") << sh.all();
+  EXPECT_NE(sh.err.find("Read-only file system"), std::string::npos) << sh.all();
+  EXPECT_EQ(violation_targets(sh, "protected_write"), (std::vector<std::string>{git + "/hooks/pre-commit"}))
+      << sh.report.dump(2);
+}
+
+// The kernel's own answers that come before any write stay the kernel's
+// (EEXIST, EISDIR, a read-only open with O_CREAT); O_TMPFILE in a protected
+// directory and a "../" from a directory descriptor inside one are writes.
+TEST(EscapeDeferred, WriteChecksFollowTheKernelsOrderOfAnswers) {
+  temp_dir ws;
+  host_repository(ws);
+  const std::string script = R"(python3 -c "
+import errno, os
+def t(name, f):
+    try:
+        os.close(f()); print(name, 'OK')
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+t('tmpfile', lambda: os.open('.git/hooks', os.O_TMPFILE | os.O_WRONLY))
+d = os.open('.git/hooks', os.O_RDONLY)
+t('dirfd-dotdot', lambda: os.open('../config', os.O_WRONLY, dir_fd=d))
+t('ro-creat', lambda: os.open('.git/config', os.O_RDONLY | os.O_CREAT))
+t('excl', lambda: os.open('.git/config', os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+t('dir', lambda: os.open('.git/hooks', os.O_WRONLY))
+t('tmpfile-ws', lambda: os.open('.', os.O_TMPFILE | os.O_WRONLY))
+")";
+  auto r = run_sh(ws.path(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, lines({"tmpfile EROFS", "dirfd-dotdot EROFS", "ro-creat OK", "excl EEXIST", "dir EISDIR",
+                          "tmpfile-ws OK"}))
+      << r.all();
+  const std::string git = ws.path() + "/.git";
+  EXPECT_EQ(violation_targets(r, "protected_write"), (std::vector<std::string>{git + "/config", git + "/hooks"}))
+      << r.report.dump(2);
+}
+
+// Reading protected metadata, git status and a commit in the workspace
+// write nothing protected: no violation, although every open for writing
+// in this sandbox is looked at by the supervisor.
+TEST(EscapeDeferred, ReadingMetadataAndCommittingRecordNoWrite) {
+  temp_dir ws;
+  host_repository(ws);
+  auto r = run_sh(ws.path(), "cat .git/config > /dev/null && cat .git/hooks/pre-commit.sample > /dev/null && "
+                             "echo more > notes.txt && " + kGit + "status --short && " + kGit + "add notes.txt && " +
+                             kGit + "commit -q -m notes && echo ok");
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_EQ(r.out, "?? notes.txt\nok\n") << r.all();
+  EXPECT_TRUE(r.report["violations"].empty()) << r.report.dump(2);
 }
 
 TEST(EscapeDeferred, OrdinaryGitWorkLeavesNoFinding) {

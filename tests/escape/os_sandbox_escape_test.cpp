@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -181,6 +182,37 @@ TEST(OsSandbox, DeniedPathInsideTheWorkspaceIsUnreadableWhileItsSiblingsWork) {
   EXPECT_EQ(r.all().find("TOPSECRET"), std::string::npos);
   EXPECT_NE(r.report["controls"]["filesystem_deny"].value("detail", "").find(ws.path()), std::string::npos)
       << r.report.dump();
+}
+
+// Protected repository metadata: Landlock's split refuses a write, rename
+// or removal with EACCES; the supervisor answers EROFS and records a
+// protected_write violation naming the path, as on linux-namespaces
+// (docs/seccomp.md, "Writes to protected paths"). Reads and the repository's
+// other files work and record nothing.
+TEST(OsSandbox, WritesRenamesAndRemovalsOfProtectedMetadataAreEROFSAndViolations) {
+  temp_dir ws;
+  install_probe(ws);
+  ASSERT_EQ(host_command({"git", "init", "-q", ws.path()}), 0);
+  ws.write("src/main.c", "int main;\n");
+  auto r = run_probe(ws, {"open-write", ".git/config", "+", "open-as", ".git/hooks/pre-commit", "append", "+",
+                          "truncate", ".git/config", "+", "rename", ".git/hooks", ".git/hooks-old", "+", "unlink",
+                          ".git/config", "+", "rename", ".git", "moved", "+", "open-as", ".git/config", "rdonly", "+",
+                          "write", ".git/description", "mine\n", "+", "write", "src/main.c", "int main2;\n"},
+                     {}, kForced);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  ASSERT_EQ(r.report["backend"]["name"], "linux-os-sandbox") << r.all();
+  EXPECT_EQ(r.out, lines({"open-write EROFS", "open-as EROFS", "truncate EROFS", "rename EROFS", "unlink EROFS",
+                          "rename EROFS", "open-as OK", "write OK", "write OK"}))
+      << r.all();
+  std::vector<std::string> targets;
+  for (const auto& v : r.report["violations"]) {
+    if (v.value("kind", "") == "protected_write") targets.push_back(v.value("target", ""));
+  }
+  std::sort(targets.begin(), targets.end());
+  const std::string git = ws.path() + "/.git";
+  EXPECT_EQ(targets, (std::vector<std::string>{git, git + "/config", git + "/hooks", git + "/hooks/pre-commit"}))
+      << r.report.dump(2);
+  EXPECT_EQ(r.report["violations"].size(), 4U) << r.report.dump(2);
 }
 
 TEST(OsSandbox, APolicyRequiringContainerIsRefusedWithATypedBlocker) {

@@ -109,6 +109,56 @@ std::string open_write(const args_t& a) {
   return "OK";
 }
 
+// open(2) with the flags a word names, nothing written: "rdwr", "trunc"
+// (O_RDONLY|O_TRUNC), "append" (O_WRONLY|O_APPEND|O_CREAT, the shell's >>),
+// "rdonly-creat" (O_RDONLY|O_CREAT), "rdonly-append", "rdonly".
+std::string open_as(const args_t& a) {
+  int flags = -1;
+  if (a[1] == "rdwr") flags = O_RDWR;
+  if (a[1] == "trunc") flags = O_RDONLY | O_TRUNC;
+  if (a[1] == "append") flags = O_WRONLY | O_APPEND | O_CREAT;
+  if (a[1] == "rdonly-creat") flags = O_RDONLY | O_CREAT;
+  if (a[1] == "rdonly-append") flags = O_RDONLY | O_APPEND;
+  if (a[1] == "rdonly") flags = O_RDONLY;
+  if (flags < 0) return "EINVAL";
+  int fd = ::open(a[0].c_str(), flags | O_CLOEXEC, 0644);
+  if (fd < 0) return err_name(errno);
+  ::close(fd);
+  return "OK";
+}
+
+// creat(2), and openat(2) O_WRONLY of a name relative to a directory descriptor.
+std::string do_creat(const args_t& a) {
+  int fd = static_cast<int>(::syscall(SYS_creat, a[0].c_str(), 0644));
+  if (fd < 0) return err_name(errno);
+  ::close(fd);
+  return "OK";
+}
+
+std::string openat_write(const args_t& a) {
+  int dir = ::open(a[0].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return "dir " + err_name(errno);
+  int fd = ::openat(dir, a[1].c_str(), O_WRONLY | O_CLOEXEC);
+  int err = errno;
+  ::close(dir);
+  if (fd < 0) return err_name(err);
+  ::close(fd);
+  return "OK";
+}
+
+// openat2(2) O_WRONLY (its flags are in memory; root callers get ENOSYS).
+std::string openat2_write(const args_t& a) {
+  struct {
+    std::uint64_t flags, mode, resolve;
+  } how{static_cast<std::uint64_t>(O_WRONLY | O_CLOEXEC), 0, 0};
+  int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, a[0].c_str(), &how, sizeof how));
+  if (fd < 0) return err_name(errno);
+  ::close(fd);
+  return "OK";
+}
+
+std::string do_truncate(const args_t& a) { return ::truncate(a[0].c_str(), 0) == 0 ? "OK" : err_name(errno); }
+
 std::string create(const args_t& a) {
   int fd = ::open(a[0].c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return err_name(errno);
@@ -1037,6 +1087,11 @@ struct action {
 const action kActions[] = {
     {"open-read", 1, open_read},
     {"open-write", 1, open_write},
+    {"open-as", 2, open_as},
+    {"creat", 1, do_creat},
+    {"openat-write", 2, openat_write},
+    {"openat2-write", 1, openat2_write},
+    {"truncate", 1, do_truncate},
     {"create", 1, create},
     {"write", 2, write_text},
     {"cat", 1, cat},

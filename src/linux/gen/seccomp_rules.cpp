@@ -486,6 +486,43 @@ int add_rules(scmp_filter_ctx ctx, const seccomp_options& options, seccomp_progr
     b.note("rename/renameat/renameat2/unlink/unlinkat/rmdir of a mount point (a protected or denied path inside a "
            "writable root): EROFS, recorded by the supervisor; any other path: continued");
   }
+  // A read-only bind inside a writable directory: a write into it is EROFS
+  // from the mount; the supervisor records it (protected_writes.h) and lets
+  // every other call continue. Only opens that may write reach it: one rule
+  // per flag bit, "flags & bit == bit", OR-ed by libseccomp; a read-only
+  // open (O_RDONLY, with or without O_APPEND, which alone writes nothing)
+  // never leaves the kernel. open(2) takes its flags as an int: the masks'
+  // high halves are zero. openat2's flags are in memory, creat and truncate
+  // always write. Not a block: listed as a note.
+  if (options.notify_protected_writes && options.notify) {
+    struct flags_rule {
+      int nr;
+      unsigned flags_arg;
+    };
+    for (const flags_rule& rule : {flags_rule{SCMP_SYS(open), 1}, flags_rule{SCMP_SYS(openat), 2}}) {
+      if (rule.nr < 0) continue;  // aarch64 has only openat
+      for (const std::uint64_t bit : {std::uint64_t{O_WRONLY}, std::uint64_t{O_RDWR}, std::uint64_t{O_CREAT},
+                                      std::uint64_t{O_TRUNC}}) {
+        const scmp_arg_cmp cmp = arg_cmp(rule.flags_arg, SCMP_CMP_MASKED_EQ, bit, bit);
+        if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, rule.nr, 1, &cmp)) != 0) {
+          failed = "opens for writing";
+          return rc;
+        }
+      }
+    }
+    for (const int nr : {SCMP_SYS(creat), SCMP_SYS(openat2), SCMP_SYS(truncate)}) {
+      if (nr < 0) continue;
+      // openat2 is already notified for root callers (ENOSYS above): one rule is enough.
+      if (options.deny_setuid_bits && nr == SCMP_SYS(openat2)) continue;
+      if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) != 0) {
+        failed = "creat, openat2, truncate";
+        return rc;
+      }
+    }
+    program.protected_writes_checked = true;
+    b.note("open/openat with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC, creat, openat2, truncate of a protected path "
+           "(a read-only bind inside a writable root): EROFS, recorded by the supervisor; any other path: continued");
+  }
   return 0;
 }
 
