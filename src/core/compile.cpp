@@ -170,7 +170,7 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
     return refused(error_code::enforcement_unavailable, std::move(message), std::move(blockers));
   }
   std::vector<std::string> warnings = plan_warnings(platform(), normalized, *built);
-  return make_plan(std::move(normalized), roots.workspace, options.cgroup_parent, std::move(built->contract), std::move(warnings), std::move(built->payload));
+  return make_plan(std::move(normalized), roots.workspace, options.cgroup_parent, std::move(built->contract), std::move(warnings), std::move(built->payload), facts.recorded);
 }
 
 result<sandbox_policy> sandbox_backend::resolve(const sandbox_policy& policy, const compile_options& options,

@@ -29,7 +29,7 @@ struct plan_builder {
   void set(sandbox_policy policy, std::optional<command_spec> command, environment_spec environment,
            detail::acl_decision acl, job_limits limits, token_spec token, std::optional<std::string> run_tmp,
            std::vector<std::string> intrinsic, enforcement_contract contract, std::vector<std::string> warnings,
-           bool reference) {
+           bool reference, bool recorded) {
     plan->policy_ = std::move(policy);
     plan->command_ = std::move(command);
     plan->environment_ = std::move(environment);
@@ -42,6 +42,7 @@ struct plan_builder {
     plan->contract_ = std::move(contract);
     plan->warnings_ = std::move(warnings);
     plan->reference_shape_ = reference;
+    plan->recorded_facts_ = recorded;
   }
   // The driver's copy of a built payload: its contract and warnings.
   static std::shared_ptr<const windows_plan> finish(const windows_plan& built, const sandbox_plan& driven) {
@@ -57,6 +58,7 @@ struct plan_builder {
     p.run_tmp_ = built.run_tmp_;
     p.intrinsic_readable_ = built.intrinsic_readable_;
     p.reference_shape_ = built.reference_shape_;
+    p.recorded_facts_ = built.recorded_facts_;
     p.contract_ = driven.contract();
     p.warnings_ = driven.warnings();
     b.seal(built.identity_);
@@ -411,7 +413,7 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
   plan_builder builder;
   const job_limits limits = job_limits_of(normalized.process);
   builder.set(normalized, std::move(command), std::move(env), std::move(acl), limits, std::move(token), lists.run_tmp,
-              intrinsic, built.contract, {}, facts.reference_shape);
+              intrinsic, built.contract, {}, facts.reference_shape, facts.recorded);
   builder.seal(identity);
   built.payload = builder.plan;
   return built;
@@ -438,6 +440,7 @@ cordon::host_facts to_driver_facts(const host_facts& facts, const windows_compil
   h.lines.push_back(std::string(facts.reference_shape ? "reference shape: Windows " : "Windows ") + facts.windows_version);
   h.lines.push_back(std::string("AppContainer: ") + (facts.appcontainer_available ? "yes" : "no"));
   if (facts.wine) h.lines.push_back("wine: yes");
+  h.recorded = facts.recorded;
   h.backend_facts = windows_backend_facts{facts, options};
   return h;
 }

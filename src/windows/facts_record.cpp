@@ -50,6 +50,7 @@ result<cordon::host_facts> windows_backend::load_host_facts(std::string_view rec
   r.boolean("reference_shape", f.reference_shape);
   r.string("workspace", workspace);
   if (auto done = r.finish(); !done) return std::move(done).error_value();
+  f.recorded = true;  // a description of a Windows host: its plans never launch
   windows_compile_options invocation;
   invocation.workspace = options.workspace.empty() ? workspace : options.workspace;
   cordon::host_facts h = to_driver_facts(f, invocation);

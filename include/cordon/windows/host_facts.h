@@ -65,6 +65,10 @@ struct host_facts {
   // absent from `paths` is taken to exist as a plain directory (one link, no
   // reparse point). The launcher refuses a plan compiled from such facts.
   bool reference_shape = false;
+  // Loaded from a facts record (windows_backend::load_host_facts): a
+  // description of a host, never this one; the launcher refuses a plan
+  // compiled from it (plan_recorded_facts).
+  bool recorded = false;
 };
 
 // The facts for `path` (ASCII case-insensitive lookup), or nullopt when the

@@ -185,6 +185,9 @@ class windows_plan : public plan_payload {
   const enforcement_contract& contract() const noexcept { return contract_; }
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
   bool from_reference_shape() const noexcept { return reference_shape_; }
+  // Compiled on facts loaded from a record (host_facts::recorded): the
+  // launcher refuses it (plan_recorded_facts).
+  bool from_recorded_facts() const noexcept { return recorded_facts_; }
   // The ACL changes, token, job limits and environment names as stable text.
   std::string describe() const override;
   // The token, the job, the environment block and the DACL lease as a person
@@ -211,6 +214,7 @@ class windows_plan : public plan_payload {
   enforcement_contract contract_;
   std::vector<std::string> warnings_;
   bool reference_shape_ = false;
+  bool recorded_facts_ = false;
 };
 
 // The job limits for one request under `plan`: the minimum of each plan limit

@@ -96,6 +96,10 @@ result<void> check_plan(const windows_plan& plan) {
   if (plan.from_reference_shape()) {
     return make_error(error_code::backend_unavailable, "the plan was compiled for a reference host shape, not this host");
   }
+  if (plan.from_recorded_facts()) {
+    return make_error(error_code::plan_recorded_facts,
+                      "the plan was compiled on recorded host facts, which describe a host and never prove this one");
+  }
   if (!plan.command()) return make_error(error_code::plan_null, "the plan was compiled without a command");
   return ok;
 }
