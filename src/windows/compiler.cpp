@@ -13,6 +13,7 @@
 #include "windows/command_line.h"
 #include "windows/environment.h"
 #include "windows/linux_layout.h"
+#include "windows/low_integrity.h"
 #include "windows/paths.h"
 
 namespace cordon::windows {
@@ -214,19 +215,23 @@ enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const 
   };
   const auto none = [](std::string detail) { return control_status{enforcement_level::not_enforced, "", std::move(detail)}; };
   const control_status n_a{enforcement_level::not_applicable, "", "the policy sets no such limit"};
-  const std::string no_ac = "no AppContainer on this host: the command has the user's own access";
+  const std::string no_ac = "no AppContainer on this host: the low-integrity fallback does not confine this";
   std::size_t grants = 0, denies = 0;
   for (const auto& c : acl.changes) (c.role == acl_role::readable || c.role == acl_role::writable ? grants : denies)++;
 
   enforcement_contract k;
-  k[control::filesystem_read] = appcontainer ? unverified("AppContainer + DACL lease (" + count(grants, "granted roots") + ")")
-                                             : none(no_ac);
-  k[control::filesystem_write] = appcontainer ? unverified("AppContainer + DACL lease: data write and self-delete only")
-                                              : none(no_ac);
+  k[control::filesystem_read] =
+      appcontainer ? unverified("AppContainer + DACL lease (" + count(grants, "granted roots") + ")")
+                   : none("no AppContainer on this host: low integrity does not stop reads up");
+  k[control::filesystem_write] =
+      appcontainer ? unverified("AppContainer + DACL lease: data write and self-delete only")
+                   : unverified("low integrity (S-1-16-4096, no-write-up) + low mandatory label on " +
+                                count(grants, "writable roots") + " (" + count(denies, "medium labels") + " inside them)");
   k[control::filesystem_deny] =
       appcontainer ? unverified("protected DACLs, deny ACEs for the AppContainer and both package groups (" +
                                 count(denies, "paths") + ")")
-                   : none(no_ac);
+                   : none("no AppContainer on this host: low integrity keeps writes out of denied paths but "
+                          "does not stop reading them");
   // protect_vcs_metadata has no Windows mechanism yet: the denials hold, the
   // repository metadata does not, so the control is partial by design (the
   // driver's proof rule states it unverified, "would be partial").
@@ -246,12 +251,30 @@ enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const 
   k[control::cpu] = p.process.cpu_seconds ? unverified("Job Object: JOB_OBJECT_LIMIT_JOB_TIME") : n_a;
   k[control::timeout] = p.process.timeout_ms ? unverified("launcher deadline, TerminateJobObject") : n_a;
   k[control::privilege] = unverified(std::string("restricted token: DISABLE_MAX_PRIVILEGE, Administrators deny-only") +
-                                     (appcontainer ? ", AppContainer (low integrity)" : ""));
+                                     (appcontainer ? ", AppContainer (low integrity)"
+                                                   : ", restricting SIDs, low integrity (no AppContainer)"));
   k[control::descriptor_hygiene] = unverified("PROC_THREAD_ATTRIBUTE_HANDLE_LIST: the three standard handles only");
   k[control::syscall_filter] = none("Windows offers this launcher no system call filter");
   k[control::terminal] = unverified("CREATE_NO_WINDOW: no console shared with the caller; stdin is NUL");
   k[control::devices] = appcontainer ? unverified("AppContainer without device capabilities") : none(no_ac);
   return k;
+}
+
+// A control the policy requires that the low-integrity fallback cannot give,
+// refused with the typed reason (core's driver adds no second blocker for it).
+void fallback_blockers(const sandbox_policy& p, const enforcement_contract& k, std::vector<blocker>& out) {
+  for (const auto& [which, required] : required_enforcement(p, "windows")) {
+    const auto it = k.find(which);
+    if (it == k.end() || level_satisfies(it->second.level, required)) continue;
+    const bool fallback_gap = which == control::filesystem_read || which == control::filesystem_deny ||
+                              which == control::network_deny || which == control::devices;
+    if (!fallback_gap) continue;
+    blocker b = rule(blocker_code::appcontainer_unavailable, which, "/enforcement/" + std::string(to_string(which)),
+                     "the host has no AppContainer and the low-integrity fallback cannot give it: " + it->second.detail);
+    b.required = required;
+    b.available = it->second.level;
+    out.push_back(std::move(b));
+  }
 }
 
 std::vector<std::string> intrinsic_roots(const host_facts& facts) {
@@ -385,15 +408,11 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
   const environment_policy environment =
       detail::windows_reading_of(normalized.environment, lists.run_tmp, facts.system_root, built.warnings);
   environment_spec env = detail::build_environment(environment, facts.environment, blockers);
-  detail::acl_decision acl;
-  if (facts.appcontainer_available) {
-    acl = detail::decide_acl_changes(lists.entries, facts);
-    blockers.insert(blockers.end(), acl.blockers.begin(), acl.blockers.end());
-  } else {
-    for (const auto& e : lists.entries) {
-      acl.notes.push_back({e.path, e.source, "no AppContainer on this host: no DACL lease is taken"});
-    }
-  }
+  // With an AppContainer: the DACL lease. Without one: the low-integrity
+  // fallback's mandatory labels (low_integrity.h).
+  detail::acl_decision acl = facts.appcontainer_available ? detail::decide_acl_changes(lists.entries, facts)
+                                                          : detail::decide_label_changes(lists.entries, facts);
+  blockers.insert(blockers.end(), acl.blockers.begin(), acl.blockers.end());
   acl.notes.insert(acl.notes.begin(), lists.notes.begin(), lists.notes.end());
   const std::vector<std::string> intrinsic = intrinsic_roots(facts);
   std::optional<command_spec> command;
@@ -404,12 +423,19 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
 
   token_spec token;
   token.appcontainer = facts.appcontainer_available;
-  if (token.appcontainer) token.appcontainer_name = "cordon." + hex(windows_process_token()) + "." + std::to_string(identity);
+  if (token.appcontainer) {
+    token.appcontainer_name = "cordon." + hex(windows_process_token()) + "." + std::to_string(identity);
+  } else {
+    token.low_integrity = true;
+    token.restricting_sids = detail::fallback_restricting_sids();
+    built.warnings.push_back(detail::fallback_warning());
+  }
   if (facts.wine) {
     built.warnings.push_back("wine host: job limits, token restrictions, AppContainer and DACLs are not what Windows "
                              "does; nothing here proves confinement");
   }
   built.contract = contract(normalized, facts.appcontainer_available, acl);
+  if (!facts.appcontainer_available) fallback_blockers(normalized, built.contract, blockers);
   plan_builder builder;
   const job_limits limits = job_limits_of(normalized.process);
   builder.set(normalized, std::move(command), std::move(env), std::move(acl), limits, std::move(token), lists.run_tmp,

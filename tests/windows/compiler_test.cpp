@@ -215,17 +215,75 @@ TEST(WindowsCompiler, InvalidPortablePolicyFailsAtGateOne) {
   EXPECT_EQ(r.failure->code, error_code::invalid_policy);
 }
 
-TEST(WindowsCompiler, WithoutAppContainerFilesystemAndNetworkAreNotEnforced) {
+// Without an AppContainer the low-integrity fallback gives writes only; a
+// policy that requires reads, denials or the network confined is refused,
+// each control once, with the typed reason.
+TEST(WindowsCompiler, WithoutAppContainerTheFallbackRefusesWhatItCannotGiveTyped) {
   host_facts f = sample_host();
   f.appcontainer_available = false;
   auto r = compile(sample_policy(), f);
   ASSERT_FALSE(r);
+  EXPECT_EQ(r.failure->code, error_code::enforcement_unavailable);
+  std::vector<control> refused;
   for (const auto& b : r.failure->blockers) {
-    EXPECT_TRUE(b.cause.empty());  // the driver's requirement gate
-    EXPECT_EQ(b.available_name(), "not_enforced");
+    EXPECT_TRUE(has_cause(b, blocker_code::appcontainer_unavailable)) << describe(r);
+    EXPECT_EQ(b.required, enforcement_level::unverified);
+    EXPECT_EQ(b.available, enforcement_level::not_enforced);
+    refused.push_back(b.control);
   }
-  // filesystem read, write and deny, network deny: accepting "unverified" does not accept "nothing".
-  EXPECT_EQ(r.failure->blockers.size(), 4u) << describe(r);
+  // Accepting "unverified" does not accept "nothing"; filesystem_write has its mechanism (the labels).
+  EXPECT_EQ(refused, (std::vector<control>{control::filesystem_read, control::filesystem_deny, control::network_deny}))
+      << describe(r);
+}
+
+TEST(WindowsCompiler, WithoutAppContainerAPolicyAcceptingTheFallbackRunsAtLowIntegrity) {
+  host_facts f = sample_host();
+  f.appcontainer_available = false;
+  sandbox_policy p = sample_policy();
+  for (control c : {control::filesystem_read, control::filesystem_deny, control::network_deny}) {
+    p.enforcement[c] = enforcement_level::not_enforced;
+  }
+  auto r = compile(p, f);
+  ASSERT_TRUE(r) << describe(r);
+  const token_spec& token = r.plan->token();
+  EXPECT_FALSE(token.appcontainer);
+  EXPECT_TRUE(token.low_integrity);
+  EXPECT_EQ(token.restricting_sids,
+            (std::vector<std::string>{"{user}", "{logon}", "S-1-1-0", "S-1-5-32-545", "S-1-5-12"}));
+  EXPECT_EQ(token.deny_only_sids, std::vector<std::string>{"S-1-5-32-544"});
+  // Writable roots get the low label, the protected path inside one a medium
+  // label; the denial outside every labelled root needs none.
+  std::vector<std::pair<std::string, mandatory_label>> labels;
+  for (const auto& c : r.plan->acl_changes()) {
+    EXPECT_TRUE(c.aces.empty()) << c.path;
+    EXPECT_FALSE(c.protect_dacl) << c.path;
+    labels.emplace_back(c.path, c.label);
+  }
+  ASSERT_EQ(labels.size(), 3u);
+  EXPECT_EQ(labels[0], std::make_pair(std::string("C:\\work"), mandatory_label::low));
+  // Parents first: the workspace, the protected path inside it, then {run_tmp}.
+  EXPECT_EQ(labels[1], std::make_pair(std::string("C:\\work\\.git\\hooks"), mandatory_label::medium));
+  EXPECT_EQ(labels[2].first, *r.plan->run_tmp());
+  EXPECT_EQ(labels[2].second, mandatory_label::low);
+  const auto& notes = r.plan->acl_notes();
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const acl_note& n) {
+    return n.entry == "C:\\Users\\ada\\.ssh" && n.reason.find("no-write-up") != std::string::npos;
+  }));
+  const auto& k = r.plan->contract();
+  EXPECT_EQ(k.at(control::filesystem_write).level, enforcement_level::unverified);
+  EXPECT_NE(k.at(control::filesystem_write).mechanism.find("low mandatory label"), std::string::npos);
+  EXPECT_EQ(k.at(control::filesystem_read).level, enforcement_level::not_enforced);
+  EXPECT_EQ(k.at(control::filesystem_deny).level, enforcement_level::not_enforced);
+  EXPECT_EQ(k.at(control::network_deny).level, enforcement_level::not_enforced);
+  const auto& warnings = r.plan->warnings();
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("low-integrity fallback") != std::string::npos;
+  }));
+  // The same policy with an AppContainer takes the DACL lease, no labels.
+  auto with_ac = compile(p);
+  ASSERT_TRUE(with_ac) << describe(with_ac);
+  EXPECT_FALSE(with_ac.plan->token().low_integrity);
+  for (const auto& c : with_ac.plan->acl_changes()) EXPECT_EQ(c.label, mandatory_label::none) << c.path;
 }
 
 TEST(WindowsCompiler, ResolvesTheCommandInThePlansPathNotTheHosts) {

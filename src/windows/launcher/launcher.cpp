@@ -101,6 +101,15 @@ result<void> check_plan(const windows_plan& plan) {
                       "the plan was compiled on recorded host facts, which describe a host and never prove this one");
   }
   if (!plan.command()) return make_error(error_code::plan_null, "the plan was compiled without a command");
+  // The low-integrity fallback's mandatory labels are not applied by this
+  // launcher yet (docs/windows-backend.md, "Without an AppContainer"): a
+  // fallback plan with writable roots is refused before anything changes.
+  if (!plan.token().appcontainer && !plan.acl_changes().empty()) {
+    return make_error(error_code::enforcement_unavailable,
+                      "filesystem_write: the low-integrity fallback needs a low mandatory label on " +
+                          plan.acl_changes().front().path +
+                          ", and this launcher does not apply labels yet; nothing was changed");
+  }
   return ok;
 }
 
@@ -316,6 +325,14 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   if (!tr.read) lower(run.observed, control::privilege, "the child's token could not be queried");
   if (!tr.only_change_notify) lower(run.observed, control::privilege, "the child's token keeps privileges");
   if (!tr.administrators_deny_only) lower(run.observed, control::privilege, "Administrators is enabled in the child's token");
+  if (plan.token().low_integrity) {
+    // The fallback's writes are confined only at low integrity (no-write-up).
+    if (tr.integrity_rid > SECURITY_MANDATORY_LOW_RID) {
+      lower(run.observed, control::filesystem_write, "the child runs above low integrity");
+      lower(run.observed, control::privilege, "the child runs above low integrity");
+    }
+    if (!tr.restricted) lower(run.observed, control::privilege, "the child's token has no restricting SIDs");
+  }
   if (plan.token().appcontainer) {
     if (!tr.appcontainer) {
       return refuse(make_error(error_code::launch_failed, "the child is not in an AppContainer (TokenIsAppContainer is 0)"));
