@@ -58,6 +58,8 @@ TEST(WindowsExplain, WorkspaceWriteAcceptingUnverifiedShowsThePlanAndItsLevels) 
        {"windows_restricted_process v1, from a reference host shape", "facts:      reference facts (not this host)",
         "ACL changes", "writable             C:\\Users\\user\\work",
         "denied               C:\\Users\\user\\.ssh", "deny AC+AAP+ARAP 0x1f01ff OI CI", "DISABLE_MAX_PRIVILEGE",
+        "denied               C:\\Users\\user\\AppData\\Roaming\\Microsoft\\Protect",
+        "denied               C:\\Users\\user\\AppData\\Roaming\\GitHub CLI",
         "kill on close", "windows_appcontainer_intrinsic"}) {
     EXPECT_NE(r.text.find(expected), std::string::npos) << expected << "\n" << r.text;
   }
