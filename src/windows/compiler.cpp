@@ -15,6 +15,7 @@
 #include "windows/linux_layout.h"
 #include "windows/low_integrity.h"
 #include "windows/paths.h"
+#include "windows/vcs_protection.h"
 
 namespace cordon::windows {
 
@@ -208,7 +209,23 @@ std::string count(std::size_t n, const char* what) { return std::to_string(n) + 
 
 // The level of every control, stated where the mechanism is chosen. Nothing
 // is `enforced`: only a Windows runner could prove it (docs/windows-backend.md, "Levels").
-enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const detail::acl_decision& acl) {
+// filesystem_deny's detail for protect_vcs_metadata: what is protected, and
+// the metadata files that do not exist (the command could create them, and
+// git on the host would then read them): while there are any, the control is
+// partial.
+std::string vcs_detail(const detail::vcs_protection& vcs) {
+  std::string out = "protect_vcs_metadata: deny-write ACEs on the metadata of " +
+                    count(vcs.repositories, vcs.repositories == 1 ? "repository" : "repositories") +
+                    " found below the writable roots";
+  if (vcs.absent.empty()) return out;
+  out += "; absent, so the command could create them: ";
+  for (std::size_t i = 0; i < vcs.absent.size() && i < 3; ++i) out += (i == 0 ? "" : ", ") + vcs.absent[i];
+  if (vcs.absent.size() > 3) out += " and " + std::to_string(vcs.absent.size() - 3) + " more";
+  return out;
+}
+
+enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const detail::acl_decision& acl,
+                              const detail::vcs_protection& vcs) {
   const auto unverified = [](std::string mechanism, std::string detail = {}) {
     return control_status{enforcement_level::unverified, std::move(mechanism),
                           detail.empty() ? "no Windows runner has verified this mechanism here" : std::move(detail)};
@@ -232,14 +249,13 @@ enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const 
                                 count(denies, "paths") + ")")
                    : none("no AppContainer on this host: low integrity keeps writes out of denied paths but "
                           "does not stop reading them");
-  // protect_vcs_metadata has no Windows mechanism yet: the denials hold, the
-  // repository metadata does not, so the control is partial by design (the
-  // driver's proof rule states it unverified, "would be partial").
+  // protect_vcs_metadata: the metadata that exists is protected like any
+  // protected path; metadata that does not exist could be created, so the
+  // control is partial while there is any (the driver's proof rule states it
+  // unverified, "would be partial").
   if (appcontainer && p.filesystem.protect_vcs_metadata) {
-    k[control::filesystem_deny].level = enforcement_level::partial;
-    k[control::filesystem_deny].detail =
-        "protect_vcs_metadata has no Windows mechanism: .git/hooks, .git/config and .gitmodules in the writable "
-        "roots stay writable to the command";
+    k[control::filesystem_deny].detail = vcs_detail(vcs);
+    if (!vcs.absent.empty()) k[control::filesystem_deny].level = enforcement_level::partial;
   }
   k[control::network_deny] = appcontainer ? unverified("AppContainer without network capabilities") : none(no_ac);
   k[control::network_filter] = {enforcement_level::not_applicable, "", "the policy does not filter"};
@@ -404,6 +420,12 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
   std::vector<blocker>& blockers = built.blockers;
   blockers = std::move(lists.blockers);
   structural_rules(normalized, blockers);
+  // protect_vcs_metadata: the repositories' metadata as protected entries (vcs_protection.h).
+  detail::vcs_protection vcs;
+  if (normalized.filesystem.protect_vcs_metadata) {
+    vcs = detail::vcs_entries(lists.entries, facts);
+    lists.entries.insert(lists.entries.end(), vcs.entries.begin(), vcs.entries.end());
+  }
   // The built-in profiles' POSIX PATH and /tmp, read as Windows can (warned).
   const environment_policy environment =
       detail::windows_reading_of(normalized.environment, lists.run_tmp, facts.system_root, built.warnings);
@@ -434,7 +456,7 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
     built.warnings.push_back("wine host: job limits, token restrictions, AppContainer and DACLs are not what Windows "
                              "does; nothing here proves confinement");
   }
-  built.contract = contract(normalized, facts.appcontainer_available, acl);
+  built.contract = contract(normalized, facts.appcontainer_available, acl, vcs);
   if (!facts.appcontainer_available) fallback_blockers(normalized, built.contract, blockers);
   plan_builder builder;
   const job_limits limits = job_limits_of(normalized.process);

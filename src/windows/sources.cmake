@@ -14,4 +14,5 @@ set(CORDON_WINDOWS_PLAN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/network_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/paths.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plan.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/report.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/report.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/vcs_protection.cpp)

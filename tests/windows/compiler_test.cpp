@@ -411,18 +411,43 @@ using namespace testing;
 // design, stated unverified by the proof rule with the gap named (never the
 // plain "unverified" of a complete mechanism); a requirement of enforced is
 // refused, of unverified met with the gap in the plan's warnings.
-TEST(WindowsCompiler, VcsMetadataProtectionIsNamedAsTheGapOfFilesystemDeny) {
+// protect_vcs_metadata: the metadata of each repository the facts found below
+// a writable root is protected like a protected path; metadata that does not
+// exist (the command could create it) keeps filesystem_deny partial, named.
+TEST(WindowsCompiler, VcsMetadataOfEveryRepositoryFoundIsProtectedAndTheAbsentIsTheGap) {
   sandbox_policy p = sample_policy();
+  p.filesystem.protected_read_only.clear();
   p.filesystem.protect_vcs_metadata = true;
-  auto r = compile_windows_plan(p, sample_host(), sample_options());
+  host_facts f = sample_host();
+  f.paths["C:\\work"].repositories = {"C:\\work", "C:\\work\\src"};
+  f.paths["C:\\work\\.git\\config"] = file();
+  f.paths["C:\\work\\src\\.git"] = file();  // a submodule's or worktree's link
+  auto r = compile_windows_plan(p, f, sample_options());
   ASSERT_TRUE(r) << (r ? "" : r.failure->message);
+  std::vector<std::string> protected_paths;
+  for (const auto& c : r.plan->acl_changes()) {
+    if (c.role == acl_role::protected_read_only) protected_paths.push_back(c.path);
+  }
+  std::sort(protected_paths.begin(), protected_paths.end());
+  EXPECT_EQ(protected_paths, (std::vector<std::string>{"C:\\work\\.git\\config", "C:\\work\\.git\\hooks",
+                                                       "C:\\work\\src\\.git"}));
   const control_status& deny = r.plan->contract().at(control::filesystem_deny);
   EXPECT_EQ(deny.level, enforcement_level::unverified);
   EXPECT_EQ(deny.detail,
-            "no proof run on windows has passed yet (would be partial; protect_vcs_metadata has no Windows mechanism: "
-            ".git/hooks, .git/config and .gitmodules in the writable roots stay writable to the command)");
+            "no proof run on windows has passed yet (would be partial; protect_vcs_metadata: deny-write ACEs on the "
+            "metadata of 2 repositories found below the writable roots; absent, so the command could create them: "
+            "C:\\work\\.git\\config.worktree, C:\\work\\.git\\commondir, C:\\work\\.gitmodules and 1 more)");
   const auto& w = r.plan->warnings();
   EXPECT_NE(std::find(w.begin(), w.end(), "filesystem_deny is unverified: " + deny.detail), w.end());
+  // Every metadata file present: no gap, the control is what its mechanism gives (unverified, not partial).
+  for (const char* present : {"C:\\work\\.git\\config.worktree", "C:\\work\\.git\\commondir", "C:\\work\\.gitmodules",
+                              "C:\\work\\src\\.gitmodules"}) {
+    f.paths[present] = file();
+  }
+  auto whole = compile_windows_plan(p, f, sample_options());
+  ASSERT_TRUE(whole) << (whole ? "" : whole.failure->message);
+  EXPECT_EQ(whole.plan->contract().at(control::filesystem_deny).detail,
+            "protect_vcs_metadata: deny-write ACEs on the metadata of 2 repositories found below the writable roots");
   p.filesystem.protect_vcs_metadata = false;
   auto without = compile_windows_plan(p, sample_host(), sample_options());
   ASSERT_TRUE(without);
