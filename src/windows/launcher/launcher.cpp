@@ -101,15 +101,6 @@ result<void> check_plan(const windows_plan& plan) {
                       "the plan was compiled on recorded host facts, which describe a host and never prove this one");
   }
   if (!plan.command()) return make_error(error_code::plan_null, "the plan was compiled without a command");
-  // The low-integrity fallback's mandatory labels are not applied by this
-  // launcher yet (docs/windows-backend.md, "Without an AppContainer"): a
-  // fallback plan with writable roots is refused before anything changes.
-  if (!plan.token().appcontainer && !plan.acl_changes().empty()) {
-    return make_error(error_code::enforcement_unavailable,
-                      "filesystem_write: the low-integrity fallback needs a low mandatory label on " +
-                          plan.acl_changes().front().path +
-                          ", and this launcher does not apply labels yet; nothing was changed");
-  }
   return ok;
 }
 
