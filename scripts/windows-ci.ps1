@@ -19,7 +19,10 @@
 #         (the machine-wide lease lock, src/windows/launcher/machine_lock.h);
 #      f. cordon.exe gate run on a windows gate passes and its report says
 #         "completed", with its policy file named relative to the manifest
-#         and by an absolute Windows path (C:\...\probe.json).
+#         and by an absolute Windows path (C:\...\probe.json);
+#      g. protect_vcs_metadata: a write to a repository's .git\config (and
+#         into .git\hooks) from the child fails, a write to the workspace
+#         works, and the metadata's DACLs are as before after the run.
 # Exit status 0 only when all pass. Run from an ordinary (non-elevated)
 # user: an elevated one would hide a missing privilege removal.
 param(
@@ -159,6 +162,33 @@ foreach ($p in $paths) {
   if ((Get-Acl $p).Sddl -ne $beforeAcl[$p]) { $same = $false; Write-Host "changed: $p`n  before $($beforeAcl[$p])`n  after  $((Get-Acl $p).Sddl)" }
 }
 Test-Probe "two concurrent runs leave every DACL as before" $same ""
+
+# 3g. protect_vcs_metadata (src/windows/vcs_protection.h): the repository the
+#     gatherer finds in the workspace has its metadata protected for the run.
+New-Item -ItemType Directory -Force -Path "$work\repo\.git\hooks" | Out-Null
+Set-Content -Path "$work\repo\.git\config" -Value "[core]"
+$vcs = $probe.Clone()
+$vcs.name = "probe-vcs"
+$vcs.filesystem = @{ read = "restricted"; include_platform_defaults = $true; readable = @()
+                     writable = @("{workspace}"); protected_read_only = @(); denied = @(); protect_vcs_metadata = $true }
+$vcsFile = Join-Path $root "probe-vcs.json"
+$vcs | ConvertTo-Json -Depth 5 | Set-Content -Encoding utf8 $vcsFile
+$vcsBefore = @{ config = (Get-Acl "$work\repo\.git\config").Sddl; hooks = (Get-Acl "$work\repo\.git\hooks").Sddl }
+function Invoke-VcsProbe([string[]]$ChildArgs) {
+  $ErrorActionPreference = "Continue"
+  $out = & "$Bin\cordon.exe" run --policy $vcsFile --workspace $work -- "$work\cordon_wine_child.exe" @ChildArgs 2>&1
+  return ($out | Out-String)
+}
+$out = Invoke-VcsProbe @("write", "$work\repo\.git\config")
+Test-Probe "protect_vcs_metadata: .git\config is not writable" `
+  (($out -match "write failed 5") -and ((Get-Content "$work\repo\.git\config" | Out-String) -match "\[core\]")) $out
+$out = Invoke-VcsProbe @("write", "$work\repo\.git\hooks\pre-commit")
+Test-Probe "protect_vcs_metadata: nothing is created in .git\hooks" `
+  (($out -match "write failed 5") -and -not (Test-Path "$work\repo\.git\hooks\pre-commit")) $out
+$out = Invoke-VcsProbe @("write", "$work\repo\file.txt")
+Test-Probe "protect_vcs_metadata: the workspace stays writable" (Test-Path "$work\repo\file.txt") $out
+Test-Probe "protect_vcs_metadata: the metadata's DACLs are restored" `
+  (((Get-Acl "$work\repo\.git\config").Sddl -eq $vcsBefore.config) -and ((Get-Acl "$work\repo\.git\hooks").Sddl -eq $vcsBefore.hooks)) ""
 
 # 3f. A windows gate through cordon.exe gate run, its manifest in DIR (a gate
 #     starts in the manifest's directory), its policy file named by REF:

@@ -123,7 +123,8 @@ class sandbox_backend {
   virtual result<backend_build> build(const sandbox_policy& normalized, const host_facts& facts) const = 0;
 
   // Runs one command under a plan this backend compiled in this process.
-  // Errors: plan_null, plan_foreign, plan_other_platform, plan_stale (the plan
+  // Errors: plan_null, plan_foreign, plan_other_platform, plan_stale,
+  // plan_recorded_facts (compiled on a facts record, not this host; the plan
   // is not this backend's, current one); command_not_found (127 on the CLI),
   // command_not_executable (126); launch_failed with errno when a sandbox
   // step fails. A run that starts always yields a run_outcome, whatever the
@@ -157,7 +158,8 @@ class sandbox_backend {
 
  protected:
   // Checks that `plan` was made by this backend, for this platform, with the
-  // current format version, in this process.
+  // current format version, in this process, on facts of this host (not a
+  // record: plan_recorded_facts).
   result<void> check_plan(const sandbox_plan* plan, std::string_view platform) const;
 
  private:
@@ -166,7 +168,8 @@ class sandbox_backend {
                                                 std::string cgroup_parent,
                                                 enforcement_contract contract,
                                                 std::vector<std::string> warnings,
-                                                std::shared_ptr<const plan_payload> payload) const;
+                                                std::shared_ptr<const plan_payload> payload,
+                                                bool recorded_facts) const;
 };
 
 // The one rule for `unverified` (docs/policy.md, "Levels"): a control may be

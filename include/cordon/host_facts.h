@@ -27,6 +27,12 @@ struct host_facts {
   // when no --workspace is given. Empty: the caller chooses (the running host).
   std::string workspace;
 
+  // True for facts loaded from a record (sandbox_backend::load_host_facts):
+  // they describe a host, never prove one. A plan compiled from them carries
+  // it (sandbox_plan::from_recorded_facts) and every launcher refuses it
+  // (plan_recorded_facts); explain and probe use it freely.
+  bool recorded = false;
+
   // Gate 2: can the backend run here at all, and if not, why.
   bool backend_available = false;
   std::string backend_blocker;

@@ -71,6 +71,9 @@ class sandbox_plan {
   std::uint64_t identity() const noexcept { return identity_; }
   std::uint64_t process_token() const noexcept { return process_token_; }
   const sandbox_backend* backend() const noexcept { return backend_; }
+  // Compiled on recorded host facts (host_facts::recorded): it explains, it
+  // never launches (check_plan refuses it with plan_recorded_facts).
+  bool from_recorded_facts() const noexcept { return recorded_facts_; }
   const plan_payload* payload() const noexcept { return payload_.get(); }
 
  private:
@@ -89,6 +92,7 @@ class sandbox_plan {
   std::uint64_t identity_ = 0;
   std::uint64_t process_token_ = 0;
   const sandbox_backend* backend_ = nullptr;
+  bool recorded_facts_ = false;
   std::shared_ptr<const plan_payload> payload_;
 };
 

@@ -39,6 +39,7 @@ enum class error_code {
   io_error,                  // reading or writing a file failed (errno set)
   usage_error,               // command-line usage is wrong
   invalid_destination,       // a network destination (host, port) is malformed; refuse the connection
+  plan_recorded_facts,       // plan was compiled on recorded host facts (a description, never this host)
 };
 
 // The stable spelling of a code, e.g. "enforcement_unavailable".

@@ -44,7 +44,8 @@ std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(sandbox_policy no
                                                                std::string cgroup_parent,
                                                                enforcement_contract contract,
                                                                std::vector<std::string> warnings,
-                                                               std::shared_ptr<const plan_payload> payload) const {
+                                                               std::shared_ptr<const plan_payload> payload,
+                                                               bool recorded_facts) const {
   std::shared_ptr<sandbox_plan> plan(new sandbox_plan());
   plan->policy_ = std::move(normalized);
   plan->workspace_ = std::move(workspace);
@@ -59,6 +60,7 @@ std::shared_ptr<const sandbox_plan> sandbox_backend::make_plan(sandbox_policy no
   plan->process_token_ = current_process_token();
   plan->backend_ = this;
   plan->payload_ = std::move(payload);
+  plan->recorded_facts_ = recorded_facts;
   return plan;
 }
 
@@ -77,6 +79,11 @@ result<void> sandbox_backend::check_plan(const sandbox_plan* plan, std::string_v
     return make_error(error_code::plan_stale,
                       "plan has format version " + std::to_string(plan->format_version()) +
                           " from another process or build; recompile the policy");
+  }
+  if (plan->from_recorded_facts()) {
+    return make_error(error_code::plan_recorded_facts,
+                      "plan was compiled on recorded host facts, which describe a host and never prove this one; "
+                      "compile on this host's facts (read_host_facts) to launch");
   }
   return ok;
 }

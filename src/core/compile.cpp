@@ -2,6 +2,7 @@
 // (docs/architecture.md, "The pipeline"). A backend's build() only chooses
 // mechanisms and states their levels; everything a policy is held against
 // happens here.
+#include <algorithm>
 #include <string>
 
 #include "cordon/backend.h"
@@ -162,7 +163,14 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
   if (!built) return std::move(built).error_value();
   built->contract = apply_proof_rule(platform(), std::move(built->contract));
   std::vector<blocker> blockers = built->blockers;
-  for (auto& b : unmet_policy_requirements(normalized, platform(), built->contract)) blockers.push_back(std::move(b));
+  // One blocker per control: a control build() already refused with its own
+  // (typed) reason is not refused a second time for its level.
+  for (auto& b : unmet_policy_requirements(normalized, platform(), built->contract)) {
+    const bool named = std::any_of(blockers.begin(), blockers.end(), [&](const blocker& own) {
+      return own.subject == blocker_subject::control && own.control == b.control;
+    });
+    if (!named) blockers.push_back(std::move(b));
+  }
   if (!blockers.empty()) {
     std::string message = std::to_string(blockers.size()) +
                           (blockers.size() == 1 ? " required control" : " required controls") +
@@ -170,7 +178,7 @@ compile_result<std::shared_ptr<const sandbox_plan>> sandbox_backend::compile(con
     return refused(error_code::enforcement_unavailable, std::move(message), std::move(blockers));
   }
   std::vector<std::string> warnings = plan_warnings(platform(), normalized, *built);
-  return make_plan(std::move(normalized), roots.workspace, options.cgroup_parent, std::move(built->contract), std::move(warnings), std::move(built->payload));
+  return make_plan(std::move(normalized), roots.workspace, options.cgroup_parent, std::move(built->contract), std::move(warnings), std::move(built->payload), facts.recorded);
 }
 
 result<sandbox_policy> sandbox_backend::resolve(const sandbox_policy& policy, const compile_options& options,

@@ -24,12 +24,13 @@ std::string_view to_string(error_code code) noexcept {
     case error_code::io_error: return "io_error";
     case error_code::usage_error: return "usage_error";
     case error_code::invalid_destination: return "invalid_destination";
+    case error_code::plan_recorded_facts: return "plan_recorded_facts";
   }
   return "unknown_error";
 }
 
 std::optional<error_code> error_code_from_string(std::string_view name) noexcept {
-  for (int i = 0; i <= static_cast<int>(error_code::invalid_destination); ++i) {
+  for (int i = 0; i <= static_cast<int>(error_code::plan_recorded_facts); ++i) {
     if (to_string(static_cast<error_code>(i)) == name) return static_cast<error_code>(i);
   }
   return std::nullopt;

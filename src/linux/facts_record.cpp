@@ -40,7 +40,10 @@ result<host_facts> load_linux_host_facts(std::string_view record) {
   });
   if (auto done = r.finish(); !done) return std::move(done).error_value();
   lx.landlock_abi = static_cast<int>(abi);
-  return linux_driver_facts(std::move(lx), static_cast<unsigned>(uid), static_cast<unsigned>(gid), std::move(home));
+  host_facts facts =
+      linux_driver_facts(std::move(lx), static_cast<unsigned>(uid), static_cast<unsigned>(gid), std::move(home));
+  facts.recorded = true;  // a description of a host: its plans never launch
+  return facts;
 }
 
 result<std::string> record_linux_host_facts(const host_facts& facts) {

@@ -39,7 +39,9 @@ result<host_facts> macos_backend::load_host_facts(std::string_view record, const
   if (!options.workspace.empty()) mac.workspace = options.workspace;
   mac.home = canonical_macos_path(mac.home, mac.aliases);
   if (!mac.workspace.empty()) mac.workspace = canonical_macos_path(mac.workspace, mac.aliases);
-  return to_host_facts(mac);
+  host_facts facts = to_host_facts(mac);
+  facts.recorded = true;  // a description of a Mac: its plans never launch
+  return facts;
 }
 
 result<std::string> macos_backend::record_host_facts(const host_facts& facts) const {

@@ -13,7 +13,9 @@
 #include "windows/command_line.h"
 #include "windows/environment.h"
 #include "windows/linux_layout.h"
+#include "windows/low_integrity.h"
 #include "windows/paths.h"
+#include "windows/vcs_protection.h"
 
 namespace cordon::windows {
 
@@ -29,7 +31,7 @@ struct plan_builder {
   void set(sandbox_policy policy, std::optional<command_spec> command, environment_spec environment,
            detail::acl_decision acl, job_limits limits, token_spec token, std::optional<std::string> run_tmp,
            std::vector<std::string> intrinsic, enforcement_contract contract, std::vector<std::string> warnings,
-           bool reference) {
+           bool reference, bool recorded) {
     plan->policy_ = std::move(policy);
     plan->command_ = std::move(command);
     plan->environment_ = std::move(environment);
@@ -42,6 +44,7 @@ struct plan_builder {
     plan->contract_ = std::move(contract);
     plan->warnings_ = std::move(warnings);
     plan->reference_shape_ = reference;
+    plan->recorded_facts_ = recorded;
   }
   // The driver's copy of a built payload: its contract and warnings.
   static std::shared_ptr<const windows_plan> finish(const windows_plan& built, const sandbox_plan& driven) {
@@ -57,6 +60,7 @@ struct plan_builder {
     p.run_tmp_ = built.run_tmp_;
     p.intrinsic_readable_ = built.intrinsic_readable_;
     p.reference_shape_ = built.reference_shape_;
+    p.recorded_facts_ = built.recorded_facts_;
     p.contract_ = driven.contract();
     p.warnings_ = driven.warnings();
     b.seal(built.identity_);
@@ -205,34 +209,53 @@ std::string count(std::size_t n, const char* what) { return std::to_string(n) + 
 
 // The level of every control, stated where the mechanism is chosen. Nothing
 // is `enforced`: only a Windows runner could prove it (docs/windows-backend.md, "Levels").
-enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const detail::acl_decision& acl) {
+// filesystem_deny's detail for protect_vcs_metadata: what is protected, and
+// the metadata files that do not exist (the command could create them, and
+// git on the host would then read them): while there are any, the control is
+// partial.
+std::string vcs_detail(const detail::vcs_protection& vcs) {
+  std::string out = "protect_vcs_metadata: deny-write ACEs on the metadata of " +
+                    count(vcs.repositories, vcs.repositories == 1 ? "repository" : "repositories") +
+                    " found below the writable roots";
+  if (vcs.absent.empty()) return out;
+  out += "; absent, so the command could create them: ";
+  for (std::size_t i = 0; i < vcs.absent.size() && i < 3; ++i) out += (i == 0 ? "" : ", ") + vcs.absent[i];
+  if (vcs.absent.size() > 3) out += " and " + std::to_string(vcs.absent.size() - 3) + " more";
+  return out;
+}
+
+enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const detail::acl_decision& acl,
+                              const detail::vcs_protection& vcs) {
   const auto unverified = [](std::string mechanism, std::string detail = {}) {
     return control_status{enforcement_level::unverified, std::move(mechanism),
                           detail.empty() ? "no Windows runner has verified this mechanism here" : std::move(detail)};
   };
   const auto none = [](std::string detail) { return control_status{enforcement_level::not_enforced, "", std::move(detail)}; };
   const control_status n_a{enforcement_level::not_applicable, "", "the policy sets no such limit"};
-  const std::string no_ac = "no AppContainer on this host: the command has the user's own access";
+  const std::string no_ac = "no AppContainer on this host: the low-integrity fallback does not confine this";
   std::size_t grants = 0, denies = 0;
   for (const auto& c : acl.changes) (c.role == acl_role::readable || c.role == acl_role::writable ? grants : denies)++;
 
   enforcement_contract k;
-  k[control::filesystem_read] = appcontainer ? unverified("AppContainer + DACL lease (" + count(grants, "granted roots") + ")")
-                                             : none(no_ac);
-  k[control::filesystem_write] = appcontainer ? unverified("AppContainer + DACL lease: data write and self-delete only")
-                                              : none(no_ac);
+  k[control::filesystem_read] =
+      appcontainer ? unverified("AppContainer + DACL lease (" + count(grants, "granted roots") + ")")
+                   : none("no AppContainer on this host: low integrity does not stop reads up");
+  k[control::filesystem_write] =
+      appcontainer ? unverified("AppContainer + DACL lease: data write and self-delete only")
+                   : unverified("low integrity (S-1-16-4096, no-write-up) + low mandatory label on " +
+                                count(grants, "writable roots") + " (" + count(denies, "medium labels") + " inside them)");
   k[control::filesystem_deny] =
       appcontainer ? unverified("protected DACLs, deny ACEs for the AppContainer and both package groups (" +
                                 count(denies, "paths") + ")")
-                   : none(no_ac);
-  // protect_vcs_metadata has no Windows mechanism yet: the denials hold, the
-  // repository metadata does not, so the control is partial by design (the
-  // driver's proof rule states it unverified, "would be partial").
+                   : none("no AppContainer on this host: low integrity keeps writes out of denied paths but "
+                          "does not stop reading them");
+  // protect_vcs_metadata: the metadata that exists is protected like any
+  // protected path; metadata that does not exist could be created, so the
+  // control is partial while there is any (the driver's proof rule states it
+  // unverified, "would be partial").
   if (appcontainer && p.filesystem.protect_vcs_metadata) {
-    k[control::filesystem_deny].level = enforcement_level::partial;
-    k[control::filesystem_deny].detail =
-        "protect_vcs_metadata has no Windows mechanism: .git/hooks, .git/config and .gitmodules in the writable "
-        "roots stay writable to the command";
+    k[control::filesystem_deny].detail = vcs_detail(vcs);
+    if (!vcs.absent.empty()) k[control::filesystem_deny].level = enforcement_level::partial;
   }
   k[control::network_deny] = appcontainer ? unverified("AppContainer without network capabilities") : none(no_ac);
   k[control::network_filter] = {enforcement_level::not_applicable, "", "the policy does not filter"};
@@ -244,12 +267,30 @@ enforcement_contract contract(const sandbox_policy& p, bool appcontainer, const 
   k[control::cpu] = p.process.cpu_seconds ? unverified("Job Object: JOB_OBJECT_LIMIT_JOB_TIME") : n_a;
   k[control::timeout] = p.process.timeout_ms ? unverified("launcher deadline, TerminateJobObject") : n_a;
   k[control::privilege] = unverified(std::string("restricted token: DISABLE_MAX_PRIVILEGE, Administrators deny-only") +
-                                     (appcontainer ? ", AppContainer (low integrity)" : ""));
+                                     (appcontainer ? ", AppContainer (low integrity)"
+                                                   : ", restricting SIDs, low integrity (no AppContainer)"));
   k[control::descriptor_hygiene] = unverified("PROC_THREAD_ATTRIBUTE_HANDLE_LIST: the three standard handles only");
   k[control::syscall_filter] = none("Windows offers this launcher no system call filter");
   k[control::terminal] = unverified("CREATE_NO_WINDOW: no console shared with the caller; stdin is NUL");
   k[control::devices] = appcontainer ? unverified("AppContainer without device capabilities") : none(no_ac);
   return k;
+}
+
+// A control the policy requires that the low-integrity fallback cannot give,
+// refused with the typed reason (core's driver adds no second blocker for it).
+void fallback_blockers(const sandbox_policy& p, const enforcement_contract& k, std::vector<blocker>& out) {
+  for (const auto& [which, required] : required_enforcement(p, "windows")) {
+    const auto it = k.find(which);
+    if (it == k.end() || level_satisfies(it->second.level, required)) continue;
+    const bool fallback_gap = which == control::filesystem_read || which == control::filesystem_deny ||
+                              which == control::network_deny || which == control::devices;
+    if (!fallback_gap) continue;
+    blocker b = rule(blocker_code::appcontainer_unavailable, which, "/enforcement/" + std::string(to_string(which)),
+                     "the host has no AppContainer and the low-integrity fallback cannot give it: " + it->second.detail);
+    b.required = required;
+    b.available = it->second.level;
+    out.push_back(std::move(b));
+  }
 }
 
 std::vector<std::string> intrinsic_roots(const host_facts& facts) {
@@ -379,19 +420,21 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
   std::vector<blocker>& blockers = built.blockers;
   blockers = std::move(lists.blockers);
   structural_rules(normalized, blockers);
+  // protect_vcs_metadata: the repositories' metadata as protected entries (vcs_protection.h).
+  detail::vcs_protection vcs;
+  if (normalized.filesystem.protect_vcs_metadata) {
+    vcs = detail::vcs_entries(lists.entries, facts);
+    lists.entries.insert(lists.entries.end(), vcs.entries.begin(), vcs.entries.end());
+  }
   // The built-in profiles' POSIX PATH and /tmp, read as Windows can (warned).
   const environment_policy environment =
       detail::windows_reading_of(normalized.environment, lists.run_tmp, facts.system_root, built.warnings);
   environment_spec env = detail::build_environment(environment, facts.environment, blockers);
-  detail::acl_decision acl;
-  if (facts.appcontainer_available) {
-    acl = detail::decide_acl_changes(lists.entries, facts);
-    blockers.insert(blockers.end(), acl.blockers.begin(), acl.blockers.end());
-  } else {
-    for (const auto& e : lists.entries) {
-      acl.notes.push_back({e.path, e.source, "no AppContainer on this host: no DACL lease is taken"});
-    }
-  }
+  // With an AppContainer: the DACL lease. Without one: the low-integrity
+  // fallback's mandatory labels (low_integrity.h).
+  detail::acl_decision acl = facts.appcontainer_available ? detail::decide_acl_changes(lists.entries, facts)
+                                                          : detail::decide_label_changes(lists.entries, facts);
+  blockers.insert(blockers.end(), acl.blockers.begin(), acl.blockers.end());
   acl.notes.insert(acl.notes.begin(), lists.notes.begin(), lists.notes.end());
   const std::vector<std::string> intrinsic = intrinsic_roots(facts);
   std::optional<command_spec> command;
@@ -402,16 +445,23 @@ result<backend_build> build_mechanisms(const sandbox_policy& normalized, const h
 
   token_spec token;
   token.appcontainer = facts.appcontainer_available;
-  if (token.appcontainer) token.appcontainer_name = "cordon." + hex(windows_process_token()) + "." + std::to_string(identity);
+  if (token.appcontainer) {
+    token.appcontainer_name = "cordon." + hex(windows_process_token()) + "." + std::to_string(identity);
+  } else {
+    token.low_integrity = true;
+    token.restricting_sids = detail::fallback_restricting_sids();
+    built.warnings.push_back(detail::fallback_warning());
+  }
   if (facts.wine) {
     built.warnings.push_back("wine host: job limits, token restrictions, AppContainer and DACLs are not what Windows "
                              "does; nothing here proves confinement");
   }
-  built.contract = contract(normalized, facts.appcontainer_available, acl);
+  built.contract = contract(normalized, facts.appcontainer_available, acl, vcs);
+  if (!facts.appcontainer_available) fallback_blockers(normalized, built.contract, blockers);
   plan_builder builder;
   const job_limits limits = job_limits_of(normalized.process);
   builder.set(normalized, std::move(command), std::move(env), std::move(acl), limits, std::move(token), lists.run_tmp,
-              intrinsic, built.contract, {}, facts.reference_shape);
+              intrinsic, built.contract, {}, facts.reference_shape, facts.recorded);
   builder.seal(identity);
   built.payload = builder.plan;
   return built;
@@ -438,6 +488,7 @@ cordon::host_facts to_driver_facts(const host_facts& facts, const windows_compil
   h.lines.push_back(std::string(facts.reference_shape ? "reference shape: Windows " : "Windows ") + facts.windows_version);
   h.lines.push_back(std::string("AppContainer: ") + (facts.appcontainer_available ? "yes" : "no"));
   if (facts.wine) h.lines.push_back("wine: yes");
+  h.recorded = facts.recorded;
   h.backend_facts = windows_backend_facts{facts, options};
   return h;
 }

@@ -58,10 +58,16 @@ plan_section token_section(const token_spec& token) {
   std::string line = "restricted token";
   if (token.disable_max_privilege) line += ", DISABLE_MAX_PRIVILEGE (SeChangeNotifyPrivilege only)";
   for (const auto& sid : token.deny_only_sids) line += ", " + sid + " deny-only";
+  if (token.appcontainer) {
+    return {"token", {line, "AppContainer profile " + token.appcontainer_name + ", " +
+                                std::to_string(token.capabilities.size()) + " capabilities (no network)"}};
+  }
+  std::string restricting = "restricting SIDs:";
+  for (const auto& sid : token.restricting_sids) restricting += " " + sid;
   return {"token",
-          {line, token.appcontainer ? "AppContainer profile " + token.appcontainer_name + ", " +
-                                          std::to_string(token.capabilities.size()) + " capabilities (no network)"
-                                    : std::string("no AppContainer")}};
+          {line, restricting,
+           std::string("no AppContainer: low-integrity fallback") +
+               (token.low_integrity ? ", TokenIntegrityLevel S-1-16-4096 (read back in the child)" : "")}};
 }
 
 plan_section process_section(const windows_plan& plan) {
@@ -87,8 +93,17 @@ plan_section acl_section(const windows_plan& plan) {
   plan_section s{"ACL changes (a lease: originals recorded first, applied in this order, restored in reverse)",
                  {"AC = the run's AppContainer SID, AAP/ARAP = ALL (RESTRICTED) APPLICATION PACKAGES; OI CI = inherited,",
                   "IO = by descendants only; protected = inheritance stops here, package-group allows removed"}};
+  if (!plan.token().appcontainer) {
+    s.title = "mandatory labels (a lease: originals recorded first, applied in this order, restored in reverse)";
+    s.lines = {"low = S-1-16-4096, medium = S-1-16-8192; each NO_WRITE_UP, OI CI on directories"};
+  }
   std::vector<std::vector<std::string>> rows{{"ROLE", "PATH", "DACL", "ACES"}};
+  if (!plan.token().appcontainer) rows = {{"ROLE", "PATH", "LABEL"}};
   for (const auto& c : plan.acl_changes()) {
+    if (!plan.token().appcontainer) {
+      rows.push_back({std::string(to_string(c.role)), c.path, std::string(to_string(c.label))});
+      continue;
+    }
     rows.push_back({std::string(to_string(c.role)), c.path, c.protect_dacl ? "protected" : "inherits", describe_aces(c.aces)});
   }
   for (auto& line : core::format_columns(rows)) s.lines.push_back(std::move(line));

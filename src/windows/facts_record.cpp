@@ -16,6 +16,7 @@ void read_path(core::facts_reader& r, path_facts& p) {
   r.integer("link_count", std::numeric_limits<std::uint32_t>::max(), links);
   r.strings("multi_link_descendants", p.multi_link_descendants);
   r.boolean("scan_truncated", p.scan_truncated);
+  r.strings("repositories", p.repositories);
   r.integer("volume_serial", std::numeric_limits<std::uint32_t>::max(), serial);
   r.integer("file_index", std::numeric_limits<std::uint64_t>::max(), p.file_index);
   p.link_count = static_cast<std::uint32_t>(links);
@@ -50,6 +51,7 @@ result<cordon::host_facts> windows_backend::load_host_facts(std::string_view rec
   r.boolean("reference_shape", f.reference_shape);
   r.string("workspace", workspace);
   if (auto done = r.finish(); !done) return std::move(done).error_value();
+  f.recorded = true;  // a description of a Windows host: its plans never launch
   windows_compile_options invocation;
   invocation.workspace = options.workspace.empty() ? workspace : options.workspace;
   cordon::host_facts h = to_driver_facts(f, invocation);
@@ -79,6 +81,7 @@ result<std::string> windows_backend::record_host_facts(const cordon::host_facts&
                    {"link_count", p.link_count},
                    {"multi_link_descendants", p.multi_link_descendants},
                    {"scan_truncated", p.scan_truncated},
+                   {"repositories", p.repositories},
                    {"volume_serial", p.volume_serial},
                    {"file_index", p.file_index}};
   }

@@ -103,8 +103,8 @@ result<lease_record> lease_record_from_json(std::string_view text) {
     if (auto e = read(j, "state", at, state)) return *e;
     if (auto e = read(j, "attempts", at, attempts)) return *e;
     if (state != "pending" && state != "restored") return bad(at + "/state", "expected \"pending\" or \"restored\"");
-    if (entry.path.empty() || entry.original_sddl.rfind("D:", 0) != 0) {
-      return bad(at, "an entry needs a path and an SDDL DACL (\"D:...\")");
+    if (entry.path.empty() || (entry.original_sddl.rfind("D:", 0) != 0 && entry.original_sddl.rfind("S:", 0) != 0)) {
+      return bad(at, "an entry needs a path and an SDDL DACL (\"D:...\") or mandatory label (\"S:...\")");
     }
     entry.state = state == "restored" ? lease_state::restored : lease_state::pending;
     entry.attempts = static_cast<int>(attempts);

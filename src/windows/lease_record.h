@@ -37,7 +37,10 @@ enum class lease_state { pending, restored };
 struct lease_entry {
   std::string path;
   std::string file_id;        // volume serial and file index, hex: the object the DACL was read from
-  std::string original_sddl;  // the DACL as SDDL ("D:..."), with its protection flag
+  // The DACL as SDDL ("D:...", with its protection flag); for a mandatory
+  // label change (the low-integrity fallback, plan.h mandatory_label) the
+  // original label instead ("S:(ML;...)", or "S:" for none, restored as none).
+  std::string original_sddl;
   bool dacl_protected = false;
   lease_state state = lease_state::pending;
   int attempts = 0;           // restore attempts that failed so far

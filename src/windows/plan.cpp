@@ -35,6 +35,24 @@ std::string_view to_string(acl_role role) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(mandatory_label label) noexcept {
+  switch (label) {
+    case mandatory_label::none: return "none";
+    case mandatory_label::low: return "low";
+    case mandatory_label::medium: return "medium";
+  }
+  return "unknown";
+}
+
+std::string_view label_sid(mandatory_label label) noexcept {
+  switch (label) {
+    case mandatory_label::low: return "S-1-16-4096";
+    case mandatory_label::medium: return "S-1-16-8192";
+    case mandatory_label::none: return "";
+  }
+  return "";
+}
+
 job_limits limits_for_request(const windows_plan& plan, const request_limits& request) {
   job_limits out = plan.limits();
   const auto lower = [](auto& bound, std::optional<std::uint64_t> asked, std::uint64_t scale) {
@@ -53,8 +71,17 @@ job_limits limits_for_request(const windows_plan& plan, const request_limits& re
 
 std::string windows_plan::describe() const {
   std::string text;
-  for (const auto& c : acl_changes_) text += "acl " + std::string(to_string(c.role)) + " " + c.path + "\n";
+  for (const auto& c : acl_changes_) {
+    text += "acl " + std::string(to_string(c.role)) + " " + c.path;
+    if (c.label != mandatory_label::none) text += " label " + std::string(to_string(c.label));
+    text += "\n";
+  }
   text += std::string("appcontainer ") + (token_.appcontainer ? "yes" : "no") + "\n";
+  if (token_.low_integrity) {
+    text += "low_integrity yes restricting";
+    for (const auto& sid : token_.restricting_sids) text += " " + sid;
+    text += "\n";
+  }
   const auto opt = [](const auto& v) { return v ? std::to_string(*v) : std::string("-"); };
   text += "job processes " + opt(limits_.active_processes) + " memory " + opt(limits_.job_memory_bytes) + " cpu_100ns " +
           opt(limits_.cpu_time_100ns) + " timeout_ms " + opt(limits_.timeout_ms) + "\n";

@@ -10,7 +10,9 @@ set(CORDON_WINDOWS_PLAN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/host_facts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lease_record.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linux_layout.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/low_integrity.cpp
   ${CMAKE_CURRENT_LIST_DIR}/network_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/paths.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plan.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/report.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/report.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/vcs_protection.cpp)

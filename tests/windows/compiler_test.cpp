@@ -215,17 +215,75 @@ TEST(WindowsCompiler, InvalidPortablePolicyFailsAtGateOne) {
   EXPECT_EQ(r.failure->code, error_code::invalid_policy);
 }
 
-TEST(WindowsCompiler, WithoutAppContainerFilesystemAndNetworkAreNotEnforced) {
+// Without an AppContainer the low-integrity fallback gives writes only; a
+// policy that requires reads, denials or the network confined is refused,
+// each control once, with the typed reason.
+TEST(WindowsCompiler, WithoutAppContainerTheFallbackRefusesWhatItCannotGiveTyped) {
   host_facts f = sample_host();
   f.appcontainer_available = false;
   auto r = compile(sample_policy(), f);
   ASSERT_FALSE(r);
+  EXPECT_EQ(r.failure->code, error_code::enforcement_unavailable);
+  std::vector<control> refused;
   for (const auto& b : r.failure->blockers) {
-    EXPECT_TRUE(b.cause.empty());  // the driver's requirement gate
-    EXPECT_EQ(b.available_name(), "not_enforced");
+    EXPECT_TRUE(has_cause(b, blocker_code::appcontainer_unavailable)) << describe(r);
+    EXPECT_EQ(b.required, enforcement_level::unverified);
+    EXPECT_EQ(b.available, enforcement_level::not_enforced);
+    refused.push_back(b.control);
   }
-  // filesystem read, write and deny, network deny: accepting "unverified" does not accept "nothing".
-  EXPECT_EQ(r.failure->blockers.size(), 4u) << describe(r);
+  // Accepting "unverified" does not accept "nothing"; filesystem_write has its mechanism (the labels).
+  EXPECT_EQ(refused, (std::vector<control>{control::filesystem_read, control::filesystem_deny, control::network_deny}))
+      << describe(r);
+}
+
+TEST(WindowsCompiler, WithoutAppContainerAPolicyAcceptingTheFallbackRunsAtLowIntegrity) {
+  host_facts f = sample_host();
+  f.appcontainer_available = false;
+  sandbox_policy p = sample_policy();
+  for (control c : {control::filesystem_read, control::filesystem_deny, control::network_deny}) {
+    p.enforcement[c] = enforcement_level::not_enforced;
+  }
+  auto r = compile(p, f);
+  ASSERT_TRUE(r) << describe(r);
+  const token_spec& token = r.plan->token();
+  EXPECT_FALSE(token.appcontainer);
+  EXPECT_TRUE(token.low_integrity);
+  EXPECT_EQ(token.restricting_sids,
+            (std::vector<std::string>{"{user}", "{logon}", "S-1-1-0", "S-1-5-32-545", "S-1-5-12"}));
+  EXPECT_EQ(token.deny_only_sids, std::vector<std::string>{"S-1-5-32-544"});
+  // Writable roots get the low label, the protected path inside one a medium
+  // label; the denial outside every labelled root needs none.
+  std::vector<std::pair<std::string, mandatory_label>> labels;
+  for (const auto& c : r.plan->acl_changes()) {
+    EXPECT_TRUE(c.aces.empty()) << c.path;
+    EXPECT_FALSE(c.protect_dacl) << c.path;
+    labels.emplace_back(c.path, c.label);
+  }
+  ASSERT_EQ(labels.size(), 3u);
+  EXPECT_EQ(labels[0], std::make_pair(std::string("C:\\work"), mandatory_label::low));
+  // Parents first: the workspace, the protected path inside it, then {run_tmp}.
+  EXPECT_EQ(labels[1], std::make_pair(std::string("C:\\work\\.git\\hooks"), mandatory_label::medium));
+  EXPECT_EQ(labels[2].first, *r.plan->run_tmp());
+  EXPECT_EQ(labels[2].second, mandatory_label::low);
+  const auto& notes = r.plan->acl_notes();
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const acl_note& n) {
+    return n.entry == "C:\\Users\\ada\\.ssh" && n.reason.find("no-write-up") != std::string::npos;
+  }));
+  const auto& k = r.plan->contract();
+  EXPECT_EQ(k.at(control::filesystem_write).level, enforcement_level::unverified);
+  EXPECT_NE(k.at(control::filesystem_write).mechanism.find("low mandatory label"), std::string::npos);
+  EXPECT_EQ(k.at(control::filesystem_read).level, enforcement_level::not_enforced);
+  EXPECT_EQ(k.at(control::filesystem_deny).level, enforcement_level::not_enforced);
+  EXPECT_EQ(k.at(control::network_deny).level, enforcement_level::not_enforced);
+  const auto& warnings = r.plan->warnings();
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("low-integrity fallback") != std::string::npos;
+  }));
+  // The same policy with an AppContainer takes the DACL lease, no labels.
+  auto with_ac = compile(p);
+  ASSERT_TRUE(with_ac) << describe(with_ac);
+  EXPECT_FALSE(with_ac.plan->token().low_integrity);
+  for (const auto& c : with_ac.plan->acl_changes()) EXPECT_EQ(c.label, mandatory_label::none) << c.path;
 }
 
 TEST(WindowsCompiler, ResolvesTheCommandInThePlansPathNotTheHosts) {
@@ -353,18 +411,43 @@ using namespace testing;
 // design, stated unverified by the proof rule with the gap named (never the
 // plain "unverified" of a complete mechanism); a requirement of enforced is
 // refused, of unverified met with the gap in the plan's warnings.
-TEST(WindowsCompiler, VcsMetadataProtectionIsNamedAsTheGapOfFilesystemDeny) {
+// protect_vcs_metadata: the metadata of each repository the facts found below
+// a writable root is protected like a protected path; metadata that does not
+// exist (the command could create it) keeps filesystem_deny partial, named.
+TEST(WindowsCompiler, VcsMetadataOfEveryRepositoryFoundIsProtectedAndTheAbsentIsTheGap) {
   sandbox_policy p = sample_policy();
+  p.filesystem.protected_read_only.clear();
   p.filesystem.protect_vcs_metadata = true;
-  auto r = compile_windows_plan(p, sample_host(), sample_options());
+  host_facts f = sample_host();
+  f.paths["C:\\work"].repositories = {"C:\\work", "C:\\work\\src"};
+  f.paths["C:\\work\\.git\\config"] = file();
+  f.paths["C:\\work\\src\\.git"] = file();  // a submodule's or worktree's link
+  auto r = compile_windows_plan(p, f, sample_options());
   ASSERT_TRUE(r) << (r ? "" : r.failure->message);
+  std::vector<std::string> protected_paths;
+  for (const auto& c : r.plan->acl_changes()) {
+    if (c.role == acl_role::protected_read_only) protected_paths.push_back(c.path);
+  }
+  std::sort(protected_paths.begin(), protected_paths.end());
+  EXPECT_EQ(protected_paths, (std::vector<std::string>{"C:\\work\\.git\\config", "C:\\work\\.git\\hooks",
+                                                       "C:\\work\\src\\.git"}));
   const control_status& deny = r.plan->contract().at(control::filesystem_deny);
   EXPECT_EQ(deny.level, enforcement_level::unverified);
   EXPECT_EQ(deny.detail,
-            "no proof run on windows has passed yet (would be partial; protect_vcs_metadata has no Windows mechanism: "
-            ".git/hooks, .git/config and .gitmodules in the writable roots stay writable to the command)");
+            "no proof run on windows has passed yet (would be partial; protect_vcs_metadata: deny-write ACEs on the "
+            "metadata of 2 repositories found below the writable roots; absent, so the command could create them: "
+            "C:\\work\\.git\\config.worktree, C:\\work\\.git\\commondir, C:\\work\\.gitmodules and 1 more)");
   const auto& w = r.plan->warnings();
   EXPECT_NE(std::find(w.begin(), w.end(), "filesystem_deny is unverified: " + deny.detail), w.end());
+  // Every metadata file present: no gap, the control is what its mechanism gives (unverified, not partial).
+  for (const char* present : {"C:\\work\\.git\\config.worktree", "C:\\work\\.git\\commondir", "C:\\work\\.gitmodules",
+                              "C:\\work\\src\\.gitmodules"}) {
+    f.paths[present] = file();
+  }
+  auto whole = compile_windows_plan(p, f, sample_options());
+  ASSERT_TRUE(whole) << (whole ? "" : whole.failure->message);
+  EXPECT_EQ(whole.plan->contract().at(control::filesystem_deny).detail,
+            "protect_vcs_metadata: deny-write ACEs on the metadata of 2 repositories found below the writable roots");
   p.filesystem.protect_vcs_metadata = false;
   auto without = compile_windows_plan(p, sample_host(), sample_options());
   ASSERT_TRUE(without);

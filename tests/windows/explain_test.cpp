@@ -58,6 +58,8 @@ TEST(WindowsExplain, WorkspaceWriteAcceptingUnverifiedShowsThePlanAndItsLevels) 
        {"windows_restricted_process v1, from a reference host shape", "facts:      reference facts (not this host)",
         "ACL changes", "writable             C:\\Users\\user\\work",
         "denied               C:\\Users\\user\\.ssh", "deny AC+AAP+ARAP 0x1f01ff OI CI", "DISABLE_MAX_PRIVILEGE",
+        "denied               C:\\Users\\user\\AppData\\Roaming\\Microsoft\\Protect",
+        "denied               C:\\Users\\user\\AppData\\Roaming\\GitHub CLI",
         "kill on close", "windows_appcontainer_intrinsic"}) {
     EXPECT_NE(r.text.find(expected), std::string::npos) << expected << "\n" << r.text;
   }
@@ -103,6 +105,25 @@ TEST(WindowsExplain, RecordedFactsAreCompiledOnWithTheirWorkspace) {
   EXPECT_NE(r.text.find("facts:      recorded facts"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("Windows 10.0.19045"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("writable  C:\\Users\\dev\\project "), std::string::npos) << r.text;
+}
+
+// A recorded host without AppContainer (Windows 7) gets the low-integrity
+// fallback: workspace-write is refused for what the fallback cannot confine,
+// each control typed; accepting that, the plan shows the labels and the token.
+TEST(WindowsExplain, ARecordWithoutAppContainerShowsTheLowIntegrityFallback) {
+  const std::string facts = "policy explain --platform windows --facts '" CORDON_SOURCE_DIR
+                            "/tests/facts/windows-7-no-appcontainer.json' --profile workspace-write";
+  const auto refused = run(facts + " --accept all=unverified");
+  EXPECT_EQ(refused.status, 1) << refused.text;
+  EXPECT_NE(refused.text.find("appcontainer_unavailable"), std::string::npos) << refused.text;
+  const auto r = run(facts + " --accept all=unverified --accept filesystem_read=not_enforced"
+                             " --accept filesystem_deny=not_enforced --accept network_deny=not_enforced");
+  EXPECT_EQ(r.status, 0) << r.text;
+  for (const char* expected :
+       {"mandatory labels", "LABEL", "writable  C:\\Users\\dev\\project ", "low integrity does not limit reads", "restricting SIDs: {user} {logon} S-1-1-0",
+        "TokenIntegrityLevel S-1-16-4096", "low-integrity fallback", "AppContainer: no"}) {
+    EXPECT_NE(r.text.find(expected), std::string::npos) << expected << "\n" << r.text;
+  }
 }
 
 TEST(WindowsProbe, PrintsTheReferenceFactsProbeAsLinuxsAndIsNeverAvailableHere) {

@@ -66,6 +66,21 @@ TEST(WindowsLeaseRecord, RoundTrips) {
   EXPECT_EQ(*back, sample_record());
 }
 
+// The low-integrity fallback's label entries record the original label
+// ("S:(ML;...)", "S:" for none) where DACL entries record the DACL.
+TEST(WindowsLeaseRecord, LabelEntriesRoundTripAndOtherDescriptorsAreRefused) {
+  lease_record r = sample_record();
+  r.entries[0].original_sddl = "S:";
+  r.entries[1].original_sddl = "S:(ML;OICI;NW;;;ME)";
+  auto back = lease_record_from_json(lease_record_to_json(r));
+  ASSERT_TRUE(back) << back.error_value().message;
+  EXPECT_EQ(*back, r);
+  r.entries[0].original_sddl = "G:SY";
+  auto refused = lease_record_from_json(lease_record_to_json(r));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error_value().location, "/entries/0");
+}
+
 TEST(WindowsLeaseRecord, ReadingIsStrict) {
   const std::string good = lease_record_to_json(sample_record());
   const auto fails_at = [](std::string text, const std::string& pointer) {

@@ -194,8 +194,7 @@ TEST(WindowsReport, TheDefaultProfilesRelaxationsAreWarnedInTheReport) {
   }
   for (const char* w : {"environment: PATH names POSIX directories", "environment: HOME names /tmp",
                         "environment: TMPDIR names /tmp", "environment: TEMP (where Windows programs look for TMPDIR)",
-                        "filesystem_deny is unverified: no proof run on windows has passed yet (would be partial; "
-                        "protect_vcs_metadata has no Windows mechanism"}) {
+                        "filesystem_deny is unverified: protect_vcs_metadata: deny-write ACEs on the metadata of"}) {
     EXPECT_TRUE(has(w)) << w << "\n" << text;
   }
   expect_no_enforced(j);

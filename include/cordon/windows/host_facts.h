@@ -40,6 +40,11 @@ struct path_facts {
   // both 0 when not read (recorded shapes).
   std::uint32_t volume_serial = 0;
   std::uint64_t file_index = 0;
+  // Directories at or below a directory root that hold a `.git` entry (a
+  // repository's top, a worktree's or submodule's `.git` file), found by the
+  // same scan: protect_vcs_metadata protects their metadata (the gatherer
+  // also probes each file core::protected_vcs_files names below them).
+  std::vector<std::string> repositories{};
 };
 
 struct host_facts {
@@ -65,6 +70,10 @@ struct host_facts {
   // absent from `paths` is taken to exist as a plain directory (one link, no
   // reparse point). The launcher refuses a plan compiled from such facts.
   bool reference_shape = false;
+  // Loaded from a facts record (windows_backend::load_host_facts): a
+  // description of a host, never this one; the launcher refuses a plan
+  // compiled from it (plan_recorded_facts).
+  bool recorded = false;
 };
 
 // The facts for `path` (ASCII case-insensitive lookup), or nullopt when the

@@ -76,6 +76,17 @@ struct ace_spec {
 enum class acl_role { readable, writable, protected_read_only, denied };
 std::string_view to_string(acl_role role) noexcept;
 
+// The low-integrity fallback's mandatory label on a path (SYSTEM_MANDATORY_LABEL_ACE
+// with SYSTEM_MANDATORY_LABEL_NO_WRITE_UP, OI CI on directories): `low`
+// (S-1-16-4096) lets the low-integrity command write a writable root;
+// `medium` (S-1-16-8192), set explicitly on a denied or protected path inside
+// such a root, stops the inherited low label there (docs/windows-backend.md,
+// "Without an AppContainer"). Leased and restored like the DACL.
+enum class mandatory_label { none, low, medium };
+std::string_view to_string(mandatory_label label) noexcept;
+// The SID of a label ("S-1-16-4096", "S-1-16-8192"); empty for none.
+std::string_view label_sid(mandatory_label label) noexcept;
+
 // One temporary DACL change (a lease entry). The launcher records the
 // original descriptor of `path` durably before it applies any entry.
 struct acl_change {
@@ -90,6 +101,9 @@ struct acl_change {
   // (they would otherwise grant what the policy denies).
   bool mask_package_allows = false;
   std::vector<ace_spec> aces;
+  // The low-integrity fallback's label change (none with an AppContainer,
+  // where `aces` carry the change instead).
+  mandatory_label label = mandatory_label::none;
   std::string source;          // the policy entry, e.g. "/filesystem/denied/3"
   bool operator==(const acl_change&) const = default;
 };
@@ -130,6 +144,13 @@ struct token_spec {
   bool appcontainer = true;           // PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES
   std::string appcontainer_name;      // profile name, unique per plan
   std::vector<std::string> capabilities;  // none: no network, no library access
+  // The low-integrity fallback where the host has no AppContainer
+  // (appcontainer false): SidsToRestrict as Chromium's sandbox builds a
+  // restricted token (docs/windows-backend.md, "Without an AppContainer"),
+  // "{user}" and "{logon}" resolved at launch from the caller's token, then
+  // TokenIntegrityLevel = S-1-16-4096, read back in the child.
+  bool low_integrity = false;
+  std::vector<std::string> restricting_sids;
   bool operator==(const token_spec&) const = default;
 };
 
@@ -185,6 +206,9 @@ class windows_plan : public plan_payload {
   const enforcement_contract& contract() const noexcept { return contract_; }
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
   bool from_reference_shape() const noexcept { return reference_shape_; }
+  // Compiled on facts loaded from a record (host_facts::recorded): the
+  // launcher refuses it (plan_recorded_facts).
+  bool from_recorded_facts() const noexcept { return recorded_facts_; }
   // The ACL changes, token, job limits and environment names as stable text.
   std::string describe() const override;
   // The token, the job, the environment block and the DACL lease as a person
@@ -211,6 +235,7 @@ class windows_plan : public plan_payload {
   enforcement_contract contract_;
   std::vector<std::string> warnings_;
   bool reference_shape_ = false;
+  bool recorded_facts_ = false;
 };
 
 // The job limits for one request under `plan`: the minimum of each plan limit

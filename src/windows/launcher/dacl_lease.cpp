@@ -77,6 +77,58 @@ result<void> set_dacl(HANDLE h, PACL dacl, bool make_protected, const std::strin
   return ok;
 }
 
+// The mandatory label of an open object as SDDL: "S:(ML;...)", or "S:" when
+// it has none (Windows then reads it as medium).
+result<std::string> read_label_sddl(HANDLE h, const std::string& path) {
+  PSECURITY_DESCRIPTOR sd = nullptr;
+  PACL sacl = nullptr;
+  const DWORD rc = GetSecurityInfo(h, SE_FILE_OBJECT, LABEL_SECURITY_INFORMATION, nullptr, nullptr, nullptr, &sacl, &sd);
+  if (rc != ERROR_SUCCESS) return win32::last_error("GetSecurityInfo(" + path + ", label)", rc);
+  local_ptr<void> own(sd);
+  wchar_t* text = nullptr;
+  if (!ConvertSecurityDescriptorToStringSecurityDescriptorW(sd, SDDL_REVISION_1, LABEL_SECURITY_INFORMATION, &text,
+                                                            nullptr)) {
+    return win32::last_error("ConvertSecurityDescriptorToStringSecurityDescriptorW(" + path + ", label)");
+  }
+  std::string s = win32::narrow(text);
+  LocalFree(text);
+  return s.rfind("S:", 0) == 0 ? s : "S:" + s;
+}
+
+// Sets the label of `h` to the one `sddl` holds ("S:" = none).
+result<void> set_label_sddl(HANDLE h, const std::string& sddl, const std::string& path) {
+  PSECURITY_DESCRIPTOR sd = nullptr;
+  if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(win32::widen(sddl).c_str(), SDDL_REVISION_1, &sd, nullptr)) {
+    return win32::last_error("ConvertStringSecurityDescriptorToSecurityDescriptorW(" + path + ", label)");
+  }
+  local_ptr<void> own(sd);
+  BOOL present = FALSE, defaulted = FALSE;
+  PACL sacl = nullptr;
+  if (!GetSecurityDescriptorSacl(sd, &present, &sacl, &defaulted)) return win32::last_error("GetSecurityDescriptorSacl");
+  ACL empty{};
+  if (!present || sacl == nullptr) {
+    if (!InitializeAcl(&empty, sizeof empty, ACL_REVISION)) return win32::last_error("InitializeAcl");
+    sacl = &empty;
+  }
+  const DWORD rc = SetSecurityInfo(h, SE_FILE_OBJECT, LABEL_SECURITY_INFORMATION, nullptr, nullptr, nullptr, sacl);
+  if (rc != ERROR_SUCCESS) return win32::last_error("SetSecurityInfo(" + path + ", label)", rc);
+  return ok;
+}
+
+// The SDDL of the change's label: no-write-up, inherited by files and
+// directories below a directory ("LW" low, "ME" medium).
+std::string label_sddl_of(const acl_change& change) {
+  return std::string("S:(ML;") + (change.directory ? "OICI" : "") + ";NW;;;" +
+         (change.label == mandatory_label::low ? "LW" : "ME") + ")";
+}
+
+// The label read back is the one asked for: same level, no-write-up.
+bool label_read_back(const std::string& now, const acl_change& change) {
+  const std::string level = change.label == mandatory_label::low ? ";;;LW)" : ";;;ME)";
+  return now.find("(ML;") != std::string::npos && now.find("NW") != std::string::npos &&
+         now.find(level) != std::string::npos;
+}
+
 bool is_sid(const ACE_HEADER* ace, PSID sid) {
   // EqualSid takes non-const SIDs and only reads them.
   auto* any = const_cast<ACE_HEADER*>(ace);
@@ -180,6 +232,7 @@ bool verify(const descriptor& now, const acl_change& change, const trustee_sids&
 }
 
 result<void> restore_one(HANDLE h, const detail::lease_entry& e) {
+  if (e.original_sddl.rfind("S:", 0) == 0) return set_label_sddl(h, e.original_sddl, e.path);
   PSECURITY_DESCRIPTOR sd = nullptr;
   if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(win32::widen(e.original_sddl).c_str(), SDDL_REVISION_1, &sd,
                                                             nullptr)) {
@@ -310,15 +363,18 @@ result<std::unique_ptr<dacl_lease>> dacl_lease::take(const windows_plan& plan, c
   if (!note.empty()) lines.push_back(note);
   read_back = true;
   trustee_sids sids;
-  auto ac = sid_from(appcontainer_sid);
-  auto all = sid_from(std::string(well_known_sid(trustee::all_application_packages)));
-  auto restricted = sid_from(std::string(well_known_sid(trustee::all_restricted_application_packages)));
-  if (!ac) return std::move(ac).error_value();
-  if (!all) return std::move(all).error_value();
-  if (!restricted) return std::move(restricted).error_value();
-  sids.appcontainer = std::move(*ac);
-  sids.all_packages = std::move(*all);
-  sids.restricted_packages = std::move(*restricted);
+  // The low-integrity fallback's plans change labels only: no AppContainer SID.
+  if (plan.token().appcontainer) {
+    auto ac = sid_from(appcontainer_sid);
+    auto all = sid_from(std::string(well_known_sid(trustee::all_application_packages)));
+    auto restricted = sid_from(std::string(well_known_sid(trustee::all_restricted_application_packages)));
+    if (!ac) return std::move(ac).error_value();
+    if (!all) return std::move(all).error_value();
+    if (!restricted) return std::move(restricted).error_value();
+    sids.appcontainer = std::move(*ac);
+    sids.all_packages = std::move(*all);
+    sids.restricted_packages = std::move(*restricted);
+  }
 
   auto& rec = lease->record_;
   rec.owner_pid = GetCurrentProcessId();
@@ -337,11 +393,13 @@ result<std::unique_ptr<dacl_lease>> dacl_lease::take(const windows_plan& plan, c
   // Every path opened and its original read before anything changes.
   std::vector<descriptor> originals;
   for (const auto& change : plan.acl_changes()) {
-    auto opened = open_path(change.path, WRITE_DAC);
+    const bool label = change.label != mandatory_label::none;
+    // A label is set with WRITE_OWNER (SetSecurityInfo, LABEL_SECURITY_INFORMATION).
+    auto opened = open_path(change.path, label ? WRITE_DAC | WRITE_OWNER : WRITE_DAC);
     if (!opened) return std::move(opened).error_value();
     auto d = read_dacl(opened->leaf(), change.path);
     if (!d) return std::move(d).error_value();
-    auto sddl = to_sddl(*d, change.path);
+    auto sddl = label ? read_label_sddl(opened->leaf(), change.path) : to_sddl(*d, change.path);
     if (!sddl) return std::move(sddl).error_value();
     rec.entries.push_back({change.path, opened->file_id, *sddl, d->is_protected, detail::lease_state::pending, 0});
     if (change.role == acl_role::writable && change.directory) lease->writable_roots_.push_back(change.path);
@@ -354,6 +412,16 @@ result<std::unique_ptr<dacl_lease>> dacl_lease::take(const windows_plan& plan, c
   for (std::size_t i = 0; i < plan.acl_changes().size(); ++i) {
     const acl_change& change = plan.acl_changes()[i];
     HANDLE h = lease->opened_[i].leaf();
+    if (change.label != mandatory_label::none) {
+      if (auto s = set_label_sddl(h, label_sddl_of(change), change.path); !s) return std::move(s).error_value();
+      auto now = read_label_sddl(h, change.path);
+      if (!now || !label_read_back(*now, change)) {
+        read_back = false;
+        lines.push_back("lease: " + change.path + " did not read back as labelled " +
+                        std::string(to_string(change.label)) + ": " + (now ? *now : now.error_value().message));
+      }
+      continue;
+    }
     auto dacl = build_dacl(originals[i], change, sids);
     if (!dacl) return std::move(dacl).error_value();  // the destructor restores what was applied
     const bool make_protected = change.protect_dacl || originals[i].is_protected;
@@ -453,7 +521,8 @@ result<void> recover_stale_leases_impl(const std::string& dir, std::optional<std
     }
     std::vector<std::string> failures;
     const std::size_t pending = detail::restore_entries(*rec, [&](const detail::lease_entry& e) -> result<void> {
-      auto opened = open_path(e.path, WRITE_DAC);
+      const bool label = e.original_sddl.rfind("S:", 0) == 0;
+      auto opened = open_path(e.path, label ? WRITE_DAC | WRITE_OWNER : WRITE_DAC);
       if (!opened) return std::move(opened).error_value();
       if (opened->file_id != e.file_id) {
         return make_error(error_code::launch_failed, e.path + " is another object than the one leased (" + opened->file_id + ")");

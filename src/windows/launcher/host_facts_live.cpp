@@ -9,7 +9,9 @@
 
 #include "cordon/windows/launcher.h"
 #include "windows/launcher/path_boundary.h"
+#include "core/vcs_metadata.h"
 #include "windows/paths.h"
+#include "windows/vcs_protection.h"
 
 namespace cordon::windows {
 namespace {
@@ -89,6 +91,19 @@ std::string long_path(const std::string& path) {
   return win32::narrow(out);
 }
 
+// Each repository's `.git` and the metadata files core::protected_vcs_files
+// names, probed so that the compiler knows which exist.
+void probe_vcs_files(const std::vector<std::string>& repositories, host_facts& f) {
+  for (const auto& top : repositories) {
+    std::vector<std::string> paths{detail::vcs_file_path(top, ".git")};
+    for (const auto relative : core::protected_vcs_files) paths.push_back(detail::vcs_file_path(top, relative));
+    for (const auto& path : paths) {
+      if (f.paths.contains(path)) continue;
+      if (auto probed = probe(path)) f.paths[path] = std::move(*probed);
+    }
+  }
+}
+
 }  // namespace
 
 host_facts gather_host_facts(const std::vector<std::string>& paths_of_interest) {
@@ -122,11 +137,16 @@ host_facts gather_host_facts(const std::vector<std::string>& paths_of_interest) 
       if (f.paths.contains(step)) continue;
       auto facts = probe(step);
       if (!facts) break;  // below a missing component nothing exists
-      // Only grants reach hard-linked files, and without an AppContainer nothing is granted.
-      if (f.appcontainer_available && facts->directory && !facts->reparse_point && detail::same_path(step, path)) {
-        facts->multi_link_descendants = launcher::find_multi_link_files(step, kScanLimit, facts->scan_truncated);
+      // A grant (with an AppContainer) or a low label (without one) reaches
+      // every hard link of a file below a root; the same walk finds the
+      // repositories protect_vcs_metadata protects.
+      if (facts->directory && !facts->reparse_point && detail::same_path(step, path)) {
+        facts->multi_link_descendants =
+            launcher::find_multi_link_files(step, kScanLimit, facts->scan_truncated, &facts->repositories);
       }
+      const std::vector<std::string> repositories = facts->repositories;
       f.paths[step] = std::move(*facts);
+      probe_vcs_files(repositories, f);
     }
   }
   return f;

@@ -96,6 +96,10 @@ result<void> check_plan(const windows_plan& plan) {
   if (plan.from_reference_shape()) {
     return make_error(error_code::backend_unavailable, "the plan was compiled for a reference host shape, not this host");
   }
+  if (plan.from_recorded_facts()) {
+    return make_error(error_code::plan_recorded_facts,
+                      "the plan was compiled on recorded host facts, which describe a host and never prove this one");
+  }
   if (!plan.command()) return make_error(error_code::plan_null, "the plan was compiled without a command");
   return ok;
 }
@@ -312,6 +316,14 @@ result<windows_run_result> launch_windows_plan(const windows_plan& plan, const w
   if (!tr.read) lower(run.observed, control::privilege, "the child's token could not be queried");
   if (!tr.only_change_notify) lower(run.observed, control::privilege, "the child's token keeps privileges");
   if (!tr.administrators_deny_only) lower(run.observed, control::privilege, "Administrators is enabled in the child's token");
+  if (plan.token().low_integrity) {
+    // The fallback's writes are confined only at low integrity (no-write-up).
+    if (tr.integrity_rid > SECURITY_MANDATORY_LOW_RID) {
+      lower(run.observed, control::filesystem_write, "the child runs above low integrity");
+      lower(run.observed, control::privilege, "the child runs above low integrity");
+    }
+    if (!tr.restricted) lower(run.observed, control::privilege, "the child's token has no restricting SIDs");
+  }
   if (plan.token().appcontainer) {
     if (!tr.appcontainer) {
       return refuse(make_error(error_code::launch_failed, "the child is not in an AppContainer (TokenIsAppContainer is 0)"));

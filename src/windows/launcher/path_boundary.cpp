@@ -61,7 +61,8 @@ result<opened_path> open_path(const std::string& path, DWORD leaf_access) {
   return out;
 }
 
-std::vector<std::string> find_multi_link_files(const std::string& root, std::size_t limit, bool& truncated) {
+std::vector<std::string> find_multi_link_files(const std::string& root, std::size_t limit, bool& truncated,
+                                               std::vector<std::string>* repositories) {
   std::vector<std::string> found;
   std::vector<std::string> pending{root};
   std::size_t visited = 0;
@@ -82,6 +83,7 @@ std::vector<std::string> find_multi_link_files(const std::string& root, std::siz
         return found;
       }
       const std::string child = dir + "\\" + win32::narrow(name);
+      if (repositories != nullptr && _wcsicmp(name.c_str(), L".git") == 0) repositories->push_back(dir);
       if ((data.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) continue;  // never followed
       if ((data.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0) {
         pending.push_back(child);

@@ -29,7 +29,10 @@ struct opened_path {
 result<opened_path> open_path(const std::string& path, DWORD leaf_access);
 
 // Files below `root` with more than one hard link, at most `limit` entries
-// visited; `truncated` when the walk stopped early.
-std::vector<std::string> find_multi_link_files(const std::string& root, std::size_t limit, bool& truncated);
+// visited; `truncated` when the walk stopped early. `repositories`, when
+// given, receives every directory at or below `root` that holds a `.git`
+// entry (directory or file), found by the same walk.
+std::vector<std::string> find_multi_link_files(const std::string& root, std::size_t limit, bool& truncated,
+                                               std::vector<std::string>* repositories = nullptr);
 
 }  // namespace cordon::windows::launcher

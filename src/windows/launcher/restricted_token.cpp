@@ -21,6 +21,57 @@ std::vector<BYTE> token_info(HANDLE token, TOKEN_INFORMATION_CLASS cls) {
   return buf;
 }
 
+// The SID `text` names in `own`'s context ("{user}", "{logon}" or SID text),
+// appended to `sids`; false when the token has no such SID ("{logon}" in a
+// service's token), an error when it cannot be read.
+result<bool> add_restricting_sid(HANDLE own, const std::string& text, std::vector<win32::local_ptr<void>>& sids) {
+  PSID found = nullptr;
+  std::vector<BYTE> info;
+  if (text == "{user}") {
+    info = token_info(own, TokenUser);
+    if (info.empty()) return win32::last_error("GetTokenInformation(TokenUser)");
+    found = reinterpret_cast<const TOKEN_USER*>(info.data())->User.Sid;
+  } else if (text == "{logon}") {
+    info = token_info(own, TokenGroups);
+    if (info.empty()) return win32::last_error("GetTokenInformation(TokenGroups)");
+    const auto* groups = reinterpret_cast<const TOKEN_GROUPS*>(info.data());
+    for (DWORD i = 0; i < groups->GroupCount; ++i) {
+      if ((groups->Groups[i].Attributes & SE_GROUP_LOGON_ID) == SE_GROUP_LOGON_ID) found = groups->Groups[i].Sid;
+    }
+    if (found == nullptr) return false;
+  } else {
+    PSID sid = nullptr;
+    if (!ConvertStringSidToSidW(win32::widen(text).c_str(), &sid)) {
+      return win32::last_error("ConvertStringSidToSidW(" + text + ")");
+    }
+    sids.emplace_back(sid);
+    return true;
+  }
+  // A copy the list owns (the token's buffer goes away).
+  const DWORD length = GetLengthSid(found);
+  void* copy = LocalAlloc(LMEM_FIXED, length);
+  if (copy == nullptr || !CopySid(length, copy, found)) {
+    if (copy != nullptr) LocalFree(copy);
+    return win32::last_error("CopySid(" + text + ")");
+  }
+  sids.emplace_back(copy);
+  return true;
+}
+
+// TokenIntegrityLevel = low (S-1-16-4096) on `token`.
+result<void> lower_to_low_integrity(HANDLE token) {
+  PSID low = nullptr;
+  if (!ConvertStringSidToSidW(L"S-1-16-4096", &low)) return win32::last_error("ConvertStringSidToSidW(S-1-16-4096)");
+  win32::local_ptr<void> own_low(low);
+  TOKEN_MANDATORY_LABEL label{};
+  label.Label.Sid = low;
+  label.Label.Attributes = SE_GROUP_INTEGRITY;
+  if (!SetTokenInformation(token, TokenIntegrityLevel, &label, sizeof label + GetLengthSid(low))) {
+    return win32::last_error("SetTokenInformation(TokenIntegrityLevel, low)");
+  }
+  return ok;
+}
+
 }  // namespace
 
 result<win32::unique_handle> create_restricted_token(const token_spec& spec) {
@@ -38,13 +89,27 @@ result<win32::unique_handle> create_restricted_token(const token_spec& spec) {
     sids.emplace_back(sid);
     disable.push_back({sid, 0});
   }
+  std::vector<win32::local_ptr<void>> restricting_sids;
+  std::vector<SID_AND_ATTRIBUTES> restrict;
+  if (spec.low_integrity) {
+    for (const auto& text : spec.restricting_sids) {
+      auto added = add_restricting_sid(own.get(), text, restricting_sids);
+      if (!added) return std::move(added).error_value();
+    }
+    for (const auto& sid : restricting_sids) restrict.push_back({sid.get(), 0});
+  }
   HANDLE restricted = nullptr;
   const DWORD flags = spec.disable_max_privilege ? DISABLE_MAX_PRIVILEGE : 0;
-  if (!CreateRestrictedToken(own.get(), flags, static_cast<DWORD>(disable.size()), disable.data(), 0, nullptr, 0,
-                             nullptr, &restricted)) {
+  if (!CreateRestrictedToken(own.get(), flags, static_cast<DWORD>(disable.size()), disable.data(), 0, nullptr,
+                             static_cast<DWORD>(restrict.size()), restrict.empty() ? nullptr : restrict.data(),
+                             &restricted)) {
     return win32::last_error("CreateRestrictedToken");
   }
-  return win32::unique_handle(restricted);
+  win32::unique_handle token(restricted);
+  if (spec.low_integrity) {
+    if (auto lowered = lower_to_low_integrity(token.get()); !lowered) return std::move(lowered).error_value();
+  }
+  return token;
 }
 
 token_readback read_back_token(HANDLE token) {
@@ -86,6 +151,7 @@ token_readback read_back_token(HANDLE token) {
     r.integrity_rid = count > 0 ? *GetSidSubAuthority(label->Label.Sid, count - 1u) : 0;
   }
   r.appcontainer = ac_ok && is_ac != 0;
+  r.restricted = IsTokenRestricted(token) != 0;
   std::string line = "token: " + std::to_string(r.privileges.size()) + " privileges";
   line += r.only_change_notify ? " (SeChangeNotify only)" : " (more than SeChangeNotify)";
   line += r.administrators_deny_only ? ", Administrators deny-only" : ", Administrators enabled";
@@ -93,6 +159,7 @@ token_readback read_back_token(HANDLE token) {
   std::snprintf(il, sizeof il, ", integrity 0x%lx", static_cast<unsigned long>(r.integrity_rid));
   line += il;
   line += r.appcontainer ? ", AppContainer" : ", not an AppContainer";
+  line += r.restricted ? ", restricting SIDs" : ", no restricting SIDs";
   if (!ac_ok) line += " (TokenIsAppContainer unreadable)";
   r.lines.push_back(line);
   return r;

@@ -141,6 +141,37 @@ TEST(HostFactsRecord, TheRunningHostsLinuxFactsRecordAndLoadBack) {
   EXPECT_EQ(linux_facts_of(*loaded)->cgroups.memory_parent, linux_facts_of(here)->cgroups.memory_parent);
 }
 
+// Every backend's loader marks its facts recorded, and the Linux launcher
+// refuses a plan compiled from this host's own record before any sandbox step
+// (plan_recorded_facts): a record describes a host, it never proves one.
+TEST(HostFactsRecord, APlanFromLoadedFactsNeverLaunchesEvenForTheRunningPlatform) {
+  for (const auto& r : records()) {
+    SCOPED_TRACE(r.file);
+    auto loaded = r.backend->load_host_facts(facts_file_text(r.file), {});
+    ASSERT_TRUE(loaded) << loaded.error_value().describe();
+    EXPECT_TRUE(loaded->recorded);
+  }
+  auto backend = make_linux_backend();
+  const host_facts here = backend->read_host_facts({}, false);
+  auto loaded = backend->load_host_facts(*backend->record_host_facts(here), {});
+  ASSERT_TRUE(loaded) << loaded.error_value().describe();
+  EXPECT_FALSE(here.recorded);
+  sandbox_policy policy;
+  policy.name = "recorded";
+  policy.isolation = isolation_level::process;
+  for (const auto& [which, required] : required_enforcement(policy)) policy.enforcement[which] = enforcement_level::not_enforced;
+  launch_request request;
+  request.argv = {"true"};
+  auto from_record = backend->compile(policy, {}, *loaded);
+  ASSERT_TRUE(from_record) << from_record.failure().describe();
+  auto refused = backend->launch(from_record.plan().get(), request);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error_value().code, error_code::plan_recorded_facts);
+  auto live = backend->compile(policy, {}, here);
+  ASSERT_TRUE(live) << live.failure().describe();
+  EXPECT_FALSE(live.plan()->from_recorded_facts());
+}
+
 struct bad_record {
   const char* text;
   error_code code;

@@ -97,6 +97,28 @@ TEST(Plan, OtherPlatformAndStaleVersionAreRejected) {
   EXPECT_EQ(backend.launch(old_plan.plan().get(), true_request()).error_value().code, error_code::plan_stale);
 }
 
+// A library caller that compiles on loaded facts (load_host_facts) gets a plan
+// that explains but never launches: the facts describe a host, not this one.
+TEST(Plan, APlanCompiledOnRecordedFactsIsRefusedAtLaunch) {
+  test_backend backend;
+  host_facts recorded = backend.read_host_facts({}, false);
+  recorded.recorded = true;
+  auto described = backend.compile(minimal_policy(), {}, recorded);
+  ASSERT_TRUE(described) << described.failure().describe();
+  EXPECT_TRUE(described.plan()->from_recorded_facts());
+  auto refused = backend.launch(described.plan().get(), true_request());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error_value().code, error_code::plan_recorded_facts);
+  EXPECT_EQ(to_string(error_code::plan_recorded_facts), "plan_recorded_facts");
+  EXPECT_EQ(error_code_from_string("plan_recorded_facts"), error_code::plan_recorded_facts);
+
+  // The same policy on the facts of this host launches.
+  auto live = backend.compile(minimal_policy(), {});
+  ASSERT_TRUE(live);
+  EXPECT_FALSE(live.plan()->from_recorded_facts());
+  EXPECT_TRUE(backend.launch(live.plan().get(), true_request()));
+}
+
 TEST(Plan, CarriesNormalizedPolicyContractAndIdentity) {
   auto backend = make_linux_backend();
   sandbox_policy p = minimal_policy();

@@ -24,6 +24,17 @@ const std::vector<std::string> secrets = {
     "{home}/.config/google-chrome", "{home}/.config/chromium", "{home}/.node_repl_history",
     "{home}/.psql_history", "{home}/.mysql_history", "/etc/shadow", "/etc/gshadow", "/etc/ssh"};
 
+// The same credential stores where Windows keeps them (under %USERPROFILE%,
+// docs/windows-backend.md, "Built-in profiles on Windows"); the ones Windows
+// keeps where Linux does (.ssh, .aws, .azure, .git-credentials, ...) are above.
+const std::vector<std::string> windows_secrets = {
+    "{home}/AppData/Roaming/GitHub CLI", "{home}/AppData/Roaming/gcloud", "{home}/AppData/Roaming/gnupg",
+    "{home}/AppData/Roaming/Microsoft/Credentials", "{home}/AppData/Local/Microsoft/Credentials",
+    "{home}/AppData/Roaming/Microsoft/Protect", "{home}/AppData/Roaming/Microsoft/Windows/PowerShell/PSReadLine",
+    "{home}/AppData/Roaming/rclone", "{home}/AppData/Roaming/postgresql", "{home}/AppData/Roaming/terraform.d",
+    "{home}/AppData/Roaming/Mozilla", "{home}/AppData/Local/Google/Chrome/User Data",
+    "{home}/AppData/Local/Microsoft/Edge/User Data"};
+
 const std::vector<std::string> shell_startup = {
     "{home}/.bashrc", "{home}/.bash_profile", "{home}/.bash_login", "{home}/.profile",
     "{home}/.zshrc",  "{home}/.zprofile",     "{home}/.zshenv"};
@@ -90,6 +101,7 @@ TEST(Profiles, CommonProtections) {
     const auto p = load(name);
     EXPECT_EQ(p.isolation, isolation_level::os_sandbox);
     for (const auto& s : secrets) EXPECT_TRUE(contains(p.filesystem.denied, s)) << s;
+    for (const auto& s : windows_secrets) EXPECT_TRUE(contains(p.filesystem.denied, s)) << s;
     EXPECT_EQ(p.filesystem.protected_read_only, shell_startup);
     EXPECT_TRUE(p.filesystem.include_platform_defaults);
     EXPECT_EQ(p.network.mode, network_mode::denied);
@@ -118,7 +130,11 @@ TEST(Profiles, WorkspaceWrite) {
   EXPECT_EQ(p.filesystem.readable, std::vector<std::string>{"{workspace}"});
   EXPECT_EQ(p.filesystem.writable, (std::vector<std::string>{"{workspace}", "{run_tmp}"}));
   EXPECT_TRUE(p.filesystem.protect_vcs_metadata);
-  EXPECT_EQ(p.filesystem.denied, secrets);
+  // The home's stores, their Windows places, then the system's (/etc/...).
+  std::vector<std::string> denied(secrets.begin(), secrets.end() - 3);
+  denied.insert(denied.end(), windows_secrets.begin(), windows_secrets.end());
+  denied.insert(denied.end(), secrets.end() - 3, secrets.end());
+  EXPECT_EQ(p.filesystem.denied, denied);
   EXPECT_EQ(required_enforcement(p).at(control::filesystem_read), enforcement_level::enforced);
 }
 

@@ -68,7 +68,9 @@ TEST(WindowsCli, TheDefaultProfileRunsCmdWhereAnAppContainerExists) {
   if (running_on_wine()) {
     EXPECT_EQ(r.exit_code, 125u) << r.out;
     EXPECT_EQ(r.out.find("cordon-profile-ran"), std::string::npos) << "the command ran although the policy was refused";
-    EXPECT_NE(r.out.find("filesystem_read no AppContainer on this host"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("appcontainer_unavailable /enforcement/filesystem_read: the host has no AppContainer"),
+              std::string::npos)
+        << r.out;
     EXPECT_EQ(j["outcome"], "refused");
     return;
   }

@@ -96,5 +96,33 @@ TEST(WindowsFailClosed, PlansWithoutACommandOrFromAReferenceShapeAreRefused) {
   EXPECT_EQ(none.error_value().code, error_code::plan_null);
 }
 
+// A library caller that records this host's facts and compiles on the loaded
+// record gets a plan that never launches (plan_recorded_facts); the same
+// policy on the live facts runs.
+TEST(WindowsFailClosed, APlanCompiledOnLoadedFactsOfThisHostIsRefused) {
+  temp_dir out;
+  const sandbox_policy p = plumbing_policy();
+  const windows_compile_options o = options_for({child_exe(), "write", out.file("ran")});
+  const host_facts live = gather_host_facts(paths_to_probe(p, gather_host_facts({}), o));
+  const windows_backend& backend = the_windows_backend();
+  auto record = backend.record_host_facts(to_driver_facts(live, o));
+  ASSERT_TRUE(record) << record.error_value().describe();
+  auto loaded = backend.load_host_facts(*record, {});
+  ASSERT_TRUE(loaded) << loaded.error_value().describe();
+  const auto* recorded = backend_facts_as<windows_backend_facts>(*loaded);
+  ASSERT_NE(recorded, nullptr);
+  auto described = compile_windows_plan(p, recorded->host, o);
+  ASSERT_TRUE(described) << describe(described);
+  auto refused = launch_windows_plan(*described.plan, {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error_value().code, error_code::plan_recorded_facts);
+  EXPECT_FALSE(exists(out.file("ran")));
+  auto compiled = compile_windows_plan(p, live, o);
+  ASSERT_TRUE(compiled) << describe(compiled);
+  auto ran = launch_windows_plan(*compiled.plan, {});
+  ASSERT_TRUE(ran) << ran.error_value().describe();
+  EXPECT_TRUE(exists(out.file("ran")));
+}
+
 }  // namespace
 }  // namespace cordon::windows
