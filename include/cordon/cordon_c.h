@@ -44,6 +44,7 @@
  * filesystem worker. Minor 2: pools of prepared sandboxes. Minor 3: the
  * tool-use call (cordon_governance_tool_call) and approval ledgers. Minor 4:
  * cordon_audit_verify_with (the head rules of a verify chosen by the caller).
+ * Minor 5: the error code CORDON_E_PLAN_RECORDED_FACTS.
  */
 #ifndef CORDON_CORDON_C_H
 #define CORDON_CORDON_C_H
@@ -63,7 +64,7 @@ extern "C" {
 
 /* The ABI this header describes, and the additions within it. */
 #define CORDON_ABI_VERSION 1
-#define CORDON_ABI_MINOR 4
+#define CORDON_ABI_MINOR 5
 
 /* Stable error codes: the C spelling of cordon::error_code
  * (include/cordon/result.h, docs/errors.md). Values never change; new ones
@@ -86,7 +87,8 @@ enum cordon_error_code {
   CORDON_E_LAUNCH_FAILED = 14,           /* a sandbox setup step failed; errno in the error JSON */
   CORDON_E_IO_ERROR = 15,
   CORDON_E_USAGE_ERROR = 16,             /* bad arguments: NULL where a value is needed, bad options */
-  CORDON_E_INVALID_DESTINATION = 17
+  CORDON_E_INVALID_DESTINATION = 17,
+  CORDON_E_PLAN_RECORDED_FACTS = 18      /* compiled on recorded host facts: explain only, never launched (minor 5) */
 };
 
 /* The ABI version of the loaded library (CORDON_ABI_VERSION it was built

@@ -16,6 +16,7 @@ static_assert(static_cast<int>(error_code::enforcement_unavailable) + 1 == CORDO
 static_assert(static_cast<int>(error_code::command_not_found) + 1 == CORDON_E_COMMAND_NOT_FOUND);
 static_assert(static_cast<int>(error_code::usage_error) + 1 == CORDON_E_USAGE_ERROR);
 static_assert(static_cast<int>(error_code::invalid_destination) + 1 == CORDON_E_INVALID_DESTINATION);
+static_assert(static_cast<int>(error_code::plan_recorded_facts) + 1 == CORDON_E_PLAN_RECORDED_FACTS);
 
 char* copy_string(const std::string& text) noexcept {
   auto* out = static_cast<char*>(std::malloc(text.size() + 1));

@@ -225,7 +225,8 @@ static void test_versions_and_codes(void) {
   CHECK(strcmp(cordon_error_code_name(CORDON_OK), "ok") == 0, "name of 0");
   CHECK(strcmp(cordon_error_code_name(CORDON_E_ENFORCEMENT_UNAVAILABLE), "enforcement_unavailable") == 0, "name 7");
   CHECK(strcmp(cordon_error_code_name(CORDON_E_INVALID_DESTINATION), "invalid_destination") == 0, "name 17");
-  CHECK(cordon_error_code_name(CORDON_E_INVALID_DESTINATION + 1) == NULL, "past the last code");
+  CHECK(strcmp(cordon_error_code_name(CORDON_E_PLAN_RECORDED_FACTS), "plan_recorded_facts") == 0, "name 18");
+  CHECK(cordon_error_code_name(CORDON_E_PLAN_RECORDED_FACTS + 1) == NULL, "past the last code");
   CHECK(cordon_error_code_name(-1) == NULL, "negative code");
 done:;
 }
@@ -531,7 +532,7 @@ static const char* rules_json =
     "{\"id\": \"no-rm\", \"reason\": \"no deleting\", \"decision\": \"deny\", \"commands\": [\"rm\"]}]}";
 
 static void test_abi_minor(void) {
-  CHECK(CORDON_ABI_MINOR >= 4, "header minor %d", CORDON_ABI_MINOR);
+  CHECK(CORDON_ABI_MINOR >= 5, "header minor %d", CORDON_ABI_MINOR);
   CHECK(cordon_abi_minor() == CORDON_ABI_MINOR, "library minor %u", cordon_abi_minor());
 done:;
 }
