@@ -47,6 +47,7 @@
 
 #include "cordon/result.h"
 #include "posix/unique_fd.h"
+#include "posix/vcs_scan.h"
 
 namespace cordon::linux_impl {
 
@@ -75,6 +76,13 @@ class directory_watch {
   const watched_entries* listing(const std::string& path) const;
   // How many directories are watched.
   std::size_t size() const noexcept { return nodes_.size(); }
+  // The listings as the repository scan takes them (vcs::trusted_listings:
+  // scan_vcs_metadata and changes_since read no directory this set holds).
+  // Only while doubt() is empty, after a refresh(), and while this set
+  // lives and is not refreshed again (it reads the set as it is when called).
+  vcs::trusted_listings trusted() const {
+    return [this](const std::string& path) { return listing(path); };
+  }
   // A copy of every listing, by path (for tests and benchmarks).
   std::map<std::string, watched_entries> listings() const;
   const std::string& root() const noexcept { return root_; }

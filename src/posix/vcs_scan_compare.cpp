@@ -89,9 +89,16 @@ void compare(const std::string& path, const repository_record& now, const reposi
 
 
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
-                   deferred_execution_evidence& evidence, vcs_scan* after, const std::string& store_dir) {
-  vcs_scan now = scan_vcs_metadata(root, home, max_directories, &before.listings, listing_settle_ns,
-                                   scan_memory_bound_bytes, store_dir);
+                   deferred_execution_evidence& evidence, vcs_scan* after, const std::string& store_dir,
+                   const trusted_listings* vouched) {
+  changes_between(root, before,
+                  scan_vcs_metadata(root, home, max_directories, &before.listings, listing_settle_ns,
+                                    scan_memory_bound_bytes, store_dir, vouched),
+                  home, evidence, after);
+}
+
+void changes_between(const std::string& root, const vcs_scan& before, vcs_scan now, const std::string& home,
+                     deferred_execution_evidence& evidence, vcs_scan* after) {
   evidence.entries += now.entries_seen;
   if (now.truncated) {
     evidence.complete = false;

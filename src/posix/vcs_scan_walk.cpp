@@ -81,6 +81,9 @@ struct walker {
   vcs_scan& scan;
   std::uint64_t max_entries;
   const listing_cache* reuse = nullptr;
+  // Listings a watch set vouches for (vcs::trusted_listings): taken as they
+  // are, with no lstat and no read, their entries' types known.
+  const trusted_listings* vouched = nullptr;
   std::int64_t settle_ns = listing_settle_ns;
   std::map<dev_t, bool> trusted{};  // ctime_is_kernels, once per device
   std::chrono::steady_clock::time_point deadline =
@@ -89,6 +92,7 @@ struct walker {
 
   void found_dot_git(const std::string& dir_path, const std::string& child, bool directory) {
     scan.repositories.push_back(child);
+    scan.places.push_back((directory ? "d" : "f") + dir_path);
     if (directory) {
       protect_git_dir(child, "git_directory", home, scan, 0);
     } else {
@@ -148,15 +152,34 @@ struct walker {
     return entries;
   }
 
+  // `self` is unset (st_ino 0) for a directory whose parent's listing was
+  // vouched for: it is taken now only if this one's is not.
   bool visit(const std::string& dir_path, const struct stat& self, std::size_t depth,
              std::vector<std::pair<std::string, struct stat>>& subdirs) {
-    const auto entries = entries_of(dir_path, self);
-    {
+    const entry_list* kept = vouched != nullptr ? (*vouched)(dir_path) : nullptr;
+    entry_list read;
+    if (kept == nullptr) {
+      struct stat fresh = self;
+      if (fresh.st_ino == 0 && ::lstat(dir_path.c_str(), &fresh) != 0) {
+        if (errno != ENOENT) add_gap(scan, dir_path, std::string("cannot be examined: ") + std::strerror(errno));
+        return true;
+      }
+      read = entries_of(dir_path, fresh);
+    }
+    const entry_list& entries = kept != nullptr ? *kept : read;
+    // Only a directory naming HEAD, objects and refs may be a bare repository.
+    auto names_it = [&](const char* name) {
+      auto at = std::lower_bound(entries.begin(), entries.end(), name,
+                                 [](const auto& entry, const char* n) { return entry.first < n; });
+      return at != entries.end() && at->first == name;
+    };
+    if (names_it("HEAD") && names_it("objects") && names_it("refs")) {
       std::vector<std::string> names;
       names.reserve(entries.size());
       for (const auto& entry : entries) names.push_back(entry.first);
       if (looks_bare(dir_path, names)) {
         scan.repositories.push_back(dir_path);
+        scan.places.push_back("b" + dir_path);
         protect_git_dir(dir_path, "bare", home, scan, 0);
         return false;  // objects and refs are not work tree
       }
@@ -165,7 +188,14 @@ struct walker {
       if (type != DT_UNKNOWN && type != DT_DIR && name != ".git") continue;  // a file, a link: not walked
       std::string child = join(dir_path, name);
       struct stat st {};
-      if (::lstat(child.c_str(), &st) != 0) {
+      if (kept != nullptr && type != DT_UNKNOWN) {
+        // The watch set's listing says the type (it resolves an unknown one when it lists).
+        if (name == ".git") {
+          found_dot_git(dir_path, child, type == DT_DIR);
+          continue;
+        }
+        st.st_mode = type == DT_DIR ? S_IFDIR : S_IFREG;
+      } else if (::lstat(child.c_str(), &st) != 0) {
         // Gone meanwhile (ENOENT) is nothing; anything else (EACCES on a
         // directory without search permission, ENAMETOOLONG) hides it.
         if (errno != ENOENT) add_gap(scan, child, std::string("cannot be examined: ") + std::strerror(errno));
@@ -230,7 +260,7 @@ void watch_startup(const std::string& root, const std::string& home, vcs_scan& s
 }
 
 vcs_scan scan_here(const std::string& root, const std::string& home, std::uint64_t max_entries,
-                   const listing_cache* reuse, std::int64_t settle_ns) {
+                   const listing_cache* reuse, std::int64_t settle_ns, const trusted_listings* vouched = nullptr) {
   vcs_scan scan;
   struct stat self {};
   if (::lstat(root.c_str(), &self) != 0) {
@@ -238,6 +268,7 @@ vcs_scan scan_here(const std::string& root, const std::string& home, std::uint64
   } else {
     walker w{root, home, scan, max_entries};
     w.reuse = reuse;
+    w.vouched = vouched;
     w.settle_ns = settle_ns;
     w.walk(root, self);
   }
@@ -261,12 +292,38 @@ vcs_scan scan_with_store(const std::string& root, const std::string& home, std::
 
 }  // namespace
 
-vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
-                           const listing_cache* reuse, std::int64_t settle_ns, std::uint64_t memory_bound,
-                           const std::string& store_dir) {
+vcs_scan rescan_places(const std::string& root, const std::string& home, const vcs_scan& earlier,
+                       std::uint64_t memory_bound) {
   return run_bounded_scan(
       root,
       [&] {
+        vcs_scan scan;
+        walker w{root, home, scan, max_directories};
+        for (const auto& place : earlier.places) {
+          const std::string dir = place.substr(1);
+          if (place[0] == 'b') {
+            scan.repositories.push_back(dir);
+            scan.places.push_back(place);
+            protect_git_dir(dir, "bare", home, scan, 0);
+          } else {
+            w.found_dot_git(dir, join(dir, ".git"), place[0] == 'd');
+          }
+        }
+        scan.entries_seen = earlier.entries_seen;
+        watch_startup(root, home, scan);
+        return scan;
+      },
+      memory_bound);
+}
+
+vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home, std::uint64_t max_entries,
+                           const listing_cache* reuse, std::int64_t settle_ns, std::uint64_t memory_bound,
+                           const std::string& store_dir, const trusted_listings* vouched) {
+  return run_bounded_scan(
+      root,
+      [&] {
+        // Listings vouched for need no store: it is neither read nor written.
+        if (vouched != nullptr) return scan_here(root, home, max_entries, reuse, settle_ns, vouched);
         return store_dir.empty() ? scan_here(root, home, max_entries, reuse, settle_ns)
                                  : scan_with_store(root, home, max_entries, reuse, settle_ns, store_dir);
       },
