@@ -1,0 +1,108 @@
+// The watch sets of a pool's process (linux/pool_watch.h).
+#include "linux/pool_watch.h"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "core/pool_scan_hooks.h"
+#include "linux/post_run_watch.h"
+#include "linux/watched_scan.h"
+
+namespace cordon::linux_impl {
+namespace {
+
+// One root's set; its mutex serializes the scans that refresh it.
+struct registered {
+  std::mutex mutex;
+  std::optional<watched_root> root;
+  int holders = 0;
+};
+
+std::mutex registry_mutex;
+std::map<std::string, std::shared_ptr<registered>>& registry() {
+  static std::map<std::string, std::shared_ptr<registered>> roots;
+  return roots;
+}
+
+std::shared_ptr<registered> find(const std::string& root) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  auto it = registry().find(root);
+  return it == registry().end() ? nullptr : it->second;
+}
+
+const post_run_watch* watch_of(const sandbox_plan& plan) {
+  return dynamic_cast<const post_run_watch*>(plan.payload());
+}
+
+// Drops one hold of each root; a root no longer held is closed.
+void release(const std::vector<std::string>& roots) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (const auto& root : roots) {
+    auto it = registry().find(root);
+    if (it != registry().end() && --it->second->holders == 0) registry().erase(it);
+  }
+}
+
+}  // namespace
+
+vcs::vcs_scan scan_writable_root(const std::string& root, const std::string& home, const std::string& store_dir,
+                                 std::string& how) {
+  if (auto set = find(root)) {
+    std::lock_guard<std::mutex> lock(set->mutex);
+    return watched_scan(*set->root, home, store_dir, how);
+  }
+  how = "walk";
+  return vcs::scan_vcs_metadata(root, home, vcs::max_directories, nullptr, vcs::listing_settle_ns,
+                                vcs::scan_memory_bound_bytes, store_dir);
+}
+
+void check_writable_root(const std::string& root, const vcs::vcs_scan& before, const std::string& home,
+                         deferred_execution_evidence& evidence, const std::string& store_dir, std::string& how) {
+  if (auto set = find(root)) {
+    std::lock_guard<std::mutex> lock(set->mutex);
+    return watched_changes_since(*set->root, before, home, evidence, store_dir, how);
+  }
+  how = "walk";
+  vcs::changes_since(root, before, home, evidence, nullptr, store_dir);
+}
+
+std::shared_ptr<void> open_pool_watches(const sandbox_plan& plan) {
+  const post_run_watch* watch = watch_of(plan);
+  if (watch == nullptr || watch->repository_scans.empty()) return nullptr;
+  auto held = std::make_shared<std::vector<std::string>>();
+  for (const auto& scan : watch->repository_scans) {
+    {
+      std::lock_guard<std::mutex> lock(registry_mutex);
+      auto it = registry().find(scan.root);
+      if (it != registry().end()) {
+        ++it->second->holders;
+        held->push_back(scan.root);
+        continue;
+      }
+    }
+    // Opened outside the registry's lock: it lists every directory.
+    auto opened = directory_watch::open(scan.root, vcs::max_directories);
+    if (!opened || !opened->doubt().empty()) continue;  // not registered: that root is walked
+    auto entry = std::make_shared<registered>();
+    entry->root.emplace(watched_root{std::move(*opened), {}, false});
+    entry->holders = 1;
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto [it, inserted] = registry().emplace(scan.root, entry);
+    if (!inserted) ++it->second->holders;  // another pool opened it meanwhile: this set is closed
+    held->push_back(scan.root);
+  }
+  return std::shared_ptr<void>(held.get(), [held](void*) { release(*held); });
+}
+
+void check_pooled_run(const sandbox_plan& plan, run_outcome& outcome) {
+  if (const post_run_watch* watch = watch_of(plan)) check_repository_metadata(*watch, outcome);
+}
+
+void install_pool_scan_hooks() {
+  auto& hooks = core::process_pool_scan_hooks();
+  hooks.open.store(&open_pool_watches);
+  hooks.check.store(&check_pooled_run);
+}
+
+}  // namespace cordon::linux_impl
