@@ -128,8 +128,8 @@ class prepared_pool {
   // post-run check of deferred execution to this process, which makes it
   // from the sets and `compiled_now`'s scan as the run's report is read (in
   // run_handle::wait()), and renders the report again with it. Without
-  // sets, or with a null `compiled_now`, as start(request). Errors: as
-  // start(request).
+  // sets, with a null `compiled_now` or one of another fingerprint, as
+  // start(request). Errors: as start(request).
   result<run_handle> start(const run_request& request, std::shared_ptr<const sandbox_plan> compiled_now);
 
   // A new plan (the policy changed, or the host: compiled again): every

@@ -411,7 +411,10 @@ result<run_handle> prepared_pool::start(const run_request& request, std::shared_
   impl_->ready.pop_front();
   auto plan = impl_->plan;
   auto check = core::process_pool_scan_hooks().check.load();
-  if (compiled_now && impl_->watches && impl_->watched_generation == impl_->generation && check != nullptr) {
+  // Only a plan with the pool's fingerprint (its scan is of the roots the
+  // sandbox was built for): any other leaves the check to the helper.
+  if (compiled_now && impl_->watches && impl_->watched_generation == impl_->generation && check != nullptr &&
+      (compiled_now == plan || plan_fingerprint(*compiled_now) == sandbox.fingerprint())) {
     // The sets stay open until the check is made, whatever the pool does meanwhile.
     sandbox.state_->after_report = [check, watches = impl_->watches, compiled_now,
                                     launch = request.launch](run_report& report) {
