@@ -2,8 +2,8 @@
 // keeps every directory's listing current in memory, so that a scan of the
 // root reads again only the directories that changed since the last look
 // (docs/deferred-execution.md, "Why a pooled run is no cheaper than a cold
-// one": the mechanism a pool's long-lived process would hold; not yet used
-// by the pool, which still walks).
+// one": the mechanism a pool's long-lived process holds, one per writable
+// root, linux/pool_watch.h).
 //
 // No change can fall between a listing and its watch: every directory is
 // watched (inotify_add_watch(2)) before its listing is read, so an entry

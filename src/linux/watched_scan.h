@@ -8,10 +8,9 @@
 // scan from it, the repositories are found again where that scan found them
 // (vcs::rescan_places: no walk at all). Whenever the set is in doubt (the
 // kernel dropped events, a watch was refused, a directory could not be
-// listed, ...), the scan is the full walk, and `how` says why. The building
-// block a pool's long-lived process would call at each request's compile
-// and after each run; not yet called by the pool (the document says what
-// is left). Linux only.
+// listed, ...), the scan is the full walk, and `how` says why. A pool's
+// process calls it at each request's compile and after each run
+// (linux/pool_watch.h). Linux only.
 #pragma once
 
 #include <string>
