@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     if (seen != dirs.size()) std::fprintf(stderr, "refresh saw %zu of %zu\n", seen, dirs.size());
     for (std::size_t k = 0; k < dirs.size(); ++k) std::remove((dirs[k] + "/bench-new" + std::to_string(k)).c_str());
     set->refresh();
-    cordon::linux_impl::watched_root w{std::move(*set), {}, false};
+    cordon::linux_impl::watched_root w{std::move(*set), {}, false, {}};
     cordon::linux_impl::listings_taken how;
     vcs::vcs_scan watched;
     scan_watched.push_back(timed([&] { watched = cordon::linux_impl::watched_scan(w, "", "", how); }));

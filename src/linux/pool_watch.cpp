@@ -7,6 +7,7 @@
 
 #include "core/pool_scan_hooks.h"
 #include "linux/post_run_watch.h"
+#include "linux/scan_server.h"
 #include "linux/watched_scan.h"
 
 namespace cordon::linux_impl {
@@ -67,9 +68,17 @@ void check_writable_root(const std::string& root, const vcs::vcs_scan& before, c
   vcs::changes_since(root, before, home, evidence, nullptr, store_dir);
 }
 
+// The process's scan server, forked before its first set is opened (so
+// that it is small); nullptr when it could not be.
+scan_server* process_scan_server() {
+  static std::unique_ptr<scan_server> server = scan_server::start();
+  return server.get();
+}
+
 std::shared_ptr<void> open_pool_watches(const sandbox_plan& plan) {
   const post_run_watch* watch = watch_of(plan);
   if (watch == nullptr || watch->repository_scans.empty()) return nullptr;
+  scan_server* server = process_scan_server();
   auto held = std::make_shared<std::vector<std::string>>();
   for (const auto& scan : watch->repository_scans) {
     {
@@ -85,7 +94,13 @@ std::shared_ptr<void> open_pool_watches(const sandbox_plan& plan) {
     auto opened = directory_watch::open(scan.root, vcs::max_directories);
     if (!opened || !opened->doubt().empty()) continue;  // not registered: that root is walked
     auto entry = std::make_shared<registered>();
-    entry->root.emplace(watched_root{std::move(*opened), {}, false});
+    entry->root.emplace(watched_root{std::move(*opened), {}, false, {}});
+    if (server != nullptr) {
+      entry->root->rescan_elsewhere = [server](const std::string& root, const std::string& home,
+                                               const vcs::vcs_scan& earlier) {
+        return server->rescan(root, home, earlier);
+      };
+    }
     entry->holders = 1;
     std::lock_guard<std::mutex> lock(registry_mutex);
     auto [it, inserted] = registry().emplace(scan.root, entry);

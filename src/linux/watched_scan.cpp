@@ -16,7 +16,12 @@ vcs::vcs_scan watched_scan(watched_root& root, const std::string& home, const st
                                   vcs::scan_memory_bound_bytes, store_dir);
   }
   how = "watch";
-  if (root.known && !listed_again) return vcs::rescan_places(set.root(), home, root.last);
+  if (root.known && !listed_again) {
+    if (root.rescan_elsewhere) {
+      if (auto scan = root.rescan_elsewhere(set.root(), home, root.last)) return std::move(*scan);
+    }
+    return vcs::rescan_places(set.root(), home, root.last);
+  }
   const vcs::trusted_listings listings = set.trusted();
   vcs::vcs_scan scan = vcs::scan_vcs_metadata(set.root(), home, vcs::max_directories, nullptr,
                                               vcs::listing_settle_ns, vcs::scan_memory_bound_bytes, "", &listings);

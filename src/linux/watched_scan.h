@@ -13,6 +13,8 @@
 // (linux/pool_watch.h). Linux only.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,11 @@ struct watched_root {
   directory_watch set;
   vcs::vcs_scan last;  // only its places and entries_seen are kept
   bool known = false;  // `last` is from the set, and nothing was listed again since
+  // Runs vcs::rescan_places elsewhere (a pool's scan server,
+  // linux/scan_server.h); nullopt, or unset: here.
+  std::function<std::optional<vcs::vcs_scan>(const std::string& root, const std::string& home,
+                                             const vcs::vcs_scan& earlier)>
+      rescan_elsewhere;
 };
 
 // How a scan took its listings: "watch" (from the set: its listings, or the

@@ -61,7 +61,7 @@ struct both_ways {
 
   both_ways() {
     auto opened = directory_watch::open(w.ws(), vcs::max_directories);
-    if (opened) set.emplace(watched_root{std::move(*opened), {}, false});
+    if (opened) set.emplace(watched_root{std::move(*opened), {}, false, {}});
     if (set) from_set = watched_scan(*set, "", "", how);
     cold = vcs::scan_vcs_metadata(w.ws(), "");
   }
