@@ -11,21 +11,11 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "posix/socket_io.h"
 #include "posix/vcs_scan_codec.h"
 
 namespace cordon::linux_impl {
 namespace {
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 bool read_all(int fd, char* data, std::size_t size) {
   while (size > 0) {
@@ -41,7 +31,7 @@ bool read_all(int fd, char* data, std::size_t size) {
 // One length-prefixed blob; at most the scan's memory bound.
 bool send_blob(int fd, const std::string& blob) {
   const std::uint64_t size = blob.size();
-  return write_all(fd, reinterpret_cast<const char*>(&size), sizeof size) && write_all(fd, blob.data(), blob.size());
+  return send_all(fd, std::string(reinterpret_cast<const char*>(&size), sizeof size) + blob);
 }
 
 std::optional<std::string> receive_blob(int fd) {
