@@ -29,6 +29,13 @@ struct pool_scan_hooks {
   // in doubt, or none, is the full walk.
   using check_fn = void (*)(const sandbox_plan& plan, run_outcome& outcome);
   std::atomic<check_fn> check{nullptr};
+  // Opens again what `open`'s holder keeps for a root and can no longer
+  // vouch for (Linux: a set in doubt: the kernel dropped events, a watch
+  // was refused, ...), so that the calls after the next refill take the
+  // sets again instead of walking. Slow for such a root (it lists every
+  // directory): a pool calls it in its refill thread, before preparing.
+  using repair_fn = void (*)(const void* holder);
+  std::atomic<repair_fn> repair{nullptr};
 };
 
 // This process's hooks (set once by a backend's constructor; read by pools).

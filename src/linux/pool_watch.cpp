@@ -51,9 +51,9 @@ vcs::vcs_scan scan_writable_root(const std::string& root, const std::string& hom
                                  std::string& how) {
   if (auto set = find(root)) {
     std::lock_guard<std::mutex> lock(set->mutex);
-    return watched_scan(*set->root, home, store_dir, how);
+    if (set->root) return watched_scan(*set->root, home, store_dir, how);
   }
-  how = "walk";
+  how = "walk";  // no set, or one being opened again (repair_pool_watches)
   return vcs::scan_vcs_metadata(root, home, vcs::max_directories, nullptr, vcs::listing_settle_ns,
                                 vcs::scan_memory_bound_bytes, store_dir);
 }
@@ -62,7 +62,7 @@ void check_writable_root(const std::string& root, const vcs::vcs_scan& before, c
                          deferred_execution_evidence& evidence, const std::string& store_dir, std::string& how) {
   if (auto set = find(root)) {
     std::lock_guard<std::mutex> lock(set->mutex);
-    return watched_changes_since(*set->root, before, home, evidence, store_dir, how);
+    if (set->root) return watched_changes_since(*set->root, before, home, evidence, store_dir, how);
   }
   how = "walk";
   vcs::changes_since(root, before, home, evidence, nullptr, store_dir);
@@ -73,6 +73,20 @@ void check_writable_root(const std::string& root, const vcs::vcs_scan& before, c
 scan_server* process_scan_server() {
   static std::unique_ptr<scan_server> server = scan_server::start();
   return server.get();
+}
+
+// A set of `root` whole, its rescans given to `server`; nullopt when the
+// set cannot vouch for the tree (the root is walked).
+std::optional<watched_root> open_root(const std::string& root, scan_server* server) {
+  auto opened = directory_watch::open(root, vcs::max_directories);
+  if (!opened || !opened->doubt().empty()) return std::nullopt;
+  watched_root out{std::move(*opened), {}, false, {}};
+  if (server != nullptr) {
+    out.rescan_elsewhere = [server](const std::string& at, const std::string& home, const vcs::vcs_scan& earlier) {
+      return server->rescan(at, home, earlier);
+    };
+  }
+  return out;
 }
 
 std::shared_ptr<void> open_pool_watches(const sandbox_plan& plan) {
@@ -91,16 +105,10 @@ std::shared_ptr<void> open_pool_watches(const sandbox_plan& plan) {
       }
     }
     // Opened outside the registry's lock: it lists every directory.
-    auto opened = directory_watch::open(scan.root, vcs::max_directories);
-    if (!opened || !opened->doubt().empty()) continue;  // not registered: that root is walked
+    auto opened = open_root(scan.root, server);
+    if (!opened) continue;  // not registered: that root is walked
     auto entry = std::make_shared<registered>();
-    entry->root.emplace(watched_root{std::move(*opened), {}, false, {}});
-    if (server != nullptr) {
-      entry->root->rescan_elsewhere = [server](const std::string& root, const std::string& home,
-                                               const vcs::vcs_scan& earlier) {
-        return server->rescan(root, home, earlier);
-      };
-    }
+    entry->root = std::move(opened);
     entry->holders = 1;
     std::lock_guard<std::mutex> lock(registry_mutex);
     auto [it, inserted] = registry().emplace(scan.root, entry);
@@ -108,6 +116,28 @@ std::shared_ptr<void> open_pool_watches(const sandbox_plan& plan) {
     held->push_back(scan.root);
   }
   return std::shared_ptr<void>(held.get(), [held](void*) { release(*held); });
+}
+
+void repair_pool_watches(const void* holder) {
+  if (holder == nullptr) return;
+  for (const auto& root : *static_cast<const std::vector<std::string>*>(holder)) {
+    auto entry = find(root);
+    if (!entry) continue;
+    {
+      std::lock_guard<std::mutex> lock(entry->mutex);
+      if (!entry->root) continue;
+      // What is queued is read now (a doubt shows only then); a directory
+      // listed again here means the next scan walks the set's listings,
+      // not the last scan's places.
+      if (!entry->root->set.refresh().empty()) entry->root->known = false;
+      if (entry->root->set.doubt().empty()) continue;
+      // Closed first: the user's watch limit holds one set of a large root, not two.
+      entry->root.reset();
+    }
+    auto opened = open_root(root, process_scan_server());  // scans of this root walk meanwhile
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    entry->root = std::move(opened);
+  }
 }
 
 void check_pooled_run(const sandbox_plan& plan, run_outcome& outcome) {
@@ -118,6 +148,7 @@ void install_pool_scan_hooks() {
   auto& hooks = core::process_pool_scan_hooks();
   hooks.open.store(&open_pool_watches);
   hooks.check.store(&check_pooled_run);
+  hooks.repair.store(&repair_pool_watches);
 }
 
 }  // namespace cordon::linux_impl

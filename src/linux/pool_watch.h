@@ -34,6 +34,13 @@ void check_writable_root(const std::string& root, const vcs::vcs_scan& before, c
 // the last holder of a root gone, its set is closed.
 std::shared_ptr<void> open_pool_watches(const sandbox_plan& plan);
 
+// core::pool_scan_hooks::repair: each root `holder` (open_pool_watches')
+// holds whose set is in doubt gets a new set (the old one closed first:
+// the watch limit holds one set of a large root, not two; scans of that
+// root walk while it is listed); a root whose new set cannot vouch for
+// the tree stays without one, and is walked.
+void repair_pool_watches(const void* holder);
+
 // core::pool_scan_hooks::check: check_repository_metadata for `plan`'s
 // payload, in this process (its registered sets used).
 void check_pooled_run(const sandbox_plan& plan, run_outcome& outcome);

@@ -333,7 +333,14 @@ struct prepared_pool::impl {
       if (wait_for_quiet(lock)) continue;
       auto for_plan = plan;
       const std::uint64_t for_generation = generation;
-      if (watched_generation != for_generation) open_watches(lock, for_plan, for_generation);
+      if (watched_generation != for_generation) {
+        open_watches(lock, for_plan, for_generation);
+      } else if (auto repair = core::process_pool_scan_hooks().repair.load(); repair != nullptr && watches) {
+        auto held = watches;  // a set in doubt opened again, off the call's path
+        lock.unlock();
+        repair(held.get());
+        lock.lock();
+      }
       ++preparations;
       lock.unlock();
       prepare_options prepare;
