@@ -16,6 +16,16 @@
 //   refresh 0     refresh() when nothing changed (what a call would pay per
 //                 walk replaced, before the stamps of what git reads)
 //   refresh 100   refresh() after 100 files made in 100 directories
+//   scan watched  linux_impl::watched_scan() the first time: a refresh()
+//                 and the launch scan from the set's listings (no directory
+//                 read; what git reads stamped), in the scan's memory-bounded
+//                 child
+//   scan quiet    the same again with nothing changed: the repositories
+//                 found again where the last scan found them (no walk)
+//   check watched linux_impl::watched_changes_since() with nothing changed:
+//                 the post-run check against the scan before
+//   check kept    vcs::changes_since() with the kept listings (one lstat per
+//                 directory: the post-run check a run pays now)
 // and what open() added to this process's resident set and to the kernel's
 // slab (/proc/meminfo: the whole host's, so noisy on a busy one).
 #include <sys/resource.h>
@@ -30,6 +40,7 @@
 #include <vector>
 
 #include "linux/directory_watch.h"
+#include "linux/watched_scan.h"
 #include "posix/vcs_scan.h"
 
 namespace {
@@ -72,7 +83,7 @@ timing median(std::vector<timing> v) {
   return v[v.size() / 2];
 }
 
-void print(const char* what, const timing& t) { std::printf("%-12s %10.3f %10.3f\n", what, t.wall, t.cpu); }
+void print(const char* what, const timing& t) { std::printf("%-13s %10.3f %10.3f\n", what, t.wall, t.cpu); }
 
 }  // namespace
 
@@ -85,7 +96,7 @@ int main(int argc, char** argv) {
   const int runs = argc > 2 ? std::atoi(argv[2]) : 5;
   namespace vcs = cordon::vcs;
   using cordon::linux_impl::directory_watch;
-  std::vector<timing> cold, kept, open, quiet, busy;
+  std::vector<timing> cold, kept, open, quiet, busy, scan_watched, scan_quiet, check_watched, check_kept;
   std::vector<long> rss_kib, slab_kib;  // what open() added: this process's resident set, the kernel's slab
   std::size_t directories = 0;
   for (int i = 0; i < runs; ++i) {
@@ -117,13 +128,37 @@ int main(int argc, char** argv) {
     busy.push_back(timed([&] { seen = set->refresh().size(); }));
     if (seen != dirs.size()) std::fprintf(stderr, "refresh saw %zu of %zu\n", seen, dirs.size());
     for (std::size_t k = 0; k < dirs.size(); ++k) std::remove((dirs[k] + "/bench-new" + std::to_string(k)).c_str());
+    set->refresh();
+    cordon::linux_impl::watched_root w{std::move(*set), {}, false, {}};
+    cordon::linux_impl::listings_taken how;
+    vcs::vcs_scan watched;
+    scan_watched.push_back(timed([&] { watched = cordon::linux_impl::watched_scan(w, "", "", how); }));
+    if (how != "watch" || watched.entries_seen != directories) {
+      std::fprintf(stderr, "scan watched: %s, %llu directories\n", how.c_str(),
+                   static_cast<unsigned long long>(watched.entries_seen));
+    }
+    scan_quiet.push_back(timed([&] { watched = cordon::linux_impl::watched_scan(w, "", "", how); }));
+    if (how != "watch" || !w.known) std::fprintf(stderr, "scan quiet: %s\n", how.c_str());
+    check_watched.push_back(timed([&] {
+      cordon::deferred_execution_evidence evidence;
+      cordon::linux_impl::watched_changes_since(w, watched, "", evidence, "", how);
+      if (how != "watch" || !evidence.findings.empty()) std::fprintf(stderr, "check watched: %s\n", how.c_str());
+    }));
+    check_kept.push_back(timed([&] {
+      cordon::deferred_execution_evidence evidence;
+      vcs::changes_since(root, first, "", evidence);
+    }));
   }
-  std::printf("%zu directories, %d runs, medians (ms)\n%-12s %10s %10s\n", directories, runs, "", "wall", "cpu");
+  std::printf("%zu directories, %d runs, medians (ms)\n%-13s %10s %10s\n", directories, runs, "", "wall", "cpu");
   print("walk cold", median(cold));
   print("walk kept", median(kept));
   print("watch open", median(open));
   print("refresh 0", median(quiet));
   print("refresh 100", median(busy));
+  print("scan watched", median(scan_watched));
+  print("scan quiet", median(scan_quiet));
+  print("check watched", median(check_watched));
+  print("check kept", median(check_kept));
   std::sort(rss_kib.begin(), rss_kib.end());
   std::sort(slab_kib.begin(), slab_kib.end());
   // The largest resident growth (the first run's: later ones reuse what the set before freed).

@@ -79,7 +79,7 @@ unprivileged_binary() {  # unprivileged_binary BINARY: one test binary as $test_
   declared="$(runuser -u "$test_user" -- python3 "$results/host-expect.py")"
   # Unit tests that read the source tree stay with the first run; the
   # mechanism tests (seccomp, Landlock) run here too.
-  [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:*/SeccompDocTable.*:Landlock*:CgroupDiscovery*:BrokerProcess*:VcsScan*:ListingStore*:HomeWatch*:OsSandbox*'
+  [ "$binary" = cordon_unit_tests ] && filter='Seccomp*:*/SeccompDocTable.*:Landlock*:CgroupDiscovery*:BrokerProcess*:VcsScan*:ListingStore*:HomeWatch*:DirectoryWatch*:WatchedScan*:ScanServer*:OsSandbox*'
   runuser -u "$test_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$(getent passwd "$test_user" | cut -d: -f6)" \
     TERM="${TERM:-dumb}" CORDON_CLI="$results/cordon" CORDON_SOURCE_DIR="$results/source" \
     CORDON_ESCAPE_PROBE="$results/escape-probe" CORDON_ESCAPE_HELPER="$results/escape-setuid-helper" \

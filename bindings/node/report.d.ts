@@ -124,6 +124,8 @@ export interface Report {
       entries: number;
       /** false: the bound was reached; a scan_incomplete finding names it */
       complete: boolean;
+      /** how the post-run scan took its directory listings: watch (a pool's inotify watch sets, no directory read), walk (every directory examined), or walk: and why a watch set was not used (its doubt: IN_Q_OVERFLOW, ENOSPC, ...) */
+      listings?: string;
     };
   };
   /** Filtered mode only: every connection the network broker decided (docs/network.md). */

@@ -166,6 +166,11 @@ struct deferred_execution_evidence {
   std::vector<deferred_execution_finding> findings;
   std::uint64_t entries = 0;  // directories the post-run scan visited
   bool complete = true;       // false: the bound was reached (a scan_incomplete finding says which)
+  // How the post-run scan took its directory listings: "watch" (a pool's
+  // inotify watch sets, docs/deferred-execution.md "The pool's watch
+  // sets"), or "walk" (every directory examined), "walk: <why>" when a
+  // watch set was in doubt (IN_Q_OVERFLOW, ENOSPC, ...).
+  std::string listings = "walk";
 };
 
 // One published port's relay (docs/network.md, "Published ports"): where

@@ -80,6 +80,7 @@ class prepared_sandbox {
   struct state;
 
  private:
+  friend class prepared_pool;  // a pool's process may check the run itself (start(request, compiled_now))
   explicit prepared_sandbox(std::unique_ptr<state> s);
   std::unique_ptr<state> state_;
 };
@@ -118,6 +119,18 @@ class prepared_pool {
   // plan_stale once a helper found that the host changed (call refresh() or
   // update()).
   result<run_handle> start(const run_request& request);
+
+  // The same, for a command whose plan the caller compiled just now with
+  // the pool's fingerprint (the governance runtime compiles one per request,
+  // src/governance/sandbox_adapter.cpp): when this process holds watch sets
+  // of the plan's writable roots (Linux, docs/deferred-execution.md "The
+  // pool's watch sets"; opened by the refill thread), the helper leaves the
+  // post-run check of deferred execution to this process, which makes it
+  // from the sets and `compiled_now`'s scan as the run's report is read (in
+  // run_handle::wait()), and renders the report again with it. Without
+  // sets, with a null `compiled_now` or one of another fingerprint, as
+  // start(request). Errors: as start(request).
+  result<run_handle> start(const run_request& request, std::shared_ptr<const sandbox_plan> compiled_now);
 
   // A new plan (the policy changed, or the host: compiled again): every
   // sandbox prepared for the old one is given up.

@@ -96,7 +96,8 @@ json deferred_execution_to_json(const deferred_execution_evidence& evidence) {
     if (!f.key.empty()) entry["key"] = f.key;
     findings.push_back(std::move(entry));
   }
-  return {{"findings", findings}, {"scan", {{"entries", evidence.entries}, {"complete", evidence.complete}}}};
+  return {{"findings", findings},
+          {"scan", {{"entries", evidence.entries}, {"complete", evidence.complete}, {"listings", evidence.listings}}}};
 }
 
 deferred_execution_evidence deferred_execution_from_json(const json& j) {
@@ -107,6 +108,7 @@ deferred_execution_evidence deferred_execution_from_json(const json& j) {
   }
   e.entries = j.at("scan").at("entries").get<std::uint64_t>();
   e.complete = j.at("scan").at("complete").get<bool>();
+  e.listings = j.at("scan").value("listings", std::string("walk"));
   return e;
 }
 

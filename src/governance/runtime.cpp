@@ -368,7 +368,7 @@ struct request_run {
       return;
     }
     detail::adapter_run ran = host ? adapter.run_on_host(launch)
-                               : io != nullptr ? adapter.run_captured(*plan, launch, *io)
+                               : io != nullptr ? adapter.run_captured(plan, launch, *io)
                                                : adapter.run(*plan, launch);
     adapter.reset_cancel();
     j.result.report_json = ran.report_json;

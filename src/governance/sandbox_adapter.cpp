@@ -77,7 +77,9 @@ adapter_run sandbox_adapter::run(const sandbox_plan& plan, const launch_request&
   return out;
 }
 
-adapter_run sandbox_adapter::run_captured(const sandbox_plan& plan, const launch_request& request, const tool_io& io) {
+adapter_run sandbox_adapter::run_captured(const std::shared_ptr<const sandbox_plan>& plan_ptr,
+                                          const launch_request& request, const tool_io& io) {
+  const sandbox_plan& plan = *plan_ptr;
   adapter_run out;
   run_request req;
   req.launch = request;
@@ -95,7 +97,9 @@ adapter_run sandbox_adapter::run_captured(const sandbox_plan& plan, const launch
     auto pool_plan = io.pool->plan();
     if (!pool_plan || plan_fingerprint(*pool_plan) != plan_fingerprint(plan)) {
       out.warnings.push_back("pool not used: its plan is not the plan compiled (and shown) for this request; started cold");
-    } else if (auto from_pool = io.pool->start(req); from_pool) {
+    } else if (auto from_pool = io.pool->start(req, plan_ptr); from_pool) {
+      // plan_ptr was compiled for this request with the pool's fingerprint:
+      // the pool's process may check the run from its watch sets.
       started.emplace(std::move(from_pool));
       out.pooled = true;
     } else {

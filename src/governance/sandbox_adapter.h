@@ -50,7 +50,8 @@ class sandbox_adapter {
   // Runs under `plan` with stdin fed from io.stdin_data and stdout/stderr
   // captured (cordon/capture.h), in a sandbox of io.pool when the pool's plan
   // has `plan`'s fingerprint, else cold; cancellable as run().
-  adapter_run run_captured(const sandbox_plan& plan, const launch_request& request, const tool_io& io);
+  adapter_run run_captured(const std::shared_ptr<const sandbox_plan>& plan, const launch_request& request,
+                           const tool_io& io);
   // Runs without a sandbox (backend selection "host"): posix_spawn, inherited stdio.
   adapter_run run_on_host(const launch_request& request);
   void cancel();

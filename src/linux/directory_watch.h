@@ -2,8 +2,8 @@
 // keeps every directory's listing current in memory, so that a scan of the
 // root reads again only the directories that changed since the last look
 // (docs/deferred-execution.md, "Why a pooled run is no cheaper than a cold
-// one": the mechanism a pool's long-lived process would hold; not yet used
-// by the pool, which still walks).
+// one": the mechanism a pool's long-lived process holds, one per writable
+// root, linux/pool_watch.h).
 //
 // No change can fall between a listing and its watch: every directory is
 // watched (inotify_add_watch(2)) before its listing is read, so an entry
@@ -47,6 +47,7 @@
 
 #include "cordon/result.h"
 #include "posix/unique_fd.h"
+#include "posix/vcs_scan.h"
 
 namespace cordon::linux_impl {
 
@@ -75,6 +76,13 @@ class directory_watch {
   const watched_entries* listing(const std::string& path) const;
   // How many directories are watched.
   std::size_t size() const noexcept { return nodes_.size(); }
+  // The listings as the repository scan takes them (vcs::trusted_listings:
+  // scan_vcs_metadata and changes_since read no directory this set holds).
+  // Only while doubt() is empty, after a refresh(), and while this set
+  // lives and is not refreshed again (it reads the set as it is when called).
+  vcs::trusted_listings trusted() const {
+    return [this](const std::string& path) { return listing(path); };
+  }
   // A copy of every listing, by path (for tests and benchmarks).
   std::map<std::string, watched_entries> listings() const;
   const std::string& root() const noexcept { return root_; }

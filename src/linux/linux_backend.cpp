@@ -16,6 +16,7 @@
 #include "linux/linux_plan.h"
 #include "linux/mount_table.h"
 #include "linux/paths.h"
+#include "linux/pool_watch.h"
 #include "linux/post_run_watch.h"
 #include "linux/private_tmp.h"
 #include "linux/process_limits.h"
@@ -78,9 +79,10 @@ void scan_repositories(const sandbox_policy& normalized, const std::string& home
     if (root == token_run_tmp) continue;
     resolved_path r = resolve_on_host(root);
     if (!r.exists || !r.is_directory) continue;
-    // The listings stay in the scan's child (read from and written back to the store).
-    vcs_scan scan = vcs::scan_vcs_metadata(r.path, home, vcs::max_directories, nullptr, vcs::listing_settle_ns,
-                                           vcs::scan_memory_bound_bytes, payload.listing_store);
+    // The listings stay in the scan's child (read from and written back to
+    // the store), or come from this process's watch set (linux/pool_watch.h).
+    std::string how;
+    vcs_scan scan = scan_writable_root(r.path, home, payload.listing_store, how);
     vcs::apply_host_config(r.path, host_git, home, scan);
     vcs::watch_agent_config(r.path, writable_roots, scan);
     // Host-created worktrees bring their repository; a missing hooks/ is made (linux/git_worktrees.h).
@@ -214,6 +216,7 @@ void choose_limits(const process_policy& limits, const host_facts& facts, const 
 
 class linux_backend final : public sandbox_backend {
  public:
+  linux_backend() { install_pool_scan_hooks(); }
   std::string_view name() const noexcept override { return linux_backend_name; }
   std::uint32_t plan_format_version() const noexcept override { return linux_plan_format_version; }
 

@@ -13,6 +13,7 @@
 #include "linux/os_sandbox_landlock.h"
 #include "linux/os_sandbox_launch.h"
 #include "linux/paths.h"
+#include "linux/pool_watch.h"
 #include "linux/post_run_watch.h"
 #include "posix/listing_store.h"
 #include "posix/vcs_scan.h"
@@ -37,10 +38,10 @@ std::vector<std::string> repository_metadata(const sandbox_policy& normalized, c
     resolved_path r = resolve_on_host(root);
     writable_roots.push_back(r.path);
     if (!r.exists || !r.is_directory) continue;
-    // The listings stay in the scan's child (read from and written back to the store).
-    vcs::vcs_scan scan = vcs::scan_vcs_metadata(r.path, facts.home, vcs::max_directories, nullptr,
-                                                vcs::listing_settle_ns, vcs::scan_memory_bound_bytes,
-                                                watch.listing_store);
+    // The listings stay in the scan's child (read from and written back to
+    // the store), or come from this process's watch set (linux/pool_watch.h).
+    std::string how;
+    vcs::vcs_scan scan = scan_writable_root(r.path, facts.home, watch.listing_store, how);
     report_scan_bounds(r.path, scan, out);
     paths.insert(paths.end(), scan.protect.begin(), scan.protect.end());
     paths.insert(paths.end(), scan.missing.begin(), scan.missing.end());
@@ -152,6 +153,7 @@ void check_filtered(const sandbox_policy& normalized, const linux_host_facts& fa
 
 class os_sandbox_backend final : public sandbox_backend {
  public:
+  os_sandbox_backend() { install_pool_scan_hooks(); }
   std::string_view name() const noexcept override { return linux_os_sandbox_backend_name; }
   std::uint32_t plan_format_version() const noexcept override { return os_sandbox_plan_format_version; }
   std::string_view platform() const noexcept override { return "linux"; }

@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <utility>
 
 #include "linux/paths.h"
+#include "linux/pool_watch.h"
 
 namespace cordon::linux_impl {
 
@@ -62,7 +64,14 @@ void watch_writable_home(const std::string& home, const std::vector<std::string>
   watch.home_watch = std::move(w);
 }
 
+namespace {
+std::atomic<bool> left_to_host{false};
+}  // namespace
+
+void leave_repository_check_to_host() { left_to_host.store(true); }
+
 void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome) {
+  if (left_to_host.load()) return;  // the pool's process checks after the run (linux/pool_watch.h)
   deferred_execution_evidence evidence;
   for (const auto& path : watch.watch_absent) {
     struct stat st {};
@@ -82,9 +91,16 @@ void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome
   // The scan's child reuses the store's listings and writes the new ones
   // back for the next run of the same root (the home's watch leaves the
   // store out).
+  // A root with a watch set in this process (a pool's, linux/pool_watch.h)
+  // is checked from it; any other, or a set in doubt, is walked. The
+  // report says how (the first walk's reason, else "watch").
+  std::string listings;
   for (const auto& scan : watch.repository_scans) {
-    vcs::changes_since(scan.root, scan.before, watch.home, evidence, nullptr, watch.listing_store);
+    std::string how;
+    check_writable_root(scan.root, scan.before, watch.home, evidence, watch.listing_store, how);
+    if (listings.empty() || (listings == "watch" && how != "watch")) listings = how;
   }
+  evidence.listings = listings.empty() ? "walk" : listings;
   if (watch.home_watch) vcs::home_changes_since(*watch.home_watch, evidence);
   // One finding per path and kind: an absent redirect is both watched and stamped.
   std::set<std::pair<std::string, std::string>> seen;

@@ -60,7 +60,18 @@ void watch_writable_home(const std::string& home, const std::vector<std::string>
 // was scanned), outcome.violations (one per finding, of its kind) and one
 // summary warning; then the new listings are saved in the listing store for
 // the next run (a store that cannot be written only costs that run its
-// reuse, so it is not reported). Never fails: what cannot be seen is a scan_incomplete finding.
+// reuse, so it is not reported); a root with a watch set in this process
+// (linux/pool_watch.h) is checked from its listings, and
+// deferred_execution.listings says how ("watch", or "walk" and why). Never
+// fails: what cannot be seen is a scan_incomplete finding.
 void check_repository_metadata(const post_run_watch& watch, run_outcome& outcome);
+
+// In a prepared sandbox's helper whose host said so (the command line's
+// "host_checks", src/supervisor/main.cpp): check_repository_metadata does
+// nothing in this process from now on, because the pool's process, which
+// holds a watch set of the roots, checks after the run from the plan it
+// compiled for the command (linux/pool_watch.h, check_pooled_run). A helper
+// runs one command.
+void leave_repository_check_to_host();
 
 }  // namespace cordon::linux_impl

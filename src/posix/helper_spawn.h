@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,10 @@ struct run_handle::state {
   unique_fd stdin_pipe, stdout_pipe, stderr_pipe;
   std::string received;
   std::optional<run_report> report;
+  // Run once on the report as soon as it is read, before any wait returns
+  // it: a pooled run's post-run check in the pool's process
+  // (posix/prepared.cpp, linux/pool_watch.h).
+  std::function<void(run_report&)> after_report;
   // Atomic: cancel() may run on another thread than wait_until().
   std::atomic<bool> finished{false};
   std::atomic<bool> cancelled{false};

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -27,6 +28,8 @@
 #include "cordon/backend.h"
 #include "cordon/selection.h"
 #include "core/outcome_json.h"
+#include "core/pool_scan_hooks.h"
+#include "cordon/report.h"
 #include "posix/byte_strings.h"
 #include "posix/helper_spawn.h"
 #include "posix/poll_timeout.h"
@@ -52,6 +55,10 @@ struct prepared_sandbox::state {
   std::chrono::steady_clock::time_point ready_since;
   std::optional<error> failure;
   bool used = false;
+  // The pool's process checks after the run (prepared_pool::start with a
+  // plan compiled now): the helper is told to leave it, and the run's
+  // report goes through `after_report` (posix/helper_spawn.h).
+  std::function<void(run_report&)> after_report;
 };
 
 prepared_sandbox::prepared_sandbox(std::unique_ptr<state> s) : state_(std::move(s)) {}
@@ -196,10 +203,12 @@ result<run_handle> prepared_sandbox::start(const sandbox_plan& plan, const run_r
   nlohmann::json line = {{"argv", posix::byte_strings_json(request.launch.argv)},
                          {"working_directory", request.launch.working_directory},
                          {"environment", posix::byte_strings_json(request.launch.host_environment)}};
+  if (s.after_report) line["host_checks"] = true;
   const int fds[3] = {in->get(), out->get(), err->get()};
   if (!send_with_descriptors(s.control.get(), posix::json_line(line), fds, 3)) {
     return make_error(error_code::launch_failed, "the prepared sandbox's helper is gone", {}, errno);
   }
+  run->after_report = std::move(s.after_report);
   run->helper = std::move(s.helper);
   run->control = std::move(s.control);
   run->received = std::move(s.received);
@@ -231,6 +240,11 @@ struct prepared_pool::impl {
   std::uint64_t deferred = 0;      // refills_deferred()
   std::chrono::steady_clock::time_point quiet_until{};
   unique_fd wake{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};  // ends a refill's wait early (stop, update)
+  // The watch sets of the plan's writable roots in this process
+  // (core/pool_scan_hooks.h), opened by the refill thread for the plan of
+  // `watched_generation`; null until then, or when the backend keeps none.
+  std::shared_ptr<void> watches;
+  std::uint64_t watched_generation = ~0ull;
   std::thread refill;
 
   void drop_old(std::unique_lock<std::mutex>&) {
@@ -294,6 +308,20 @@ struct prepared_pool::impl {
     }
   }
 
+  // Opens the watch sets of `for_plan` (the lock released: it lists every
+  // directory of the roots), off every call's path.
+  void open_watches(std::unique_lock<std::mutex>& lock, const std::shared_ptr<const sandbox_plan>& for_plan,
+                    std::uint64_t for_generation) {
+    auto open = core::process_pool_scan_hooks().open.load();
+    std::shared_ptr<void> previous = std::move(watches);
+    lock.unlock();
+    previous.reset();  // a root of the old plan only is closed before the new sets are listed
+    std::shared_ptr<void> opened = open != nullptr ? open(*for_plan) : nullptr;
+    lock.lock();
+    watches = std::move(opened);
+    watched_generation = for_generation;
+  }
+
   void run() {
     std::unique_lock<std::mutex> lock(mutex);
     while (!stopping) {
@@ -305,6 +333,14 @@ struct prepared_pool::impl {
       if (wait_for_quiet(lock)) continue;
       auto for_plan = plan;
       const std::uint64_t for_generation = generation;
+      if (watched_generation != for_generation) {
+        open_watches(lock, for_plan, for_generation);
+      } else if (auto repair = core::process_pool_scan_hooks().repair.load(); repair != nullptr && watches) {
+        auto held = watches;  // a set in doubt opened again, off the call's path
+        lock.unlock();
+        repair(held.get());
+        lock.lock();
+      }
       ++preparations;
       lock.unlock();
       prepare_options prepare;
@@ -355,7 +391,9 @@ prepared_pool::~prepared_pool() {
   impl_->refill.join();
 }
 
-result<run_handle> prepared_pool::start(const run_request& request) {
+result<run_handle> prepared_pool::start(const run_request& request) { return start(request, nullptr); }
+
+result<run_handle> prepared_pool::start(const run_request& request, std::shared_ptr<const sandbox_plan> compiled_now) {
   std::unique_lock<std::mutex> lock(impl_->mutex);
   auto until = std::chrono::steady_clock::now() + impl_->options.wait;
   while (true) {
@@ -379,6 +417,19 @@ result<run_handle> prepared_pool::start(const run_request& request) {
   prepared_sandbox sandbox = std::move(impl_->ready.front());
   impl_->ready.pop_front();
   auto plan = impl_->plan;
+  auto check = core::process_pool_scan_hooks().check.load();
+  // Only a plan with the pool's fingerprint (its scan is of the roots the
+  // sandbox was built for): any other leaves the check to the helper.
+  if (compiled_now && impl_->watches && impl_->watched_generation == impl_->generation && check != nullptr &&
+      (compiled_now == plan || plan_fingerprint(*compiled_now) == sandbox.fingerprint())) {
+    // The sets stay open until the check is made, whatever the pool does meanwhile.
+    sandbox.state_->after_report = [check, watches = impl_->watches, compiled_now,
+                                    launch = request.launch](run_report& report) {
+      if (!report.outcome) return;  // no command ran: nothing to check
+      check(*compiled_now, *report.outcome);
+      report.json = run_report_json(*compiled_now, launch, *report.outcome);
+    };
+  }
   const bool quiet = impl_->options.refill_after.count() > 0;
   if (quiet) {
     ++impl_->starting;

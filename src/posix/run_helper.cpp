@@ -120,6 +120,16 @@ run_report parse_report(const std::string& received) {
   return report;
 }
 
+// The report read: its after_report (once), then the run is finished.
+void take_report(run_handle::state& s) {
+  if (s.after_report) {
+    auto after = std::move(s.after_report);
+    s.after_report = nullptr;
+    after(*s.report);
+  }
+  s.finished.store(true);
+}
+
 }  // namespace
 
 std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time_point deadline) {
@@ -129,7 +139,7 @@ std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time
     // whole (the helper's own exit, which follows, is not the run's).
     if (answer_complete(s.received)) {
       s.report = parse_report(s.received);
-      s.finished.store(true);
+      take_report(s);
       break;
     }
     pollfd fd{s.control.get(), POLLIN, 0};
@@ -146,7 +156,7 @@ std::optional<run_report> run_handle::wait_until(std::chrono::steady_clock::time
     }
     // EOF: the helper is done.
     s.report = parse_report(s.received);
-    s.finished.store(true);
+    take_report(s);
     posix::release_helper(s.helper);
   }
   return s.report;

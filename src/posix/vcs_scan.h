@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -110,6 +111,17 @@ struct listing_cache {
 };
 inline constexpr std::int64_t listing_settle_ns = 1000000000;  // 1 s: covers file systems with 1 s ctime
 
+// Directory listings a caller vouches for, by resolved path: nullptr for a
+// path it does not hold. Each holds, sorted, at least the entries the walk
+// uses with their readdir type known (every subdirectory as DT_DIR, and
+// `.git`, `HEAD`, `objects`, `refs`). An inotify watch set kept current
+// (linux/directory_watch.h, trusted() after a refresh() that left no doubt)
+// is the one source: the walk takes its listings with no lstat(2) and no
+// read, and still stamps everything git reads in each repository it finds
+// (a write through a shared mmap(2) raises no event).
+using trusted_listings =
+    std::function<const std::vector<std::pair<std::string, unsigned char>>*(const std::string& path)>;
+
 struct vcs_scan {
   std::vector<std::string> protect;  // existing paths to re-bind read-only
   std::vector<std::string> missing;  // hooks/, config or an include that should exist but does not, or cannot be read
@@ -119,6 +131,10 @@ struct vcs_scan {
   // them, so the launcher checks after the run whether the command created them.
   std::vector<std::string> absent_redirects;
   std::vector<std::string> repositories;                  // every .git (directory or file) and bare repository found
+  // Where the walk found each repository, in its order: "d" and the
+  // directory holding a .git directory, "f" one holding a .git file, "b" a
+  // bare repository (rescan_places finds them again without a walk).
+  std::vector<std::string> places;
   std::map<std::string, repository_record> records;       // by repository path (also the gitdirs .git files name)
   std::map<std::string, file_stamp> startup;              // start-up paths under the root (present or not)
   std::uint64_t entries_seen = 0;  // directories visited
@@ -152,11 +168,28 @@ struct vcs_scan {
 // `store_dir` (posix/listing_store.h), when not "": the child also reuses
 // the listings stored there for `root` and replaces them with its own, and
 // the scan returned carries none (only listings.reused): the listings never
-// cross into the caller's memory.
+// cross into the caller's memory. `vouched` (trusted_listings), when given:
+// a directory it holds a listing for is taken from there, neither examined
+// nor read (one it does not hold is read as above), and the store is
+// neither read nor written; the scan's child sees the caller's listings as
+// they were at the fork.
 vcs_scan scan_vcs_metadata(const std::string& root, const std::string& home,
                            std::uint64_t max_entries = max_directories, const listing_cache* reuse = nullptr,
                            std::int64_t settle_ns = listing_settle_ns,
-                           std::uint64_t memory_bound = scan_memory_bound_bytes, const std::string& store_dir = "");
+                           std::uint64_t memory_bound = scan_memory_bound_bytes, const std::string& store_dir = "",
+                           const trusted_listings* vouched = nullptr);
+
+// The repositories `earlier` (a scan of `root`) found, found again at the
+// same places with no walk: each stamped, protected and read as a walk
+// finding it there does, the start-up paths again, `entries_seen` and
+// `places` as `earlier`'s. Only for a caller that knows no directory under
+// `root` gained, lost or renamed an entry since `earlier` was taken (a
+// watch set whose refresh() listed nothing again, linux/watched_scan.h):
+// what git reads there may have changed (it is read again), where git
+// finds a repository has not. In the scan's memory-bounded child, as
+// scan_vcs_metadata.
+vcs_scan rescan_places(const std::string& root, const std::string& home, const vcs_scan& earlier,
+                       std::uint64_t memory_bound = scan_memory_bound_bytes);
 
 // The host's own git configuration (core/git_sources.h: system, global,
 // XDG, GIT_CONFIG_* and their includes, read once per launch): each of its
@@ -195,9 +228,16 @@ void scan_git_directory(const std::string& git_dir, const std::string& home, vcs
 // directory whose ctime moved is read again, whatever its mtime says.
 // `after`, when given, receives the new scan (its listings serve the next run).
 // `store_dir`: as scan_vcs_metadata's (the listings of the store are reused
-// and replaced by the new scan's, in the scan's child).
+// and replaced by the new scan's, in the scan's child). `vouched`: as
+// scan_vcs_metadata's (a watch set's listings after its refresh(): the
+// post-run scan reads no directory, and still stamps what git reads).
 void changes_since(const std::string& root, const vcs_scan& before, const std::string& home,
                    deferred_execution_evidence& evidence, vcs_scan* after = nullptr,
-                   const std::string& store_dir = "");
+                   const std::string& store_dir = "", const trusted_listings* vouched = nullptr);
+
+// changes_since's comparison with the new scan `now` of `root` taken by the
+// caller (rescan_places, or a scan from a watch set's listings).
+void changes_between(const std::string& root, const vcs_scan& before, vcs_scan now, const std::string& home,
+                     deferred_execution_evidence& evidence, vcs_scan* after = nullptr);
 
 }  // namespace cordon::vcs

@@ -10,7 +10,7 @@
 namespace cordon::vcs {
 namespace {
 
-constexpr char kMagic[] = "cordon-vcs-scan 1\n";
+constexpr char kMagic[] = "cordon-vcs-scan 2\n";
 
 // Builds the encoding in `out`; with a descriptor, writes it there each
 // 1 MiB instead of holding it whole.
@@ -171,7 +171,7 @@ listing_cache decode_listings(reader& r) {
 void encode(writer& w, const vcs_scan& scan) {
   w.out.append(kMagic, sizeof kMagic - 1);
   for (const auto* v : {&scan.protect, &scan.missing, &scan.absent_gitmodules, &scan.absent_redirects,
-                        &scan.repositories}) {
+                        &scan.repositories, &scan.places}) {
     w.texts(*v);
   }
   w.num(static_cast<std::uint64_t>(scan.records.size()));
@@ -219,7 +219,7 @@ std::optional<vcs_scan> decode_scan(const std::string& bytes) {
   reader r{bytes, sizeof kMagic - 1};
   vcs_scan scan;
   for (auto* v : {&scan.protect, &scan.missing, &scan.absent_gitmodules, &scan.absent_redirects,
-                  &scan.repositories}) {
+                  &scan.repositories, &scan.places}) {
     *v = r.texts();
   }
   for (auto n = r.count(16); r.ok && n > 0; --n) {

@@ -30,6 +30,7 @@
 #include "core/outcome_json.h"
 #if defined(__linux__)
 #include "linux/broker_process.h"
+#include "linux/post_run_watch.h"
 #endif
 #include "posix/byte_strings.h"
 #include "posix/socket_io.h"
@@ -89,6 +90,10 @@ std::optional<cordon::prepared_command> read_command(int fd, cordon::launch_requ
   command.argv = cordon::posix::byte_strings_from_json(j.at("argv"));
   command.working_directory = j.at("working_directory").get<std::string>();
   command.host_environment = cordon::posix::byte_strings_from_json(j.at("environment"));
+#if defined(__linux__)
+  // A pool's process that holds watch sets of the roots checks after the run itself (linux/pool_watch.h).
+  if (j.value("host_checks", false)) cordon::linux_impl::leave_repository_check_to_host();
+#endif
   seen.argv = command.argv;
   seen.working_directory = command.working_directory;
   seen.host_environment = command.host_environment;

@@ -64,13 +64,14 @@ TEST(BoundedScan, TheResultCrossesThePipeWhole) {
   EXPECT_EQ(back->protect, scan.protect);
   EXPECT_EQ(back->records.size(), scan.records.size());
   EXPECT_EQ(back->entries_seen, scan.entries_seen);
+  EXPECT_EQ(back->places, scan.places);
   EXPECT_EQ(back->listings.listings.at({1, 2}).entries, scan.listings.listings.at({1, 2}).entries);
   EXPECT_TRUE(back->agent.at(s.dir + "/.envrc").stamp == scan.agent.at(s.dir + "/.envrc").stamp);
   // Anything cut or appended is refused whole, never half read.
   EXPECT_FALSE(decode_scan(bytes.substr(0, bytes.size() - 1)).has_value());
   EXPECT_FALSE(decode_scan(bytes + "x").has_value());
   EXPECT_FALSE(decode_scan("").has_value());
-  std::string huge_count = bytes.substr(0, std::strlen("cordon-vcs-scan 1\n"));
+  std::string huge_count = bytes.substr(0, std::strlen("cordon-vcs-scan 2\n"));
   huge_count.append(8, '\xff');
   EXPECT_FALSE(decode_scan(huge_count).has_value());
 }
