@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "posix/bounded_scan.h"
 #include "posix/socket_io.h"
 #include "posix/vcs_scan_codec.h"
 
@@ -55,6 +56,8 @@ std::optional<std::string> receive_blob(int fd) {
   }
   if (::dup2(socket, 3) != 3) ::_exit(1);
   ::syscall(SYS_close_range, 4U, ~0U, 0);
+  // The host's atfork handlers still name descriptors closed just above.
+  vcs::fork_scans_without_atfork_handlers();
   for (;;) {
     auto root = receive_blob(3);
     if (!root) ::_exit(0);

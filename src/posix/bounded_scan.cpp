@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -19,6 +20,22 @@
 
 namespace cordon::vcs {
 namespace {
+
+std::atomic<bool> plain_fork{false};
+
+// fork(2), or without the atfork handlers once the process asked for it.
+pid_t fork_scan_child() {
+#ifdef __linux__
+  if (plain_fork.load(std::memory_order_relaxed)) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    return ::_Fork();
+#else
+    return static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
+#endif
+  }
+#endif
+  return ::fork();
+}
 
 #ifdef __linux__
 // A value of /proc/self/status in bytes ("VmSize:", "VmData:"), 0 when unknown.
@@ -90,7 +107,7 @@ vcs_scan run_bounded_scan(const std::string& root, const std::function<vcs_scan(
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return failed(root, std::string("cannot start: pipe2: ") + std::strerror(errno));
   unique_fd read_end(fds[0]), write_end(fds[1]);
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_scan_child();
   if (pid < 0) return failed(root, std::string("cannot start: fork: ") + std::strerror(errno));
   if (pid == 0) {
     read_end.reset();
@@ -142,5 +159,7 @@ vcs_scan run_bounded_scan(const std::string& root, const std::function<vcs_scan(
   if (!decoded) return failed(root, why_not(status, have_status, memory_bound));
   return std::move(*decoded);
 }
+
+void fork_scans_without_atfork_handlers() noexcept { plain_fork.store(true, std::memory_order_relaxed); }
 
 }  // namespace cordon::vcs

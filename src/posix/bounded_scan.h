@@ -32,4 +32,14 @@ inline constexpr int scan_child_grace_seconds = 10;
 vcs_scan run_bounded_scan(const std::string& root, const std::function<vcs_scan()>& scan,
                           std::uint64_t memory_bound = scan_memory_bound_bytes);
 
+// From now on this process forks its scan children without running the
+// pthread_atfork(3) handlers it inherited (glibc's _Fork(), or a plain
+// clone(2) with SIGCHLD). Only for a single-threaded process whose
+// descriptors were closed behind its inherited handlers' backs (the pool's
+// scan server, linux/scan_server.h): libuv's child handler, inherited from a
+// Node host, closes and reopens the descriptor numbers of its own signal
+// pipe, which are the scan pipe's numbers there, and the child's answer
+// then met EPIPE (issue 37, measured under the Node package's tests).
+void fork_scans_without_atfork_handlers() noexcept;
+
 }  // namespace cordon::vcs

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -46,6 +47,45 @@ TEST(ScanServer, RescansAsTheCallerWouldAndHoldsNoneOfItsDescriptors) {
     EXPECT_EQ(remote->records.at(path).keys, record.keys);
     EXPECT_TRUE(remote->records.at(path).metadata == record.metadata) << path;
   }
+  fs::remove_all(root);
+}
+
+// What libuv does in a Node host: a child handler of pthread_atfork(3) that
+// closes the descriptor numbers of its signal pipe and opens a new pipe
+// there (uv__signal_global_reinit). The server closes those descriptors,
+// so the numbers are its scan pipe's when it forks a scan child.
+int host_pipe[2] = {-1, -1};
+void reopen_host_pipe_in_child() {
+  ::close(host_pipe[0]);  // NOLINT: what the host library does, by number
+  ::close(host_pipe[1]);  // NOLINT
+  if (::pipe2(host_pipe, O_CLOEXEC) == 0) (void)!::write(host_pipe[1], "*", 1);
+}
+
+TEST(ScanServer, AHostsAtforkHandlerDoesNotCloseTheScanPipe) {
+  // At 4 and 5: the numbers the server's first scan pipe gets (its socket
+  // is 3, everything above closed), as libuv's pipe has them in a Node host.
+  int made[2];
+  ASSERT_EQ(::pipe2(made, O_CLOEXEC), 0);
+  ASSERT_EQ(::dup3(made[0], 4, O_CLOEXEC), 4);
+  ASSERT_EQ(::dup3(made[1], 5, O_CLOEXEC), 5);
+  if (made[0] != 4 && made[0] != 5) ::close(made[0]);  // NOLINT
+  if (made[1] != 4 && made[1] != 5) ::close(made[1]);  // NOLINT
+  host_pipe[0] = 4;
+  host_pipe[1] = 5;
+  ASSERT_EQ(::pthread_atfork(nullptr, nullptr, &reopen_host_pipe_in_child), 0);
+  auto server = scan_server::start();
+  ASSERT_TRUE(server);
+  char tmpl[] = "/tmp/cordon-scanserver-XXXXXX";
+  const std::string root = fs::canonical(::mkdtemp(tmpl)).string();
+  fs::create_directories(root + "/a/.git/hooks");
+  const vcs::vcs_scan walked = vcs::scan_vcs_metadata(root, "");
+  ASSERT_TRUE(walked.incomplete.empty());
+  const auto remote = server->rescan(root, "", walked);
+  ASSERT_TRUE(remote.has_value());
+  // Before the fix: "the repository scan was ended by signal 13" (EPIPE on
+  // the scan pipe the handler had closed in the scan's child).
+  EXPECT_TRUE(remote->incomplete.empty()) << remote->incomplete.front().reason;
+  EXPECT_EQ(remote->places, walked.places);
   fs::remove_all(root);
 }
 
