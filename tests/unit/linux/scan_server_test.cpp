@@ -66,10 +66,15 @@ TEST(ScanServer, AHostsAtforkHandlerDoesNotCloseTheScanPipe) {
   // is 3, everything above closed), as libuv's pipe has them in a Node host.
   int made[2];
   ASSERT_EQ(::pipe2(made, O_CLOEXEC), 0);
-  ASSERT_EQ(::dup3(made[0], 4, O_CLOEXEC), 4);
-  ASSERT_EQ(::dup3(made[1], 5, O_CLOEXEC), 5);
-  if (made[0] != 4 && made[0] != 5) ::close(made[0]);  // NOLINT
-  if (made[1] != 4 && made[1] != 5) ::close(made[1]);  // NOLINT
+  unique_fd read_end(made[0]), write_end(made[1]);
+  // Moved above 4 and 5 first (pipe2 may have given either), then onto them.
+  unique_fd high_read(::fcntl(read_end.get(), F_DUPFD_CLOEXEC, 64));
+  unique_fd high_write(::fcntl(write_end.get(), F_DUPFD_CLOEXEC, 64));
+  ASSERT_TRUE(high_read && high_write);
+  read_end.reset();
+  write_end.reset();
+  ASSERT_EQ(::dup3(high_read.get(), 4, O_CLOEXEC), 4);
+  ASSERT_EQ(::dup3(high_write.get(), 5, O_CLOEXEC), 5);
   host_pipe[0] = 4;
   host_pipe[1] = 5;
   ASSERT_EQ(::pthread_atfork(nullptr, nullptr, &reopen_host_pipe_in_child), 0);
