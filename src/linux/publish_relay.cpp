@@ -28,6 +28,8 @@
 #include <string>
 #include <utility>
 
+#include "posix/socket_io.h"
+
 namespace cordon::linux_impl {
 namespace {
 
@@ -330,19 +332,6 @@ void relay_loop(relay_state& s) {
   const auto bytes = static_cast<ssize_t>(sizeof(port_counts) * s.ports);
   const bool written = ::write(s.counts, s.totals, static_cast<std::size_t>(bytes)) == bytes;
   ::_exit(written ? 0 : 1);
-}
-
-// Reads `size` bytes (EINTR retried). False at an error or an early EOF.
-bool read_exactly(int fd, void* into, std::size_t size) {
-  auto* bytes = static_cast<char*>(into);
-  std::size_t got = 0;
-  while (got < size) {
-    const ssize_t n = ::read(fd, bytes + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    got += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 }  // namespace

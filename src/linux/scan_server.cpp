@@ -18,17 +18,6 @@
 namespace cordon::linux_impl {
 namespace {
 
-bool read_all(int fd, char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::recv(fd, data, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // One length-prefixed blob; at most the scan's memory bound.
 bool send_blob(int fd, const std::string& blob) {
   const std::uint64_t size = blob.size();
@@ -37,11 +26,11 @@ bool send_blob(int fd, const std::string& blob) {
 
 std::optional<std::string> receive_blob(int fd) {
   std::uint64_t size = 0;
-  if (!read_all(fd, reinterpret_cast<char*>(&size), sizeof size) || size > vcs::scan_memory_bound_bytes) {
+  if (!read_exactly(fd, &size, sizeof size) || size > vcs::scan_memory_bound_bytes) {
     return std::nullopt;
   }
   std::string blob(size, '\0');
-  if (!read_all(fd, blob.data(), blob.size())) return std::nullopt;
+  if (!read_exactly(fd, blob.data(), blob.size())) return std::nullopt;
   return blob;
 }
 

@@ -1,9 +1,11 @@
 // socket_io.h — writing a whole message to a stream socket without SIGPIPE
 // (the run API and its helper talk over one, as do the supervisor and the
-// broker's process), with descriptors attached when it has some.
+// broker's process), with descriptors attached when it has some; reading an
+// exact number of bytes from a socket or a pipe.
 #pragma once
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -13,6 +15,20 @@
 #include "posix/scm_rights.h"
 
 namespace cordon {
+
+// Reads exactly `size` bytes into `into` from a socket or a pipe (EINTR
+// retried); false at an error or an end of stream before `size`.
+inline bool read_exactly(int fd, void* into, std::size_t size) {
+  auto* bytes = static_cast<char*>(into);
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, bytes + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
+}
 
 // Sends all of `text`; false when the peer is gone or the socket failed.
 inline bool send_all(int fd, const std::string& text) {
